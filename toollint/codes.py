@@ -1,0 +1,70 @@
+"""Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx),
+contract-file problems (TL3xx) and grader properties (TL4xx). Declared once, for the CLI and SARIF."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_DYNAMIC = "Confirmed by `toollint check --confirm`: a probe against the tool's contract produced a witness."
+
+DYNAMIC = [
+    ("TL201", "unenforced-precondition", "A call that violates a declared precondition succeeds or changes state",
+     "A precondition-violating call succeeds (no declared error) or changes state.", "Unenforced Precondition"),
+    ("TL202", "ignored-argument", "Changing an effective argument does not change the post-state",
+     "Two successful calls differing only in an effective argument's value leave identical post-states, "
+     "or an effect clause reading that argument fails.", "Ignored Argument"),
+    ("TL203", "partial-effect", "A declared effect did not happen on a successful call",
+     "An effect clause not reading an effective argument fails on a successful call.", "Partial Effect"),
+    ("TL204", "phantom-effect", "The result reports success while no declared effect happened",
+     "Under a biconditional success signal, the result reports success while every testable effect "
+     "clause failed on that call.", "Phantom Effect"),
+    ("TL205", "reset-leak", "State survives the benchmark's reset",
+     "The snapshot after reset() differs from the initial snapshot.", "Reset Leak"),
+    ("TL206", "frame-violation", "A successful call changed state outside its declared effects",
+     "State outside the declared effects changed on a successful call whose effects all held.",
+     "Frame Violation"),
+]
+
+CONTRACT = [
+    ("TL300", "contract-yaml-error", "The contract file is not valid YAML"),
+    ("TL301", "contract-schema-error", "The contract does not match the contract schema"),
+    ("TL302", "forbidden-predicate", "A predicate does not compile under the safe grammar or has free names"),
+    ("TL303", "bad-clause-id", "A clause id is duplicated, malformed, or a draft is not marked as one"),
+    ("TL304", "provenance-quote-mismatch", "A provenance quote does not occur at the cited file and line"),
+    ("TL305", "return-citation-not-return", "A cited tool-return line is not a return or raise statement"),
+    ("TL306", "tier-mismatch", "A provenance tier disagrees with the kind of source it cites"),
+    ("TL307", "template-quote-missing", "A cited prompt template does not contain the quote"),
+    ("TL308", "unknown-state-path", "A predicate reads a state path the tool's state schema does not have"),
+    ("TL309", "contract-tool-missing", "The contract names a tool that cannot be found"),
+]
+
+TRACE = [
+    ("TL401", "ungrounded-oracle", "A grader decides a state change from the actor's claim, not from state",
+     "The grader reads the tool's returned message or the request the agent sent to decide that a state "
+     "change happened, instead of reading the state itself."),
+]
+
+ENGINE = [
+    ("TL900", "unused-noqa", "A `noqa` comment suppresses a code that was not reported on its line", "warning"),
+    ("TL901", "syntax-error", "The file does not parse as Python", "error"),
+    ("TL902", "decode-error", "The file is not valid UTF-8 (or its declared encoding)", "error"),
+    ("TL903", "io-error", "The file could not be read", "error"),
+    ("TL904", "internal-error", "A rule failed on this file; the other rules still ran", "error"),
+]
+
+
+def declare(add: Callable[..., Any]) -> None:
+    for code, name, short, what, hint in DYNAMIC:
+        doc = f"## What it does\n\n{what}\n\n## Why is this bad?\n\n{_DYNAMIC} Every score built on this " \
+              f"tool assumes the declared behaviour.\n"
+        add(code, name, short, doc, "error", "dynamic", precision="very-high", hint=hint,
+            tags=("correctness", "dynamic", "benchmark"))
+    for code, name, short in CONTRACT:
+        add(code, name, short, f"## What it does\n\n{short}.\n", "error", "contract",
+            precision="very-high", tags=("contract",))
+    for code, name, short, what in TRACE:
+        add(code, name, short, f"## What it does\n\n{what}\n", "warning", "trace", tags=("grader",))
+    for code, name, short, level in ENGINE:
+        add(code, name, short, f"## What it does\n\n{short}.\n", level, "engine", precision="very-high",
+            tags=("toollint",))

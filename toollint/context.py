@@ -1,0 +1,101 @@
+"""What a rule sees of one file: its text, its tree, and the shared analysis, computed lazily once."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from toollint.model import Finding, Fix, RelatedLocation
+from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis import ModuleAnalysis
+
+
+@dataclass(frozen=True)
+class Comment:
+    line: int
+    col: int  # 0-based column of the '#'
+    text: str  # including the '#'
+    own_line: bool  # nothing but white space before it on its line
+
+
+@dataclass
+class ModuleContext:
+    path: str  # as shown to the user
+    source: str
+    tree: ast.Module
+    settings: Settings = field(default_factory=Settings)
+    module_name: str = ""  # dotted name guessed from the path, for `tools = [...]` references
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()
+
+    @cached_property
+    def analysis(self) -> ModuleAnalysis:
+        from toollint.analysis import analyze_module
+
+        return analyze_module(self.tree, self.settings, self.module_name)
+
+    @cached_property
+    def comments(self) -> list[Comment]:
+        out: list[Comment] = []
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
+                if tok.type == tokenize.COMMENT:
+                    line, col = tok.start
+                    own = not tok.line[:col].strip()
+                    out.append(Comment(line, col, tok.string, own))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+        return out
+
+    def char_col(self, line: int, byte_offset: int) -> int:
+        """AST columns count UTF-8 bytes; findings count characters."""
+        if 1 <= line <= len(self.lines):
+            text = self.lines[line - 1]
+            if not text.isascii():
+                return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+        return byte_offset
+
+    def finding(
+        self,
+        code: str,
+        node: ast.AST | None,
+        message: str,
+        *,
+        line: int | None = None,
+        col: int | None = None,
+        end_line: int | None = None,
+        end_col: int | None = None,
+        tool: str | None = None,
+        related: list[RelatedLocation] | None = None,
+        fix: Fix | None = None,
+        **properties: Any,
+    ) -> Finding:
+        """A finding at `node` (or at explicit 1-based line/col); AST columns are converted to 1-based."""
+        if node is not None:
+            line = line or getattr(node, "lineno", 1)
+            col = col or self.char_col(line, getattr(node, "col_offset", 0)) + 1
+            end_line = end_line or getattr(node, "end_lineno", None)
+            node_end = getattr(node, "end_col_offset", None)
+            if end_col is None and node_end is not None and end_line is not None:
+                end_col = self.char_col(end_line, node_end) + 1
+        return Finding(
+            code=code,
+            message=message,
+            path=self.path,
+            line=line or 1,
+            col=col or 1,
+            end_line=end_line,
+            end_col=end_col,
+            tool=tool,
+            related=related or [],
+            fix=fix,
+            properties=dict(properties),
+        )

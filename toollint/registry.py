@@ -1,0 +1,149 @@
+"""One registry of every code toollint can report.
+
+Static rules register themselves with `@rule(...)` on their check function (pylint-style checker
+registration); the dynamic, contract and engine codes are declared here without a checker. The CLI
+(`--select`, `toollint rule`), the reporters and SARIF's `rules[]` all read this one table.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from toollint.context import ModuleContext
+    from toollint.model import Finding
+
+Level = Literal["error", "warning", "note"]
+Precision = Literal["very-high", "high", "medium", "low"]
+CheckFn = Callable[["ModuleContext"], Iterable["Finding"]]
+
+DOCS_URL = "https://github.com/toollint/toollint/blob/main/docs/rules.md"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str  # kebab-case, usable wherever a code is
+    short: str  # one line
+    doc: str  # full documentation (ruff headings); the rule module's docstring for static rules
+    level: Level = "warning"
+    precision: Precision = "medium"
+    kind: Literal["static", "dynamic", "contract", "trace", "engine"] = "static"
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    hint: str = ""  # METHOD.md defect class this rule hints at
+    check: CheckFn | None = None
+
+    @property
+    def full(self) -> str:
+        """The first paragraph under "What it does", as SARIF's fullDescription."""
+        body = self.doc.split("## What it does", 1)[-1].strip()
+        return body.split("\n\n", 1)[0].replace("\n", " ").strip() or self.short
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+
+    @property
+    def severity(self) -> str:
+        """SARIF `properties.problem.severity`."""
+        return {"error": "error", "warning": "warning", "note": "recommendation"}[self.level]
+
+
+_RULES: dict[str, Rule] = {}
+_loaded = False
+
+
+def rule(
+    *,
+    code: str,
+    name: str,
+    short: str,
+    level: Level = "warning",
+    precision: Precision = "medium",
+    tags: Iterable[str] = (),
+    hint: str = "",
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a static rule; its module docstring is its documentation."""
+
+    def decorate(check: CheckFn) -> CheckFn:
+        module = inspect.getmodule(check)
+        doc = inspect.cleandoc(module.__doc__ or "") if module else ""
+        _add(
+            Rule(code, name, short, doc, level, precision, "static", tuple(tags), hint, check),
+        )
+        return check
+
+    return decorate
+
+
+def _add(r: Rule) -> None:
+    if r.code in _RULES and _RULES[r.code].name != r.name:
+        raise ValueError(f"rule code {r.code} registered twice")
+    _RULES[r.code] = r
+
+
+def _declare(code: str, name: str, short: str, doc: str, level: Level, kind: str, **kw: object) -> None:
+    _add(Rule(code, name, short, inspect.cleandoc(doc), level, kind=kind, **kw))  # type: ignore[arg-type]
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import toollint.rules as pkg
+
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
+    from toollint import codes  # the non-AST codes
+
+    codes.declare(_declare)
+
+
+def all_rules() -> list[Rule]:
+    _load()
+    return sorted(_RULES.values(), key=lambda r: r.code)
+
+
+def static_rules() -> list[Rule]:
+    return [r for r in all_rules() if r.check is not None]
+
+
+def get(code_or_name: str) -> Rule | None:
+    _load()
+    key = code_or_name.strip()
+    if key.upper() in _RULES:
+        return _RULES[key.upper()]
+    for r in _RULES.values():
+        if r.name == key.lower():
+            return r
+    return None
+
+
+def rule_name(code: str) -> str:
+    r = get(code)
+    return r.name if r else code.lower()
+
+
+def expand(selectors: Iterable[str]) -> Iterator[str]:
+    """Codes matched by selectors: full codes, prefixes (`TL1`, `TL`, `ALL`) or kebab-case names."""
+    rules = all_rules()
+    for sel in selectors:
+        s = sel.strip()
+        if not s:
+            continue
+        r = get(s)
+        if r is not None:
+            yield r.code
+            continue
+        prefix = "TL" if s.upper() == "ALL" else s.upper()
+        matched = [x.code for x in rules if x.code.startswith(prefix)]
+        if not matched:
+            raise KeyError(s)
+        yield from matched
