@@ -1,0 +1,143 @@
+"""Fingerprints that identify a finding across runs.
+
+Two kinds:
+
+* `line_hashes` reproduces `partialFingerprints.primaryLocationLineHash` exactly as GitHub's
+  upload-sarif action computes it (a rolling hash over the 100 non-blank UTF-16 code units that start
+  each line). If a SARIF result carries a value that disagrees with the action's own, the action
+  warns, so this must be bit-for-bit; `tests/test_fingerprint.py` replays GitHub's test vectors.
+* `toollint_fingerprints` is toollint's own `toollint/v1` key: rule, repository-relative path,
+  enclosing tool and the message with line numbers taken out. It survives edits that only move code,
+  which is what baselines and `--diff-base` compare by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+
+from toollint.model import Finding
+
+FINGERPRINT_KEY = "toollint/v1"
+
+_WINDOW = 100
+_MASK = (1 << 64) - 1
+_MULTIPLIER = 37
+_FIRST_MOD = pow(_MULTIPLIER, _WINDOW, 1 << 64)  # weight of the code unit leaving the window
+_EOF = 65535
+
+
+def _kept_units(text: str) -> list[int]:
+    """The UTF-16 code units the action hashes: blanks dropped, CR and CRLF read as LF."""
+    # The action drops an LF only when it directly follows a CR in the raw text (a space in between
+    # resets that), so CRLF must be folded before spaces and tabs are removed.
+    kept = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
+    data = kept.encode("utf-16-le", "surrogatepass")
+    return list(memoryview(data).cast("H"))
+
+
+def line_hashes(text: str, upto_line: int | None = None) -> dict[int, str]:
+    """`primaryLocationLineHash` of every line (1-based), or of lines 1..`upto_line` only.
+
+    A file ending in a newline also gets a hash for the line after its last, as in the action.
+    """
+    units = _kept_units(text)
+    units.append(_EOF)
+    starts: list[int] = []  # index into `units` where each line's first kept unit sits
+    at_line_start = True
+    for i, unit in enumerate(units):
+        if at_line_start:
+            starts.append(i)
+            at_line_start = False
+            if upto_line is not None and len(starts) > upto_line:
+                starts.pop()
+                break
+        if unit == 10:
+            at_line_start = True
+    if not starts:
+        return {}
+    # The rolling hash of the window ending 100 units after a line's start is that line's value; the
+    # stream continues with 100 zeros after EOF so late lines come due.
+    stream = units + [0] * _WINDOW
+    needed = {s + _WINDOW - 1: n for n, s in enumerate(starts, 1)}  # last unit of each line's window
+    last = max(needed)
+    out: dict[int, str] = {}
+    counts: Counter[str] = Counter()
+    h = 0
+    for i in range(last + 1):
+        leaving = stream[i - _WINDOW] if i >= _WINDOW else 0
+        h = (h * _MULTIPLIER + stream[i] - _FIRST_MOD * leaving) & _MASK
+        line = needed.get(i)
+        if line is not None:
+            value = format(h, "x")
+            counts[value] += 1
+            out[line] = f"{value}:{counts[value]}"
+    return out
+
+
+def relative_path(path: str, root: Path | None = None) -> str:
+    """`path` relative to `root` (default: the working directory) in POSIX form, or absolute POSIX
+    when it lies outside."""
+    base = (root or Path.cwd()).resolve()
+    full = Path(path)
+    if not full.is_absolute():
+        full = Path.cwd() / full
+    full = Path(os.path.normpath(full))
+    try:
+        return PurePosixPath(full.relative_to(base)).as_posix()
+    except ValueError:
+        try:
+            return PurePosixPath(full.resolve().relative_to(base)).as_posix()
+        except ValueError:
+            return full.as_posix()
+
+
+# Things in a message that change when code merely moves: "line 12", "lines 3-5", "L12", "file.py:12:4".
+_MOVING = [
+    (re.compile(r"\blines? \d+(?:\s*[-–]\s*\d+)?"), "line N"),
+    (re.compile(r"\bL\d+\b"), "LN"),
+    (re.compile(r"(\.pyi?):\d+(?::\d+)?"), r"\1:N"),
+]
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_message(message: str) -> str:
+    for pattern, replacement in _MOVING:
+        message = pattern.sub(replacement, message)
+    return _SPACE.sub(" ", message).strip()
+
+
+def base_fingerprint(finding: Finding, root: Path | None = None) -> str:
+    """The `toollint/v1` key before the occurrence counter is appended."""
+    parts = (
+        finding.code,
+        relative_path(finding.path, root),
+        finding.tool or "",
+        normalise_message(finding.message),
+    )
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def toollint_fingerprints(findings: Sequence[Finding], root: Path | None = None) -> list[str]:
+    """The `toollint/v1` fingerprint of each finding, in the same order.
+
+    Findings with the same key (the same message twice in one tool) are told apart by a counter
+    `:1`, `:2`, ... in source order, the way GitHub numbers equal line hashes.
+    """
+    bases = [base_fingerprint(f, root) for f in findings]
+    order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key())
+    counts: Counter[str] = Counter()
+    out = [""] * len(findings)
+    for i in order:
+        counts[bases[i]] += 1
+        out[i] = f"{bases[i]}:{counts[bases[i]]}"
+    return out
+
+
+def fingerprint_map(findings: Iterable[Finding], root: Path | None = None) -> dict[str, Finding]:
+    items = list(findings)
+    return dict(zip(toollint_fingerprints(items, root), items))
