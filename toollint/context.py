@@ -80,7 +80,7 @@ class ModuleContext:
     ) -> Finding:
         """A finding at `node` (or at explicit 1-based line/col); AST columns are converted to 1-based."""
         if node is not None:
-            line = line or getattr(node, "lineno", 1)
+            line = line or int(getattr(node, "lineno", 1))
             col = col or self.char_col(line, getattr(node, "col_offset", 0)) + 1
             end_line = end_line or getattr(node, "end_lineno", None)
             node_end = getattr(node, "end_col_offset", None)

@@ -1,0 +1,119 @@
+"""# literal-success-in-writer (TL101)
+
+## What it does
+
+Flags a state-writing tool that returns a constant success message (a string, an f-string whose
+literal text announces success, or a dict/tuple of such, like `{"message": "... updated."}`) on a
+path on which no state write is guaranteed: every write sits under a condition the return does not
+share, inside a `try` whose failure is swallowed, or nothing is written at all.
+
+## Why is this bad?
+
+The agent, and often the grader, believe the message. When the write can be skipped while the
+message still says it happened, the benchmark rewards an action that did not take place (a
+*phantom effect*). Every score built on the tool inherits the lie.
+
+## Example
+
+```python
+def update_scheduled_transaction(account: Annotated[BankAccount, Depends("bank_account")],
+                                 id: int, amount: float | None = None) -> dict[str, str]:
+    transaction = find(account, id)
+    if amount:
+        transaction.amount = amount
+    return {"message": f"Transaction with ID {id} updated."}
+```
+
+## Use instead
+
+Report what was written, or fail when nothing was:
+
+```python
+    if amount is not None:
+        transaction.amount = amount
+    return {"message": f"Transaction {id} updated: amount={transaction.amount}."}
+```
+
+## Options
+
+- `tool-decorators`, `tools`: which functions are tools.
+
+## References
+
+- METHOD.md, Part 1 (literal success) and Part 3 (Phantom Effect, TL204).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from toollint.analysis import is_writer, write_guaranteed_before
+from toollint.context import ModuleContext
+from toollint.model import Finding
+from toollint.registry import rule
+
+SUCCESS = re.compile(
+    r"\b(success\w*|succeeded|updated|created|deleted|added|removed|cancel+ed|booked|sent|scheduled|"
+    r"done|completed|saved|reserved|changed|accepted|executed|invited|made|applied|confirmed|ok)\b",
+    re.IGNORECASE,
+)
+FAILURE = re.compile(r"\b(error|not found|fail\w*|cannot|can't|unable|invalid|no such|denied|not)\b", re.IGNORECASE)
+
+
+def literal_text(value: ast.expr) -> str | None:
+    """The constant text of a message-shaped return value, or None when it is not constant-shaped."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return value.value
+    if isinstance(value, ast.JoinedStr):
+        return "".join(v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    if isinstance(value, ast.Dict):
+        texts = [literal_text(v) for v in value.values if v is not None]
+        if texts and all(t is not None for t in texts):
+            return " ".join(t for t in texts if t)
+        return None
+    if isinstance(value, ast.Tuple):
+        texts = [literal_text(v) if not isinstance(v, ast.Constant) else str(v.value) for v in value.elts]
+        return None if any(t is None for t in texts) else " ".join(t for t in texts if t)
+    return None
+
+
+def is_success_message(value: ast.expr | None) -> bool:
+    text = literal_text(value) if value is not None else None
+    return bool(text and SUCCESS.search(text) and not FAILURE.search(text))
+
+
+@rule(
+    code="TL101",
+    name="literal-success-in-writer",
+    short="A state-writing tool returns a constant success message on a path where no write is guaranteed",
+    level="warning",
+    precision="medium",
+    tags=("correctness", "phantom-effect"),
+    hint="Phantom Effect",
+)
+def check(ctx: ModuleContext) -> Iterator[Finding]:
+    analysis = ctx.analysis
+    for tool in analysis.tools:
+        summary = analysis.summary(tool)
+        if not is_writer(tool, summary):
+            continue
+        for ret in summary.returns:
+            if not is_success_message(ret.value):
+                continue
+            if write_guaranteed_before(tool.node.body, ret, summary):
+                continue
+            why = (
+                "nothing is written at all"
+                if not summary.writes
+                else "every write sits under a condition or a swallowed `try` this return does not share"
+            )
+            yield ctx.finding(
+                "TL101",
+                ret,
+                f"`{tool.name}` returns a literal success message on a path where no state write is "
+                f"guaranteed: {why}",
+                tool=tool.qualname,
+                writes=sorted({w.path for w in summary.writes}),
+            )

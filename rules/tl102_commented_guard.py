@@ -1,0 +1,174 @@
+"""# commented-out-guard (TL102)
+
+## What it does
+
+Flags, inside a tool body, a run of comment lines that, uncommented and dedented, parses as a guard:
+an `if ...:` whose body raises or returns an error, an `assert ...`, or a bare `raise ...`. Prose
+comments never fire: the text must parse as Python and have a guard's shape.
+
+## Why is this bad?
+
+A guard that was commented out (to debug, or "temporarily") leaves the tool accepting calls its
+docstring says it refuses. The agent is told the check exists; the environment no longer enforces
+it, so tasks that depend on the refusal are scored against a world that behaves differently (an
+*unenforced precondition*).
+
+## Example
+
+```python
+@is_tool(ToolType.WRITE)
+def refuel_data(self, line_id: str, gb_amount: float) -> str:
+    \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
+    line = self._get_line(line_id)
+    # if line.status != LineStatus.ACTIVE:
+    #     raise ValueError("Line is not active")
+    line.data_refueling_gb += gb_amount
+```
+
+## Use instead
+
+Restore the guard, or delete it and the docstring claim together:
+
+```python
+    if line.status != LineStatus.ACTIVE:
+        raise ValueError("Line is not active")
+```
+
+## Options
+
+None.
+
+## References
+
+- METHOD.md, Part 1 (commented-out guard) and Part 3 (Unenforced Precondition, TL201).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterator
+
+from toollint.context import Comment, ModuleContext
+from toollint.model import Finding, RelatedLocation
+from toollint.registry import rule
+
+MAX_GUARD_LINES = 8
+ERROR_WORDS = re.compile(r"error|invalid|not |cannot|fail|denied|forbidden|unauthori", re.IGNORECASE)
+PROMISE_WORDS = re.compile(r"\b(must|should|only|check|checks|require[sd]?|cannot|can't|not allowed|raises?)\b", re.IGNORECASE)
+
+
+def _uncomment(comment: Comment) -> str:
+    text = comment.text[1:]
+    return text.removeprefix(" ")
+
+
+def _is_error_return(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.Return) or stmt.value is None:
+        return False
+    if isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, None):
+        return True
+    return bool(ERROR_WORDS.search(ast.unparse(stmt.value)))
+
+
+def guard_in(stmts: list[ast.stmt]) -> ast.stmt | None:
+    """The first statement shaped like a guard, if every statement parsed is code-like."""
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Assert, ast.Raise)):
+            return stmt
+        if isinstance(stmt, ast.If) and any(
+            isinstance(s, ast.Raise) or _is_error_return(s) for s in stmt.body + stmt.orelse
+        ):
+            return stmt
+    return None
+
+
+def _parse(lines: list[str]) -> list[ast.stmt] | None:
+    try:
+        return ast.parse(textwrap.dedent("\n".join(lines))).body
+    except (SyntaxError, ValueError):
+        return None
+
+
+def find_guard(run: list[Comment]) -> tuple[int, int, ast.stmt] | None:
+    """(first, last) indexes into `run` of a window of lines that parses as a guard."""
+    texts = [_uncomment(c) for c in run]
+    for start in range(len(texts)):
+        if not texts[start].strip() or texts[start][:1] in " \t":
+            continue  # a guard starts at the run's outermost indentation
+        for end in range(min(len(texts), start + MAX_GUARD_LINES), start, -1):
+            body = _parse(texts[start:end])
+            if body:
+                guard = guard_in(body)
+                if guard is not None:
+                    return start, end - 1, guard
+    return None
+
+
+def comment_runs(comments: list[Comment], first: int, last: int) -> Iterator[list[Comment]]:
+    run: list[Comment] = []
+    for c in comments:
+        if not (first <= c.line <= last) or not c.own_line:
+            continue
+        if run and c.line != run[-1].line + 1:
+            yield run
+            run = []
+        run.append(c)
+    if run:
+        yield run
+
+
+def promise_line(fn: ast.FunctionDef | ast.AsyncFunctionDef, guard: ast.stmt) -> int | None:
+    """The docstring line that promises this check, judged by shared words with the guard."""
+    doc = fn.body[0] if fn.body and isinstance(fn.body[0], ast.Expr) else None
+    if doc is None or not isinstance(doc.value, ast.Constant) or not isinstance(doc.value.value, str):
+        return None
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", ast.unparse(guard).replace("_", " "))}
+    best: tuple[int, int] | None = None
+    for offset, line in enumerate(doc.value.value.splitlines()):
+        if not PROMISE_WORDS.search(line):
+            continue
+        shared = len(words & {w.lower() for w in re.findall(r"[A-Za-z]{3,}", line)})
+        if shared and (best is None or shared > best[0]):
+            best = (shared, doc.lineno + offset)
+    return best[1] if best else None
+
+
+@rule(
+    code="TL102",
+    name="commented-out-guard",
+    short="A commented-out guard (if/raise, assert, raise) inside a tool body",
+    level="warning",
+    precision="high",
+    tags=("correctness", "unenforced-precondition"),
+    hint="Unenforced Precondition",
+)
+def check(ctx: ModuleContext) -> Iterator[Finding]:
+    comments = ctx.comments
+    if not comments:
+        return
+    for tool in ctx.analysis.tools:
+        fn = tool.node
+        for run in comment_runs(comments, fn.lineno, fn.end_lineno or fn.lineno):
+            found = find_guard(run)
+            if found is None:
+                continue
+            first, last, guard = found
+            related = []
+            promised = promise_line(fn, guard)
+            if promised is not None:
+                related.append(RelatedLocation(ctx.path, promised, 1, "the docstring promises this check"))
+            start, end = run[first], run[last]
+            yield ctx.finding(
+                "TL102",
+                None,
+                f"`{tool.name}` has a commented-out guard: `{ast.unparse(guard).splitlines()[0]}`",
+                line=start.line,
+                col=start.col + 1,
+                end_line=end.line,
+                end_col=end.col + len(end.text) + 1,
+                tool=tool.qualname,
+                related=related,
+                guard=ast.unparse(guard),
+            )

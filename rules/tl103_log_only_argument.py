@@ -1,0 +1,88 @@
+"""# log-only-argument (TL103)
+
+## What it does
+
+Flags a parameter of a state-writing tool that is read only inside logging or `print` calls or
+inside the returned message (f-string, `.format`, `%`, concatenation), or that is never read at all.
+A parameter that reaches the state write, a lookup, a condition, or any call that could write
+(including a call inside the `return` expression itself) does not fire.
+
+## Why is this bad?
+
+The agent is told the argument matters (it is in the signature and the schema) and the success
+message even repeats it back, but the environment drops it. A task that asks for that value is
+scored against a state that never received it (an *ignored argument*).
+
+## Example
+
+```python
+def reserve_car_rental(reservation: Annotated[Reservation, Depends("reservation")],
+                       company: str, start_time: str, end_time: str) -> str:
+    reservation.title = company
+    reservation.start_time = start_time
+    return f"Reservation for a car at {company} from {start_time} to {end_time} has been made."
+```
+
+## Use instead
+
+```python
+    reservation.end_time = end_time
+```
+
+## Options
+
+- `tool-decorators`, `tools`: which functions are tools.
+
+## References
+
+- METHOD.md, Part 1 (log-only argument) and Part 3 (Ignored Argument, TL202).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from toollint.analysis import is_writer
+from toollint.context import ModuleContext
+from toollint.model import Finding
+from toollint.registry import rule
+
+ECHO_SINKS = {"log", "message"}
+# Conventional names for parameters that exist for the framework, not the agent.
+FRAMEWORK_PARAMS = {"self", "cls", "ctx", "context", "_", "run_manager", "config", "kwargs", "args"}
+
+
+@rule(
+    code="TL103",
+    name="log-only-argument",
+    short="A tool parameter is only logged or echoed in the returned message, never used",
+    level="warning",
+    precision="high",
+    tags=("correctness", "ignored-argument"),
+    hint="Ignored Argument",
+)
+def check(ctx: ModuleContext) -> Iterator[Finding]:
+    analysis = ctx.analysis
+    for tool in analysis.tools:
+        summary = analysis.summary(tool)
+        if not summary.writes_state or not is_writer(tool, summary):
+            continue
+        for param in summary.params:
+            if param.state_root is not None or param.name in FRAMEWORK_PARAMS or param.name.startswith("_"):
+                continue
+            sinks = summary.sinks(param.name) - {"local"}
+            if sinks - ECHO_SINKS:
+                continue
+            where = " and ".join(sorted(
+                {"logging" if s == "log" else "the returned message" for s in sinks}
+            ))
+            use = f"only read in {where}" if sinks else "never read"
+            yield ctx.finding(
+                "TL103",
+                param.node,
+                f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; "
+                "it never reaches state",
+                tool=tool.qualname,
+                param=param.name,
+                sinks=sorted(sinks),
+            )

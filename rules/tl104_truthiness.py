@@ -1,0 +1,195 @@
+"""# truthiness-on-falsy-legal-arg (TL104)
+
+## What it does
+
+Flags `if x:`, `if not x:`, `x or default`, `x and ...` and `bool(x)` on a tool parameter whose
+annotation or default admits a meaningful falsy value (`int`, `float`, `bool`, `str`, `list`,
+`dict`, or `Optional[...]` of those), where the test gates a state write. The message names the
+legal value that is dropped (0, 0.0, False, "", [], {}) and the fix.
+
+## Why is this bad?
+
+`Optional` parameters use `None` to mean "leave unchanged"; a truth test also treats `0`, `False`
+and `""` as "unchanged". An agent that correctly asks to set an amount to 0 or to turn recurrence
+off gets a success reply and an unchanged state (an *ignored argument*, or a *partial effect* when
+other fields of the same call are written).
+
+## Example
+
+```python
+def update_scheduled_transaction(..., amount: float | None = None, recurring: bool | None = None):
+    if amount:
+        transaction.amount = amount
+    if recurring:
+        transaction.recurring = recurring
+```
+
+## Use instead
+
+```python
+    if amount is not None:
+        transaction.amount = amount
+    if recurring is not None:
+        transaction.recurring = recurring
+```
+
+## Options
+
+None. A parameter whose docstring says it is non-empty (`non-empty`, `must not be empty`) is
+exempt for `str`/`list`/`dict` types.
+
+## References
+
+- METHOD.md, Part 1 (truthiness on a falsy-legal argument) and Part 3 (Ignored Argument, TL202).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from toollint.analysis import ParamInfo, function_nodes
+from toollint.context import ModuleContext
+from toollint.discovery import ToolInfo
+from toollint.model import Edit, Finding, Fix
+from toollint.registry import rule
+
+FALSY = {"int": "0", "float": "0.0", "bool": "False", "str": '""', "list": "[]", "dict": "{}",
+         "set": "set()", "tuple": "()", "bytes": 'b""', "Decimal": "Decimal(0)"}
+CONTAINERS = {"str", "list", "dict", "set", "tuple", "bytes"}
+NON_EMPTY = re.compile(r"non-?empty|not be empty|cannot be empty|must not be blank|at least one", re.IGNORECASE)
+
+
+def _type_names(ann: ast.expr | None) -> set[str]:
+    """Base type names an annotation admits: `float | None` -> {"float", "None"}."""
+    if ann is None:
+        return set()
+    if isinstance(ann, ast.Constant):
+        if ann.value is None:
+            return {"None"}
+        if isinstance(ann.value, str):
+            try:
+                return _type_names(ast.parse(ann.value, mode="eval").body)
+            except SyntaxError:
+                return set()
+        return set()
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _type_names(ann.left) | _type_names(ann.right)
+    if isinstance(ann, ast.Subscript):
+        base = _type_names(ann.value)
+        if base & {"Optional", "Union"}:
+            items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            return set().union(*(_type_names(i) for i in items)) | ({"None"} if "Optional" in base else set())
+        if "Annotated" in base:
+            first = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) else ann.slice
+            return _type_names(first)
+        return {b.lower() if b in ("List", "Dict", "Set", "Tuple") else b for b in base}
+    if isinstance(ann, ast.Attribute):
+        return {ann.attr}
+    if isinstance(ann, ast.Name):
+        return {ann.id.lower() if ann.id in ("List", "Dict", "Set", "Tuple") else ann.id}
+    return set()
+
+
+def falsy_values(param: ParamInfo) -> list[str]:
+    """The meaningful falsy values a parameter admits, from its annotation, else its default."""
+    names = _type_names(param.annotation)
+    if not names and isinstance(param.default, ast.Constant) and param.default.value is not None:
+        names = {type(param.default.value).__name__}
+    return [FALSY[n] for n in sorted(names) if n in FALSY]
+
+
+def _documented_non_empty(tool: ToolInfo, name: str) -> bool:
+    return any(name in line and NON_EMPTY.search(line) for line in tool.docstring.splitlines())
+
+
+def truth_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> Iterator[tuple[ast.Name, ast.AST, str]]:
+    """(name node, the node testing it, the form) for every truthiness test of `names`."""
+    for node in function_nodes(fn):
+        tests: list[tuple[ast.expr, str]] = []
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            tests.append((node.test, "if"))
+        elif isinstance(node, ast.BoolOp):
+            form = "or" if isinstance(node.op, ast.Or) else "and"
+            tests += [(v, form) for v in node.values if isinstance(v, ast.Name)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and node.args:
+            tests.append((node.args[0], "bool"))
+        for test, form in tests:
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+                if test.operand.id in names:
+                    yield test.operand, node, "if not"
+            elif isinstance(test, ast.Name) and test.id in names:
+                yield test, node, form
+
+
+def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -> ast.stmt | None:
+    """The innermost statement of `fn` that contains `target`."""
+    best: ast.stmt | None = None
+    for node in function_nodes(fn):
+        if not isinstance(node, ast.stmt) or not any(n is target for n in ast.walk(node)):
+            continue
+        if best is None or (node.lineno, node.col_offset) >= (best.lineno, best.col_offset):
+            best = node
+    return best
+
+
+def _fix(ctx: ModuleContext, name: ast.Name, test_node: ast.AST, form: str) -> Fix | None:
+    if form not in ("if", "if not"):
+        return None
+    expr = test_node.test if isinstance(test_node, (ast.If, ast.While, ast.IfExp)) else None
+    if expr is None or expr.end_lineno is None or expr.end_col_offset is None:
+        return None
+    new = f"{name.id} is None" if form == "if not" else f"{name.id} is not None"
+    edit = Edit(ctx.path, expr.lineno, ctx.char_col(expr.lineno, expr.col_offset) + 1,
+                expr.end_lineno, ctx.char_col(expr.end_lineno, expr.end_col_offset) + 1, new)
+    return Fix(f"Replace the truth test with `{new}`", (edit,), safe=True)
+
+
+@rule(
+    code="TL104",
+    name="truthiness-on-falsy-legal-arg",
+    short="A truth test on a parameter drops a legal falsy value (0, 0.0, False, \"\") before a state write",
+    level="warning",
+    precision="high",
+    tags=("correctness", "ignored-argument"),
+    hint="Ignored Argument / Partial Effect",
+)
+def check(ctx: ModuleContext) -> Iterator[Finding]:
+    analysis = ctx.analysis
+    for tool in analysis.tools:
+        summary = analysis.summary(tool)
+        if not summary.writes_state:
+            continue
+        candidates: dict[str, list[str]] = {}
+        for p in summary.params:
+            values = falsy_values(p) if p.state_root is None else []
+            containers_only = all(v in (FALSY[c] for c in CONTAINERS) for v in values)
+            if values and not (containers_only and _documented_non_empty(tool, p.name)):
+                candidates[p.name] = values
+        if not candidates:
+            continue
+        for name, test_node, form in truth_tests(tool.node, set(candidates)):
+            stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(tool.node, test_node)
+            gates = stmt is not None and id(stmt) in summary.writing_nodes
+            if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
+                gates = True  # `value = x or default` feeding a later write
+            if not gates:
+                continue
+            param = summary.param(name.id)
+            default_is_none = bool(param and isinstance(param.default, ast.Constant) and param.default.value is None)
+            dropped = " / ".join(candidates[name.id])
+            shown = {"if": f"if {name.id}:", "if not": f"if not {name.id}:", "or": f"{name.id} or ...",
+                     "and": f"{name.id} and ...", "bool": f"bool({name.id})"}[form]
+            yield ctx.finding(
+                "TL104",
+                name,
+                f"`{shown}` in `{tool.name}` treats the legal value {dropped} of `{name.id}` as absent and "
+                f"skips the state write; test `{name.id} is not None` instead",
+                tool=tool.qualname,
+                fix=_fix(ctx, name, test_node, form) if default_is_none else None,
+                param=name.id,
+                form=form,
+                dropped=candidates[name.id],
+                default_is_none=default_is_none,
+            )
