@@ -1,0 +1,321 @@
+"""The engine every front end shares: decode, parse, run the enabled rules, apply noqa.
+
+`lint_source` lints one file's text, `lint_paths` walks targets (optionally on a process pool), and
+`lint_tree` runs the rules on a tree someone else parsed (the flake8 plugin). Problems with the input
+become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it does not decode,
+TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run). TL904 is reported
+even when not selected: an internal error is never silenced.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import io
+import os
+import tokenize
+import traceback
+import warnings
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toollint import noqa, registry
+from toollint.context import ModuleContext
+from toollint.files import collect_files, display_path, guess_module_name, matching_globs
+from toollint.model import Finding
+from toollint.settings import Settings
+
+SYNTAX_ERROR = "TL901"
+DECODE_ERROR = "TL902"
+IO_ERROR = "TL903"
+INTERNAL_ERROR = "TL904"
+# Below this many files a process pool's start-up costs more than it saves (bench/speed.py).
+MIN_FILES_PER_JOB = 8
+GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
+
+
+class SelectionError(ValueError):
+    """A select/ignore entry names no code, prefix or rule name."""
+
+
+@dataclass
+class FileResult:
+    path: str  # as shown to the user
+    findings: list[Finding] = field(default_factory=list)  # including suppressed ones
+    module_name: str = ""
+
+    @property
+    def reported(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # targets that do not exist
+    no_python: list[str] = field(default_factory=list)  # directory targets without Python files
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding, suppressed ones included, in path/line order."""
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def reported(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+    @property
+    def suppressed_count(self) -> int:
+        return sum(f.suppressed for r in self.files for f in r.findings)
+
+    @property
+    def internal_errors(self) -> list[Finding]:
+        return [f for f in self.reported if f.code == INTERNAL_ERROR]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The codes a run reports, resolved once from the settings."""
+
+    enabled: frozenset[str]
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Selection:
+        selected = _expand(settings.select, "select") | _expand(settings.extend_select, "extend-select")
+        enabled = selected - _expand(settings.ignore, "ignore")
+        per_file = tuple(
+            (glob, frozenset(_expand(codes, f"per-file-ignores[{glob!r}]")))
+            for glob, codes in settings.per_file_ignores.items()
+        )
+        return cls(frozenset(enabled), per_file)
+
+    def for_file(self, path: str, root: Path | None) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return self.enabled
+        globs = matching_globs(path, [g for g, _ in self.per_file_ignores], root)
+        ignored = frozenset().union(*(codes for g, codes in self.per_file_ignores if g in globs))
+        return self.enabled - ignored
+
+
+def _expand(selectors: Iterable[str], where: str) -> set[str]:
+    try:
+        return set(registry.expand(selectors))
+    except KeyError as exc:
+        raise SelectionError(f"unknown rule selector {exc.args[0]!r} in {where}") from None
+
+
+class DecodeProblem(Exception):
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+def decode_source(data: bytes) -> str:
+    """Bytes to text as Python does: BOM, then a PEP 263 coding cookie, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # No valid cookie and the first lines are not UTF-8: find the offending byte for the location.
+        encoding = "utf-8"
+        if "encoding problem" in str(exc) or "unknown encoding" in str(exc):
+            raise DecodeProblem(str(exc).rstrip(".")) from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        byte = data[exc.start : exc.start + 1].hex()
+        raise DecodeProblem(
+            f"not valid {encoding}: byte 0x{byte} cannot be decoded", line, exc.start - line_start + 1
+        ) from None
+    except LookupError:
+        raise DecodeProblem(f"unknown encoding: {encoding}") from None
+
+
+def lint_source(source: bytes | str, path: str, settings: Settings, module_name: str = "") -> FileResult:
+    """Lint one file's content; `path` is how findings name it."""
+    return _lint_source(source, path, settings, Selection.from_settings(settings), module_name)
+
+
+def lint_tree(
+    tree: ast.Module,
+    source: str,
+    path: str,
+    settings: Settings,
+    module_name: str = "",
+    *,
+    apply_noqa: bool = False,
+) -> list[Finding]:
+    """Run the enabled static rules on an already parsed tree (flake8 applies its own noqa)."""
+    selection = Selection.from_settings(settings)
+    enabled = selection.for_file(path, settings.project_root)
+    ctx = ModuleContext(path, source, tree, settings, module_name or guess_module_name(path))
+    findings = run_rules(ctx, enabled)
+    if apply_noqa:
+        findings.extend(_apply_noqa(ctx, findings, enabled))
+    return sorted(findings, key=Finding.sort_key)
+
+
+def run_rules(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
+    """Every enabled static rule on one module; a rule that raises becomes one TL904."""
+    findings: list[Finding] = []
+    for rule in registry.static_rules():
+        if rule.code not in enabled or rule.check is None:
+            continue
+        try:
+            found = list(rule.check(ctx))
+        except Exception as exc:  # noqa: BLE001 - a bug in one rule must not cost the other rules or files
+            findings.append(internal_error(ctx.path, rule.code, exc))
+        else:
+            findings.extend(f for f in found if f.code in enabled)
+    return findings
+
+
+def internal_error(path: str, code: str, exc: BaseException) -> Finding:
+    detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return Finding(
+        code=INTERNAL_ERROR,
+        message=f"internal error in {code} ({registry.rule_name(code)}): "
+        f"{type(exc).__name__}{': ' + detail if detail else ''} (at {where}); please report it",
+        path=path,
+        line=1,
+        col=1,
+        properties={"rule": code, "exception": type(exc).__name__, "where": where},
+    )
+
+
+def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
+    if not noqa.might_have_noqa(ctx.source):
+        return []
+    return noqa.apply(findings, ctx.comments, enabled, ctx.path)
+
+
+def _lint_source(
+    source: bytes | str, path: str, settings: Settings, selection: Selection, module_name: str
+) -> FileResult:
+    enabled = selection.for_file(path, settings.project_root)
+    result = FileResult(path, module_name=module_name or guess_module_name(path))
+    problem = _problem(source, path, enabled)
+    if isinstance(problem, Finding):
+        result.findings = [problem] if problem.code in enabled else []
+        return result
+    if problem is None:
+        return result
+    text, tree = problem
+    ctx = ModuleContext(path, text, tree, settings, result.module_name)
+    findings = run_rules(ctx, enabled)
+    findings.extend(_apply_noqa(ctx, findings, enabled))
+    result.findings = sorted(findings, key=Finding.sort_key)
+    return result
+
+
+def _problem(
+    source: bytes | str, path: str, enabled: frozenset[str]
+) -> Finding | tuple[str, ast.Module] | None:
+    """Decode and parse; a TL901/TL902 finding when that fails, None when there is nothing to lint."""
+    if isinstance(source, bytes):
+        try:
+            text = decode_source(source)
+        except DecodeProblem as exc:
+            return Finding(DECODE_ERROR, f"cannot decode file: {exc}", path, exc.line, exc.col)
+    else:
+        text = source
+    if not text.strip():
+        return None
+    if "\0" in text:
+        offset = text.index("\0")
+        line_start = text.rfind("\n", 0, offset) + 1
+        return Finding(
+            SYNTAX_ERROR,
+            "SyntaxError: source contains a null byte",
+            path,
+            text.count("\n", 0, offset) + 1,
+            offset - line_start + 1,
+        )
+    try:
+        with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        return Finding(SYNTAX_ERROR, f"SyntaxError: {exc.msg}", path, line, max(exc.offset or 1, 1))
+    except (RecursionError, MemoryError):
+        return Finding(SYNTAX_ERROR, "SyntaxError: too deeply nested to parse", path, 1, 1)
+    except ValueError as exc:  # e.g. a surrogate that cannot be encoded back for the parser
+        return Finding(SYNTAX_ERROR, f"SyntaxError: {exc}", path, 1, 1)
+    return text, tree
+
+
+def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
+    """Read one file and lint it; an unreadable file is a TL903."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
+    return _lint_source(data, shown, settings, selection, guess_module_name(path))
+
+
+def io_error(shown: str, reason: str, settings: Settings, selection: Selection) -> FileResult:
+    finding = Finding(IO_ERROR, f"cannot read: {reason}", shown, 1, 1)
+    enabled = selection.for_file(shown, settings.project_root)
+    return FileResult(shown, [finding] if IO_ERROR in enabled else [])
+
+
+def lint_paths(
+    paths: Sequence[str | Path], settings: Settings, jobs: int = 1, *, force_exclude: bool = False
+) -> RunResult:
+    """Lint every Python file under the targets. `jobs` > 1 uses that many processes (0: one per CPU)."""
+    selection = Selection.from_settings(settings)  # raises SelectionError before any work
+    found = collect_files(paths, settings, force_exclude=force_exclude)
+    result = RunResult(missing=found.missing, no_python=found.no_python)
+    cwd = Path.cwd()
+    for directory, reason in found.unreadable:
+        result.files.append(io_error(display_path(directory, cwd), reason, settings, selection))
+    work = [(p, display_path(p, cwd)) for p in found.files]
+    jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
+    was_enabled = gc.isenabled()
+    gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
+    try:
+        if jobs > 1 and len(work) >= MIN_FILES_PER_JOB * jobs:
+            result.files.extend(_lint_parallel(work, settings, selection, jobs))
+        else:
+            for i, (path, shown) in enumerate(work, 1):
+                result.files.append(read_and_lint(path, shown, settings, selection))
+                if i % GC_EVERY == 0:
+                    gc.collect()
+    finally:
+        if was_enabled:
+            gc.enable()
+    return result
+
+
+_worker_state: tuple[Settings, Selection] | None = None
+
+
+def _init_worker(settings: Settings, selection: Selection) -> None:
+    global _worker_state
+    _worker_state = (settings, selection)
+    gc.disable()
+
+
+def _lint_in_worker(item: tuple[Path, str]) -> FileResult:
+    assert _worker_state is not None
+    return read_and_lint(item[0], item[1], *_worker_state)
+
+
+def _lint_parallel(
+    work: list[tuple[Path, str]], settings: Settings, selection: Selection, jobs: int
+) -> list[FileResult]:
+    chunksize = max(1, min(32, len(work) // (jobs * 8)))
+    try:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings, selection)) as pool:
+            return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
+    except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
+        return [read_and_lint(path, shown, settings, selection) for path, shown in work]

@@ -1,0 +1,192 @@
+"""Which files a run lints: walking the targets, exclusion globs, display paths, module names.
+
+Exclusion follows ruff: `exclude` replaces the built-in list, `extend-exclude` adds to it; a pattern
+without a `/` matches any single path component (`build`, `*_pb2.py`), a pattern with one matches the
+path relative to the project root (`tests/fixtures/*`). Paths named explicitly on the command line are
+linted even when excluded, unless `--force-exclude` is given (what a pre-commit hook wants).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+
+from toollint.settings import Settings
+
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+PYTHON_SUFFIXES = (".py",)
+
+
+@dataclass
+class FileSet:
+    """The outcome of walking the targets."""
+
+    files: list[Path] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # targets that do not exist
+    no_python: list[str] = field(default_factory=list)  # directory targets holding no Python file
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories we could not list
+
+
+class Excluder:
+    """Matches paths against the effective exclude patterns."""
+
+    def __init__(self, settings: Settings) -> None:
+        patterns = [*(settings.exclude or DEFAULT_EXCLUDE), *settings.extend_exclude]
+        self.component_patterns = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
+        self.path_patterns = [p.rstrip("/").removeprefix("./") for p in patterns if "/" in p.rstrip("/")]
+        self.root = Path(os.path.abspath(settings.project_root or os.getcwd()))
+
+    def excluded(self, path: Path) -> bool:
+        if any(fnmatchcase(path.name, p) for p in self.component_patterns):
+            return True
+        if self.path_patterns:
+            rel = relative_to(path.absolute(), self.root)
+            if rel is not None:
+                return any(fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") for p in self.path_patterns)
+        return False
+
+    def excluded_anywhere(self, path: Path) -> bool:
+        """For --force-exclude: the file or any directory above it (below the root) is excluded."""
+        path = path.absolute()
+        if self.excluded(path):
+            return True
+        return any(self.excluded(parent) for parent in path.parents if parent != Path(parent.anchor))
+
+
+def relative_to(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """How a path is shown: relative to the current directory when below it, else absolute."""
+    cwd = cwd or Path.cwd()
+    absolute = Path(os.path.abspath(path))
+    rel = relative_to(absolute, cwd)
+    return rel if rel is not None else str(absolute)
+
+
+def collect_files(targets: Sequence[str | Path], settings: Settings, force_exclude: bool = False) -> FileSet:
+    """Walk the targets in order, following symlinks once each (a symlink loop ends the walk there)."""
+    out = FileSet()
+    excluder = Excluder(settings)
+    seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
+    for target in targets:
+        path = Path(target)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            if path.is_symlink():  # a dangling link named explicitly: reading it reports the problem
+                out.files.append(path)
+            else:
+                out.missing.append(str(target))
+            continue
+        except OSError:  # a symlink loop, a permission problem: reading it reports the problem
+            out.files.append(path)
+            continue
+        if force_exclude and excluder.excluded_anywhere(path):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            before = len(out.files)
+            _walk(path, excluder, seen, out)
+            if len(out.files) == before:
+                out.no_python.append(str(target))
+        elif _first_visit(st, seen):
+            out.files.append(path)
+    return out
+
+
+def _first_visit(st: os.stat_result, seen: set[tuple[int, int]]) -> bool:
+    key = (st.st_dev, st.st_ino)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _walk(root: Path, excluder: Excluder, seen: set[tuple[int, int]], out: FileSet) -> None:
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            if not _first_visit(directory.stat(), seen):
+                continue
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            out.unreadable.append((directory, exc.strerror or type(exc).__name__))
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            if excluder.excluded(path):
+                continue
+            try:
+                is_dir = entry.is_dir()  # follows symlinks; loops are cut by `seen`
+            except OSError:
+                is_dir = False
+            if is_dir:
+                subdirs.append(path)
+            elif entry.name.endswith(PYTHON_SUFFIXES):
+                try:
+                    if not _first_visit(entry.stat(), seen):
+                        continue
+                except OSError:
+                    pass  # dangling or looping link: reading it reports TL903
+                out.files.append(path)
+        stack.extend(reversed(subdirs))
+
+
+@lru_cache(maxsize=4096)
+def _is_package(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def guess_module_name(path: str | Path) -> str:
+    """Dotted module name: the file's stem plus every enclosing directory that has an `__init__.py`."""
+    absolute = Path(os.path.abspath(path))
+    parts = [] if absolute.name == "__init__.py" else [absolute.stem]
+    directory = absolute.parent
+    while _is_package(str(directory)) and directory.name.isidentifier():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts))
+
+
+def matching_globs(path: str, patterns: Iterable[str], root: Path | None) -> list[str]:
+    """The patterns (per-file-ignores keys) that match a file by relative path, absolute path or name."""
+    absolute = Path(os.path.abspath(path))
+    rel = relative_to(absolute, Path(os.path.abspath(root or os.getcwd()))) or ""
+    candidates = {absolute.as_posix(), absolute.name, rel}
+    return [p for p in patterns if any(fnmatchcase(c, p.removeprefix("./")) for c in candidates if c)]

@@ -1,0 +1,86 @@
+"""JSON output: a list of findings (ruff-like field names), and the rule table for `toollint rule`."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from toollint import registry
+from toollint.model import Finding, Fix
+from toollint.registry import Rule
+
+
+def _location(line: int | None, col: int | None) -> dict[str, int] | None:
+    return None if line is None else {"row": line, "column": col or 1}
+
+
+def _fix(fix: Fix | None) -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    return {
+        "message": fix.description,
+        "applicability": "safe" if fix.safe else "unsafe",
+        "edits": [
+            {
+                "filename": e.path,
+                "content": e.replacement,
+                "location": _location(e.line, e.col),
+                "end_location": _location(e.end_line, e.end_col),
+            }
+            for e in fix.edits
+        ],
+    }
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    rule = registry.get(finding.code)
+    return {
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "filename": finding.path,
+        "location": _location(finding.line, finding.col),
+        "end_location": _location(finding.end_line, finding.end_col),
+        "tool": finding.tool,
+        "level": rule.level if rule else "warning",
+        "fix": _fix(finding.fix),
+        "related": [
+            {"filename": r.path, "location": _location(r.line, r.col), "message": r.message}
+            for r in finding.related
+        ],
+        "properties": finding.properties,
+        "url": rule.help_uri if rule else None,
+        "suppressed": finding.suppressed,
+    }
+
+
+def write_json(findings: Iterable[Finding], stream: TextIO) -> None:
+    json.dump([finding_to_dict(f) for f in findings], stream, indent=2, default=str)
+    stream.write("\n")
+
+
+def write_statistics_json(findings: Iterable[Finding], stream: TextIO) -> None:
+    counts = Counter(f.code for f in findings)
+    rows = [
+        {"code": code, "name": registry.rule_name(code), "count": count}
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    json.dump(rows, stream, indent=2)
+    stream.write("\n")
+
+
+def rule_to_dict(rule: Rule) -> dict[str, Any]:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "short": rule.short,
+        "level": rule.level,
+        "precision": rule.precision,
+        "kind": rule.kind,
+        "tags": list(rule.tags),
+        "hint": rule.hint,
+        "url": rule.help_uri,
+        "doc": rule.doc,
+    }
