@@ -172,6 +172,11 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         for name, test_node, form in truth_tests(tool.node, set(candidates)):
             stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(tool.node, test_node)
             gates = stmt is not None and id(stmt) in summary.writing_nodes
+            if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(
+                stmt.body[-1], (ast.Return, ast.Raise)
+            ):
+                # `if not x: return ...` gates every write after it
+                gates = any(w.line > (stmt.end_lineno or stmt.lineno) for w in summary.writes)
             if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
                 gates = True  # `value = x or default` feeding a later write
             if not gates:

@@ -200,6 +200,23 @@ def is_format_call(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Attribute) and call.func.attr in ("format", "format_map", "join")
 
 
+def chain_keys(node: ast.expr) -> Iterator[ast.expr]:
+    """Subscript keys and call arguments along an access chain: `db.users[uid].cards.get(cid)`
+    yields `uid` and `cid`. They select which state is touched, so they are real uses."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            yield node.slice
+            node = node.value
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            yield from node.args
+            yield from (kw.value for kw in node.keywords)
+            node = node.func
+        else:
+            return
+
+
 def names_in(node: ast.AST) -> Iterator[ast.Name]:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
@@ -378,6 +395,8 @@ class _Summariser:
                 p = self.path(t)
                 if p is not None and not isinstance(t, ast.Name):
                     self.record(p, "delete", s)
+                    for key in chain_keys(t):
+                        self.expr(key, "state")
                 else:
                     self.expr(t, "other")
         elif isinstance(s, ast.Expr):
@@ -459,8 +478,8 @@ class _Summariser:
             self.record(p, "write", stmt)
             if value is not None:
                 self.flow(value, "state")
-            if isinstance(target, ast.Subscript):
-                self.flow(target.slice, "state")
+            for key in chain_keys(target):
+                self.expr(key, "state")
         else:
             self.expr(target, "other")
 
@@ -475,8 +494,8 @@ class _Summariser:
                 self.record(p, "read", node)
                 if ctx == "log":
                     setattr(node, "_toollint_in_log", True)  # noqa: B010 -- marks the read as log-only
-                if isinstance(node, ast.Subscript):
-                    self.expr(node.slice, "lookup" if ctx not in ("log", "message") else ctx)
+                for key in chain_keys(node):
+                    self.expr(key, "lookup" if ctx not in ("log", "message") else ctx)
                 return
             if isinstance(node, ast.Subscript):
                 self.expr(node.value, ctx)

@@ -1,0 +1,69 @@
+"""Semgrep-style fixture tests: each file under tests/fixtures/rules/ marks the findings it must
+produce on the lines themselves (`# expect: TL104`); every other line must stay silent."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from toollint import registry
+from toollint.engine import lint_source
+from toollint.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def expected(source: str) -> set[tuple[int, str]]:
+    out = set()
+    for lineno, line in enumerate(source.splitlines(), 1):
+        m = EXPECT.search(line)
+        if m:
+            out |= {(lineno, code.strip()) for code in m.group(1).split(",") if code.strip()}
+    return out
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
+def test_fixture_findings_match_annotations(fixture: Path) -> None:
+    source = fixture.read_text()
+    result = lint_source(source, str(fixture), Settings(select=["TL1"]))
+    got = {(f.line, f.code) for f in result.reported}
+    assert got == expected(source)
+
+
+def test_every_static_rule_has_a_fixture_that_fires_it() -> None:
+    fired = set()
+    for fixture in FIXTURES.glob("*.py"):
+        fired |= {code for _, code in expected(fixture.read_text())}
+    assert {r.code for r in registry.static_rules()} <= fired
+
+
+@pytest.mark.parametrize("rule", registry.static_rules(), ids=lambda r: r.code)
+def test_rule_docs_have_ruff_headings(rule: registry.Rule) -> None:
+    for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Options",
+                    "## References"):
+        assert heading in rule.doc, f"{rule.code} doc lacks {heading!r}"
+    assert rule.doc.startswith(f"# {rule.name} ({rule.code})")
+
+
+def test_tl104_message_names_dropped_value_and_fix() -> None:
+    src = (FIXTURES / "tl104_truthiness.py").read_text()
+    findings = [f for f in lint_source(src, "x.py", Settings(select=["TL104"])).reported if f.line == 16]
+    assert len(findings) == 1
+    assert "0.0" in findings[0].message and "is not None" in findings[0].message
+    assert findings[0].fix is not None and findings[0].fix.edits[0].replacement == "amount is not None"
+
+
+def test_tl105_points_at_the_partners_write() -> None:
+    src = (FIXTURES / "tl105_unpaired_verb_field.py").read_text()
+    (finding,) = lint_source(src, "x.py", Settings(select=["TL105"])).reported
+    assert finding.properties["field"] == "db.flights[*].available_seats"
+    assert [r.line for r in finding.related] == [19]
+
+
+def test_tl102_relates_the_docstring_promise() -> None:
+    src = (FIXTURES / "tl102_commented_guard.py").read_text()
+    first = min(lint_source(src, "x.py", Settings(select=["TL102"])).reported, key=lambda f: f.line)
+    assert first.related and first.related[0].line == 20  # "Checks: Line status must be Active."
