@@ -72,7 +72,7 @@ def test_upto_line_gives_the_same_prefix() -> None:
 
 def test_astral_characters_count_as_two_code_units() -> None:
     # U+1F600 is two UTF-16 code units; a BMP character is one, so the windows differ.
-    assert line_hashes("s = '\U0001F600'\n")[1] != line_hashes("s = '\u00e9'\n")[1]
+    assert line_hashes("s = '\U0001f600'\n")[1] != line_hashes("s = '\u00e9'\n")[1]
 
 
 def _finding(line: int, message: str = "`amount` is tested for truthiness", tool: str = "update") -> Finding:

@@ -18,6 +18,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from toollint.model import Finding
@@ -82,10 +83,15 @@ def line_hashes(text: str, upto_line: int | None = None) -> dict[int, str]:
 def relative_path(path: str, root: Path | None = None) -> str:
     """`path` relative to `root` (default: the working directory) in POSIX form, or absolute POSIX
     when it lies outside."""
-    base = (root or Path.cwd()).resolve()
+    return _relative_path(path, root, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _relative_path(path: str, root: Path | None, cwd: str) -> str:
+    base = Path(root or cwd).resolve()
     full = Path(path)
     if not full.is_absolute():
-        full = Path.cwd() / full
+        full = Path(cwd) / full
     full = Path(os.path.normpath(full))
     try:
         return PurePosixPath(full.relative_to(base)).as_posix()
@@ -97,18 +103,20 @@ def relative_path(path: str, root: Path | None = None) -> str:
 
 
 # Things in a message that change when code merely moves: "line 12", "lines 3-5", "L12", "file.py:12:4".
-_MOVING = [
-    (re.compile(r"\blines? \d+(?:\s*[-–]\s*\d+)?"), "line N"),
-    (re.compile(r"\bL\d+\b"), "LN"),
-    (re.compile(r"(\.pyi?):\d+(?::\d+)?"), r"\1:N"),
-]
-_SPACE = re.compile(r"\s+")
+_MOVING = re.compile(r"\blines? \d+(?:\s*[-–]\s*\d+)?|\bL\d+\b|(\.pyi?):\d+(?::\d+)?")
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if match.group(1):
+        return match.group(1) + ":N"
+    return "LN" if text.startswith("L") else "line N"
 
 
 def normalise_message(message: str) -> str:
-    for pattern, replacement in _MOVING:
-        message = pattern.sub(replacement, message)
-    return _SPACE.sub(" ", message).strip()
+    if any(ch.isdigit() for ch in message):
+        message = _MOVING.sub(_placeholder, message)
+    return " ".join(message.split())
 
 
 def base_fingerprint(finding: Finding, root: Path | None = None) -> str:
