@@ -67,3 +67,11 @@ def test_tl102_relates_the_docstring_promise() -> None:
     src = (FIXTURES / "tl102_commented_guard.py").read_text()
     first = min(lint_source(src, "x.py", Settings(select=["TL102"])).reported, key=lambda f: f.line)
     assert first.related and first.related[0].line == 20  # "Checks: Line status must be Active."
+
+
+def test_bundled_example_fires_every_rule_and_nothing_else() -> None:
+    import toollint.examples
+
+    source_path = Path(toollint.examples.__file__).parent / "airline_tools.py"
+    findings = lint_source(source_path.read_text(), str(source_path), Settings()).reported
+    assert sorted(f.code for f in findings) == ["TL101", "TL102", "TL103", "TL104", "TL105"]

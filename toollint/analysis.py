@@ -301,7 +301,6 @@ class _Summariser:
                     return f"{base}[*]"
                 if func.attr in ("values", "copy", "keys"):
                     return base
-            return None
         helper = self.index.resolve(call, self.cls, self.types)
         if helper is not None and self.hops < MAX_HELPER_HOPS:
             sub = self._helper_summary(helper, call)
