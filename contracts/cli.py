@@ -1,0 +1,142 @@
+"""`toollint contracts check [DIR...]` and `toollint contracts draft TOOLREF`.
+
+Exit codes follow `toollint check`: 0 clean, 1 findings, 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from toollint.contracts.draft import DraftError, draft_contract
+from toollint.contracts.validator import SourceResolver, ValidationOptions, validate
+
+from toollint.model import Finding
+from toollint.settings import Settings
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2, through our own return path."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="toollint contracts", description="Validate and draft tool contracts.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = sub.add_parser("check", help="validate contract files (the bundled library by default)")
+    check.add_argument("paths", nargs="*", type=Path, metavar="DIR", help="contract files or directories")
+    check.add_argument("--output-format", choices=["text", "json", "sarif"], default="text")
+    check.add_argument("--agentdojo-src", type=Path, metavar="DIR",
+                       help="the installed agentdojo package dir (when agentdojo is not importable here)")
+    check.add_argument("--package-dir", action="append", default=[], metavar="NAME=DIR",
+                       help="where a benchmark package's files are (repeatable)")
+    check.add_argument("--python", metavar="PY",
+                       help="the benchmark's interpreter: locates its package and gives the state schema")
+    check.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
+                       help="more dirs to resolve cited files against")
+
+    draft = sub.add_parser("draft", help="write a draft contract for a tool from its docstring")
+    draft.add_argument("tool", metavar="TOOLREF", help="package.module:function")
+    draft.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
+    draft.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
+                       help="dir holding the package (or the package dir itself)")
+    draft.add_argument("--python", metavar="PY", help="find the package with this interpreter")
+    draft.add_argument("--benchmark", help="benchmark name for the header (default: the package name)")
+    return parser
+
+
+def main(argv: list[str] | None = None, settings: Settings | None = None,
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except _UsageError as exc:
+        err.write(f"{exc}\n")
+        return EXIT_ERROR
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    try:
+        if args.command == "check":
+            return _check(args, settings or Settings(), out, err)
+        return _draft(args, out, err)
+    except KeyboardInterrupt:
+        err.write("toollint contracts: interrupted\n")
+        return EXIT_ERROR
+
+
+def _package_dirs(args: argparse.Namespace) -> dict[str, Path] | str:
+    dirs: dict[str, Path] = {}
+    for item in args.package_dir:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            return f"--package-dir expects NAME=DIR, got {item!r}"
+        dirs[name] = Path(path)
+    if args.agentdojo_src is not None:
+        dirs["agentdojo"] = args.agentdojo_src
+    for name, path in dirs.items():
+        if not path.is_dir():
+            return f"package dir for {name!r} is not a directory: {path}"
+    return dirs
+
+
+def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO) -> int:
+    dirs = _package_dirs(args)
+    if isinstance(dirs, str):
+        err.write(f"toollint contracts check: {dirs}\n")
+        return EXIT_ERROR
+    options = ValidationOptions(package_dirs=dirs, python=args.python, roots=list(args.src))
+    findings = validate(args.paths, settings, options)
+    _report(findings, args.output_format, settings, out)
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO) -> None:
+    if fmt == "json":
+        from toollint.reporters.json_ import write_json
+
+        write_json(findings, out)
+    elif fmt == "sarif":
+        from toollint.reporters.sarif import SarifOptions, write_sarif
+
+        write_sarif(out, findings, SarifOptions(root=settings.project_root))
+    else:
+        from toollint.reporters.text import write_concise
+
+        write_concise(findings, out)
+        count = len(findings)
+        out.write(f"Found {count} contract problem{'s' if count != 1 else ''}.\n" if count
+                  else "All contracts passed.\n")
+
+
+def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        text = draft_contract(args.tool, list(args.src), SourceResolver(python=args.python), args.benchmark)
+    except DraftError as exc:
+        err.write(f"toollint contracts draft: {exc}\n")
+        return EXIT_ERROR
+    if args.output is None:
+        out.write(text)
+        return EXIT_CLEAN
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        err.write(f"toollint contracts draft: cannot write {args.output}: {exc.strerror or exc}\n")
+        return EXIT_ERROR
+    err.write(f"wrote {args.output}\n")
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

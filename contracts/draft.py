@@ -1,0 +1,318 @@
+"""`toollint contracts draft TOOLREF`: a draft contract from a tool's docstring and signature.
+
+The tool is read by AST, never imported. Every claim the docstring makes becomes one `_draft` clause
+with its provenance line and verbatim quote filled in and the placeholder predicate `True`; every
+parameter becomes an `arg.*_draft` clause whose `falsy_legal` is inferred from its annotation. A
+person writes the predicates (and drops the `_draft` suffix); nothing here invents them.
+
+Recognised docstring shapes: the summary sentence; reST fields (`:param x:`, `:raises E:`,
+`:return:`/`:returns:`); Google sections (`Args:`, `Checks:`, `Raises:`, `Returns:`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toollint.contracts.validator import SourceResolver, depends_of, normalize_space, tool_parameters
+
+FALSY_LEGAL_TYPES = {"int", "float", "bool", "complex", "Decimal"}
+SECTION = re.compile(r"^(Args|Arguments|Parameters|Checks|Raises|Returns|Return|Yields|Notes?|Examples?)\s*:\s*$")
+PARAM = re.compile(r"^:param\s+(?:[\w\[\], |.]+\s+)?(\w+)\s*:\s*(.*)$")
+RAISES = re.compile(r"^:raises?\s+([\w.]+)\s*:\s*(.*)$")
+RETURNS = re.compile(r"^:returns?\s*:\s*(.*)$")
+GOOGLE_ARG = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+GOOGLE_RAISE = re.compile(r"^([A-Z]\w*(?:\.\w+)*)\s*:\s*(.+)$")
+
+
+class DraftError(Exception):
+    """The tool cannot be drafted (not found, not parseable); the message is one plain line."""
+
+
+@dataclass
+class DraftClause:
+    id: str
+    line: int
+    quote: str
+    kind: str  # provenance kind: docstring / signature / return
+    extra: dict[str, object] = field(default_factory=dict)
+    predicate: bool = True
+
+
+@dataclass
+class ToolSource:
+    path: Path  # the .py file
+    rel: str  # path relative to the package dir, as the contract cites it
+    package: str
+    module: str
+    qualname: str
+    text: str
+
+
+def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | None = None) -> ToolSource:
+    """Find the file defining `pkg.mod:qualname` under the search dirs (or the package's install dir)."""
+    module, sep, qualname = tool_ref.partition(":")
+    if not sep or not module or not qualname:
+        raise DraftError(f"tool reference {tool_ref!r} must look like package.module:function")
+    parts = module.split(".")
+    package = parts[0]
+    rel_parts = parts[1:]
+    candidates: list[tuple[Path, Path]] = []  # (package dir, file)
+    for base in search:
+        for pkg_dir in ((base / package), base) if base.name == package else ((base / package),):
+            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
+            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
+    if resolver is not None and not search:
+        pkg_dir = resolver.package_dir(package)
+        if pkg_dir is not None:
+            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
+            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
+    for pkg_dir, file in candidates:
+        if file.is_file():
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DraftError(f"cannot read {file}: {exc}") from None
+            return ToolSource(file, file.relative_to(pkg_dir).as_posix(), package, module, qualname, text)
+    where = ", ".join(str(s) for s in search) or f"the installed {package!r} package"
+    raise DraftError(f"module {module!r} not found under {where} (pass --src DIR)")
+
+
+def draft_contract(tool_ref: str, search: list[Path] | None = None, resolver: SourceResolver | None = None,
+                   benchmark: str | None = None) -> str:
+    """The YAML text of a draft contract for `tool_ref`."""
+    src = locate_tool(tool_ref, list(search or []), resolver or SourceResolver())
+    try:
+        tree = ast.parse(src.text)
+    except SyntaxError as exc:
+        raise DraftError(f"{src.path}:{exc.lineno}: does not parse: {exc.msg}") from None
+    from toollint.contracts.validator import SourceFile
+
+    fn = SourceFile(str(src.path), src.text).function(src.qualname)
+    if fn is None:
+        raise DraftError(f"{src.qualname!r} is not defined in {src.path}")
+    lines = src.text.splitlines()
+    clauses = _docstring_clauses(fn, lines)
+    clauses += _arg_clauses(fn, lines, clauses)
+    if not any(c.id.startswith("success") for c in clauses):
+        clauses += _return_clauses(fn, lines)
+    adapter = _adapter_hints(src, fn, tree)
+    return _render(tool_ref, benchmark or src.package, src, adapter, clauses)
+
+
+def _slug(text: str, fallback: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    stop = {"the", "a", "an", "of", "to", "is", "be", "in", "for", "and", "with", "given", "this", "that"}
+    kept = [w for w in words if w not in stop][:4]
+    slug = "_".join(kept)
+    if not slug or not slug[0].isalpha():
+        slug = fallback
+    return slug
+
+
+def _docstring_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[tuple[int, str]]:
+    """(line number, stripped text) of each non-empty docstring line, quotes removed."""
+    body = fn.body
+    if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return []
+    start, end = body[0].lineno, body[0].end_lineno or body[0].lineno
+    out = []
+    for n in range(start, end + 1):
+        text = lines[n - 1].strip()
+        for q in ('"""', "'''"):
+            text = text.replace(q, "")
+        text = re.sub(r'^[rRuU]?(?=")', "", text).strip()
+        if text:
+            out.append((n, text))
+    return out
+
+
+def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[DraftClause]:
+    out: list[DraftClause] = []
+    used: set[str] = set()
+
+    def add(prefix: str, text: str, line: int, fallback: str, **extra: object) -> None:
+        base = f"{prefix}.{_slug(text, fallback)}" if prefix != "success" else "success"
+        cid, n = f"{base}_draft", 2
+        while cid in used:
+            cid, n = f"{base}_{n}_draft", n + 1
+        used.add(cid)
+        out.append(DraftClause(cid, line, text, "docstring", dict(extra)))
+
+    doc = _docstring_lines(fn, lines)
+    section = "summary"
+    for i, (line, text) in enumerate(doc):
+        m = SECTION.match(text)
+        if m:
+            section = m.group(1).lower().rstrip("s")
+            continue
+        if PARAM.match(text):
+            section = "param"
+            continue  # parameter lines are quoted by their arg clauses
+        if (r := RAISES.match(text)) is not None:
+            add("pre", r.group(2) or r.group(1), line, "raises", on_violation={"raises": r.group(1)})
+            section = "rest"
+            continue
+        if RETURNS.match(text):
+            if not any(c.id.startswith("success") for c in out):
+                add("success", text, line, "success")
+            section = "rest"
+            continue
+        item = text.lstrip("-*• ").strip()
+        if section == "summary":
+            if i == 0:
+                add("eff", item, line, "effect")
+            else:
+                add("eff", item, line, f"effect_{i + 1}")
+        elif section == "check":
+            add("pre", item, line, f"check_{i}", on_violation={"state": "unchanged"})
+        elif section == "raise":
+            g = GOOGLE_RAISE.match(item)
+            if g:
+                add("pre", g.group(2), line, f"raises_{i}", on_violation={"raises": g.group(1)})
+        elif section in ("return", "yield") and not any(c.id.startswith("success") for c in out):
+            add("success", item, line, "success")
+    return out
+
+
+def _param_doc_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> dict[str, tuple[int, str]]:
+    docs: dict[str, tuple[int, str]] = {}
+    section = ""
+    for line, text in _docstring_lines(fn, lines):
+        m = SECTION.match(text)
+        if m:
+            section = m.group(1).lower()
+            continue
+        p = PARAM.match(text)
+        if p:
+            docs.setdefault(p.group(1), (line, text))
+        elif section in ("args", "arguments", "parameters"):
+            g = GOOGLE_ARG.match(text)
+            if g:
+                docs.setdefault(g.group(1), (line, text))
+    return docs
+
+
+def falsy_legal(annotation: ast.expr | None) -> bool:
+    """Whether the annotated type admits a meaningful falsy value (0, 0.0, False)."""
+    if annotation is None:
+        return False
+    names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(annotation) if isinstance(n, ast.Attribute)}
+    return bool(names & FALSY_LEGAL_TYPES)
+
+
+def _arg_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
+                 existing: list[DraftClause]) -> list[DraftClause]:
+    docs = _param_doc_lines(fn, lines)
+    out = []
+    for name, arg in tool_parameters(fn).items():
+        legal = falsy_legal(arg.annotation)
+        if name in docs:
+            line, text = docs[name]
+            kind = "docstring"
+        else:
+            line = arg.lineno
+            text = lines[line - 1][arg.col_offset: arg.end_col_offset].strip() or name
+            kind = "signature"
+        out.append(DraftClause(f"arg.{name}_draft", line, text, kind, {"falsy_legal": legal}, predicate=False))
+    return out
+
+
+def _return_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[DraftClause]:
+    """A success clause citing the first return of a literal message, when the docstring has none."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and node.value is not None and isinstance(
+                node.value, (ast.Constant, ast.JoinedStr, ast.Dict)):
+            for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                text = lines[n - 1].strip()
+                if re.search(r"[A-Za-z]{3,}", text.removeprefix("return")):
+                    return [DraftClause("success_draft", n, text.removeprefix("return ").strip(), "return")]
+    return []
+
+
+def _adapter_hints(src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> dict[str, object]:
+    hints: dict[str, object] = {"name": src.package}
+    depends = depends_of(fn, tree)
+    suites = _agentdojo_suites(src, fn.name)
+    if suites:
+        hints["suite"] = suites[0]
+        if len(suites) > 1:
+            hints["suites"] = suites
+    if depends:
+        hints["depends"] = depends
+        hints["frame"] = sorted(set(depends.values()))
+    return hints
+
+
+def _agentdojo_suites(src: ToolSource, name: str) -> list[str]:
+    """AgentDojo registers tools in `default_suites/<v>/<suite>/task_suite.py`; list the suites naming it."""
+    parts = Path(src.rel).parts
+    if "tools" not in parts:
+        return []
+    version_dir = src.path.parents[1]
+    found = []
+    for suite_file in sorted(version_dir.glob("*/task_suite.py")):
+        try:
+            text = suite_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if re.search(rf"^\s*{re.escape(name)},", text, re.MULTILINE):
+            found.append(suite_file.parent.name)
+    return found
+
+
+def _scalar(value: object) -> str:
+    """A YAML scalar: JSON's double-quoted strings are valid YAML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _render(tool_ref: str, benchmark: str, src: ToolSource, adapter: dict[str, object],
+            clauses: list[DraftClause]) -> str:
+    out = [
+        f"# Draft contract for {tool_ref}, generated by `toollint contracts draft`.",
+        "# Every clause is a draft (predicate True, excluded from counts). For each: write the predicate,",
+        "# drop the `_draft` suffix and `draft: true`, and check the tier and falsy_legal.",
+        f"tool: {tool_ref}",
+        f"benchmark: {_scalar(benchmark)}",
+        "source:",
+        f"  package: {_scalar(src.package)}",
+        f"  file: {_scalar(src.rel)}",
+        "adapter:",
+    ]
+    for key, value in adapter.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())
+            out.append(f"  {key}: {{{inner}}}")
+        elif isinstance(value, list):
+            out.append(f"  {key}: [{', '.join(_scalar(v) for v in value)}]")
+        else:
+            out.append(f"  {key}: {_scalar(value)}")
+    out.append("clauses:")
+    for c in clauses:
+        out.append(f"  - id: {c.id}")
+        out.append("    draft: true")
+        if c.predicate:
+            out.append("    predicate: 'True'")
+        for key, value in c.extra.items():
+            if isinstance(value, dict):
+                inner = ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())
+                out.append(f"    {key}: {{{inner}}}")
+            else:
+                out.append(f"    {key}: {_scalar(value)}")
+        out += [
+            "    provenance:",
+            "      tier: agent-visible",
+            f"      kind: {c.kind}",
+            f"      line: {c.line}",
+            f"      quote: {_scalar(normalize_space(c.quote))}",
+        ]
+    return "\n".join(out) + "\n"

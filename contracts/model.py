@@ -1,0 +1,138 @@
+"""A contract: what one tool declares it does, as machine-checkable clauses with provenance.
+
+Built by `toollint.contracts.loader` from one YAML file; read by the validator, the dynamic checker
+(`toollint.dynamic`) and the tracer. See docs/contracts.md for the file format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toollint.contracts.predicate import Predicate
+
+ClauseKind = Literal["pre", "eff", "frame", "arg", "inv", "success"]
+CLAUSE_KINDS: tuple[str, ...] = ("pre", "eff", "frame", "arg", "inv", "success")
+
+Tier = Literal["agent-visible", "maintainer-comment", "author-specified"]
+TIERS: tuple[str, ...] = ("agent-visible", "maintainer-comment", "author-specified")
+
+# What a provenance line is. The first group is shown to the agent, the second only to maintainers.
+AGENT_VISIBLE_KINDS = ("docstring", "signature", "schema", "return", "template", "readme", "standard")
+MAINTAINER_KINDS = ("comment", "log")
+SOURCE_KINDS: tuple[str, ...] = AGENT_VISIBLE_KINDS + MAINTAINER_KINDS
+
+DRAFT_SUFFIX = "_draft"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a clause comes from. `file` is relative to the benchmark's package dir or repository."""
+
+    tier: str
+    file: str | None = None
+    line: int | None = None
+    quote: str | None = None
+    kind: str | None = None  # one of SOURCE_KINDS; None for author-specified clauses
+    inferred: bool = False
+    commit: str | None = None  # overrides the contract's source.commit for this citation
+    note: str | None = None
+    yaml_line: int = 0  # line of the `provenance:` mapping in the contract file
+
+    @property
+    def headline(self) -> bool:
+        """A finding is headline-worthy only when its clause is agent-visible."""
+        return self.tier == "agent-visible"
+
+
+@dataclass(frozen=True)
+class OnViolation:
+    """What a precondition-violating call must produce: an exception type and/or the state rule."""
+
+    raises: str | None = None  # exception class name, e.g. "ValueError"
+    state: Literal["unchanged", "any"] = "unchanged"
+
+
+@dataclass(frozen=True)
+class Clause:
+    id: str
+    kind: str  # one of CLAUSE_KINDS, taken from the id's prefix
+    predicate_source: str | None
+    predicate: Predicate | None
+    provenance: Provenance
+    on_violation: OnViolation | None = None  # pre.* only
+    arg: str | None = None  # arg.* only: the argument name (the id's suffix)
+    falsy_legal: bool | None = None  # arg.* only: 0 / False / "" / [] are meaningful values
+    biconditional: bool = False  # success only: success iff every declared non-deferred effect happened
+    justification: str | None = None  # success only: why the biconditional reading is sound
+    deferred: bool = False  # eff.* only: not observable right after the call, left out of biconditionals
+    draft: bool = False
+    description: str | None = None
+    line: int = 0  # 1-based line of the clause in the contract file
+    predicate_line: int = 0
+    predicate_col: int = 0
+
+    @property
+    def counted(self) -> bool:
+        """Drafts are excluded from every count until a person writes the predicate."""
+        return not self.draft
+
+
+@dataclass(frozen=True)
+class Source:
+    file: str
+    package: str | None = None  # importable package the file path is relative to, e.g. "agentdojo"
+    version: str | None = None
+    commit: str | None = None
+    repo: str | None = None  # repository dir for `git show <commit>:<file>`, relative to the contract
+
+
+@dataclass(frozen=True)
+class Contract:
+    tool: str  # import-style reference "pkg.module:function" or "pkg.module:Class.method"
+    benchmark: str
+    source: Source
+    clauses: tuple[Clause, ...]
+    path: Path  # the YAML file
+    adapter: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
+    line: int = 1
+
+    @property
+    def module(self) -> str:
+        return self.tool.partition(":")[0]
+
+    @property
+    def qualname(self) -> str:
+        """`Class.method` or `function`."""
+        return self.tool.partition(":")[2]
+
+    @property
+    def tool_name(self) -> str:
+        """The function name, as the benchmark registers the tool."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    def clauses_of(self, kind: str, *, include_drafts: bool = False) -> list[Clause]:
+        return [c for c in self.clauses if c.kind == kind and (include_drafts or not c.draft)]
+
+    @property
+    def counted_clauses(self) -> list[Clause]:
+        return [c for c in self.clauses if c.counted]
+
+    @property
+    def effective_args(self) -> dict[str, Clause]:
+        """Effective arguments (non-draft `arg.*` clauses), by argument name, in file order."""
+        return {c.arg: c for c in self.clauses_of("arg") if c.arg}
+
+    @property
+    def success(self) -> Clause | None:
+        found = self.clauses_of("success")
+        return found[0] if found else None
+
+    def clause(self, clause_id: str) -> Clause | None:
+        return next((c for c in self.clauses if c.id == clause_id), None)
+
+    @property
+    def is_draft(self) -> bool:
+        return bool(self.clauses) and all(c.draft for c in self.clauses)
