@@ -190,7 +190,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 "TL104",
                 name,
                 f"`{shown}` in `{tool.name}` treats the legal value {dropped} of `{name.id}` as absent and "
-                f"skips the state write; test `{name.id} is not None` instead",
+                f"skips the state write; test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead",
                 tool=tool.qualname,
                 fix=_fix(ctx, name, test_node, form) if default_is_none else None,
                 param=name.id,
