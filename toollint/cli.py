@@ -306,11 +306,11 @@ def run_rule(args: argparse.Namespace) -> int:
     if as_json:
         _print_json(rule_to_dict(found))
     else:
-        print(f"# {found.name} ({found.code})\n")
-        print(f"{found.short}.\n" if not found.short.endswith(".") else f"{found.short}\n")
-        print(f"Level: {found.level}. Precision: {found.precision}." + (f" Hints at: {found.hint}." if found.hint else ""))
-        print()
-        print(found.doc.strip())
+        doc = found.doc.strip()
+        if not doc.startswith("# "):  # rule modules start with their own title
+            doc = f"# {found.name} ({found.code})\n\n{doc}"
+        hint = f" Hints at: {found.hint}." if found.hint else ""
+        print(f"{doc}\n\nLevel: {found.level}. Precision: {found.precision}.{hint}")
     return EXIT_CLEAN
 
 

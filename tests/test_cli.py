@@ -1,0 +1,247 @@
+"""The `toollint` command: exit codes, formats, selection, rule docs, demo, subcommand dispatch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_rules import FLAG, fake_rules  # noqa: F401 - fixture
+
+from toollint import registry
+from toollint.cli import main
+
+pytestmark = pytest.mark.usefixtures("fake_rules")
+BAD = "def bad_one():\n    pass\n\n\ndef bad_two(x):\n    return x\n"
+ONLY_FAKE = ["--select", "TL19,TL9"]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "bad.py").write_text(BAD)
+    (tmp_path / "pkg" / "good.py").write_text("def fine():\n    pass\n")
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_findings_exit_1_with_flake8_style_lines_and_summary(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", *ONLY_FAKE, "pkg")
+    assert code == 1
+    assert out.splitlines() == [
+        "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad",
+        "pkg/bad.py:5:1: TL190 [flag-bad-function] function `bad_two` is bad",
+    ]
+    assert err == "Found 2 findings in 1 file\n"
+
+
+def test_no_subcommand_means_check(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, *ONLY_FAKE, "pkg") == run(capsys, "check", *ONLY_FAKE, "pkg")
+    assert run(capsys, "pkg/bad.py", "--select", FLAG)[0] == 1
+
+
+def test_clean_run_prints_nothing_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", "")
+
+
+def test_exit_zero_and_quiet(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *ONLY_FAKE, "--exit-zero", "-q", "pkg")
+    assert code == 0 and out.count("\n") == 2 and err == ""
+
+
+def test_ignore_by_name_and_select_by_prefix(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--select", "TL19", "--ignore", "flag-bad-function", "pkg")[0] == 0
+    assert run(capsys, "--select", "TL9", "--extend-select", "flag-bad-function", "pkg")[0] == 1
+
+
+def test_unknown_selector_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--select", "TL1,no-such-rule", "pkg")
+    assert (code, out) == (2, "")
+    assert err == "toollint: error: unknown rule selector 'no-such-rule' in select\n"
+
+
+def test_bad_option_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--output-format", "xml", "pkg")[0] == 2
+    assert run(capsys, "--jobs", "-3", "pkg")[0] == 2
+
+
+def test_suppressed_count_in_summary(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pkg" / "bad.py").write_text(BAD.replace("bad_one():", "bad_one():  # noqa: TL190"))
+    code, out, err = run(capsys, *ONLY_FAKE, "pkg")
+    assert code == 1 and out.count("\n") == 1
+    assert err == "Found 1 finding in 1 file (1 suppressed)\n"
+
+
+def test_json_shape(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "json", "pkg")
+    data = json.loads(out)
+    assert code == 1 and len(data) == 2
+    first = data[0]
+    assert {k: first[k] for k in ("code", "name", "filename", "location", "tool", "suppressed")} == {
+        "code": FLAG,
+        "name": "flag-bad-function",
+        "filename": "pkg/bad.py",
+        "location": {"row": 1, "column": 1},
+        "tool": "bad_one",
+        "suppressed": False,
+    }
+    assert first["end_location"] == {"row": 2, "column": 9}
+    assert set(first) >= {"message", "fix", "related", "properties", "url", "level"}
+
+
+def test_json_of_a_clean_run_is_an_empty_list(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, *ONLY_FAKE, "--output-format", "json", "pkg/good.py")[:2] == (0, "[]\n")
+
+
+def test_full_format_shows_source_and_caret(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "full", "pkg/bad.py")
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[:4] == [
+        "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad",
+        "  |",
+        "1 | def bad_one():",
+        "  | ^^^^^^^^^^^^^^",
+    ]
+    assert run(capsys, *ONLY_FAKE, "--show-source", "pkg/bad.py")[1] == out
+
+
+def test_full_format_shows_fix_hint_and_related(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint.model import Fix, RelatedLocation
+
+    def with_extras(ctx):  # type: ignore[no-untyped-def]
+        f = ctx.finding(FLAG, ctx.tree.body[0], "msg", end_line=1, end_col=8)
+        f.fix = Fix("test `x is not None` instead", ())
+        f.related.append(RelatedLocation("pkg/bad.py", 5, 1, "partner here"))
+        yield f
+
+    monkeypatch.setitem(registry._RULES, FLAG, dataclasses.replace(registry._RULES[FLAG], check=with_extras))
+    out = run(capsys, *ONLY_FAKE, "--output-format", "full", "pkg/bad.py")[1]
+    assert "  | ^^^^^^^\n" in out
+    assert "  = help: test `x is not None` instead\n" in out
+    assert "  = note: pkg/bad.py:5:1: partner here\n" in out
+
+
+def test_statistics(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "--statistics", "pkg")
+    assert code == 1 and out == "2\tTL190\t[flag-bad-function] Bad function\n"
+    assert run(capsys, *ONLY_FAKE, "--statistics", "pkg/good.py")[:2] == (0, "No findings.\n")
+    stats = json.loads(run(capsys, *ONLY_FAKE, "--statistics", "--output-format", "json", "pkg")[1])
+    assert stats == [{"code": FLAG, "name": "flag-bad-function", "count": 2}]
+
+
+def test_output_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "-o", "report.txt", "pkg")
+    assert code == 1 and out == ""
+    assert (project / "report.txt").read_text().count("TL190") == 2
+    code, _, err = run(capsys, *ONLY_FAKE, "-o", str(project / "no" / "dir" / "r.txt"), "pkg")
+    assert code == 2 and err.startswith("toollint: error: cannot write")
+
+
+def test_sarif_output_or_a_clean_message(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *ONLY_FAKE, "--output-format", "sarif", "pkg")
+    try:
+        import toollint.reporters.sarif  # noqa: F401
+    except ImportError:
+        assert (code, err) == (2, "toollint: error: sarif output is not available in this installation\n")
+    else:
+        sarif = json.loads(out)
+        assert code == 1 and len(sarif["runs"][0]["results"]) == 2
+
+
+def test_rule_doc_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rule", "TL904")
+    assert code == 0 and out.startswith("# internal-error (TL904)\n") and "## What it does" in out
+    assert run(capsys, "rule", "internal-error")[1] == out
+    code, out, _ = run(capsys, "rule", "--all")
+    assert code == 0 and len(out.splitlines()) == len(registry.all_rules())
+    assert any(line.split()[:2] == ["TL190", "flag-bad-function"] for line in out.splitlines())
+    listed = json.loads(run(capsys, "rule", "--all", "--output-format", "json")[1])
+    assert [r["code"] for r in listed] == [r.code for r in registry.all_rules()]
+    one = json.loads(run(capsys, "rule", "TL190", "--output-format", "json")[1])
+    assert one["name"] == "flag-bad-function" and one["doc"].startswith("## What it does")
+
+
+def test_unknown_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "rule", "TL999")
+    assert (code, out) == (2, "") and "unknown rule 'TL999'" in err
+
+
+def test_real_rules_have_documentation(capsys: pytest.CaptureFixture[str]) -> None:
+    for r in registry.static_rules():
+        if r.code.startswith("TL10"):
+            out = run(capsys, "rule", r.code)[1]
+            assert "## What it does" in out and "## Example" in out, r.code
+
+
+def test_demo_lints_the_bundled_examples(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint import cli
+
+    code, out, _ = run(capsys, "demo")
+    has_examples = any(p.name != "__init__.py" for p in cli.EXAMPLES_DIR.glob("**/*.py"))
+    if has_examples:
+        assert code == 1
+        assert {line.split()[1] for line in out.splitlines()} >= {"TL101", "TL102", "TL103", "TL104", "TL105"}
+    else:
+        assert code == 0
+
+
+def test_delegated_subcommands_only_when_importable(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from toollint import cli
+
+    monkeypatch.setitem(cli.DELEGATED, "fakesub", ("toollint_no_such_module.cli", "main", "nothing"))
+    assert "fakesub" not in run(capsys, "--help")[1]
+    calls: list[list[str]] = []
+    module = type(sys)("toollint_fake_cli")
+    module.main = lambda argv: calls.append(argv) or 3  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toollint_fake_cli", module)
+    monkeypatch.setattr(cli, "_importable", lambda name: name == "toollint_fake_cli")
+    monkeypatch.setitem(cli.DELEGATED, "fakesub", ("toollint_fake_cli", "main", "a fake"))
+    assert main(["fakesub", "--x", "y"]) == 3 and calls == [["--x", "y"]]
+    assert "fakesub" in run(capsys, "--help")[1]
+
+
+def test_check_steps_post_process_the_result(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import cli
+
+    def drop_all(args, settings, result):  # type: ignore[no-untyped-def]
+        for file_result in result.files:
+            file_result.findings = []
+        return result
+
+    monkeypatch.setattr(cli, "CHECK_STEPS", [drop_all])
+    assert run(capsys, *ONLY_FAKE, "pkg")[0] == 0
+
+
+def test_unexpected_exception_is_one_line(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import cli
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(cli, "lint_paths", explode)
+    code, _, err = run(capsys, "pkg")
+    assert code == 2 and err.count("\n") == 1 and "internal error: RuntimeError: disk on fire" in err
+
+
+def test_python_m_and_console_script(project: Path) -> None:
+    for argv in ([sys.executable, "-m", "toollint"], [str(Path(sys.executable).parent / "toollint")]):
+        proc = subprocess.run([*argv, "--select", "TL9", "pkg"], capture_output=True, text=True, check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), argv
+    proc = subprocess.run([sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout.startswith("toollint ")

@@ -1,0 +1,129 @@
+"""[tool.toollint] discovery, validation and the mapping to Settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toollint.cli import main
+from toollint.config import ConfigError, find_config, resolve_settings
+
+
+def write_pyproject(directory: Path, body: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "pyproject.toml"
+    path.write_text(body)
+    return path
+
+
+def test_found_by_walking_up_from_the_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = write_pyproject(tmp_path / "proj", '[tool.toollint]\nselect = ["TL104"]\n')
+    write_pyproject(tmp_path / "proj" / "src", "[project]\nname = 'x'\n")  # no table: skipped
+    target = tmp_path / "proj" / "src" / "pkg"
+    target.mkdir(parents=True)
+    assert find_config([target]) == config
+    settings = resolve_settings([target])
+    assert settings.select == ["TL104"]
+    assert settings.project_root == config.parent and settings.config_file == config
+
+
+def test_no_config_gives_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = resolve_settings([tmp_path])
+    assert settings.select == ["TL1", "TL9"] and settings.config_file is None
+
+
+def test_every_key_maps_to_its_settings_field(tmp_path: Path) -> None:
+    config = write_pyproject(
+        tmp_path,
+        """
+[tool.toollint]
+select = ["TL1"]
+ignore = ["TL105"]
+extend-select = ["TL900"]
+exclude = ["vendored"]
+extend-exclude = ["*_pb2.py"]
+tool-decorators = ["my_tool"]
+tools = ["bench.env:Env.act"]
+contract-dirs = ["contracts"]
+
+[tool.toollint.per-file-ignores]
+"tests/*" = ["TL101", "log-only-argument"]
+
+[tool.toollint.confirm]
+adapter = "agentdojo"
+timeout = 30
+
+[tool.toollint.trace]
+graders = ["eval.py"]
+""",
+    )
+    s = resolve_settings(config_file=config)
+    assert (s.select, s.ignore, s.extend_select) == (["TL1"], ["TL105"], ["TL900"])
+    assert (s.exclude, s.extend_exclude) == (["vendored"], ["*_pb2.py"])
+    assert (s.tool_decorators, s.tools) == (["my_tool"], ["bench.env:Env.act"])
+    assert s.contract_dirs == [str(tmp_path / "contracts")]
+    assert s.per_file_ignores == {"tests/*": ["TL101", "log-only-argument"]}
+    assert s.confirm == {"adapter": "agentdojo", "timeout": 30} and s.trace == {"graders": ["eval.py"]}
+
+
+def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_pyproject(tmp_path, '[tool.toollint]\nselect = ["TL104"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert resolve_settings([tmp_path], isolated=True).select == ["TL1", "TL9"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[tool.toollint]\nselct = ["TL1"]\n', "unknown key 'selct' in .* did you mean 'select'"),
+        ('[tool.toollint]\nextend_select = ["TL1"]\n', "did you mean 'extend-select'"),
+        ("[tool.toollint]\nselect = \"TL1\"\n", "'select' in .* must be a list of strings, not a string"),
+        ("[tool.toollint]\nselect = [1]\n", "must be a list of strings, not a list with non-string items"),
+        ("[tool.toollint]\nper-file-ignores = [\"x\"]\n", "'per-file-ignores' .* must be a table"),
+        ('[tool.toollint.per-file-ignores]\n"t/*" = "TL1"\n', "per-file-ignores.\"t/\\*\"' .* list of strings"),
+        ("[tool.toollint]\nconfirm = 3\n", "'confirm' .* must be a table, not an integer"),
+        ('[tool.toollint]\nselect = ["TL777"]\n', "unknown rule selector 'TL777' in 'select'"),
+        ("[tool.toollint\nselect = 1\n", "invalid TOML in"),
+        ("[tool]\ntoollint = 3\n", "must be a table"),
+    ],
+)
+def test_bad_config_is_one_clear_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str, message: str
+) -> None:
+    config = write_pyproject(tmp_path, body)
+    with pytest.raises(ConfigError, match=message):
+        resolve_settings(config_file=config)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "m.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("toollint: error: ") and "Traceback" not in err
+
+
+def test_config_option_names_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "elsewhere.toml"
+    other.write_text('[tool.toollint]\nselect = ["TL105"]\n')
+    assert resolve_settings(config_file=other).select == ["TL105"]
+    assert main(["check", "--config", str(tmp_path / "missing.toml"), str(tmp_path)]) == 2
+    assert "config file not found" in capsys.readouterr().err
+    other.write_text("[project]\nname = 'x'\n")
+    with pytest.raises(ConfigError, match=r"no \[tool.toollint\] table"):
+        resolve_settings(config_file=other)
+
+
+def test_config_and_isolated_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--config", "x.toml", "--isolated", "."]) == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.cli import build_parser, settings_from_args
+
+    write_pyproject(tmp_path, '[tool.toollint]\nselect = ["TL104"]\nignore = ["TL901"]\n')
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(["check", "--select", "TL101,TL102", "--ignore", "TL902", "."])
+    s = settings_from_args(args)
+    assert s.select == ["TL101", "TL102"] and s.ignore == ["TL901", "TL902"]
