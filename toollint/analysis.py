@@ -71,6 +71,28 @@ class StateAccess:
         return self.path.replace("[*]", "").rsplit(".", 1)[-1]
 
 
+@dataclass(frozen=True)
+class OpaqueUse:
+    """A state value used whole, so which of its fields matter cannot be told: compared with `==`/`!=`
+    (`pre_environment == post_environment`), passed to a call the analysis cannot follow (external,
+    beyond `MAX_HELPER_HOPS`, a helper cycle), or read through a computed attribute name. The tracer
+    counts these as exposure rather than as a read of no field."""
+
+    path: str
+    how: Literal["compare", "call", "computed"]
+    node: ast.AST  # where the use is, inside the helper that makes it
+    callee: str = ""  # for "call": what is called, with why it was not followed
+    via: tuple[str, ...] = ()
+
+
+# Builtins that look at a container's shape or hand its elements on, without reading their fields.
+SHAPE_CALLS = frozenset(["len", "isinstance", "issubclass", "type", "id", "bool", "iter", "next", "enumerate",
+                         "reversed", "zip", "range", "any", "all", "hasattr", "getattr", "filter", "map", "list",
+                         "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "abs", "round", "int", "float"])
+# Methods on a state container that read it like an attribute access would.
+READ_METHODS = frozenset(["get", "keys", "values", "items", "copy", "count", "index"])
+
+
 @dataclass
 class ParamInfo:
     name: str
@@ -96,6 +118,8 @@ class FunctionSummary:
     return_paths: set[str] = field(default_factory=set)  # state paths the function returns
     # ids of statements that write state (directly or through a helper), for path reasoning
     writing_nodes: set[int] = field(default_factory=set)
+    opaque: list[OpaqueUse] = field(default_factory=list)  # state used whole (see OpaqueUse)
+    complete: bool = True  # False for the stand-in returned when a helper cycle reaches back here
 
     @property
     def name(self) -> str:
@@ -354,6 +378,22 @@ class _Summariser:
         acc = StateAccess(path, kind, node, via or self.via)
         (self.summary.reads if kind == "read" else self.summary.writes).append(acc)
 
+    def opaque_use(self, path: str, how: Literal["compare", "call", "computed"], node: ast.AST,
+                   callee: str = "") -> None:
+        self.summary.opaque.append(OpaqueUse(path, how, node, callee, self.via))
+
+    def compare_whole(self, node: ast.Compare) -> None:
+        """`a == b` on state compares every field below it (a comparison with None is an existence check)."""
+        if not any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+            return
+        operands = [node.left, *node.comparators]
+        if any(isinstance(o, ast.Constant) and o.value is None for o in operands):
+            return
+        for operand in operands:
+            p = self.path(operand)
+            if p is not None:
+                self.opaque_use(p, "compare", operand)
+
     def flow(self, expr: ast.AST, sink: Sink) -> None:
         for name in names_in(expr):
             for param in self.taint.get(name.id, ()):
@@ -519,6 +559,8 @@ class _Summariser:
             else:
                 self.expr(node.elt, ctx)
             return
+        if isinstance(node, ast.Compare):
+            self.compare_whole(node)
         if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and ctx in ("other", "local"):
             ctx = "cond"
         if isinstance(node, ast.Lambda):
@@ -557,6 +599,10 @@ class _Summariser:
                 return
             if owner is None and isinstance(func.value, ast.Name) and func.value.id == "setattr":
                 pass
+            if owner is not None and func.attr not in READ_METHODS and self.index.resolve(
+                call, self.cls, self.types
+            ) is None:
+                self.opaque_use(owner, "call", call, f".{func.attr}()")
             self.expr(func.value, "other" if ctx != "log" else "log")
         if isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 3:
             base = self.path(call.args[0])
@@ -569,7 +615,10 @@ class _Summariser:
         helper = self.index.resolve(call, self.cls, self.types)
         if helper is not None and self.hops < MAX_HELPER_HOPS:
             sub = self._helper_summary(helper, call)
+            if sub is not None and not sub.complete:
+                self.opaque_args(call, f"{helper.name} (helper cycle)")
             if sub is not None:
+                self.summary.opaque.extend(sub.opaque)
                 for acc in sub.reads:
                     self.summary.reads.append(StateAccess(acc.path, acc.kind, call if ctx != "log" else acc.node, acc.via))
                 for acc in sub.writes:
@@ -580,6 +629,15 @@ class _Summariser:
                 for a in args:
                     self.expr(a, sink)
                 return
+        if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) >= 2:
+            base = self.path(call.args[0])
+            name_arg = call.args[1]
+            if base is not None and not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
+                self.opaque_use(base, "computed", call)
+        if helper is not None:  # resolvable, but the hop budget is spent
+            self.opaque_args(call, f"{helper.name} (beyond {MAX_HELPER_HOPS} helper hops)")
+        elif call_name(call) not in SHAPE_CALLS:
+            self.opaque_args(call, call_name(call) or "<computed call>")
         pure = call_name(call) in PURE_CALLS or (isinstance(func, ast.Name) and func.id[:1].isupper())
         if ctx in ("log", "message", "local") and pure:
             sink = ctx
@@ -591,6 +649,12 @@ class _Summariser:
             sink = "call"  # an unresolved call may write state: a parameter passed to it is consumed
         for a in args:
             self.expr(a, sink)
+
+    def opaque_args(self, call: ast.Call, callee: str) -> None:
+        for a in [*call.args, *(kw.value for kw in call.keywords)]:
+            p = self.path(a) if not isinstance(a, ast.Starred) else None
+            if p is not None:
+                self.opaque_use(p, "call", a, callee)
 
 
 def _message_shaped(value: ast.expr) -> bool:
@@ -638,7 +702,7 @@ def summarize(
     if cached is not None:
         return cached
     # Guard against recursion: a provisional empty summary while this one is computed.
-    provisional = FunctionSummary(fn.name, fn, _params(fn, roots))
+    provisional = FunctionSummary(fn.name, fn, _params(fn, roots), complete=False)
     index._cache[key] = provisional
     result = _Summariser(fn, roots, index, cls, hops, via).run()
     index._cache[key] = result
