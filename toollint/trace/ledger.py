@@ -1,0 +1,255 @@
+"""Score-at-risk: from a defect's fields to the graded tasks whose verdicts read them.
+
+`trace(defects, tasks)` is the whole pipeline on already-known fields, so it runs without the dynamic
+checker. `defect_from_clause` derives the fields from a contract clause's *compiled* predicate (never
+its source text), and `attach` puts the result on a TL2xx `Finding` for SARIF (relatedLocations at the
+grader read sites, a code flow tool write -> field -> grader read, exposed-task counts per basis).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from dataclasses import field as dc_field
+from typing import Any
+
+from toollint.model import Finding, RelatedLocation
+from toollint.trace.readsites import BASES, CONFIDENCE, Basis, ModuleCache, ReadSite, classify
+from toollint.trace.tasks import Problem, Task, TaskSet, task_sites
+
+LEDGER_COLUMNS = ("defect", "tool", "clause", "field", "task", "suite", "grader", "read_site", "basis",
+                  "confidence")
+
+
+@dataclass(frozen=True)
+class Defect:
+    """A confirmed violation reduced to what tracing needs."""
+
+    id: str
+    tool: str  # "pkg.module:function" or a qualname
+    clause: str
+    fields: tuple[str, ...]  # canonical state paths the tool should (not) have written
+    tool_file: str = ""
+    tool_line: int = 0
+    code: str = ""  # TL2xx
+    witness: Any = None
+
+
+@dataclass
+class LedgerRow:
+    defect: str
+    tool: str
+    clause: str
+    field: str
+    task: str
+    suite: str
+    grader: str
+    read_site: str  # file:line of the site giving the basis
+    basis: Basis
+    confidence: str
+    sites: list[ReadSite] = dc_field(default_factory=list)  # every site exposing the field
+
+    def csv_row(self) -> list[str]:
+        return [str(getattr(self, c)) for c in LEDGER_COLUMNS]
+
+
+@dataclass
+class Ledger:
+    defects: list[Defect] = dc_field(default_factory=list)
+    rows: list[LedgerRow] = dc_field(default_factory=list)
+    tasks_traced: int = 0
+    problems: list[Problem] = dc_field(default_factory=list)
+    ungrounded: list[Finding] = dc_field(default_factory=list)  # TL401
+
+    def totals(self, defect_id: str | None = None) -> dict[str, int]:
+        """Exposed tasks per basis (bases never merged), plus the number of tasks traced."""
+        counts: dict[str, int] = {b: 0 for b in BASES}
+        for row in self.rows:
+            if defect_id is None or row.defect == defect_id:
+                counts[row.basis] += 1
+        return {**counts, "exposed": sum(counts.values()), "traced": self.tasks_traced}
+
+    def rows_of(self, defect_id: str) -> list[LedgerRow]:
+        return [r for r in self.rows if r.defect == defect_id]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tasks_traced": self.tasks_traced,
+            "defects": [
+                {**{k: v for k, v in asdict(d).items() if k != "witness"}, "fields": list(d.fields),
+                 "witness": d.witness, "totals": self.totals(d.id)}
+                for d in self.defects
+            ],
+            "rows": [
+                {**{c: getattr(r, c) for c in LEDGER_COLUMNS},
+                 "sites": [_site_json(s) for s in r.sites]}
+                for r in self.rows
+            ],
+            "totals": self.totals(),
+            "problems": [str(p) for p in self.problems],
+            "ungrounded_oracles": [
+                {"path": f.path, "line": f.line, "message": f.message, **f.properties} for f in self.ungrounded
+            ],
+        }
+
+    def csv_text(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(LEDGER_COLUMNS)
+        for row in self.rows:
+            writer.writerow(row.csv_row())
+        return buf.getvalue()
+
+
+def _site_json(s: ReadSite) -> dict[str, Any]:
+    return {"kind": s.kind, "path": s.path, "file": s.file, "line": s.line, "col": s.col, "grader": s.grader,
+            "how": s.how, "detail": s.detail, "via": list(s.via)}
+
+
+def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None = None) -> Ledger:
+    """Every task whose grading reads a field of a defect, one row per (defect, task)."""
+    cache = cache or ModuleCache()
+    ledger = Ledger(list(defects), tasks_traced=len(tasks.tasks), problems=list(tasks.problems))
+    for task in tasks.tasks:
+        sites = task_sites(task, cache, ledger.problems)
+        for defect in defects:
+            row = _row(defect, task, sites)
+            if row is not None:
+                ledger.rows.append(row)
+        finding = ungrounded_oracle(task, sites)
+        if finding is not None:
+            ledger.ungrounded.append(finding)
+    return ledger
+
+
+def _row(defect: Defect, task: Task, sites: Sequence[ReadSite]) -> LedgerRow | None:
+    best: tuple[int, str, ReadSite] | None = None
+    exposing: list[ReadSite] = []
+    for field_path in defect.fields:
+        for site in sites:
+            basis = classify(site, field_path)
+            if basis is None:
+                continue
+            if site not in exposing:
+                exposing.append(site)
+            rank = BASES.index(basis)
+            if best is None or rank < best[0]:
+                best = (rank, field_path, site)
+    if best is None:
+        return None
+    rank, field_path, site = best
+    basis = BASES[rank]
+    return LedgerRow(defect.id, defect.tool, defect.clause, field_path, task.id, task.suite, site.grader,
+                     site.location(), basis, CONFIDENCE[basis], exposing)
+
+
+# --- TL401 ungrounded oracle -------------------------------------------------------------------------
+
+
+def ungrounded_oracle(task: Task, sites: Sequence[ReadSite]) -> Finding | None:
+    """A grader that decides from the agent's calls (the request it sent, the tool's message) and reads
+    no live state: any state change it credits is taken from the actor's claim."""
+    calls = [s for s in sites if (s.kind == "record" and s.detail in ("traces", "messages")) or s.how == "action"]
+    if not calls or any(s.live_state and not s.path.startswith("@") for s in sites):
+        return None
+    if any(s.kind == "missing" for s in sites):
+        return None
+    first = calls[0]
+    return Finding(
+        "TL401",
+        f"task {task.id}: the grader decides from the agent's calls ({first.detail}), never from state",
+        first.file, first.line, first.col, tool=first.grader,
+        properties={"task": task.id, "record_sites": [s.location() for s in calls]},
+    )
+
+
+# --- from contracts and TL2xx findings ---------------------------------------------------------------
+
+
+def defect_from_clause(
+    defect_id: str,
+    tool: str,
+    clause: Any,
+    tool_writes: Iterable[str] = (),
+    effect_clauses: Iterable[Any] = (),
+    **extra: Any,
+) -> Defect:
+    """The fields a violated clause puts at risk, from its compiled predicate's `paths`.
+
+    eff/frame clauses: the state paths the predicate reads, kept to those the tool writes when the
+    static write set is known (so lookup keys such as `.by(id=...)` drop out). pre clauses: the tool
+    wrote when it should have been blocked, so the fields are its write set. arg clauses have no
+    predicate: the paths of the effect clauses that read that argument.
+    """
+    writes = set(tool_writes)
+    kind = getattr(clause, "kind", "")
+    paths: set[str] = set()
+    if kind == "pre":
+        paths = writes or set(_predicate_paths(clause))
+    elif kind == "arg":
+        arg = getattr(clause, "arg", None)
+        for eff in effect_clauses:
+            pred = getattr(eff, "predicate", None)
+            if pred is not None and arg in pred.args_read:
+                paths |= set(pred.paths)
+    else:
+        paths = set(_predicate_paths(clause))
+    if writes and kind != "pre":
+        kept = {p for p in paths if any(p == w or p.startswith((w + "[", w + ".")) for w in writes)}
+        paths = kept or paths
+    return Defect(defect_id, tool, getattr(clause, "id", str(clause)), tuple(sorted(paths)), **extra)
+
+
+def _predicate_paths(clause: Any) -> frozenset[str]:
+    pred = getattr(clause, "predicate", None)
+    return pred.paths if pred is not None else frozenset()
+
+
+def defect_from_finding(finding: Finding, contract: Any, tool_writes: Iterable[str] = ()) -> Defect | None:
+    """A TL2xx finding (properties: `clause`, optional `witness`) against its contract."""
+    clause_id = finding.properties.get("clause") or finding.properties.get("clause_id")
+    clause = contract.clause(clause_id) if clause_id else None
+    if clause is None:
+        return None
+    effects = contract.clauses_of("eff")
+    defect_id = f"{finding.code}:{contract.tool_name}:{clause.id}"
+    return defect_from_clause(defect_id, contract.tool, clause, tool_writes, effects, tool_file=finding.path,
+                              tool_line=finding.line, code=finding.code,
+                              witness=finding.properties.get("witness"))
+
+
+def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 50, max_flows: int = 10) -> None:
+    """Put the trace on the finding: read sites as related locations, per-basis counts, a code flow."""
+    rows = ledger.rows_of(defect.id)
+    seen: set[tuple[str, int]] = set()
+    reads: list[ReadSite] = []
+    for row in rows:
+        for site in row.sites:
+            if (site.file, site.line) not in seen:
+                seen.add((site.file, site.line))
+                reads.append(site)
+    for site in reads[:max_related]:
+        finding.related.append(RelatedLocation(
+            site.file, site.line, site.col, f"grader {site.grader} reads {site.path or 'the whole state'} "
+                                            f"({site.how})"))
+    totals = ledger.totals(defect.id)
+    finding.properties["trace"] = {
+        "fields": list(defect.fields), "exposed_tasks": {b: totals[b] for b in BASES},
+        "exposed": totals["exposed"], "traced": totals["traced"],
+    }
+    # One thread per grader read site: tool write -> field -> grader read.
+    start = {"path": finding.path, "line": finding.line, "col": finding.col,
+             "message": f"{defect.tool} violates {defect.clause}"}
+    threads = []
+    for site in reads[:max_flows]:
+        field_path = site.path if site.kind == "state" else next(iter(defect.fields), "")
+        threads.append([
+            start,
+            {"path": defect.tool_file or finding.path, "line": defect.tool_line or finding.line, "col": 1,
+             "message": f"field {field_path or 'state'} is left wrong"},
+            {"path": site.file, "line": site.line, "col": site.col,
+             "message": f"grader {site.grader} reads {site.path or 'the whole state'} ({site.how})"},
+        ])
+    finding.properties["code_flow"] = threads

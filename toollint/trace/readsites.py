@@ -1,0 +1,272 @@
+"""Where a grader reads state, and how a read site exposes a field the defective tool writes.
+
+A grader is a function (or method) whose parameters name the live simulator state (`post_environment`),
+the state before the run (`pre_environment`) and the agent record (`model_output`, `traces`). The reads
+come from the shared state-path analysis (`toollint.analysis.summarize`): attribute chains, locals bound
+to state, helpers by bare name up to three hops, DeepDiff path strings, and `OpaqueUse`s for state used
+whole (`pre_environment == post_environment`, a call the analysis cannot follow, a computed attribute).
+
+Reads of the state before the run are not exposure: the tool under test cannot have written it. They
+are mapped under the `@pre` prefix and left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from toollint.analysis import FunctionIndex, summarize
+
+Basis = Literal["exact_field", "collection_only", "whole_state_hash", "unresolved"]
+# Strongest evidence first: a (defect, task) row carries the strongest basis any of its sites gives.
+BASES: tuple[Basis, ...] = ("exact_field", "whole_state_hash", "collection_only", "unresolved")
+CONFIDENCE: dict[str, str] = {
+    "exact_field": "high", "whole_state_hash": "high", "collection_only": "medium", "unresolved": "low",
+}
+
+PRE_PREFIX = "@pre"  # canonical prefix for the pre-run state: never written by the tool under test
+# A whole state handed to a callee with one of these in its name is diffed or hashed as a whole.
+WHOLE_STATE_CALLEE = re.compile(r"diff|hash|equal|compare|\beq\b|digest|dump", re.IGNORECASE)
+
+SiteKind = Literal["state", "opaque", "whole_state", "record", "missing"]
+
+
+@dataclass(frozen=True)
+class ReadSite:
+    """One place where grading reads something.
+
+    kind: `state` a read of a state path; `opaque` state used whole (see `OpaqueUse`); `whole_state` a
+    whole-database hash or comparison declared by the task (tau2 `reward_basis: DB`); `record` the agent
+    record (its calls or final message), never state; `missing` a grader that could not be found or read.
+    """
+
+    kind: SiteKind
+    path: str  # canonical state path; "" is the whole state
+    file: str
+    line: int
+    col: int = 1
+    grader: str = ""
+    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / ...
+    detail: str = ""  # the callee of an opaque call, the record parameter, why a grader is missing
+    via: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes
+
+    @property
+    def live_state(self) -> bool:
+        return self.kind in ("state", "opaque", "whole_state")
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def is_under(path: str, prefix: str) -> bool:
+    """`path` is `prefix` or lies below it (`a.b[*].c` is under `a.b` and under `a.b[*]`)."""
+    if prefix == "":
+        return True
+    return path == prefix or (path.startswith(prefix) and path[len(prefix)] in ".[")
+
+
+def classify(site: ReadSite, field_path: str) -> Basis | None:
+    """How `site` exposes `field_path` (a canonical path the tool should have written), or None."""
+    if site.kind == "missing":
+        return "unresolved"
+    if site.kind == "record" or site.path.startswith(PRE_PREFIX):
+        return None
+    if site.kind == "whole_state":
+        if any(is_under(field_path, ex) for ex in site.excluded):
+            return None
+        return "whole_state_hash"
+    if is_under(site.path, field_path):
+        return "exact_field"  # the field itself, or something inside it
+    if not is_under(field_path, site.path):
+        return None  # an unrelated branch of the state
+    # The site reads a container of the field.
+    if site.kind == "state":
+        return "collection_only"
+    if site.path == "":
+        whole = site.how == "compare" or WHOLE_STATE_CALLEE.search(site.detail) is not None
+        if whole and not any(is_under(field_path, ex) for ex in site.excluded):
+            return "whole_state_hash"
+        if whole:
+            return None
+    return "unresolved"
+
+
+def best_basis(bases: Iterable[Basis]) -> Basis | None:
+    found = set(bases)
+    return next((b for b in BASES if b in found), None)
+
+
+# --- DeepDiff path strings -------------------------------------------------------------------------
+
+_DEEPDIFF_STEP = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]*)\]")
+
+
+def parse_deepdiff_path(text: str) -> str | None:
+    """`root.calendar.events['7'].start_time` -> `calendar.events[*].start_time`; None if not a DeepDiff path.
+
+    Attribute steps are fields; every `[...]` step selects an element (`[*]`). A `{}` in the text stands
+    for an f-string placeholder."""
+    if not text.startswith("root") or text == "root":
+        return None
+    rest = text[4:]
+    parts: list[str] = []
+    pos = 0
+    while pos < len(rest):
+        m = _DEEPDIFF_STEP.match(rest, pos)
+        if m is None:
+            return None
+        if m.group(1) is not None:
+            parts.append(("." if parts else "") + m.group(1))
+        else:
+            parts.append("[*]")
+        pos = m.end()
+    return "".join(parts) if parts else None
+
+
+def _string_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.append(v.value)
+            else:
+                out.append("{}")
+        return "".join(out)
+    return None
+
+
+# --- reading grader modules ------------------------------------------------------------------------
+
+
+class GraderError(Exception):
+    """A grader that cannot be read: its file does not parse, or the function does not exist."""
+
+
+@dataclass
+class ParsedModule:
+    path: Path
+    tree: ast.Module
+    index: FunctionIndex
+    text: str
+
+
+@dataclass
+class ModuleCache:
+    """Each grader file parsed and indexed once, so helper summaries are shared across tasks."""
+
+    modules: dict[Path, ParsedModule | GraderError] = field(default_factory=dict)
+    summaries: dict[tuple[Path, str, tuple[tuple[str, str], ...]], list[ReadSite]] = field(default_factory=dict)
+
+    def module(self, path: Path) -> ParsedModule:
+        key = path.resolve()
+        cached = self.modules.get(key)
+        if cached is None:
+            try:
+                text = path.read_text(encoding="utf-8")
+                tree = ast.parse(text, filename=str(path))
+            except SyntaxError as exc:
+                cached = GraderError(f"{path}:{exc.lineno or 1}: grader file does not parse: {exc.msg}")
+            except (OSError, UnicodeDecodeError) as exc:
+                cached = GraderError(f"{path}: grader file cannot be read: {exc}")
+            else:
+                cached = ParsedModule(path, tree, FunctionIndex(tree), text)
+            self.modules[key] = cached
+        if isinstance(cached, GraderError):
+            raise cached
+        return cached
+
+
+def find_function(mod: ParsedModule, qualname: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]:
+    """`Class.method` (searching base classes defined in the same module) or `function`."""
+    cls, _, name = qualname.rpartition(".")
+    if not cls:
+        fn = mod.index.functions.get(name)
+        if fn is None:
+            raise GraderError(f"{mod.path}: no function {name!r}")
+        return fn, None
+    seen: set[str] = set()
+    todo = [cls]
+    while todo:
+        current = todo.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        method = mod.index.methods.get(current, {}).get(name)
+        if method is not None:
+            return method, current
+        todo += _module_bases(mod.tree, current)
+    raise GraderError(f"{mod.path}: no method {name!r} on class {cls!r}")
+
+
+def _module_bases(tree: ast.Module, cls: str) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return [b.id for b in node.bases if isinstance(b, ast.Name)]
+    return []
+
+
+def grader_sites(
+    cache: ModuleCache,
+    file: Path,
+    qualname: str,
+    state_params: Mapping[str, str],
+    record_params: Iterable[str] = (),
+    display_path: str | None = None,
+) -> list[ReadSite]:
+    """The read sites of one grader. Raises `GraderError` when the grader cannot be read."""
+    key = (file.resolve(), qualname, tuple(sorted(state_params.items())) + tuple((r, "") for r in record_params))
+    cached = cache.summaries.get(key)
+    if cached is not None:
+        return cached
+    mod = cache.module(file)
+    fn, cls = find_function(mod, qualname)
+    where = display_path or str(file)
+    summary = summarize(fn, dict(state_params), mod.index, cls=cls)
+    sites: list[ReadSite] = []
+    for acc in summary.reads:
+        sites.append(_site("state", acc.path, where, acc.node, qualname, "read", via=acc.via))
+    for use in summary.opaque:
+        sites.append(_site("opaque", use.path, where, use.node, qualname, use.how, use.callee, use.via))
+    if not summary.complete:
+        sites.append(_site("opaque", "", where, fn, qualname, "call", f"{fn.name} (helper cycle)"))
+    for name in record_params:
+        for _sink, node in summary.flows.get(name, []):
+            sites.append(_site("record", "", where, node, qualname, "record", name))
+    sites += _deepdiff_sites(mod, fn, where, qualname, summary.reads)
+    cache.summaries[key] = sites
+    return sites
+
+
+def _site(kind: SiteKind, path: str, file: str, node: ast.AST, grader: str, how: str, detail: str = "",
+          via: tuple[str, ...] = ()) -> ReadSite:
+    return ReadSite(kind, path, file, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, grader,
+                    how, detail, via)
+
+
+def _deepdiff_sites(mod: ParsedModule, fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, grader: str,
+                    reads: Iterable[object]) -> list[ReadSite]:
+    """DeepDiff path strings in the grader and in the same-module helpers the analysis followed."""
+    helper_names = {name for acc in reads for name in getattr(acc, "via", ())}
+    functions = [fn] + [mod.index.functions[n] for n in sorted(helper_names) if n in mod.index.functions]
+    out: list[ReadSite] = []
+    for function in functions:
+        nodes = list(ast.walk(function))
+        # A constant inside an f-string is read as part of the f-string.
+        in_fstring = {id(v) for n in nodes if isinstance(n, ast.JoinedStr) for v in n.values}
+        for node in nodes:
+            text = _string_text(node)
+            if text is None or id(node) in in_fstring:
+                continue
+            path = parse_deepdiff_path(text)
+            if path is not None:
+                via = () if function is fn else (function.name,)
+                out.append(_site("state", path, where, node, grader, "deepdiff", text, via))
+    return out
+
