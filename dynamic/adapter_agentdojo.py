@@ -1,0 +1,182 @@
+"""Host-side adapter for AgentDojo (verified on agentdojo 0.1.35). Stdlib + agentdojo only.
+
+Loaded by host.py inside AgentDojo's own venv. Options: ``suite`` (banking, travel, workspace,
+slack), ``version`` (default v1.2.2, the AgentDojo CLI default).
+
+- build: ``suite.load_and_inject_default_environment({})`` (default injections), optionally a
+  user task's ``init_environment``; a pristine copy is kept and deep-copied to reset, the same move
+  AgentDojo itself makes before running an agent.
+- snapshot: pydantic ``model_dump(mode="json")``.
+- call: ``FunctionsRuntime(suite.tools).run_function`` returns ``(result, error)``, validates and
+  coerces the arguments; we report the coerced ones as ``effective_args``.
+- frame: each tool's ``Depends("...")`` parameters name the environment fields it may touch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+DEFAULT_VERSION = "v1.2.2"
+
+
+LAZY_PACKAGES = ("agentdojo.agent_pipeline", "agentdojo.agent_pipeline.llms")
+
+
+def _skip_pipeline_init() -> bool:
+    """Register `agentdojo.agent_pipeline` without running its `__init__`.
+
+    That `__init__` imports every LLM SDK (5 of the 6 s of `import agentdojo.task_suite`); the
+    task suite needs only three small modules from the package, which still load from the real
+    files. Undone (returns False) if the layout is not what we expect.
+    """
+    import importlib.util
+    import os
+    import types
+
+    spec = importlib.util.find_spec("agentdojo")
+    if spec is None or spec.origin is None:
+        return False
+    root = os.path.dirname(spec.origin)
+    for name in LAZY_PACKAGES:
+        path = os.path.join(root, *name.split(".")[1:])
+        if not os.path.isfile(os.path.join(path, "__init__.py")):
+            return False
+    for name in LAZY_PACKAGES:
+        module = types.ModuleType(name)
+        module.__path__ = [os.path.join(root, *name.split(".")[1:])]
+        module.__package__ = name
+        sys.modules[name] = module
+    return True
+
+
+class AgentDojoAdapter:
+    def __init__(self, options: dict[str, Any], shims: Any) -> None:
+        self.lazy_pipeline = bool(options.get("lazy_pipeline", True)) and _skip_pipeline_init()
+        try:
+            import agentdojo.task_suite  # noqa: F401
+        except ImportError:
+            if not self.lazy_pipeline:
+                raise
+            for name in list(sys.modules):  # fall back to the ordinary, slow import
+                if name.startswith("agentdojo"):
+                    del sys.modules[name]
+            self.lazy_pipeline = False
+        from agentdojo.functions_runtime import FunctionsRuntime
+        from agentdojo.task_suite import get_suite
+
+        self.version = str(options.get("version") or DEFAULT_VERSION)
+        self.suite_name = str(options.get("suite") or "banking")
+        self.suite = get_suite(self.version, self.suite_name)
+        self.runtime = FunctionsRuntime(self.suite.tools)
+        self.shims = shims
+        shims.freeze_clock(["agentdojo"])
+        self.pristine: Any = None
+        self.env: Any = None
+        self.task_id: str | None = None
+        try:
+            from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
+
+            self.render = tool_result_to_str
+        except Exception:  # noqa: BLE001 - older layouts: str() is what a custom pipeline would show
+            self.render = str
+
+    def hello(self) -> dict[str, Any]:
+        import agentdojo
+
+        tools: list[dict[str, Any]] = []
+        for f in self.suite.tools:
+            run = f.run
+            try:
+                file = inspect.getsourcefile(run)
+                line = inspect.getsourcelines(run)[1]
+            except (OSError, TypeError):
+                file, line = None, None
+            frame = None
+            if f.dependencies and all(isinstance(d.env_dependency, str) for d in f.dependencies.values()):
+                frame = sorted("/" + d.env_dependency for d in f.dependencies.values())
+            elif not f.dependencies:
+                frame = []
+            tools.append({
+                "name": f.name,
+                "description": f.description,
+                "doc": f.full_docstring,
+                "parameters": f.parameters.model_json_schema(),
+                "file": file,
+                "line": line,
+                "frame": frame,
+            })
+        try:
+            schema = self.suite.environment_type.model_json_schema()
+        except Exception:  # noqa: BLE001 - a schema is optional metadata
+            schema = None
+        return {
+            "adapter": "agentdojo",
+            "variant": f"{self.version}/{self.suite_name}",
+            "benchmark_version": getattr(agentdojo, "__version__", None) or _dist_version("agentdojo"),
+            "tools": tools,
+            "state_schema": schema,
+            "volatile_paths": [],
+            "derived_paths": [],
+            "capabilities": {"task_build": True, "user_tools": False, "reset": "deepcopy",
+                             "lazy_pipeline": self.lazy_pipeline},
+            "tasks": sorted(self.suite.user_tasks),
+        }
+
+    def build(self, task_id: str | None) -> None:
+        env = self.suite.load_and_inject_default_environment({})
+        if task_id:
+            task = self.suite.get_user_task_by_id(task_id)
+            env = task.init_environment(env)
+        self.task_id = task_id
+        self.pristine = env
+        self.env = env.model_copy(deep=True)
+
+    def reset(self) -> None:
+        self.env = self.pristine.model_copy(deep=True)
+
+    def snapshot(self) -> Any:
+        return self.env.model_dump(mode="json")
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        functions = self.runtime.functions
+        effective: Any = args
+        if tool in functions:
+            try:
+                effective = functions[tool].parameters.model_validate(args).model_dump(mode="json")
+            except Exception:  # noqa: BLE001 - invalid args: the call reports it
+                effective = args
+        value, error = self.runtime.run_function(self.env, tool, args)
+        if error is None:
+            try:
+                view = self.render(value)
+            except Exception:  # noqa: BLE001 - rendering is cosmetic
+                view = str(value)
+            return {"status": "ok", "value": _jsonable(value), "agent_view": view, "effective_args": effective}
+        etype, _, message = error.partition(": ")
+        status = "validation_error" if etype in ("ValidationError", "ToolNotFoundError") else "tool_error"
+        return {"status": status, "value": None, "agent_view": error, "error_type": etype,
+                "error_message": message, "effective_args": effective}
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        from pydantic_core import to_jsonable_python
+
+        return to_jsonable_python(value)
+    except Exception:  # noqa: BLE001 - best effort
+        return value
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:  # noqa: BLE001 - best effort
+        return None
+
+
+def make_adapter(options: dict[str, Any], shims: Any) -> AgentDojoAdapter:
+    return AgentDojoAdapter(options, shims)

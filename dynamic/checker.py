@@ -1,0 +1,546 @@
+"""Run a tool's probe plan through a host and score every contract clause: CONFORMS, VIOLATES, UNTESTABLE.
+
+Per METHOD.md Part 3, for each clause and probe:
+
+- ``pre.*``: on a precondition-violating probe, the call must fail with an error and leave state
+  unchanged; success or any state change is an Unenforced Precondition (TL201).
+- ``eff.*``: on every legal successful probe the predicate must hold. A failing effect clause that
+  reads an effective argument is an Ignored Argument (TL202); otherwise, if the success signal is
+  biconditional and every testable effect clause failed on that call, a Phantom Effect (TL204);
+  otherwise a Partial Effect (TL203).
+- ``frame.*``/``inv.*`` and the adapter's declared write-set: a failure on a successful call whose
+  effects all held is a Frame Violation (TL206), on a call whose effects also failed a Partial
+  Effect (TL203).
+- ``arg.*``: two successful calls differing only in that argument's (effective) value must leave
+  different post-states; identical ones are an Ignored Argument (TL202).
+- every probe: the state after the post-call reset must hash like the pristine state, else a
+  Reset Leak (TL205).
+
+Effective arguments are the declared ``arg.*`` ones plus optional arguments an effect clause reads
+(an effect clause over an argument is a claim that the argument changes state). Every violation is
+re-run in a fresh worker before it is reported; if the re-run disagrees it is FLAKY, with what
+differed. UNTESTABLE rows stay in every count.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toollint.contracts.model import Clause, Contract
+from toollint.contracts.predicate import Predicate, PredicateTypeError
+from toollint.dynamic import jsondiff
+from toollint.dynamic.probes import Plan, Probe, effective_arguments, make_plan, params_from_tool
+from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
+
+CONFORMS, VIOLATES, UNTESTABLE, FLAKY = "CONFORMS", "VIOLATES", "UNTESTABLE", "FLAKY"
+NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED = (
+    "no_observable_state", "predicate_type_error", "no_reset_path", "adapter_unsupported")
+CLASS_NAMES = {"TL201": "Unenforced Precondition", "TL202": "Ignored Argument", "TL203": "Partial Effect",
+               "TL204": "Phantom Effect", "TL205": "Reset Leak", "TL206": "Frame Violation"}
+IGNORED_TAGS = {"volatile", "derived"}
+
+
+@dataclass
+class ProbeRun:
+    """One probe as executed: the call's result, the states around it, and the keyed diff."""
+
+    probe: Probe
+    result: dict[str, Any] = field(default_factory=dict)
+    pre: Any = None
+    post: Any = None
+    diff: list[dict[str, Any]] = field(default_factory=list)
+    pre_hash: str = ""
+    post_hash: str = ""
+    reset_hash: str = ""
+    pristine_hash: str = ""
+    error: WorkerError | None = None
+    succeeded: bool = False  # status ok and the success clause (if any) reads success
+    pres_hold: bool = False  # every precondition true on the pre-state
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """Effective arguments (after coercion and defaults), falling back to the requested ones."""
+        eff = self.result.get("effective_args")
+        return dict(eff) if isinstance(eff, dict) else dict(self.probe.args)
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error is not None else str(self.result.get("status", "?"))
+
+    @property
+    def changes(self) -> list[dict[str, Any]]:
+        """Diff ops that count: volatile and derived paths are reported apart, never as effects."""
+        return [op for op in self.diff if not IGNORED_TAGS & set(op.get("tags", ()))]
+
+    def outcome_key(self) -> str:
+        """What the call did to state, for comparing two calls (`before` is the same pristine value)."""
+        return jsondiff.canonical_json([{k: op.get(k) for k in ("op", "path", "after")} for op in self.changes])
+
+
+@dataclass
+class ClauseResult:
+    clause_id: str
+    kind: str
+    verdict: str
+    reason: str | None = None  # UNTESTABLE reason code
+    detail: str = ""
+    code: str | None = None  # TL2xx for VIOLATES/FLAKY
+    run: ProbeRun | None = None  # the witness run
+    partner: ProbeRun | None = None  # the other call of an ignored-argument pair
+    scored: int = 0  # probes on which the clause could be evaluated
+    failing: int = 0
+    implicit: bool = False  # not a contract clause: the reset check or the adapter's write-set
+    clause: Clause | None = None
+    rerun: dict[str, Any] | None = None  # confirmation outcome
+    witness: Path | None = None
+
+
+@dataclass
+class ToolReport:
+    tool: str
+    contract: Contract | None
+    verdict: str = UNTESTABLE
+    rows: list[ClauseResult] = field(default_factory=list)
+    runs: list[ProbeRun] = field(default_factory=list)
+    plan: Plan | None = None
+    error: str | None = None  # why the whole tool could not be checked
+    meta: dict[str, Any] = field(default_factory=dict)  # the host's tool metadata
+    hello: dict[str, Any] = field(default_factory=dict)
+    spec: WorkerSpec | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def clause_rows(self) -> list[ClauseResult]:
+        """Rows for counted contract clauses (the denominator of every share)."""
+        return [r for r in self.rows if not r.implicit]
+
+    @property
+    def violations(self) -> list[ClauseResult]:
+        return [r for r in self.rows if r.verdict in (VIOLATES, FLAKY)]
+
+
+@dataclass
+class CheckOptions:
+    deadline: float = 30.0
+    confirm: bool = True  # re-run violations in a fresh worker
+    log_dir: Path | None = None
+    progress: Callable[[str], None] | None = None
+
+
+# --- evaluation ---------------------------------------------------------------------------------------
+
+
+def _eval(pred: Predicate, run: ProbeRun) -> bool | None:
+    """True/False, or None when the predicate cannot be scored on this run (a type error)."""
+    try:
+        return pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
+    except PredicateTypeError:
+        return None
+
+
+def _eval_detail(pred: Predicate, run: ProbeRun) -> str:
+    try:
+        pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
+    except PredicateTypeError as exc:
+        return str(exc)
+    return ""
+
+
+class Scorer:
+    """Scores one contract's clauses over a set of runs. Pure: confirmation re-uses it on re-runs."""
+
+    def __init__(self, contract: Contract, meta: dict[str, Any], volatile: Sequence[str] = ()) -> None:
+        self.contract = contract
+        self.pres = [c for c in contract.clauses_of("pre") if c.predicate is not None]
+        self.effs = [c for c in contract.clauses_of("eff") if c.predicate is not None and not c.deferred]
+        self.success = contract.success
+        params = params_from_tool(meta)
+        self.effective = effective_arguments(contract, params)
+        frame = contract.adapter.get("frame")
+        if frame is None:
+            frame = [p.lstrip("/") for p in meta.get("frame") or []] if meta.get("frame") is not None else None
+        self.write_set = ["/" + str(p).strip("/") for p in frame] if frame is not None else None
+
+    def annotate(self, run: ProbeRun) -> None:
+        if run.error is not None or run.pre is None:
+            run.succeeded = run.pres_hold = False
+            return
+        ok = run.status == "ok"
+        if ok and self.success is not None and self.success.predicate is not None:
+            ok = _eval(self.success.predicate, run) is True
+        run.succeeded = ok
+        run.pres_hold = all(_eval(c.predicate, run) is True for c in self.pres if c.predicate is not None)
+
+    def effect_outcomes(self, run: ProbeRun) -> dict[str, bool | None]:
+        return {c.id: _eval(c.predicate, run) for c in self.effs if c.predicate is not None}
+
+    def reads_effective(self, clause: Clause) -> bool:
+        return bool(clause.predicate and set(clause.predicate.args_read) & set(self.effective))
+
+    def effect_code(self, clause: Clause, run: ProbeRun) -> str:
+        if self.reads_effective(clause):
+            return "TL202"
+        if self.is_phantom(run):
+            return "TL204"
+        return "TL203"
+
+    def is_phantom(self, run: ProbeRun) -> bool:
+        """Biconditional success reported, and every testable effect clause failed on this call."""
+        if self.success is None or not self.success.biconditional or not run.succeeded:
+            return False
+        outcomes = [v for v in self.effect_outcomes(run).values() if v is not None]
+        return bool(outcomes) and not any(outcomes)
+
+    def outside_write_set(self, run: ProbeRun) -> list[dict[str, Any]]:
+        if self.write_set is None:
+            return []
+        return [op for op in run.changes if not any(jsondiff.path_matches(g, op["path"]) for g in self.write_set)]
+
+    def reproduces(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> bool:
+        """Does a re-run of the row's witness call(s) give the same violation?"""
+        fresh = [r for r in self.score(reruns) if r.clause_id == row.clause_id]
+        return bool(fresh) and fresh[0].verdict == VIOLATES and fresh[0].code == row.code
+
+    # -- per clause ------------------------------------------------------------------------------
+
+    def score(self, runs: Sequence[ProbeRun], plan: Plan | None = None) -> list[ClauseResult]:
+        for run in runs:
+            self.annotate(run)
+        legal_ok = [r for r in runs if r.succeeded and r.pres_hold]
+        rows: list[ClauseResult] = []
+        for clause in self.contract.counted_clauses:
+            if clause.kind == "pre":
+                rows.append(self.score_pre(clause, runs, plan))
+            elif clause.kind in ("eff", "frame", "inv"):
+                rows.append(self.score_state_clause(clause, runs, legal_ok))
+            elif clause.kind == "arg":
+                rows.append(self.score_arg(clause.arg or "", runs, clause))
+            elif clause.kind == "success":
+                rows.append(self.score_success(clause, runs, legal_ok))
+        for name in self.effective:
+            if name not in self.contract.effective_args:  # implied by an effect clause
+                row = self.score_arg(name, runs, None)
+                row.implicit = True
+                rows.append(row)
+        if self.write_set is not None:
+            rows.append(self.score_write_set(legal_ok))
+        rows.append(self.score_reset(runs))
+        return rows
+
+    def _untestable_reason(self, runs: Sequence[ProbeRun], what: str) -> tuple[str, str]:
+        errors = [r for r in runs if r.error is not None]
+        if runs and len(errors) == len(runs):
+            return UNSUPPORTED, f"every probe failed in the host: {errors[0].error}"
+        statuses = ", ".join(sorted({f"{r.probe.kind}: {r.status}" + (
+            f" ({r.result.get('error_type')}: {str(r.result.get('error_message'))[:80]})"
+            if r.result.get("error_type") else "") for r in runs}))
+        return NO_STATE, f"no {what} probe (runs: {statuses or 'none'})"
+
+    def score_pre(self, clause: Clause, runs: Sequence[ProbeRun], plan: Plan | None) -> ClauseResult:
+        row = ClauseResult(clause.id, "pre", UNTESTABLE, clause=clause)
+        if clause.predicate is None:
+            row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
+            return row
+        type_errors = []
+        for run in runs:
+            if run.error is not None or run.pre is None:
+                continue
+            holds = _eval(clause.predicate, run)
+            if holds is None:
+                type_errors.append(_eval_detail(clause.predicate, run))
+                continue
+            if holds:
+                continue
+            row.scored += 1
+            changed = bool(run.changes)
+            accepted = run.status == "ok"
+            if accepted or changed:
+                row.failing += 1
+                if row.run is None:
+                    row.run = run
+                    what = "succeeded" if accepted else f"failed ({run.result.get('error_type')})"
+                    row.detail = f"{what} and changed {len(run.changes)} path(s)" if changed else what
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL201"
+        elif row.scored:
+            row.verdict = CONFORMS
+        elif type_errors:
+            row.reason, row.detail = TYPE_ERROR, type_errors[0]
+        else:
+            row.reason = NO_STATE
+            row.detail = (plan.unreachable.get(clause.id) if plan else None) or self._untestable_reason(
+                runs, "precondition-violating")[1]
+            if plan and clause.id not in plan.unreachable:
+                row.reason, row.detail = self._untestable_reason(
+                    [r for r in runs if r.probe.clause == clause.id], "precondition-violating")
+        return row
+
+    def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun],
+                           legal_ok: Sequence[ProbeRun]) -> ClauseResult:
+        row = ClauseResult(clause.id, clause.kind, UNTESTABLE, clause=clause)
+        if clause.predicate is None:
+            row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
+            return row
+        type_errors = []
+        for run in legal_ok:
+            holds = _eval(clause.predicate, run)
+            if holds is None:
+                type_errors.append(_eval_detail(clause.predicate, run))
+                continue
+            if clause.kind == "inv" and holds is False:
+                # An invariant already false before the call is not this call's doing.
+                before = ProbeRun(run.probe, run.result, run.pre, run.pre)
+                if _eval(clause.predicate, before) is not True:
+                    continue
+            row.scored += 1
+            if holds:
+                continue
+            row.failing += 1
+            if row.run is None:
+                row.run = run
+                if clause.kind == "eff":
+                    row.code = self.effect_code(clause, run)
+                else:
+                    effects = [v for v in self.effect_outcomes(run).values() if v is not None]
+                    row.code = "TL206" if all(effects) else "TL203"
+        if row.failing:
+            row.verdict = VIOLATES
+            row.detail = f"false on {row.failing} of {row.scored} successful call(s)"
+        elif row.scored:
+            row.verdict = CONFORMS
+        elif type_errors:
+            row.reason, row.detail = TYPE_ERROR, type_errors[0]
+        else:
+            row.reason, row.detail = self._untestable_reason(runs, "successful legal")
+        return row
+
+    def score_arg(self, name: str, runs: Sequence[ProbeRun], clause: Clause | None) -> ClauseResult:
+        row = ClauseResult(clause.id if clause else f"arg.{name}", "arg", UNTESTABLE, clause=clause)
+        candidates = [r for r in runs if r.succeeded and r.pres_hold
+                      and (r.probe.varied == name or r.probe.kind == "happy")]
+        by_value: dict[str, ProbeRun] = {}
+        for r in candidates:
+            by_value.setdefault(repr(r.args.get(name)), r)
+        distinct = list(by_value.values())
+        if len(distinct) < 2:
+            row.reason, row.detail = self._untestable_reason(
+                [r for r in runs if r.probe.varied == name or r.probe.kind == "happy"],
+                f"pair of successful calls differing in {name}; need 2,")
+            return row
+        row.scored = len(distinct)
+        seen: dict[str, ProbeRun] = {}
+        for r in distinct:
+            others = {k: v for k, v in r.args.items() if k != name}
+            key = repr(sorted(others.items())) + r.outcome_key()
+            if key in seen:
+                first = seen[key]
+                row.failing += 1
+                if row.run is None:
+                    # The witness is the call whose value was dropped: the one that changed nothing.
+                    row.run, row.partner = (r, first) if not r.changes or first.changes else (first, r)
+            else:
+                seen[key] = r
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL202"
+            assert row.run is not None and row.partner is not None
+            row.detail = (f"{name}={row.run.args.get(name)!r} and {name}={row.partner.args.get(name)!r} "
+                          f"left identical post-states")
+        else:
+            row.verdict = CONFORMS
+        return row
+
+    def score_success(self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun]) -> ClauseResult:
+        row = ClauseResult(clause.id, "success", UNTESTABLE, clause=clause)
+        if clause.predicate is None:
+            row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
+            return row
+        ok_runs = [r for r in runs if r.status == "ok" and r.pre is not None]
+        evaluable = [r for r in ok_runs if _eval(clause.predicate, r) is not None]
+        row.scored = len(evaluable)
+        if clause.biconditional:
+            for run in legal_ok:
+                if self.is_phantom(run):
+                    row.failing += 1
+                    if row.run is None:
+                        row.run = run
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL204"
+            row.detail = f"reported success while every testable effect failed on {row.failing} call(s)"
+        elif evaluable:
+            row.verdict = CONFORMS
+        elif ok_runs:
+            row.reason, row.detail = TYPE_ERROR, _eval_detail(clause.predicate, ok_runs[0])
+        else:
+            row.reason, row.detail = self._untestable_reason(runs, "successful")
+        return row
+
+    def score_write_set(self, legal_ok: Sequence[ProbeRun]) -> ClauseResult:
+        row = ClauseResult("frame.write_set", "frame", UNTESTABLE, implicit=True)
+        for run in legal_ok:
+            row.scored += 1
+            outside = self.outside_write_set(run)
+            if outside:
+                row.failing += 1
+                if row.run is None:
+                    row.run = run
+                    effects = [v for v in self.effect_outcomes(run).values() if v is not None]
+                    row.code = "TL206" if all(effects) else "TL203"
+                    row.detail = (f"changed {outside[0]['path']} outside the declared write-set "
+                                  f"{', '.join(self.write_set or [])}")
+        if row.failing:
+            row.verdict = VIOLATES
+        elif row.scored:
+            row.verdict = CONFORMS
+        else:
+            row.reason, row.detail = NO_STATE, "no successful legal call to check the write-set on"
+        return row
+
+    def score_reset(self, runs: Sequence[ProbeRun]) -> ClauseResult:
+        row = ClauseResult("reset", "reset", UNTESTABLE, implicit=True)
+        for run in runs:
+            if run.error is not None or not run.reset_hash:
+                continue
+            row.scored += 1
+            if run.reset_hash != run.pristine_hash:
+                row.failing += 1
+                if row.run is None:
+                    row.run = run
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL205"
+            row.detail = "the state after reset differs from the pristine state"
+        elif row.scored:
+            row.verdict = CONFORMS
+        else:
+            row.reason, row.detail = NO_RESET, "no probe completed a reset"
+        return row
+
+
+# --- running ------------------------------------------------------------------------------------------
+
+
+def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, tags: dict[str, list[str]],
+              deadline: float | None = None) -> ProbeRun:
+    run = ProbeRun(probe)
+    try:
+        resp = worker.request("probe", deadline=deadline, tool=probe.tool, args=probe.args, tags=tags)
+    except WorkerError as exc:
+        run.error = exc
+        return run
+    run.result = resp.get("result") or {}
+    run.diff = list(resp.get("diff") or [])
+    run.pre_hash, run.post_hash = resp.get("pre_hash", ""), resp.get("post_hash", "")
+    run.reset_hash = resp.get("reset_hash", "")
+    run.pristine_hash = resp.get("pristine_hash") or pristine_hash
+    run.pre = resp.get("pre", pristine)
+    run.post = resp.get("post")
+    return run
+
+
+def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckOptions) -> list[ToolReport]:
+    """Check the contracts that share one host (one adapter variant): one warm worker for all of them."""
+    reports = [ToolReport(c.tool_name, c, spec=spec) for c in contracts]
+    log = options.log_dir / f"{_slug(spec)}.log" if options.log_dir else None
+    worker = Worker(spec, log_path=log, deadline=options.deadline)
+    try:
+        try:
+            hello = worker.start()
+            pristine_resp = worker.request("pristine")
+        except WorkerError as exc:
+            for r in reports:
+                r.error = f"{spec.adapter} host unusable: {exc}"
+                r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, str(exc), clause=c)
+                          for c in r.contract.counted_clauses] if r.contract else []
+            return reports
+        pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
+        tools = {t["name"]: t for t in hello.get("tools", [])}
+        tags = {"volatile": list(hello.get("volatile_paths") or []), "derived": list(hello.get("derived_paths") or [])}
+        for report in reports:
+            assert report.contract is not None
+            if options.progress:
+                options.progress(report.tool)
+            start = time.perf_counter()
+            report.hello = hello
+            meta = tools.get(report.tool)
+            if meta is None:
+                report.error = (f"tool {report.tool!r} is not among the {len(tools)} tools the {spec.adapter} "
+                                f"host lists for {hello.get('variant')}")
+                report.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, report.error, clause=c)
+                               for c in report.contract.counted_clauses]
+                continue
+            report.meta = meta
+            _check_tool(report, worker, pristine, pristine_hash, tags, options)
+            report.elapsed_s = time.perf_counter() - start
+    finally:
+        worker.close()
+    if options.confirm:
+        for report in reports:
+            if report.violations:
+                confirm_report(report, options, tags)
+    for report in reports:
+        report.verdict = rollup(report.rows)
+    return reports
+
+
+def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
+                tags: dict[str, list[str]], options: CheckOptions) -> None:
+    assert report.contract is not None
+    plan = make_plan(report.contract, report.meta, pristine)
+    report.plan = plan
+    for probe in plan.probes:
+        probe.tool = report.tool
+        report.runs.append(run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline))
+    scorer = Scorer(report.contract, report.meta)
+    report.rows = scorer.score(report.runs, plan)
+
+
+def confirm_report(report: ToolReport, options: CheckOptions, tags: dict[str, list[str]]) -> None:
+    """Re-run every violating probe in a fresh worker; a disagreeing re-run makes the row FLAKY."""
+    assert report.contract is not None and report.spec is not None
+    log = options.log_dir / f"{_slug(report.spec)}.confirm.log" if options.log_dir else None
+    worker = Worker(report.spec, log_path=log, deadline=options.deadline)
+    try:
+        try:
+            worker.start()
+            pristine_resp = worker.request("pristine")
+        except WorkerError as exc:
+            for row in report.violations:
+                row.verdict, row.rerun = FLAKY, {"agrees": False, "why": f"confirmation worker failed: {exc}"}
+            return
+        scorer = Scorer(report.contract, report.meta)
+        for row in report.violations:
+            originals = [r for r in (row.run, row.partner) if r is not None]
+            reruns = [run_probe(worker, r.probe, pristine_resp["state"], pristine_resp["state_hash"], tags,
+                                options.deadline) for r in originals]
+            again = scorer.reproduces(row, reruns)
+            differing = sorted({op["path"] for a, b in zip(originals, reruns)
+                                for op in a.changes + b.changes
+                                if (op in a.changes) != (op in b.changes)})
+            row.rerun = {"agrees": again, "runs": 2, "differing_paths": differing,
+                         "rerun_diff": [b.diff for b in reruns]}
+            if not again:
+                row.verdict = FLAKY
+                row.detail += ("; re-run in a fresh worker did not reproduce it"
+                               + (f" (paths that differed: {', '.join(differing[:5])})" if differing else ""))
+    finally:
+        worker.close()
+
+
+def rollup(rows: Iterable[ClauseResult]) -> str:
+    """VIOLATES if any clause violates; FLAKY if only flaky ones; UNTESTABLE if none was scored."""
+    rows = list(rows)
+    if any(r.verdict == VIOLATES for r in rows):
+        return VIOLATES
+    if any(r.verdict == FLAKY for r in rows):
+        return FLAKY
+    if not any(r.verdict == CONFORMS for r in rows if not r.implicit):
+        return UNTESTABLE
+    return CONFORMS
+
+
+def _slug(spec: WorkerSpec) -> str:
+    variant = "-".join(str(v) for v in spec.options.values() if isinstance(v, (str, int)))
+    return f"{spec.adapter}-{variant}".replace("/", "_").replace(":", "_")[:80]

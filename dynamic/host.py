@@ -1,0 +1,353 @@
+"""toollint's benchmark host: run as a *script* inside the benchmark's own interpreter.
+
+    python /path/to/toollint/dynamic/host.py --adapter agentdojo --options '{"suite": "banking"}'
+
+Stdlib only, Python 3.9-3.13, so toollint never has to be importable in the benchmark's venv. It
+speaks newline-delimited JSON: requests on stdin, responses on a private duplicate of the original
+stdout. At start-up fd 1 is pointed at stderr, so a stray `print` in benchmark code lands in the
+run's log file instead of corrupting the protocol stream.
+
+Each request is ``{"id": n, "op": ..., ...}``; each response ``{"id": n, "ok": true, ...}`` or
+``{"id": n, "ok": false, "error": {"kind": ..., "message": ...}}``. Operations: hello, build,
+snapshot, call, reset, probe (fresh env, pre-hash, call, post, diff, reset check in one round trip),
+pristine, shutdown. Adapters are sibling files (`adapter_<name>.py`) or a path, loaded by file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import enum
+import importlib.util
+import json
+import os
+import random
+import sys
+import time
+import traceback
+import types
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROTOCOL_VERSION = 1
+FROZEN_NOW = _dt.datetime(2024, 5, 15, 12, 0, 0)
+
+
+def load_sibling(name: str, path: str | None = None) -> types.ModuleType:
+    """Load a stdlib-only helper module (the shared diff, an adapter) by file path."""
+    path = path or os.path.join(HERE, name + ".py")
+    spec = importlib.util.spec_from_file_location("toollint_host_" + name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+jsondiff = load_sibling("jsondiff")
+
+
+class HostError(Exception):
+    """An error reported to the parent as ``{"kind": kind, "message": ...}``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism shims: installed before the benchmark is imported, reseeded on every build.
+
+
+class _RealInstance(type):
+    # Instances made by C code (pydantic, strptime) are real datetimes; keep isinstance() working.
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls.__mro__[1])
+
+
+class FrozenDateTime(_dt.datetime, metaclass=_RealInstance):
+    @classmethod
+    def now(cls, tz: Any = None) -> _dt.datetime:  # type: ignore[override]
+        return FROZEN_NOW.replace(tzinfo=tz)
+
+    @classmethod
+    def today(cls) -> _dt.datetime:  # type: ignore[override]
+        return FROZEN_NOW
+
+    @classmethod
+    def utcnow(cls) -> _dt.datetime:  # type: ignore[override]
+        return FROZEN_NOW
+
+
+class FrozenDate(_dt.date, metaclass=_RealInstance):
+    @classmethod
+    def today(cls) -> _dt.date:  # type: ignore[override]
+        return FROZEN_NOW.date()
+
+
+class Shims:
+    """Seeded uuid4 and random, frozen clock in the benchmark's own modules."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.installed: list[str] = []
+        self._real_uuid4 = uuid.uuid4
+
+    def install(self) -> None:
+        def seeded_uuid4() -> uuid.UUID:
+            return uuid.UUID(int=self.rng.getrandbits(128), version=4)
+
+        uuid.uuid4 = seeded_uuid4
+        self.installed += ["uuid4", "random"]
+        self.reseed()
+
+    def reseed(self) -> None:
+        self.rng.seed(self.seed)
+        random.seed(self.seed)
+
+    def freeze_clock(self, module_prefixes: list[str]) -> None:
+        """Point `datetime` names in the benchmark's modules at frozen versions.
+
+        `datetime.now` is a C type's method and cannot be patched globally, so (as the notes
+        recommend) we patch at module level: `import datetime` names get a proxy module,
+        `from datetime import datetime/date` names get the frozen subclasses.
+        """
+        proxy = types.ModuleType("datetime")
+        proxy.__dict__.update(_dt.__dict__)
+        proxy.datetime = FrozenDateTime  # type: ignore[attr-defined]
+        proxy.date = FrozenDate  # type: ignore[attr-defined]
+        patched = 0
+        for name, module in list(sys.modules.items()):
+            if module is None or not any(name == p or name.startswith(p + ".") for p in module_prefixes):
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is _dt:
+                    setattr(module, attr, proxy)
+                    patched += 1
+                elif value is _dt.datetime:
+                    setattr(module, attr, FrozenDateTime)
+                    patched += 1
+                elif value is _dt.date:
+                    setattr(module, attr, FrozenDate)
+                    patched += 1
+        if patched:
+            self.installed.append("clock")
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON conversion
+
+
+def to_json(value: Any, path: str = "", strict: bool = True) -> Any:
+    """Plain JSON for pydantic models, dataclasses, dicts, lists and scalars.
+
+    `strict` (snapshots) raises HostError naming the first non-serialisable path; results are
+    converted leniently (repr) because the agent sees *some* string for them anyway.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): to_json(v, f"{path}/{k}", strict) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v, f"{path}/{i}", strict) for i, v in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_json(v, path, strict) for v in value), key=repr)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return to_json(dump(mode="json"), path, strict)
+        except Exception as exc:  # noqa: BLE001 - pydantic refuses some fields; say where
+            if strict:
+                raise HostError("snapshot_not_json", "state at {} is not JSON-serialisable: {}".format(path or "/", exc))
+            return repr(value)
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: to_json(getattr(value, k), f"{path}/{k}", strict) for k in value.__dataclass_fields__}
+    if isinstance(value, enum.Enum):
+        return to_json(value.value, path, strict)
+    if strict:
+        raise HostError("snapshot_not_json",
+                        "state at {} is not JSON-serialisable (a {})".format(path or "/", type(value).__name__))
+    return repr(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The host loop
+
+
+class Host:
+    def __init__(self, adapter: Any, shims: Shims) -> None:
+        self.adapter = adapter
+        self.shims = shims
+        self.pristine_hash: str | None = None
+        self.built = False
+        self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "hello": self.op_hello, "build": self.op_build, "snapshot": self.op_snapshot,
+            "call": self.op_call, "reset": self.op_reset, "probe": self.op_probe,
+            "pristine": self.op_pristine,
+        }
+
+    def snapshot(self) -> Any:
+        return to_json(self.adapter.snapshot(), "", strict=True)
+
+    def ensure_built(self) -> None:
+        if not self.built:
+            self.op_build({})
+
+    def op_hello(self, req: dict[str, Any]) -> dict[str, Any]:
+        info = dict(self.adapter.hello())
+        info.update({
+            "protocol": PROTOCOL_VERSION,
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "shims": list(self.shims.installed),
+            "seed": self.shims.seed,
+        })
+        return info
+
+    def op_build(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.shims.reseed()
+        self.adapter.build(req.get("task_id"))
+        self.built = True
+        h = jsondiff.state_hash(self.snapshot())
+        if self.pristine_hash is None:
+            self.pristine_hash = h
+        return {"state_hash": h}
+
+    def op_pristine(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_built()
+        self.op_reset({})
+        state = self.snapshot()
+        return {"state": state, "state_hash": jsondiff.state_hash(state)}
+
+    def op_snapshot(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_built()
+        state = self.snapshot()
+        return {"state": state, "state_hash": jsondiff.state_hash(state)}
+
+    def op_reset(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_built()
+        self.shims.reseed()
+        self.adapter.reset()
+        return {"state_hash": jsondiff.state_hash(self.snapshot())}
+
+    def op_call(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_built()
+        return self.call(req["tool"], req.get("args") or {})
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
+        result = dict(self.adapter.call(tool, args))
+        result["value"] = to_json(result.get("value"), "", strict=False)
+        result["effective_args"] = to_json(result.get("effective_args", args), "", strict=False)
+        result["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 3)
+        return result
+
+    def op_probe(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Fresh env, pre-snapshot, call, post-snapshot, diff, then reset and hash again.
+
+        The post-call reset hash attributes a Reset Leak to the call that caused it.
+        """
+        self.ensure_built()
+        self.op_reset({})
+        pre = self.snapshot()
+        pre_hash = jsondiff.state_hash(pre)
+        result = self.call(req["tool"], req.get("args") or {})
+        post = self.snapshot()
+        tags = req.get("tags") or {}
+        out: dict[str, Any] = {
+            "pre_hash": pre_hash,
+            "post_hash": jsondiff.state_hash(post),
+            "result": result,
+            "diff": jsondiff.diff(pre, post, tags),
+        }
+        if req.get("want_states", True):
+            out["post"] = post
+            if pre_hash != self.pristine_hash:
+                out["pre"] = pre
+        out["reset_hash"] = self.op_reset({})["state_hash"]
+        out["pristine_hash"] = self.pristine_hash
+        return out
+
+    def serve(self, inp: Any, out: Any) -> None:
+        for line in inp:
+            line = line.strip()
+            if not line:
+                continue
+            rid: Any = None
+            try:
+                req = json.loads(line)
+                rid = req.get("id")
+                op = req.get("op")
+                if op == "shutdown":
+                    self._send(out, {"id": rid, "ok": True})
+                    return
+                handler = self.handlers.get(op)
+                if handler is None:
+                    raise HostError("bad_request", f"unknown op {op!r}")
+                resp = {"id": rid, "ok": True}
+                resp.update(handler(req))
+            except HostError as exc:
+                resp = {"id": rid, "ok": False, "error": {"kind": exc.kind, "message": str(exc)}}
+            except Exception as exc:  # noqa: BLE001 - an adapter bug: report it, keep serving
+                traceback.print_exc()
+                resp = {"id": rid, "ok": False,
+                        "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}"}}
+            self._send(out, resp)
+
+    @staticmethod
+    def _send(out: Any, resp: dict[str, Any]) -> None:
+        try:
+            text = json.dumps(resp, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            text = json.dumps({"id": resp.get("id"), "ok": False,
+                               "error": {"kind": "snapshot_not_json", "message": str(exc)}})
+        out.write(text + "\n")
+        out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="toollint benchmark host (JSON lines on stdin/stdout)")
+    parser.add_argument("--adapter", required=True, help="agentdojo, toolkit, or a path to an adapter file")
+    parser.add_argument("--options", default="{}", help="adapter options as a JSON object")
+    parser.add_argument("--seed", type=int, default=0)
+    ns = parser.parse_args(argv)
+
+    # Keep the real stdout for the protocol; everything else printing to fd 1 goes to stderr (the log).
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def fatal(kind: str, message: str) -> int:
+        proto.write(json.dumps({"id": None, "ok": False, "error": {"kind": kind, "message": message}}) + "\n")
+        proto.flush()
+        return 3
+
+    shims = Shims(ns.seed)
+    shims.install()
+    try:
+        options = json.loads(ns.options)
+        if ns.adapter in ("agentdojo", "toolkit"):
+            module = load_sibling("adapter_" + ns.adapter)
+        else:
+            module = load_sibling("adapter_custom", ns.adapter)
+        adapter = module.make_adapter(options, shims)
+    except HostError as exc:
+        return fatal(exc.kind, str(exc))
+    except BaseException as exc:  # noqa: BLE001 - the benchmark failed to import: one line for the parent
+        traceback.print_exc()
+        return fatal("startup", f"adapter {ns.adapter} failed to start: {type(exc).__name__}: {exc}")
+    proto.write(json.dumps({"id": None, "ok": True, "ready": True}) + "\n")
+    proto.flush()
+    Host(adapter, shims).serve(sys.stdin, proto)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

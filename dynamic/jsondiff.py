@@ -1,0 +1,140 @@
+"""Keyed JSON diff, canonical hash and path globs for state snapshots.
+
+Stdlib only and Python 3.9-compatible: the host loads this very file by path inside the benchmark's
+own interpreter (so the diff is computed next to the state), and the parent imports it as
+`toollint.dynamic.jsondiff` for replay and frame checks. One implementation, both sides.
+
+A diff is a list of ``{"op", "path", "ptr", "before", "after"}`` dicts sorted by path. ``path`` uses
+keyed segments for lists of records (``/lines/{line_id=L1009}/data_refueling_gb``) so that it reads
+like the grader's own addressing and stays stable when records are inserted; ``ptr`` is the plain
+RFC 6901 pointer for generic JSON tooling.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+Op = dict[str, Any]
+
+
+def canonical_json(state: Any) -> str:
+    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_hash(state: Any) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+
+
+def _escape(segment: str) -> str:
+    return segment.replace("~", "~0").replace("/", "~1")
+
+
+def identity_field(before: Sequence[Any], after: Sequence[Any]) -> str | None:
+    """The field that identifies records in both list versions: `id`, else the shortest unique `*_id`.
+
+    Uniqueness is required within each side separately (a record may legitimately change while
+    keeping its id, so checking the union would wrongly reject the key).
+    """
+    items = list(before) + list(after)
+    if not items or not all(isinstance(x, dict) for x in items):
+        return None
+    common = set(items[0])
+    for x in items[1:]:
+        common &= set(x)
+    candidates = sorted((k for k in common if k == "id" or k.endswith("_id")), key=lambda k: (k != "id", len(k), k))
+    for key in candidates:
+        ok = True
+        for side in (before, after):
+            values = [x[key] for x in side]
+            if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+                ok = False
+                break
+            if len(set(values)) != len(values):
+                ok = False
+                break
+        if ok:
+            return key
+    return None
+
+
+def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None) -> list[Op]:
+    """Ops turning `before` into `after`; `tags` maps a tag name to path globs (volatile/derived)."""
+    ops: list[Op] = []
+    _diff(before, after, "", "", ops)
+    ops.sort(key=lambda o: o["path"])
+    if tags:
+        for op in ops:
+            hit = [name for name, globs in tags.items() if any(path_matches(g, op["path"]) for g in globs)]
+            if hit:
+                op["tags"] = sorted(hit)
+    return ops
+
+
+def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
+    if a == b and type(a) is type(b):  # C-speed pruning of unchanged subtrees
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            seg = "/" + _escape(str(key))
+            if key not in b:
+                ops.append({"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[key], "after": None})
+            elif key not in a:
+                ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[key]})
+            else:
+                _diff(a[key], b[key], path + seg, ptr + seg, ops)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        key = identity_field(a, b)
+        if key is not None:
+            pos_a = {x[key]: i for i, x in enumerate(a)}
+            pos_b = {x[key]: i for i, x in enumerate(b)}
+            for ident in sorted(set(pos_a) | set(pos_b), key=str):
+                seg = "/{" + key + "=" + _escape(str(ident)) + "}"
+                if ident not in pos_b:
+                    ops.append({"op": "remove", "path": path + seg, "ptr": f"{ptr}/{pos_a[ident]}",
+                                "before": a[pos_a[ident]], "after": None})
+                elif ident not in pos_a:
+                    ops.append({"op": "add", "path": path + seg, "ptr": f"{ptr}/{pos_b[ident]}",
+                                "before": None, "after": b[pos_b[ident]]})
+                else:
+                    _diff(a[pos_a[ident]], b[pos_b[ident]], path + seg, f"{ptr}/{pos_b[ident]}", ops)
+            return
+        for i in range(max(len(a), len(b))):
+            seg = f"/{i}"
+            if i >= len(b):
+                ops.append({"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[i], "after": None})
+            elif i >= len(a):
+                ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[i]})
+            else:
+                _diff(a[i], b[i], path + seg, ptr + seg, ops)
+        return
+    ops.append({"op": "replace", "path": path or "/", "ptr": ptr, "before": a, "after": b})
+
+
+def split_path(path: str) -> list[str]:
+    """Segments of a keyed path; `/a/{id=7}/b` -> ['a', '{id=7}', 'b']."""
+    return [s for s in path.split("/") if s != ""]
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    """Glob over keyed paths: `*` matches within one segment, `**` any number of whole segments.
+
+    A pattern also covers everything below what it names (`/bank_account` covers
+    `/bank_account/balance`), which is how write-sets are declared.
+    """
+    return _match(split_path(pattern), split_path(path))
+
+
+def _match(pat: list[str], segs: list[str]) -> bool:
+    if not pat:
+        return True  # a prefix covers its subtree
+    head = pat[0]
+    if head == "**":
+        return any(_match(pat[1:], segs[i:]) for i in range(len(segs) + 1))
+    if not segs:
+        return False
+    return fnmatch.fnmatchcase(segs[0], head) and _match(pat[1:], segs[1:])

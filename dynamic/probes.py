@@ -1,0 +1,360 @@
+"""The probe plan: argument assignments for one tool, every value harvested from the pristine snapshot.
+
+METHOD.md Part 3: per precondition a satisfying and a violating assignment, one happy path that
+satisfies all of them, per effective argument a set of assignments differing only in that argument
+(harvested values, the record's current value, the type's legal falsy values 0, 0.0, False, ""),
+and a joint-falsy assignment when two or more effective arguments admit falsy values.
+
+Preconditions are evaluated here on the pristine snapshot (they read `pre` and `args` only), so the
+search for a violating assignment costs no tool call: we walk the candidate values of one argument
+at a time from the happy base, then the whole (capped) product, before declaring a clause
+unreachable, and the reason says how far the search went.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toollint.contracts.model import Clause, Contract
+from toollint.contracts.predicate import PredicateTypeError
+from toollint.dynamic.jsondiff import identity_field
+
+MAX_PRODUCT = 4000  # assignments tried when searching the full product of candidates
+MAX_VALUES_PER_ARG = 8
+FALSY_BY_TYPE: dict[str, list[Any]] = {"integer": [0], "number": [0.0], "boolean": [False], "string": [""],
+                                       "array": [[]], "object": [{}]}
+_TYPE_OF_ANNOTATION = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "list": "array",
+                       "dict": "object", "None": "null", "NoneType": "null"}
+
+
+@dataclass
+class Param:
+    name: str
+    types: set[str]  # JSON-schema type names; empty means unknown (anything)
+    required: bool
+    default: Any = None
+
+    def admits(self, value: Any) -> bool:
+        if not self.types:
+            return True
+        return json_type(value) in self.types or (json_type(value) == "integer" and "number" in self.types)
+
+    @property
+    def falsy_values(self) -> list[Any]:
+        return [v for t in sorted(self.types) for v in FALSY_BY_TYPE.get(t, [])]
+
+
+@dataclass
+class Probe:
+    kind: str  # happy, pre_violating, arg, joint_falsy
+    args: dict[str, Any]
+    tool: str = ""
+    clause: str | None = None  # the pre clause a pre_violating probe targets
+    varied: str | None = None  # the effective argument an arg probe varies
+    harvested_from: dict[str, str] = field(default_factory=dict)  # arg -> keyed path of the value's origin
+    satisfies: list[str] = field(default_factory=list)  # pre clauses true on this assignment
+
+    def key(self) -> str:
+        return repr(sorted(self.args.items(), key=lambda kv: kv[0]))
+
+
+@dataclass
+class Plan:
+    probes: list[Probe]
+    unreachable: dict[str, str]  # pre clause id -> why no violating assignment exists
+    happy_found: bool
+    params: dict[str, Param]
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
+    """Parameters from the host's tool metadata: a JSON schema (AgentDojo) or annotations (toolkit)."""
+    schema = meta.get("parameters") or {}
+    out: dict[str, Param] = {}
+    if isinstance(schema.get("properties"), dict):
+        required = set(schema.get("required") or [])
+        for name, prop in schema["properties"].items():
+            out[name] = Param(name, _schema_types(prop), name in required, prop.get("default"))
+        return out
+    for name, info in schema.items():
+        ann = str((info or {}).get("annotation") or "")
+        types = {_TYPE_OF_ANNOTATION[t] for t in re.findall(r"[A-Za-z_]+", ann) if t in _TYPE_OF_ANNOTATION}
+        if "Optional" in ann:
+            types.add("null")
+        out[name] = Param(name, types, bool((info or {}).get("required")), None)
+    return out
+
+
+def _schema_types(prop: dict[str, Any]) -> set[str]:
+    if "type" in prop:
+        t = prop["type"]
+        return set(t) if isinstance(t, list) else {t}
+    out: set[str] = set()
+    for alt in prop.get("anyOf") or prop.get("oneOf") or []:
+        out |= _schema_types(alt)
+    if prop.get("format") in ("date-time", "date"):
+        out.add("string")
+    return out
+
+
+# --- harvesting -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Harvest:
+    """Scalar leaves of a snapshot by field name, with the keyed path each came from."""
+
+    by_field: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
+    all_values: list[tuple[str, Any, str]] = field(default_factory=list)  # (field, value, path)
+
+    @classmethod
+    def of(cls, state: Any) -> Harvest:
+        h = cls()
+        h._walk(state, "", "")
+        return h
+
+    def _walk(self, node: Any, name: str, path: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                self._walk(v, str(k), f"{path}/{k}")
+            return
+        if isinstance(node, list):
+            key = identity_field(node, node)
+            for i, v in enumerate(node):
+                seg = f"{{{key}={v[key]}}}" if key else str(i)
+                # Elements of a scalar list are named after the list (`participants` -> one participant).
+                self._walk(v, name if not isinstance(v, (dict, list)) else "", f"{path}/{seg}")
+            return
+        if name:
+            self.by_field.setdefault(name, []).append((node, path))
+            self.all_values.append((name, node, path))
+
+    def values_for(self, param: Param) -> list[tuple[Any, str]]:
+        """Candidate values for `param`, best first: same-named fields, id fields, same-shaped strings."""
+        seen: set[str] = set()
+        out: list[tuple[Any, str]] = []
+
+        def add(value: Any, origin: str) -> None:
+            k = repr(value)
+            if k not in seen and param.admits(value):
+                seen.add(k)
+                out.append((value, origin))
+
+        same = self.by_field.get(param.name, [])
+        for value, origin in same:
+            add(value, origin)
+        if param.name == "id" or param.name.endswith("_id"):
+            stem = param.name[:-3] if param.name.endswith("_id") else ""
+            for fname, value, origin in self.all_values:
+                if fname == "id" and (not stem or stem in origin):
+                    add(value, origin)
+        # Values shaped like the same-named ones (ISO timestamps, IBANs): a second legal value to vary to.
+        shapes = {_shape(v) for v, _ in same if isinstance(v, str)}
+        if shapes:
+            for _fname, value, origin in self.all_values:
+                if isinstance(value, str) and _shape(value) in shapes:
+                    add(value, origin)
+        numbers = [v for v, _ in out if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if numbers and param.types & {"integer", "number"}:
+            bumped = max(numbers) + 1
+            add(float(bumped) if "integer" not in param.types else int(bumped), "derived:max+1")
+        if "boolean" in param.types:
+            add(True, "type:boolean")
+            add(False, "type:boolean")
+        if not out:  # nothing named like it: any value of its type, from anywhere in the snapshot
+            for _fname, value, origin in self.all_values:
+                if param.types and json_type(value) in param.types - {"null"}:
+                    add(value, origin)
+                if len(out) >= MAX_VALUES_PER_ARG:
+                    break
+        for value in param.falsy_values:
+            add(value, "type:falsy")
+        return out
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"[A-Za-z]", "a", re.sub(r"\d", "9", text))
+
+
+# --- planning ---------------------------------------------------------------------------------------
+
+
+class _PreEvaluator:
+    """Evaluates precondition predicates on the pristine snapshot for a candidate assignment."""
+
+    def __init__(self, pres: Sequence[Clause], pristine: Any, params: dict[str, Param]) -> None:
+        self.pres = [c for c in pres if c.predicate is not None]
+        self.pristine = pristine
+        self.params = params
+        self.evaluated = 0
+
+    def values(self, args: dict[str, Any]) -> dict[str, bool | None]:
+        full = {name: p.default for name, p in self.params.items()}
+        full.update(args)
+        out: dict[str, bool | None] = {}
+        for c in self.pres:
+            assert c.predicate is not None
+            self.evaluated += 1
+            try:
+                out[c.id] = c.predicate.evaluate(self.pristine, self.pristine, full, None)
+            except PredicateTypeError:
+                out[c.id] = None
+        return out
+
+
+def effective_arguments(contract: Contract, params: dict[str, Param]) -> list[str]:
+    """Declared `arg.*` arguments, then optional arguments that an effect clause reads."""
+    out = [a for a in contract.effective_args if a in params or not params]
+    for clause in contract.clauses_of("eff"):
+        if clause.predicate is None:
+            continue
+        for name in sorted(clause.predicate.args_read):
+            p = params.get(name)
+            if p is not None and not p.required and name not in out:
+                out.append(name)
+    return out
+
+
+def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any) -> Plan:
+    params = params_from_tool(tool_meta)
+    harvest = Harvest.of(pristine)
+    candidates = {name: harvest.values_for(p)[:MAX_VALUES_PER_ARG * 2] for name, p in params.items()}
+    pres = _PreEvaluator(contract.clauses_of("pre"), pristine, params)
+    effective = effective_arguments(contract, params)
+    origin = {name: {repr(v): o for v, o in cands} for name, cands in candidates.items()}
+
+    def origins(args: dict[str, Any]) -> dict[str, str]:
+        return {k: origin.get(k, {}).get(repr(v), "default") for k, v in args.items()}
+
+    # Happy path: required params from the candidates, effective args set to a non-falsy harvested value.
+    names = [n for n, p in params.items() if p.required or n in effective]
+    pools: dict[str, list[Any]] = {}
+    for n in names:
+        pool = [v for v, _ in candidates[n] if v is not None]
+        if n in effective:  # a falsy value would hide the effect the happy path is meant to show
+            pool = [v for v in pool if v] or pool
+        pools[n] = pool or [params[n].default]
+    happy = _search_satisfying({n: pools[n][0] for n in names}, pools, pres)
+    happy_found = happy is not None
+    if happy is None:
+        happy = {n: pools[n][0] for n in names}
+    probes = [Probe("happy", dict(happy), harvested_from=origins(happy),
+                    satisfies=[c for c, v in pres.values(happy).items() if v])]
+
+    # Violating assignment per precondition: one argument at a time from the happy base, then the product.
+    unreachable: dict[str, str] = {}
+    for clause in pres.pres:
+        found = _find_violating(clause.id, happy, candidates, pres)
+        if found is None:
+            unreachable[clause.id] = (
+                f"no assignment of values harvested from the snapshot makes {clause.id} false "
+                f"(searched {pres.evaluated} assignments over {', '.join(sorted(candidates)) or 'no arguments'})")
+            continue
+        probes.append(Probe("pre_violating", found, clause=clause.id, harvested_from=origins(found)))
+
+    # Per effective argument: assignments differing from the happy path only in that argument.
+    falsy_args: list[str] = []
+    for name in effective:
+        arg_clause = contract.effective_args.get(name)
+        values = [v for v, _ in candidates[name] if v is not None]
+        if arg_clause is not None and arg_clause.falsy_legal is False:
+            values = [v for v in values if v or v is None]
+        elif params[name].falsy_values:
+            falsy_args.append(name)
+        for value in values[:MAX_VALUES_PER_ARG]:
+            args = dict(happy)
+            args[name] = value
+            if args == happy or not all(v is not False for v in pres.values(args).values()):
+                continue
+            probes.append(Probe("arg", args, varied=name, harvested_from=origins(args)))
+    if len(falsy_args) >= 2:
+        args = dict(happy)
+        for name in falsy_args:
+            args[name] = params[name].falsy_values[0]
+        if all(v is not False for v in pres.values(args).values()):
+            probes.append(Probe("joint_falsy", args, harvested_from=origins(args)))
+    unique: dict[str, Probe] = {}
+    for p in probes:  # a violating probe is kept per clause; other duplicates are dropped
+        unique.setdefault(p.key() + (p.clause or ""), p)
+    return Plan(list(unique.values()), unreachable, happy_found, params)
+
+
+def _search_satisfying(start: dict[str, Any], pools: dict[str, list[Any]],
+                       pres: _PreEvaluator) -> dict[str, Any] | None:
+    """An assignment making every precondition true: coordinate ascent from `start` (one argument at
+    a time, keeping any value that makes more preconditions true), then the capped product over the
+    arguments the still-false preconditions read."""
+
+    def score(args: dict[str, Any]) -> int:
+        return sum(1 for v in pres.values(args).values() if v is True)
+
+    goal = len(pres.pres)
+    best, best_score = dict(start), score(start)
+    improved = True
+    while best_score < goal and improved:
+        improved = False
+        for name, pool in pools.items():
+            for value in pool:
+                trial = dict(best)
+                trial[name] = value
+                s = score(trial)
+                if s > best_score:
+                    best, best_score, improved = trial, s, True
+    if best_score == goal:
+        return best
+    read = {a for c in pres.pres if c.predicate is not None for a in c.predicate.args_read}
+    names = [n for n in pools if n in read]
+    for combo in itertools.islice(itertools.product(*(pools[n] for n in names)), MAX_PRODUCT):
+        trial = dict(best)
+        trial.update(zip(names, combo))
+        if score(trial) == goal:
+            return trial
+    return None
+
+
+def _find_violating(clause_id: str, happy: dict[str, Any], candidates: dict[str, list[tuple[Any, str]]],
+                    pres: _PreEvaluator) -> dict[str, Any] | None:
+    def ok(args: dict[str, Any]) -> tuple[bool, bool]:
+        vals = pres.values(args)
+        others = all(v is True for k, v in vals.items() if k != clause_id)
+        return vals.get(clause_id) is False, others
+
+    fallback = None
+    for name, cands in candidates.items():
+        for value, _ in cands:
+            args = dict(happy)
+            args[name] = value
+            target, others = ok(args)
+            if target and others:
+                return args
+            if target and fallback is None:
+                fallback = args
+    names = list(candidates)
+    pools = [[v for v, _ in candidates[n]] or [happy.get(n)] for n in names]
+    for combo in itertools.islice(itertools.product(*pools), MAX_PRODUCT):
+        args = dict(zip(names, combo))
+        target, others = ok(args)
+        if target and others:
+            return args
+        if target and fallback is None:
+            fallback = args
+    return fallback
