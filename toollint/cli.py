@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from toollint import __version__, registry
+from toollint import __version__, baseline, fixes, registry
 from toollint.config import ConfigError, resolve_settings
 from toollint.engine import RunResult, SelectionError, lint_paths
 from toollint.settings import Settings
@@ -42,11 +42,19 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
 # Post-processing of a check run, in order: (args, settings, result) -> result. Baseline, diff-base,
 # fix and confirm append themselves here (and their options in `add_check_options`).
 CheckStep = Callable[[argparse.Namespace, Settings, RunResult], RunResult]
-CHECK_STEPS: list[CheckStep] = []
+CHECK_STEPS: list[CheckStep] = [baseline.check_step, fixes.check_step]
 
 
 class UsageError(Exception):
     """Bad arguments found after parsing; reported in one line with exit code 2."""
+
+
+class StopCheck(Exception):
+    """Raised by a check step that has produced the run's whole output (--write-baseline, --diff)."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
 
 
 def error(message: str) -> None:
@@ -91,6 +99,11 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--statistics", action="store_true", help="count findings per code instead of listing")
     out.add_argument("-q", "--quiet", action="store_true", help="no summary or warnings on stderr")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--sarif-output", action="append", metavar="FILE", help="also write SARIF to FILE")
+    out.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id (GitHub category)")
+    out.add_argument("--sarif-include-suppressed", action="store_true", help="keep noqa'd findings in SARIF")
+    baseline.add_arguments(parser)
+    fixes.add_arguments(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
     sel.add_argument("--select", type=_selector_list, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
@@ -207,6 +220,8 @@ def run_check(args: argparse.Namespace) -> int:
         for step in CHECK_STEPS:
             result = step(args, settings, result)
         return report(args, settings, result)
+    except StopCheck as stop:
+        return stop.exit_code
     except (ConfigError, SelectionError, UsageError) as exc:
         error(str(exc))
         return EXIT_ERROR
@@ -227,6 +242,10 @@ def report(args: argparse.Namespace, settings: Settings, result: RunResult) -> i
     write = choose_writer(args, settings, result)  # before opening -o, so a bad format leaves no file
     with _output(args.output_file) as stream:
         write(stream)
+    for sarif_file in getattr(args, "sarif_output", None) or []:  # several outputs in one run
+        write_sarif_file = sarif_writer(args, settings, result)
+        with _output(sarif_file) as stream:
+            write_sarif_file(stream)
     for target in result.missing:
         error(f"{target}: no such file or directory")
     if not args.quiet:
@@ -253,13 +272,7 @@ def choose_writer(args: argparse.Namespace, settings: Settings, result: RunResul
 
         return lambda stream: write_statistics(reported, stream)
     if output_format == "sarif":
-        try:
-            from toollint.reporters.sarif import SarifOptions, write_sarif
-        except ImportError:
-            raise UsageError("sarif output is not available in this installation") from None
-        options = SarifOptions(root=settings.project_root)
-        # All findings: the SARIF writer drops suppressed ones unless its options ask for them.
-        return lambda stream: write_sarif(stream, result.findings, options, warn=warn)
+        return sarif_writer(args, settings, result)
     if output_format == "json":
         from toollint.reporters.json_ import write_json
 
@@ -267,6 +280,21 @@ def choose_writer(args: argparse.Namespace, settings: Settings, result: RunResul
     from toollint.reporters.text import write_concise, write_full
 
     return lambda stream: (write_full if output_format == "full" else write_concise)(reported, stream)
+
+
+def sarif_writer(args: argparse.Namespace, settings: Settings, result: RunResult) -> Callable[[TextIO], None]:
+    try:
+        from toollint.reporters.sarif import SarifOptions, write_sarif
+    except ImportError:
+        raise UsageError("sarif output is not available in this installation") from None
+    options = SarifOptions(
+        root=settings.project_root,
+        category=getattr(args, "sarif_category", None),
+        include_suppressed=getattr(args, "sarif_include_suppressed", False),
+        unsafe_fixes=getattr(args, "unsafe_fixes", False),
+    )
+    # All findings: the SARIF writer drops suppressed ones unless its options ask for them.
+    return lambda stream: write_sarif(stream, result.findings, options, warn=warn)
 
 
 @contextmanager

@@ -1,0 +1,286 @@
+"""Adopting toollint on an existing benchmark: baselines and `--diff-base`.
+
+Both compare findings by their `toollint/v1` fingerprint (rule, repository-relative path, enclosing
+tool, message without line numbers; see `toollint.fingerprint`), never by line: a finding that merely
+moved is still the same finding, and a finding on an unchanged line that a change elsewhere caused is
+still new. (flake8 dropped its line-based `--diff` because it missed exactly those.)
+
+* `--write-baseline FILE` records the current findings; `--baseline FILE` then reports only findings
+  not in it, and warns about entries that no longer match anything (stale: fixed, or changed beyond
+  recognition), so the file can be refreshed.
+* `--diff-base REF` reports only findings that are new relative to a git revision: every linted file
+  is also linted as it was at REF (read with one `git cat-file --batch`) and findings present there
+  are dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toollint.fingerprint import FINGERPRINT_KEY, relative_path, toollint_fingerprints
+from toollint.model import Finding
+
+if TYPE_CHECKING:
+    from toollint.engine import RunResult
+    from toollint.settings import Settings
+
+FORMAT_VERSION = 1
+NEVER_BASELINED = frozenset({"TL904"})  # an internal error is never silenced
+
+
+class BaselineError(Exception):
+    """A baseline or diff-base problem, with a message fit for one line of output."""
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    fingerprint: str
+    code: str
+    path: str  # relative to the project root, POSIX
+    tool: str | None
+    line: int  # where it was when recorded; informational only
+    message: str
+
+    def describe(self) -> str:
+        where = f" in `{self.tool}`" if self.tool else ""
+        return f"{self.path}:{self.line}: {self.code}{where}: {self.message}"
+
+
+def _keyed(findings: Sequence[Finding], root: Path) -> list[tuple[str, Finding]]:
+    # Counters in the fingerprints run over every finding, suppressed ones too, so adding a noqa
+    # comment does not renumber the rest.
+    return list(zip(toollint_fingerprints(findings, root), findings))
+
+
+def entries_for(findings: Sequence[Finding], root: Path) -> list[BaselineEntry]:
+    return [
+        BaselineEntry(fp, f.code, relative_path(f.path, root), f.tool, f.line, f.message)
+        for fp, f in _keyed(findings, root)
+        if not f.suppressed and f.code not in NEVER_BASELINED
+    ]
+
+
+def write_baseline(path: str | Path, findings: Sequence[Finding], root: Path) -> int:
+    """Record the reported findings; returns how many were written."""
+    entries = sorted(entries_for(findings, root), key=lambda e: (e.path, e.line, e.code, e.fingerprint))
+    data = {
+        "toollint-baseline": FORMAT_VERSION,
+        "fingerprint": FINGERPRINT_KEY,
+        "findings": [asdict(e) for e in entries],
+    }
+    try:
+        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
+    return len(entries)
+
+
+def load_baseline(path: str | Path) -> dict[str, BaselineEntry]:
+    """Entries by fingerprint; every problem with the file is a one-line BaselineError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"baseline {path} not found; create it with --write-baseline {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"baseline {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict) or "toollint-baseline" not in data:
+        raise BaselineError(f"{path} is not a toollint baseline (no 'toollint-baseline' key)")
+    if data["toollint-baseline"] != FORMAT_VERSION or data.get("fingerprint") != FINGERPRINT_KEY:
+        raise BaselineError(
+            f"baseline {path} has format {data['toollint-baseline']!r} / {data.get('fingerprint')!r}; "
+            f"this toollint reads {FORMAT_VERSION} / {FINGERPRINT_KEY}: rewrite it with --write-baseline"
+        )
+    items = data.get("findings")
+    if not isinstance(items, list):
+        raise BaselineError(f"baseline {path}: 'findings' must be a list")
+    entries: dict[str, BaselineEntry] = {}
+    for i, item in enumerate(items):
+        try:
+            entry = BaselineEntry(
+                fingerprint=str(item["fingerprint"]),
+                code=str(item["code"]),
+                path=str(item["path"]),
+                tool=None if item.get("tool") is None else str(item["tool"]),
+                line=int(item.get("line", 0)),
+                message=str(item.get("message", "")),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise BaselineError(
+                f"baseline {path}: entry {i + 1} needs at least 'fingerprint', 'code' and 'path'"
+            ) from None
+        entries[entry.fingerprint] = entry
+    return entries
+
+
+@dataclass
+class BaselineOutcome:
+    kept: list[Finding]  # not in the baseline (plus suppressed ones, untouched)
+    matched: int
+    stale: list[BaselineEntry]
+
+
+def apply_baseline(
+    findings: Sequence[Finding],
+    baseline: dict[str, BaselineEntry],
+    root: Path,
+    linted: Iterable[str] = (),
+) -> BaselineOutcome:
+    """Drop findings recorded in `baseline`. An entry is stale when nothing matches it and its file was
+    linted in this run or no longer exists (entries for files outside this run are left alone)."""
+    seen: set[str] = set()
+    kept: list[Finding] = []
+    for fp, f in _keyed(findings, root):
+        if not f.suppressed and f.code not in NEVER_BASELINED and fp in baseline:
+            seen.add(fp)
+        else:
+            kept.append(f)
+    linted_rel = {relative_path(p, root) for p in linted}
+    stale = [
+        e
+        for fp, e in baseline.items()
+        if fp not in seen and (e.path in linted_rel or not (root / e.path).exists())
+    ]
+    return BaselineOutcome(kept, len(seen), sorted(stale, key=lambda e: (e.path, e.line, e.code)))
+
+
+# --------------------------------------------------------------------------------------------------
+# --diff-base
+
+
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False)
+    except OSError as exc:
+        raise BaselineError(f"--diff-base needs git: {exc.strerror or exc}") from None
+
+
+def files_at_ref(ref: str, paths: Sequence[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """The content of each path (relative to `cwd` or absolute) at git revision `ref`; None where the
+    file did not exist there."""
+    cwd = cwd or Path.cwd()
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if top.returncode != 0:
+        raise BaselineError(f"--diff-base {ref}: {cwd} is not inside a git repository")
+    toplevel = Path(top.stdout.decode().strip()).resolve()
+    commit = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
+    if commit.returncode != 0:
+        raise BaselineError(f"--diff-base {ref}: not a commit in this repository")
+    sha = commit.stdout.decode().strip()
+    in_repo: dict[str, str] = {}
+    out: dict[str, bytes | None] = {}
+    for p in paths:
+        rel = relative_path(str(Path(cwd, p)), toplevel)
+        if rel.startswith("/"):
+            out[p] = None  # outside the repository: nothing to compare with, everything is new
+        else:
+            in_repo[p] = rel
+    if not in_repo:
+        return out
+    request = "".join(f"{sha}:{rel}\n" for rel in in_repo.values()).encode()
+    proc = _git(["cat-file", "--batch"], toplevel, request)
+    if proc.returncode != 0:
+        raise BaselineError(f"--diff-base {ref}: git cat-file failed: {proc.stderr.decode().strip()}")
+    data, pos = proc.stdout, 0
+    for p in in_repo:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            out[p] = data[pos : pos + size]
+            pos += size + 1  # content, then a newline
+        else:  # "<name> missing", or a tree/submodule where the file now is
+            out[p] = None
+            if len(header) == 3:
+                pos += int(header[2]) + 1
+    return out
+
+
+def new_since(
+    ref: str, result_findings: Sequence[Finding], linted: Sequence[str], settings: Settings
+) -> tuple[list[Finding], int]:
+    """Findings that are not present at `ref`, and how many were dropped as already there."""
+    from toollint.engine import lint_source
+
+    root = settings.project_root or Path.cwd()
+    before: list[Finding] = []
+    for path, content in files_at_ref(ref, linted).items():
+        if content is not None:
+            # Linted under the same displayed path, so fingerprints compare directly.
+            before.extend(lint_source(content, path, settings).findings)
+    old = {fp for fp, f in _keyed(before, root) if not f.suppressed}
+    kept = [
+        f
+        for fp, f in _keyed(result_findings, root)
+        if f.suppressed or f.code in NEVER_BASELINED or fp not in old
+    ]
+    return kept, len(result_findings) - len(kept)
+
+
+# --------------------------------------------------------------------------------------------------
+# Command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("adopting toollint on existing code")
+    which = group.add_mutually_exclusive_group()
+    which.add_argument(
+        "--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0"
+    )
+    which.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+    group.add_argument(
+        "--diff-base", metavar="REF", help="report only findings that are new since git revision REF"
+    )
+
+
+def _replace_findings(result: RunResult, keep: Iterable[Finding]) -> None:
+    kept = {id(f) for f in keep}
+    for file_result in result.files:
+        file_result.findings = [f for f in file_result.findings if id(f) in kept]
+
+
+def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
+    """The CLI step: --diff-base, then --baseline; --write-baseline records and ends the run."""
+    from toollint.cli import StopCheck, warn
+
+    root = settings.project_root or Path.cwd()
+    linted = [r.path for r in result.files]
+    quiet = getattr(args, "quiet", False)
+    try:
+        if getattr(args, "diff_base", None):
+            kept, dropped = new_since(args.diff_base, result.findings, linted, settings)
+            _replace_findings(result, kept)
+            if dropped and not quiet:
+                warn(f"{dropped} finding(s) already present at {args.diff_base} not shown (--diff-base)")
+        if getattr(args, "write_baseline", None):
+            count = write_baseline(args.write_baseline, result.findings, root)
+            if not quiet:
+                sys.stderr.write(f"toollint: wrote {count} finding(s) to baseline {args.write_baseline}\n")
+            raise StopCheck(0)
+        if getattr(args, "baseline", None):
+            outcome = apply_baseline(result.findings, load_baseline(args.baseline), root, linted)
+            _replace_findings(result, outcome.kept)
+            if outcome.stale and not quiet:
+                count = len(outcome.stale)
+                warn(
+                    f"baseline {args.baseline}: {count} stale entr{'y' if count == 1 else 'ies'} that no "
+                    f"finding matches any more (fixed, or changed); refresh with --write-baseline {args.baseline}"
+                )
+                for entry in outcome.stale:
+                    warn(f"  stale: {entry.describe()}")
+    except BaselineError as exc:
+        from toollint.cli import UsageError
+
+        raise UsageError(str(exc)) from None
+    return result
