@@ -599,10 +599,6 @@ class _Summariser:
                 return
             if owner is None and isinstance(func.value, ast.Name) and func.value.id == "setattr":
                 pass
-            if owner is not None and func.attr not in READ_METHODS and self.index.resolve(
-                call, self.cls, self.types
-            ) is None:
-                self.opaque_use(owner, "call", call, f".{func.attr}()")
             self.expr(func.value, "other" if ctx != "log" else "log")
         if isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 3:
             base = self.path(call.args[0])
@@ -636,7 +632,7 @@ class _Summariser:
                 self.opaque_use(base, "computed", call)
         if helper is not None:  # resolvable, but the hop budget is spent
             self.opaque_args(call, f"{helper.name} (beyond {MAX_HELPER_HOPS} helper hops)")
-        elif call_name(call) not in SHAPE_CALLS:
+        elif call_name(call) not in SHAPE_CALLS and not (isinstance(func, ast.Attribute) and func.attr in READ_METHODS):
             self.opaque_args(call, call_name(call) or "<computed call>")
         pure = call_name(call) in PURE_CALLS or (isinstance(func, ast.Name) and func.id[:1].isupper())
         if ctx in ("log", "message", "local") and pure:
@@ -651,7 +647,9 @@ class _Summariser:
             self.expr(a, sink)
 
     def opaque_args(self, call: ast.Call, callee: str) -> None:
-        for a in [*call.args, *(kw.value for kw in call.keywords)]:
+        """State handed to a call that is not followed: its arguments and, for `obj.m()`, `obj`."""
+        receiver = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+        for a in [*receiver, *call.args, *(kw.value for kw in call.keywords)]:
             p = self.path(a) if not isinstance(a, ast.Starred) else None
             if p is not None:
                 self.opaque_use(p, "call", a, callee)
