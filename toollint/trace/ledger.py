@@ -36,6 +36,11 @@ class Defect:
     code: str = ""  # TL2xx
     witness: Any = None
 
+    @property
+    def tool_name(self) -> str:
+        """The function name: `pkg.mod:Class.method` -> `method`."""
+        return self.tool.rpartition(":")[2].rsplit(".", 1)[-1]
+
 
 @dataclass
 class LedgerRow:
@@ -115,6 +120,8 @@ def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None =
     for task in tasks.tasks:
         sites = task_sites(task, cache, ledger.problems)
         for defect in defects:
+            if task.tools is not None and defect.tool_name not in task.tools:
+                continue  # the tool is not part of this task's environment
             row = _row(defect, task, sites)
             if row is not None:
                 ledger.rows.append(row)

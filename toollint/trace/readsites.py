@@ -230,8 +230,11 @@ def grader_sites(
     where = display_path or str(file)
     summary = summarize(fn, dict(state_params), mod.index, cls=cls)
     sites: list[ReadSite] = []
+    # A state value used whole is that, not a plain read of its container: `audit(db.lines)` is unresolved.
+    used_whole = {(use.path, getattr(use.node, "lineno", 0)) for use in summary.opaque}
     for acc in summary.reads:
-        sites.append(_site("state", acc.path, where, acc.node, qualname, "read", via=acc.via))
+        if (acc.path, acc.line) not in used_whole:
+            sites.append(_site("state", acc.path, where, acc.node, qualname, "read", via=acc.via))
     for use in summary.opaque:
         sites.append(_site("opaque", use.path, where, use.node, qualname, use.how, use.callee, use.via))
     if not summary.complete:

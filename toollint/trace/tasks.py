@@ -23,11 +23,18 @@ import ast
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toollint.trace.readsites import PRE_PREFIX, GraderError, ModuleCache, ReadSite, grader_sites
+from toollint.trace.readsites import (
+    PRE_PREFIX,
+    GraderError,
+    ModuleCache,
+    ReadSite,
+    grader_sites,
+    parse_deepdiff_path,
+)
 
 Version = tuple[int, ...]
 
@@ -67,6 +74,9 @@ class Task:
     sites: list[ReadSite] = field(default_factory=list)  # sites the task itself declares (JSON criteria)
     suite: str = ""
     version: str = ""
+    tools: frozenset[str] | None = None  # tool names of the task's environment; None when not known
+    # whole-state diff helpers of the suite (`WorkspaceDeepDiff`) -> the paths they exclude
+    diff_exclusions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,14 +94,26 @@ def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = 
     sites = list(task.sites)
     for ref in task.graders:
         try:
-            sites += grader_sites(cache, ref.file, ref.qualname, ref.state_params, ref.record_params,
-                                  ref.display or str(ref.file))
+            found = grader_sites(cache, ref.file, ref.qualname, ref.state_params, ref.record_params,
+                                 ref.display or str(ref.file))
+            sites += [_with_exclusions(s, task.diff_exclusions) for s in found]
+            cycles = sorted({s.detail for s in found if s.detail.endswith("(helper cycle)")})
+            if cycles and problems is not None:
+                problems.append(Problem(ref.display or str(ref.file), found[0].line if found else 1,
+                                        f"task {task.id}: grader {ref.qualname} calls helpers in a cycle "
+                                        f"({', '.join(cycles)}); what they read is traced as unresolved"))
         except GraderError as exc:
             if problems is not None:
                 problems.append(Problem(ref.display or str(ref.file), 1, f"task {task.id}: {exc}"))
             sites.append(ReadSite("missing", "", ref.display or str(ref.file), 1, 1, ref.qualname, "missing",
                                   str(exc)))
     return sites
+
+
+def _with_exclusions(site: ReadSite, exclusions: Mapping[str, tuple[str, ...]]) -> ReadSite:
+    if site.kind == "opaque" and site.path == "" and site.detail in exclusions:
+        return replace(site, excluded=exclusions[site.detail])
+    return site
 
 
 # --- AgentDojo ---------------------------------------------------------------------------------------
@@ -161,6 +183,7 @@ def agentdojo_tasks(
     if not defs:
         return out
     target = version or max(v for versions in defs.values() for v in versions)
+    suite_info = {suite: _suite_info(suites_dir, suite, out.problems, shown_root) for suite, _ in defs}
     for (suite, number), versions in sorted(defs.items()):
         compatible = [v for v in versions if v <= target]
         if not compatible:
@@ -168,13 +191,51 @@ def agentdojo_tasks(
         chosen = max(compatible)
         tasks_file, node = versions[chosen]
         shown = _display(tasks_file, shown_root)
-        task = Task(f"{suite}/user_task_{number}", shown, node.lineno, suite=suite, version=version_text(chosen))
+        tools, exclusions = suite_info[suite]
+        task = Task(f"{suite}/user_task_{number}", shown, node.lineno, suite=suite, version=version_text(chosen),
+                    tools=tools, diff_exclusions=exclusions)
         own = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         graders = [g for g in AGENTDOJO_GRADERS if g in own] or ["utility"]
         for g in graders:
             task.graders.append(GraderRef(tasks_file, f"{node.name}.{g}", AGENTDOJO_STATE, AGENTDOJO_RECORD, shown))
         out.tasks.append(task)
     return out
+
+
+def _suite_info(suites_dir: Path, suite: str, problems: list[Problem], shown_root: Path
+                ) -> tuple[frozenset[str] | None, dict[str, tuple[str, ...]]]:
+    """From the first version's `<suite>/task_suite.py`: the names in its `TOOLS` list, and its
+    `X = partial(DeepDiff, exclude_paths=[...])` diff helpers with the paths they exclude."""
+    path = next((p for p in sorted(suites_dir.glob(f"v*/{suite}/task_suite.py"))), None)
+    if path is None:
+        return None, {}
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(_display(path, shown_root), getattr(exc, "lineno", 1) or 1,
+                                f"suite file cannot be read, tools of suite {suite!r} unknown: {exc}"))
+        return None, {}
+    constants = _module_constants(tree)
+    tools: frozenset[str] | None = None
+    exclusions: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, value = node.targets[0].id, node.value
+        if name == "TOOLS" and isinstance(value, ast.List):
+            tools = frozenset(e.id for e in value.elts if isinstance(e, ast.Name))
+        if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "partial":
+            for kw in value.keywords:
+                if kw.arg == "exclude_paths":
+                    raw = constants.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+                    if raw is None:
+                        try:
+                            raw = ast.literal_eval(kw.value)
+                        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                            raw = []
+                    paths = (parse_deepdiff_path(x) for x in raw if isinstance(x, str))
+                    exclusions[name] = tuple(p for p in paths if p is not None)
+    return tools, exclusions
 
 
 def _display(path: Path, root: Path) -> str:
@@ -310,14 +371,16 @@ def _json_task(entry: dict[str, Any], shown: str, line: int, methods: Mapping[st
 
 def configured_tasks(config: Mapping[str, Any], root: Path) -> TaskSet:
     """`[tool.toollint.trace] tasks = {id = "file.py:Qual.name"}`, with optional `state-params`
-    (name -> canonical prefix, default `{"post_environment": "", "env": "", "db": "", "self": ""}`)
+    (name -> canonical prefix; default: `post_environment`, `env`, `db`, `self` are the live state and
+    `pre_environment` the state before the run)
     and `record-params` (default `["model_output", "traces", "messages"]`)."""
     out = TaskSet()
     mapping = config.get("tasks") or {}
     if not isinstance(mapping, dict):
         out.problems.append(Problem("[tool.toollint.trace]", 1, "tasks must be a table of task id = \"file:function\""))
         return out
-    state = config.get("state-params") or {"post_environment": "", "env": "", "db": "", "self": ""}
+    state = config.get("state-params") or {"post_environment": "", "pre_environment": PRE_PREFIX, "env": "",
+                                            "db": "", "self": ""}
     record = tuple(config.get("record-params") or ("model_output", "traces", "messages"))
     for task_id, ref in mapping.items():
         refs = [ref] if isinstance(ref, str) else ref
