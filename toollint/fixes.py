@@ -50,15 +50,28 @@ def uncomment_guard(finding: Finding, source: str) -> Fix | None:
     end_line = finding.end_line or finding.line
     if not 1 <= finding.line <= end_line <= len(lines):
         return None
-    edits = []
-    for number in range(finding.line, end_line + 1):
+    numbers = range(finding.line, end_line + 1)
+    split = []  # (indentation, comment text) per line
+    for number in numbers:
         text = lines[number - 1]
         indent = text[: len(text) - len(text.lstrip())]
-        body = text[len(indent) :]
-        if not body.startswith("#"):
+        if not text[len(indent) :].startswith("#"):
             return None  # the range is not the run of comment lines the rule reported
-        code = body[1:].removeprefix(" ")  # the rule's own reading: "#", then at most one space
-        edits.append(Edit(finding.path, number, 1, number, len(text) + 1, indent + code))
+        split.append((indent, text[len(indent) + 1 :]))
+    # "# " is the usual comment marker; drop its space only when every line has it, so the guard's
+    # own relative indentation survives either way.
+    marker_space = all(body.startswith(" ") or not body for _, body in split)
+    edits = [
+        Edit(
+            finding.path,
+            number,
+            1,
+            number,
+            len(indent) + 1 + len(body) + 1,
+            indent + (body[1:] if marker_space else body),
+        )
+        for number, (indent, body) in zip(numbers, split)
+    ]
     guard = str(finding.properties.get("guard", "")).splitlines()
     what = f" `{guard[0]}`" if guard else ""
     fix = Fix(f"Uncomment the guard{what}", tuple(edits), safe=False)
