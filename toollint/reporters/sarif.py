@@ -266,6 +266,8 @@ def _result(
     if line_hash is not None:
         partial["primaryLocationLineHash"] = line_hash
     properties: dict[str, Any] = dict(f.properties)
+    # Threads of steps (path, line, col, message), e.g. the tracer's tool write -> field -> grader read.
+    code_flow = properties.pop("code_flow", None)
     if f.tool:
         properties.setdefault("tool", f.tool)
     result = om.Result(
@@ -285,11 +287,26 @@ def _result(
             )
             for i, r in enumerate(f.related, 1)
         ]
+    if code_flow:
+        result.code_flows = [_code_flow(code_flow, files)]
     if f.fix is not None and f.fix.edits and (f.fix.safe or opts.unsafe_fixes):
         result.fixes = [_fix(f.fix, files)]
     if f.suppressed:
         result.suppressions = [om.Suppression(kind="inSource")]
     return result
+
+
+def _code_flow(threads: Sequence[Sequence[Mapping[str, Any]]], files: _Files) -> om.CodeFlow:
+    return om.CodeFlow(thread_flows=[
+        om.ThreadFlow(locations=[
+            om.ThreadFlowLocation(location=files.location(
+                str(step["path"]), int(step.get("line") or 1), int(step.get("col") or 1), None, None,
+                message=om.Message(text=str(step.get("message", ""))),
+            ))
+            for step in thread
+        ])
+        for thread in threads
+    ])
 
 
 def _notification(f: Finding, files: _Files) -> om.Notification:
