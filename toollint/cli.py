@@ -37,6 +37,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "contracts": ("toollint.contracts.cli", "main", "draft, list and check tool contracts"),
     "validate": ("toollint.contracts.cli", "validate_main", "validate contract files (TL3xx)"),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
+    "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }
 
 # Post-processing of a check run, in order: (args, settings, result) -> result. Baseline, diff-base,
