@@ -8,13 +8,16 @@ grader read sites, a code flow tool write -> field -> grader read, exposed-task 
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from dataclasses import field as dc_field
+from pathlib import Path
 from typing import Any
 
+from toollint.analysis import analyze_module
 from toollint.model import Finding, RelatedLocation
 from toollint.trace.readsites import BASES, CONFIDENCE, Basis, ModuleCache, ReadSite, classify
 from toollint.trace.tasks import Problem, Task, TaskSet, task_sites
@@ -260,3 +263,51 @@ def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 
              "message": f"grader {site.grader} reads {site.path or 'the whole state'} ({site.how})"},
         ])
     finding.properties["code_flow"] = threads
+
+
+def tool_writes(tool_file: Path, qualname: str) -> tuple[set[str], int]:
+    """The state paths a tool writes, from the shared analysis of its module, and its `def` line
+    (empty and 0 when the tool is not found there)."""
+    try:
+        tree = ast.parse(tool_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return set(), 0
+    analysis = analyze_module(tree)
+    for tool in analysis.tools:
+        if tool.qualname == qualname or tool.name == qualname.rsplit(".", 1)[-1]:
+            return {a.path for a in analysis.summary(tool).writes}, tool.node.lineno
+    return set(), 0
+
+
+def trace_findings(findings: Sequence[Finding], tasks: TaskSet, cache: ModuleCache | None = None) -> Ledger:
+    """Trace every TL2xx finding that names its contract and clause; attach the trace to each.
+
+    Findings without a loadable contract or clause become `Problem`s, so nothing is skipped silently.
+    """
+    from toollint.contracts.loader import ContractError, load_contract
+
+    pairs: list[tuple[Finding, Defect]] = []
+    problems: list[Problem] = []
+    for f in findings:
+        if not f.code.startswith("TL2"):
+            continue
+        contract_path = f.properties.get("contract")
+        try:
+            contract = load_contract(contract_path) if contract_path else None
+        except (ContractError, OSError) as exc:
+            problems.append(Problem(f.path, f.line, f"{f.code}: contract cannot be loaded, not traced: {exc}"))
+            continue
+        if contract is None:
+            problems.append(Problem(f.path, f.line, f"{f.code}: the finding names no contract, not traced"))
+            continue
+        defect = defect_from_finding(f, contract, tool_writes(Path(f.path), contract.qualname)[0])
+        if defect is None:
+            problems.append(Problem(f.path, f.line, f"{f.code}: clause {f.properties.get('clause')!r} is not "
+                                                    f"in {contract_path}, not traced"))
+            continue
+        pairs.append((f, defect))
+    ledger = trace([d for _, d in pairs], tasks, cache)
+    ledger.problems[:0] = problems
+    for f, defect in pairs:
+        attach(f, ledger, defect)
+    return ledger

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -394,4 +395,44 @@ def configured_tasks(config: Mapping[str, Any], root: Path) -> TaskSet:
                 continue
             task.graders.append(GraderRef(root / file, qual, state, record, file))
         out.tasks.append(task)
+    return out
+
+
+# --- all sources of one run ------------------------------------------------------------------------
+
+
+def locate_package(python: str, package: str = "agentdojo") -> Path | None:
+    """The directory of `package` in another interpreter, found without importing it."""
+    code = (f"import importlib.util, os; s = importlib.util.find_spec({package!r}); "
+            "print(os.path.dirname(s.origin) if s and s.origin else '')")
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = out.stdout.strip()
+    return Path(text) if out.returncode == 0 and text else None
+
+
+def tasks_from_config(config: Mapping[str, Any], root: Path, python: str | None = None) -> TaskSet:
+    """Every task source `[tool.toollint.trace]` names: `agentdojo` (a package dir, or true to find it
+    with `python`), `version`, `suites`, `task-files` with `toolkit` files, and configured `tasks`."""
+    out = TaskSet()
+    cache = ModuleCache()
+    agentdojo = config.get("agentdojo")
+    if agentdojo:
+        package = (root / str(agentdojo)) if isinstance(agentdojo, str) else (
+            locate_package(python) if python else None)
+        if package is None:
+            out.problems.append(Problem("[tool.toollint.trace]", 1, "agentdojo = true needs the benchmark's "
+                                        "python ([tool.toollint.confirm] python) to find the package"))
+        else:
+            version = config.get("version")
+            out.extend(agentdojo_tasks(package, parse_version(str(version)) if version else None,
+                                       tuple(config.get("suites") or ())))
+    task_files = [root / str(p) for p in config.get("task-files") or ()]
+    if task_files:
+        methods = toolkit_methods([root / str(p) for p in config.get("toolkit") or ()], cache, out.problems)
+        out.extend(json_tasks(task_files, methods))
+    if config.get("tasks"):
+        out.extend(configured_tasks(config, root))
     return out

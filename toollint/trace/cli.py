@@ -1,0 +1,166 @@
+"""`toollint trace`: score-at-risk for one defect, or for the TL2xx findings of a `--confirm` run.
+
+    toollint trace --tool update_scheduled_transaction --field 'bank_account.scheduled_transactions[*].amount' \
+        --agentdojo path/to/agentdojo --ledger ledger.csv --report report.html
+    toollint trace --contract update_scheduled_transaction.yaml --clause eff.amount_set --agentdojo ...
+    toollint trace --tasks tasks.json --toolkit tools.py --tool refuel_data --field 'db.lines[*].data_balance'
+
+With `--contract`/`--clause` the fields come from the clause's compiled predicate (kept to what the
+tool writes when its source is found). Exit codes: 0 traced, 2 usage error or nothing to trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from toollint.model import Finding
+from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
+from toollint.trace.readsites import BASES, ModuleCache
+from toollint.trace.tasks import (
+    TaskSet,
+    agentdojo_tasks,
+    configured_tasks,
+    json_tasks,
+    parse_version,
+    toolkit_methods,
+)
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+class TraceUsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="toollint trace", description="Which graded tasks a tool defect puts at risk.")
+    what = p.add_argument_group("the defect")
+    what.add_argument("--tool", help="the tool: a name, or pkg.module:function")
+    what.add_argument("--clause", default="", help="the violated clause id")
+    what.add_argument("--field", action="append", default=[], metavar="PATH",
+                      help="a canonical state path the tool should have written (repeatable)")
+    what.add_argument("--contract", type=Path, help="derive the fields from this contract's clause predicate")
+    what.add_argument("--tool-file", type=Path, help="the tool's source, to keep fields to what it writes")
+    src = p.add_argument_group("the tasks")
+    src.add_argument("--agentdojo", type=Path, metavar="DIR", help="an agentdojo package directory")
+    src.add_argument("--version", help="AgentDojo benchmark version, e.g. 1.2.2 (default: the latest)")
+    src.add_argument("--suite", action="append", default=[], help="AgentDojo suites to trace (default: all)")
+    src.add_argument("--tasks", action="append", default=[], type=Path, metavar="FILE", help="JSON task file")
+    src.add_argument("--toolkit", action="append", default=[], type=Path, metavar="FILE",
+                     help="Python file whose classes hold the env-assertion methods")
+    src.add_argument("--grader", action="append", default=[], metavar="ID=FILE:FUNC",
+                     help="a configured task: its id and grader function")
+    out = p.add_argument_group("output")
+    out.add_argument("--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json")
+    out.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
+    out.add_argument("-q", "--quiet", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        tasks = collect_tasks(args)
+        defect = defect_from_args(args)
+    except TraceUsageError as exc:
+        sys.stderr.write(f"toollint trace: error: {exc}\n")
+        return EXIT_ERROR
+    ledger = trace([defect], tasks, ModuleCache())
+    for problem in ledger.problems:
+        sys.stderr.write(f"toollint trace: warning: {problem}\n")
+    write_outputs(ledger, args.ledger, args.report)
+    if not args.quiet:
+        sys.stdout.write(summary(ledger))
+    return EXIT_OK
+
+
+def collect_tasks(args: argparse.Namespace) -> TaskSet:
+    tasks = TaskSet()
+    if args.agentdojo is not None:
+        if not (args.agentdojo / "default_suites").is_dir():
+            raise TraceUsageError(f"{args.agentdojo}: not an agentdojo package (no default_suites/)")
+        try:
+            version = parse_version(args.version) if args.version else None
+        except ValueError:
+            raise TraceUsageError(f"--version {args.version!r} is not like 1.2.2") from None
+        tasks.extend(agentdojo_tasks(args.agentdojo, version, tuple(args.suite)))
+    if args.tasks:
+        tasks_problems: list = []
+        methods = toolkit_methods(args.toolkit, ModuleCache(), tasks_problems)
+        found = json_tasks(args.tasks, methods)
+        found.problems[:0] = tasks_problems
+        tasks.extend(found)
+    if args.grader:
+        mapping = {}
+        for item in args.grader:
+            task_id, sep, ref = item.partition("=")
+            if not sep:
+                raise TraceUsageError(f"--grader {item!r} is not ID=FILE:FUNCTION")
+            mapping[task_id] = ref
+        tasks.extend(configured_tasks({"tasks": mapping}, Path.cwd()))
+    if not tasks.tasks and not tasks.problems:
+        raise TraceUsageError("no tasks: give --agentdojo DIR, --tasks FILE or --grader ID=FILE:FUNC")
+    return tasks
+
+
+def defect_from_args(args: argparse.Namespace) -> Defect:
+    if args.contract is not None:
+        from toollint.contracts.loader import ContractError, load_contract
+
+        try:
+            contract = load_contract(args.contract)
+        except (ContractError, OSError) as exc:
+            raise TraceUsageError(f"{args.contract}: {exc}") from None
+        clause = contract.clause(args.clause) if args.clause else None
+        if clause is None:
+            ids = ", ".join(c.id for c in contract.clauses)
+            raise TraceUsageError(f"--clause {args.clause!r} is not in {args.contract} (clauses: {ids})")
+        tool_file = args.tool_file
+        if tool_file is None and args.agentdojo is not None and contract.source.package == "agentdojo":
+            tool_file = args.agentdojo / contract.source.file
+        writes, line = tool_writes(tool_file, contract.qualname) if tool_file else (set(), 0)
+        defect = defect_from_clause(f"{contract.tool_name}:{clause.id}", contract.tool, clause, writes,
+                                    contract.clauses_of("eff"), tool_file=str(tool_file or contract.path),
+                                    tool_line=line)
+        if args.field:
+            defect = replace(defect, fields=tuple(args.field))
+        if not defect.fields:
+            raise TraceUsageError(f"clause {clause.id} reads no state path; give --field")
+        return defect
+    if not args.tool or not args.field:
+        raise TraceUsageError("give --tool and --field, or --contract and --clause")
+    return Defect(f"{args.tool}:{args.clause or 'defect'}", args.tool, args.clause, tuple(args.field),
+                  str(args.tool_file or ""))
+
+
+def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
+                  findings: Sequence[Finding] = ()) -> None:
+    if ledger_path is not None:
+        base = ledger_path.with_suffix("") if ledger_path.suffix in (".csv", ".json") else ledger_path
+        base.with_name(base.name + ".csv").write_text(ledger.csv_text(), encoding="utf-8")
+        base.with_name(base.name + ".json").write_text(json.dumps(ledger.to_json(), indent=2) + "\n",
+                                                       encoding="utf-8")
+    if report_path is not None:
+        from toollint.trace.report_html import render_report
+
+        report_path.write_text(render_report(ledger, findings), encoding="utf-8")
+
+
+def summary(ledger: Ledger) -> str:
+    lines = []
+    for d in ledger.defects:
+        t = ledger.totals(d.id)
+        per_basis = ", ".join(f"{t[b]} {b}" for b in BASES)
+        lines.append(f"{d.id}: {t['exposed']} of {t['traced']} tasks exposed ({per_basis})")
+    if ledger.ungrounded:
+        lines.append(f"TL401 ungrounded-oracle: {len(ledger.ungrounded)} task(s) graded from the agent's calls only")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
