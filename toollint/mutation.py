@@ -85,6 +85,7 @@ class Mutant:
     description: str
     source: str
     static_only: bool = False  # a shape for a static rule that no probe can tell apart at runtime
+    argument: str | None = None  # the argument an ignored-argument mutant stops honouring
 
 
 @dataclass
@@ -503,6 +504,7 @@ class _Site:
     line: int
     description: str
     edits: tuple[_Edit, ...]
+    argument: str | None = None
 
 
 @dataclass(frozen=True)
@@ -585,7 +587,8 @@ def _ignore_arg_constant(facts: ModuleFacts, t: Target) -> list[_Site]:
             continue
         edits = tuple(facts.replace_node(n, const) for n in uses)
         line = facts.pos(uses[0]).start.line
-        out.append(_Site(t, line, f"argument `{p.name}` replaced by the constant {const} where it is used", edits))
+        out.append(_Site(t, line, f"argument `{p.name}` replaced by the constant {const} where it is used", edits,
+                         p.name))
     return out
 
 
@@ -599,7 +602,7 @@ def _ignore_arg_swap(facts: ModuleFacts, t: Target) -> list[_Site]:
             if q is not p and q.base == p.base:
                 edits = tuple(facts.replace_node(n, q.name) for n in uses)
                 line = facts.pos(uses[0]).start.line
-                out.append(_Site(t, line, f"argument `{p.name}` replaced by argument `{q.name}`", edits))
+                out.append(_Site(t, line, f"argument `{p.name}` replaced by argument `{q.name}`", edits, p.name))
                 break
     return out
 
@@ -661,14 +664,16 @@ def _truthify(facts: ModuleFacts, t: Target) -> list[_Site]:
     for node, name, negated in _none_comparisons(facts, t):
         text = f"not {name}" if negated else name
         out.append(_Site(t, facts.pos(node).start.line, f"`{facts.code(node)}` turned into the truth test `{text}`",
-                         (facts.replace_node(node, text),)))
+                         (facts.replace_node(node, text),), name))
     return out
 
 
 def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
     """Gate a state write on the truthiness of a falsy-legal argument it uses (AgentDojo's own shape)."""
     out = []
-    falsy_legal = {p.name for p in t.params if p.base in FALSY_LEGAL}
+    # Numbers and flags: their falsy values (0, 0.0, False) are ordinary legal inputs. An empty
+    # identifier string usually is not, and gating on it would make an equivalent mutant.
+    falsy_legal = {p.name for p in t.params if p.base in {"int", "float", "bool"}}
     for s in facts.writes(t):
         used = [n.value for n in _names_in(s.node) if n.value in falsy_legal]
         if not used or facts.binds_name(s.node):
@@ -677,7 +682,7 @@ def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
         ind = facts.indent_of(first)
         new = [ind + f"if {used[0]}:\n", *["    " + x for x in facts.lines[first - 1 : last]]]
         out.append(_Site(t, first, f"state write gated on the truthiness of `{used[0]}`",
-                         (facts.replace_lines(first, last, new),)))
+                         (facts.replace_lines(first, last, new),), used[0]))
     return out
 
 
@@ -800,16 +805,23 @@ def mutants(
     path: str = "<module>",
     operators: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
+    *,
+    settings: Settings | None = None,
+    module_name: str = "",
 ) -> list[Mutant]:
     """Every mutant of one module, in a deterministic order (operator, then file position)."""
-    facts = ModuleFacts(source, path)
+    facts = ModuleFacts(source, path, settings, module_name)
     stem = re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
     chosen = [OPERATORS_BY_NAME[n] for n in operators] if operators else list(OPERATORS)
     out: list[Mutant] = []
     for op in chosen:
         sites: list[_Site] = []
         if op.name == "drop-copy":
-            sites = _drop_copy_module(facts)
+            # The factory builds every tool's environment: all the module's tools are affected.
+            every = tuple(t.qualname for t in facts.targets if t.is_tool)
+            for site in _drop_copy_module(facts):
+                site.target.tools = every
+                sites.append(site)
         else:
             for t in facts.targets:
                 if tools is None or t.qualname in tools or set(t.tools) & set(tools):
@@ -820,7 +832,8 @@ def mutants(
                 continue
             affected = site.target.tools or (site.target.qualname,)
             out.append(Mutant(f"{stem}:{op.name}:{site.target.qualname}:{site.line}:{k}", op.name, op.defect_class,
-                              site.target.qualname, affected, site.line, site.description, text, op.static_only))
+                              site.target.qualname, affected, site.line, site.description, text, op.static_only,
+                              site.argument))
     return out
 
 
@@ -993,9 +1006,11 @@ CONTROLS: tuple[Operator, ...] = (
 )
 
 
-def controls(source: str, path: str = "<module>") -> list[Mutant]:
+def controls(
+    source: str, path: str = "<module>", *, settings: Settings | None = None, module_name: str = ""
+) -> list[Mutant]:
     """Semantics-preserving rewrites of every tool and writer helper in a module."""
-    facts = ModuleFacts(source, path)
+    facts = ModuleFacts(source, path, settings, module_name)
     stem = re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
     out: list[Mutant] = []
     for op in CONTROLS:

@@ -1,0 +1,149 @@
+"""`toollint validate`: measure toollint's own miss and false-alarm rates on injected defects.
+
+    toollint validate FILE...                    # static half on mutants of any tool modules
+    toollint validate --agentdojo DIR [--agentdojo-python PY] [--confirm]
+    toollint validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+
+Options: --seed N, --budget N (mutants per subject, sampled evenly over classes and operators),
+--operators a,b, --json FILE, --fail-under RATE (overall) and --fail-under-class RATE (per class);
+exit 1 when a floor is missed or a negative control is flagged, 2 on bad input. See docs/validation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toollint import mutation
+
+if TYPE_CHECKING:
+    from toollint.validate.harness import Subject
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="toollint validate", description=__doc__.split("\n\n")[0])
+    p.add_argument("files", nargs="*", type=Path, help="tool modules to mutate (static half only)")
+    p.add_argument("--agentdojo", type=Path, metavar="DIR", help="the installed `agentdojo` package directory")
+    p.add_argument("--agentdojo-python", metavar="PY", help="interpreter of a venv with agentdojo (for --confirm)")
+    p.add_argument("--modules", help="comma-separated AgentDojo tool modules (default: all)")
+    p.add_argument("--minibank", type=Path, metavar="DIR", help="the minibank fixture benchmark directory")
+    p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--budget", type=int, default=None, help="mutants per subject (default: all)")
+    p.add_argument("--operators", help="comma-separated operator names (default: all)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON tables here ('-' for stdout)")
+    p.add_argument("--fail-under", type=float, default=None, metavar="RATE", help="overall kill-rate floor, 0-1")
+    p.add_argument("--fail-under-class", type=float, default=None, metavar="RATE", help="per-class floor, 0-1")
+    p.add_argument("--quiet", action="store_true", help="no survivor list in the text output")
+    return p
+
+
+class UsageError(Exception):
+    pass
+
+
+def _readable_python(f: Path) -> None:
+    """One-line errors for files the operators cannot work on."""
+    if not f.is_file():
+        raise UsageError(f"{f}: no such file")
+    try:
+        text = f.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{f}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise UsageError(f"{f}: cannot read ({exc.strerror})") from None
+    try:
+        compile(text, str(f), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise UsageError(f"{f}:{exc.lineno or 1}: not valid Python ({exc.msg})") from None
+    except ValueError as exc:  # null bytes
+        raise UsageError(f"{f}: not valid Python ({exc})") from None
+
+
+def _subjects(args: argparse.Namespace) -> list[Subject]:
+    from toollint.validate.harness import Subject
+    from toollint.validate.subjects import AGENTDOJO_TOOLS, agentdojo_subjects, minibank_subject
+
+    out = []
+    for f in args.files:
+        _readable_python(f)
+        out.append(Subject(f.stem, f, f.stem))
+    if args.agentdojo is not None:
+        if not (args.agentdojo / AGENTDOJO_TOOLS).is_dir():
+            raise UsageError(f"{args.agentdojo}: not an agentdojo package (no {AGENTDOJO_TOOLS} inside)")
+        python = args.agentdojo_python if args.confirm else None
+        if args.confirm and not python:
+            raise UsageError("--confirm on AgentDojo needs --agentdojo-python (its venv's interpreter)")
+        modules = args.modules.split(",") if args.modules else None
+        out.extend(agentdojo_subjects(args.agentdojo, python, modules))
+    if args.minibank is not None:
+        if not (args.minibank / "bank.py").is_file():
+            raise UsageError(f"{args.minibank}: not the minibank fixture (no bank.py inside)")
+        out.append(minibank_subject(args.minibank.resolve(), dynamic=args.confirm))
+    if not out:
+        raise UsageError("nothing to validate: give tool modules, --agentdojo DIR or --minibank DIR")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from toollint.validate import report
+    from toollint.validate.harness import run
+
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed a one-line usage error
+        return 0 if exc.code == 0 else 2
+    try:
+        ops = args.operators.split(",") if args.operators else None
+        unknown = [o for o in ops or [] if o not in mutation.OPERATORS_BY_NAME]
+        if unknown:
+            raise UsageError(f"unknown operator(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(mutation.OPERATORS_BY_NAME)}")
+        if args.budget is not None and args.budget < 1:
+            raise UsageError("--budget must be at least 1")
+        for name in ("fail_under", "fail_under_class"):
+            value = getattr(args, name)
+            if value is not None and not 0 <= value <= 1:
+                raise UsageError(f"--{name.replace('_', '-')} is a rate between 0 and 1, got {value}")
+        subjects = _subjects(args)
+        tty = sys.stderr.isatty()
+
+        def progress(mutant_id: str) -> None:  # a one-line progress display, on a terminal only
+            print(f"\r\033[K{mutant_id[:100]}", end="", file=sys.stderr, flush=True)
+
+        result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
+                     progress=progress if tty else None)
+        if tty:
+            print("\r\033[K", end="", file=sys.stderr)
+    except UsageError as exc:
+        print(f"toollint validate: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"toollint validate: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    data = report.to_json(result)
+    if args.json is not None:
+        text = json.dumps(data, indent=2)
+        if str(args.json) == "-":
+            print(text)
+        else:
+            args.json.write_text(text + "\n", encoding="utf-8")
+    if args.json is None or str(args.json) != "-":
+        print(report.to_text(result, survivors=not args.quiet))
+    failures = report.floor_failures(result, args.fail_under or 0.0, args.fail_under_class or 0.0)
+    if data["controls"]["false_positives"]:
+        failures.append(f"{len(data['controls']['false_positives'])} negative control flag(s)")
+    for f in failures:
+        print(f"toollint validate: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

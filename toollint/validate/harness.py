@@ -1,0 +1,398 @@
+"""The mutation arm and the negative controls: run toollint's two halves on injected defects.
+
+A *subject* is one tool module: its file, the module name the linter should see, and optionally how
+to host it for the dynamic half (contracts, and a worker spec built around an overlay directory that
+shadows the installed package). For each mutant:
+
+- static: `toollint.engine.lint_source` on the mutant and on the original; the mutant is killed when
+  a finding appears on one of the tools the mutation affects (or inside the mutated function) that
+  the original did not have. Findings are compared by (code, tool, message with digits removed), as
+  a multiset, so a second TL104 on the same tool counts and moved line numbers do not.
+- dynamic: the mutated file is written into a private copy of its package, which is put first on the
+  worker's import path, and `toollint.dynamic.checker.check_group` probes every affected tool that
+  has a contract. Killed when a tool reports a VIOLATES row (confirmed by a re-run) that the original
+  did not have. FLAKY rows are reported, never counted as kills.
+
+Negative controls are the unmutated module and semantics-preserving rewrites of it: every new static
+finding on a rewrite, and every VIOLATES on a tool of the fixture benchmark (clean by construction), is
+a false positive, reported by name.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toollint import mutation
+from toollint.engine import lint_source
+from toollint.model import Finding
+from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.contracts.model import Contract
+    from toollint.dynamic.protocol import WorkerSpec
+
+KILLED, SURVIVED, NOT_RUN = "killed", "survived", "not-run"
+
+
+@dataclass
+class DynamicHost:
+    """How to host a mutant of a subject: copy `package_dir` (the top-level package the module lives
+    in) to a temp root, overwrite `relpath` inside it, and start a worker from `make_spec(root)`."""
+
+    package_dir: Path
+    relpath: Path  # the module file relative to package_dir's parent
+    contracts: list[Contract]
+    make_spec: Callable[[Path, Contract], WorkerSpec]  # overlay root, contract -> worker spec
+    deadline: float = 30.0
+
+
+@dataclass
+class Subject:
+    name: str
+    path: Path
+    module_name: str
+    display: str = ""  # path shown in findings; the file path by default
+    settings: Settings = field(default_factory=Settings)
+    host: DynamicHost | None = None
+    clean: bool = False  # written to conform: every flag on the unmutated source is a false positive
+
+    @property
+    def shown(self) -> str:
+        return self.display or str(self.path)
+
+
+@dataclass
+class StaticOutcome:
+    killed: bool
+    new: list[Finding]  # findings the original did not have, on the affected tools
+
+
+@dataclass
+class DynamicOutcome:
+    status: str  # KILLED, SURVIVED or NOT_RUN
+    why: str = ""  # for NOT_RUN: no contract, no host; for KILLED: the violating rows
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    flaky: list[dict[str, Any]] = field(default_factory=list)
+    covering: list[str] = field(default_factory=list)  # contract clauses that cover the mutation
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class MutantResult:
+    subject: str
+    mutant: mutation.Mutant
+    static: StaticOutcome
+    dynamic: DynamicOutcome
+
+    @property
+    def killed(self) -> bool:
+        return self.static.killed or self.dynamic.status == KILLED
+
+    def explanation(self) -> str:
+        """Why a survivor survived, in the terms of the paper's diagnosis."""
+        if self.killed:
+            return ""
+        if self.mutant.static_only:
+            return "static-only shape: no rule matched it, and no probe can tell it apart at run time"
+        if self.dynamic.status == NOT_RUN:
+            return f"no static rule matched; dynamic not run ({self.dynamic.why})"
+        if self.dynamic.covering:
+            return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
+                    "but no probe revealed it")
+        return "no covering clause in the contract"
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.mutant
+        return {
+            "subject": self.subject,
+            "id": m.id,
+            "operator": m.operator,
+            "class": m.defect_class,
+            "function": m.function,
+            "tools": list(m.tools),
+            "line": m.line,
+            "description": m.description,
+            "static_only": m.static_only,
+            "killed_by_static": self.static.killed,
+            "static_findings": [_finding_json(f) for f in self.static.new],
+            "dynamic": self.dynamic.status,
+            "dynamic_detail": self.dynamic.why,
+            "dynamic_violations": self.dynamic.violations,
+            "dynamic_flaky": self.dynamic.flaky,
+            "covering_clauses": self.dynamic.covering,
+            "killed": self.killed,
+            "explanation": self.explanation(),
+        }
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {"code": f.code, "tool": f.tool, "line": f.line, "message": f.message}
+
+
+# -- static half ----------------------------------------------------------------------------------
+
+
+def _key(f: Finding) -> tuple[str, str | None, str]:
+    return f.code, f.tool, re.sub(r"\d+", "#", f.message)
+
+
+def lint(subject: Subject, source: str) -> list[Finding]:
+    return [f for f in lint_source(source, subject.shown, subject.settings, subject.module_name).reported
+            if not f.code.startswith("TL9")]
+
+
+def new_findings(baseline: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
+    """Findings beyond the baseline's, compared as a multiset of (code, tool, message sans digits)."""
+    left = Counter(_key(f) for f in baseline)
+    out = []
+    for f in findings:
+        k = _key(f)
+        if left[k] > 0:
+            left[k] -= 1
+        else:
+            out.append(f)
+    return out
+
+
+def _function_span(source: str, qualname: str) -> tuple[int, int] | None:
+    import ast
+
+    tree = ast.parse(source)
+    parts = qualname.split(".")
+    body: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for part in parts:
+        node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body  # type: ignore[attr-defined]
+    assert node is not None
+    return node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+
+
+def static_outcome(subject: Subject, baseline: Sequence[Finding], m: mutation.Mutant) -> StaticOutcome:
+    new = new_findings(baseline, lint(subject, m.source))
+    span = _function_span(m.source, m.function)
+    tools = set(m.tools) | {m.function}
+
+    def on_target(f: Finding) -> bool:
+        if f.tool is not None and (f.tool in tools or f.tool.rsplit(".", 1)[-1] in tools):
+            return True
+        return span is not None and span[0] <= f.line <= span[1]
+
+    hits = [f for f in new if on_target(f)]
+    return StaticOutcome(bool(hits), hits)
+
+
+# -- dynamic half ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def overlay(host: DynamicHost) -> Iterator[Path]:
+    """A private copy of the subject's package; the caller writes mutants into it."""
+    with tempfile.TemporaryDirectory(prefix="toollint-overlay-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(host.package_dir, root / host.package_dir.name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        yield root
+
+
+def _contract_covers(contract: Contract, m: mutation.Mutant) -> list[str]:
+    """Clauses of a contract that speak to what the mutation breaks (the paper's "covering clause")."""
+    kinds = {
+        mutation.UNENFORCED_PRECONDITION: ("pre",),
+        mutation.PARTIAL_EFFECT: ("eff",),
+        mutation.PHANTOM_EFFECT: ("eff",),
+        mutation.FRAME_VIOLATION: ("frame", "inv"),
+        mutation.RESET_LEAK: ("eff", "inv"),
+    }
+    out = []
+    for c in contract.counted_clauses:
+        if m.defect_class == mutation.IGNORED_ARGUMENT and m.argument:
+            reads = re.search(rf"\bargs\s*(\.\s*{m.argument}\b|\[\s*['\"]{m.argument}['\"])", c.predicate_source or "")
+            if c.arg == m.argument or (c.kind == "eff" and reads):
+                out.append(c.id)
+        elif c.kind in kinds.get(m.defect_class, ()):
+            out.append(c.id)
+    if m.defect_class == mutation.FRAME_VIOLATION and contract.adapter.get("frame"):
+        out.append("adapter.frame")
+    return out
+
+
+def _violation_rows(reports: Sequence[Any]) -> tuple[set[tuple[str, str, str]], list[dict[str, Any]],
+                                                      list[dict[str, Any]]]:
+    from toollint.dynamic.checker import FLAKY, VIOLATES
+
+    keys: set[tuple[str, str, str]] = set()
+    violations, flaky = [], []
+    for r in reports:
+        for row in r.rows:
+            entry = {"tool": r.tool, "clause": row.clause_id, "code": row.code, "detail": row.detail[:300]}
+            if row.verdict == VIOLATES:
+                keys.add((r.tool, row.clause_id, row.code or ""))
+                violations.append(entry)
+            elif row.verdict == FLAKY:
+                flaky.append(entry)
+        if r.error:
+            flaky.append({"tool": r.tool, "clause": None, "code": None, "detail": f"not checked: {r.error}"})
+    return keys, violations, flaky
+
+
+def check_dynamic(host: DynamicHost, root: Path, contracts: Sequence[Contract]) -> list[Any]:
+    """Probe `contracts` against the package copy at `root`, one worker per adapter variant."""
+    from toollint.dynamic.checker import CheckOptions, check_group
+
+    groups: dict[str, list[Contract]] = {}
+    specs: dict[str, WorkerSpec] = {}
+    for c in contracts:
+        spec = host.make_spec(root, c)
+        key = repr(sorted(spec.options.items()))
+        groups.setdefault(key, []).append(c)
+        specs[key] = spec
+    reports: list[Any] = []
+    for key, group in groups.items():
+        reports.extend(check_group(group, specs[key], CheckOptions(deadline=host.deadline, confirm=True)))
+    return reports
+
+
+class DynamicRunner:
+    """Hosts the original and each mutant of one subject in an overlay, and scores kills."""
+
+    def __init__(self, subject: Subject, root: Path) -> None:
+        assert subject.host is not None
+        self.subject = subject
+        self.host = subject.host
+        self.root = root
+        self.target = root / self.host.relpath
+        self.original = self.target.read_text(encoding="utf-8")
+        self.baseline: dict[str, set[tuple[str, str, str]]] = {}
+        self.baseline_rows: list[dict[str, Any]] = []
+
+    def contracts_for(self, tools: Sequence[str]) -> list[Contract]:
+        names = {t.rsplit(".", 1)[-1] for t in tools}
+        return [c for c in self.host.contracts if c.tool_name in names]
+
+    def _run(self, source: str, contracts: Sequence[Contract]) -> list[Any]:
+        self.target.write_text(source, encoding="utf-8")
+        for cache in self.target.parent.glob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)  # never let a stale .pyc stand in for the mutant
+        try:
+            return check_dynamic(self.host, self.root, contracts)
+        finally:
+            self.target.write_text(self.original, encoding="utf-8")
+
+    def run_baseline(self) -> None:
+        reports = self._run(self.original, self.host.contracts)
+        keys, rows, _ = _violation_rows(reports)
+        for tool, clause, code in keys:
+            self.baseline.setdefault(tool, set()).add((tool, clause, code))
+        self.baseline_rows = rows
+
+    def outcome(self, m: mutation.Mutant) -> DynamicOutcome:
+        if m.static_only:
+            return DynamicOutcome(NOT_RUN, "static-only shape: behaves like the original at run time")
+        contracts = self.contracts_for(m.tools)
+        if not contracts:
+            return DynamicOutcome(NOT_RUN, "no contract for " + ", ".join(m.tools))
+        covering = [f"{c.tool_name}:{cid}" for c in contracts for cid in _contract_covers(c, m)]
+        start = time.perf_counter()
+        reports = self._run(m.source, contracts)
+        _keys, rows, flaky = _violation_rows(reports)
+        fresh = [r for r in rows if (r["tool"], r["clause"], r["code"] or "") not in
+                 self.baseline.get(r["tool"], set())]
+        status = KILLED if fresh else SURVIVED
+        why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
+        return DynamicOutcome(status, why, fresh, flaky, covering, time.perf_counter() - start)
+
+
+# -- the arms ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ControlResult:
+    subject: str
+    control: mutation.Mutant | None  # None: the unmutated module itself
+    false_positives: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.control
+        return {
+            "subject": self.subject,
+            "control": c.operator if c else "unmutated",
+            "id": c.id if c else f"{self.subject}:unmutated",
+            "function": c.function if c else None,
+            "description": c.description if c else "the original module",
+            "false_positives": self.false_positives,
+        }
+
+
+@dataclass
+class ValidationRun:
+    seed: int
+    budget: int | None
+    dynamic: bool
+    mutants: list[MutantResult] = field(default_factory=list)
+    controls: list[ControlResult] = field(default_factory=list)
+    baseline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # subject -> flags on the original
+    generated: dict[str, int] = field(default_factory=dict)  # subject -> mutants before sampling
+    elapsed_s: float = 0.0
+
+
+def run(
+    subjects: Sequence[Subject],
+    *,
+    seed: int = 0,
+    budget: int | None = None,
+    dynamic: bool = False,
+    operators: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ValidationRun:
+    """The mutation arm and the negative controls over every subject. `budget` is per subject."""
+    start = time.perf_counter()
+    out = ValidationRun(seed, budget, dynamic)
+    for subject in subjects:
+        source = subject.path.read_text(encoding="utf-8")
+        all_mutants = mutation.mutants(source, subject.shown, operators, settings=subject.settings,
+                                       module_name=subject.module_name)
+        out.generated[subject.name] = len(all_mutants)
+        chosen = mutation.sample(all_mutants, budget, seed)
+        baseline = lint(subject, source)
+        out.baseline[subject.name] = [_finding_json(f) for f in baseline]
+        if subject.clean:
+            out.controls.append(ControlResult(subject.name, None, [_finding_json(f) for f in baseline]))
+        for c in mutation.controls(source, subject.shown, settings=subject.settings,
+                                   module_name=subject.module_name):
+            fps = [_finding_json(f) for f in new_findings(baseline, lint(subject, c.source))]
+            out.controls.append(ControlResult(subject.name, c, fps))
+        if dynamic and subject.host is not None:
+            with overlay(subject.host) as root:
+                runner = DynamicRunner(subject, root)
+                runner.run_baseline()
+                if subject.clean and runner.baseline_rows:
+                    out.controls.append(ControlResult(subject.name, None, [
+                        {"code": r["code"], "tool": r["tool"], "line": None, "message": r["detail"]}
+                        for r in runner.baseline_rows]))
+                for m in chosen:
+                    if progress:
+                        progress(m.id)
+                    out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
+                                                    runner.outcome(m)))
+        else:
+            why = "no dynamic host for this subject" if subject.host is None else "dynamic half not requested"
+            for m in chosen:
+                if progress:
+                    progress(m.id)
+                out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
+                                                DynamicOutcome(NOT_RUN, why)))
+    out.elapsed_s = time.perf_counter() - start
+    return out
