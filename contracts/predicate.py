@@ -154,6 +154,11 @@ class ArgsView(View):
 
     __slots__ = ()
 
+    def __getitem__(self, key: Any) -> Any:
+        data = self.raw
+        key = unwrap(key)
+        return wrap(data.get(key)) if isinstance(data, dict) and isinstance(key, str) else None
+
 
 def wrap(value: Any) -> Any:
     if isinstance(value, (dict, list)):
@@ -404,7 +409,8 @@ HELPERS: dict[str, Callable[..., Any]] = {
 # `isinstance(x, str)` passes the `str` helper itself; map it back to its type name.
 _HELPER_TYPE_NAMES = {id(HELPERS[n]): n for n in ("str", "int", "float", "bool", "list")}
 # Helpers whose result stands for elements of their first argument, for path extraction.
-_ELEMENT_HELPERS = {"rows", "keys", "get", "one"}
+_ELEMENT_HELPERS = {"get", "one"}
+_COLLECTION_HELPERS = {"rows"}  # the same collection, iterable as a list (`keys` yields keys, not state)
 METHODS = {"by"}  # the only call allowed on an attribute: `coll.by(field=value)`
 
 # Reserved names the rewriter introduces; source names may not start with `_`, so these are unreachable.
@@ -487,11 +493,15 @@ def compile_predicate(source: str, *, filename: str = "<predicate>", line: int =
     if len(source) > MAX_SOURCE_CHARS:
         raise fail(f"predicate is {len(source)} characters long (limit {MAX_SOURCE_CHARS})", construct="size")
     text = source.strip()
+    # Parenthesised, so a predicate may span lines as YAML block scalars leave them; columns on the
+    # first line shift by the one added character.
+    col -= 1
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = ast.parse(f"({text}\n)", mode="eval")
     except SyntaxError as exc:
         err = ForbiddenPredicate(f"not a Python expression: {exc.msg}", filename=filename,
-                                 line=line + (exc.lineno or 1) - 1, col=col + (exc.offset or 1) - 1,
+                                 line=line + min(exc.lineno or 1, text.count("\n") + 1) - 1,
+                                 col=max(col + (exc.offset or 1) - 1, 1),
                                  construct="syntax")
         raise err from None
     nodes = list(ast.walk(tree))
@@ -644,9 +654,12 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
                     if kw.arg:
                         paths.add(f"{_element(base)}.{kw.arg}")
                 return _element(base)
-            if isinstance(node.func, ast.Name) and node.func.id in _ELEMENT_HELPERS and node.args:
-                base = chain(node.args[0], scope)
-                return None if base is None else _element(base)
+            if isinstance(node.func, ast.Name) and node.args:
+                if node.func.id in _ELEMENT_HELPERS:
+                    base = chain(node.args[0], scope)
+                    return None if base is None else _element(base)
+                if node.func.id in _COLLECTION_HELPERS:
+                    return chain(node.args[0], scope)
         return None
 
     def visit(node: ast.AST, scope: dict[str, str | None]) -> None:
