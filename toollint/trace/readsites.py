@@ -146,7 +146,12 @@ def _string_text(node: ast.AST) -> str | None:
 
 
 class GraderError(Exception):
-    """A grader that cannot be read: its file does not parse, or the function does not exist."""
+    """A grader that cannot be read: its file does not parse, or the function does not exist. The
+    message does not repeat the file; `line` is where in it the problem is."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass
@@ -172,9 +177,11 @@ class ModuleCache:
                 text = path.read_text(encoding="utf-8")
                 tree = ast.parse(text, filename=str(path))
             except SyntaxError as exc:
-                cached = GraderError(f"{path}:{exc.lineno or 1}: grader file does not parse: {exc.msg}")
-            except (OSError, UnicodeDecodeError) as exc:
-                cached = GraderError(f"{path}: grader file cannot be read: {exc}")
+                cached = GraderError(f"grader file does not parse: {exc.msg}", exc.lineno or 1)
+            except OSError as exc:
+                cached = GraderError(f"grader file cannot be read: {exc.strerror or exc}")
+            except UnicodeDecodeError as exc:
+                cached = GraderError(f"grader file is not UTF-8: {exc.reason}")
             else:
                 cached = ParsedModule(path, tree, FunctionIndex(tree), text)
             self.modules[key] = cached
@@ -189,7 +196,7 @@ def find_function(mod: ParsedModule, qualname: str) -> tuple[ast.FunctionDef | a
     if not cls:
         fn = mod.index.functions.get(name)
         if fn is None:
-            raise GraderError(f"{mod.path}: no function {name!r}")
+            raise GraderError(f"no function {name!r}")
         return fn, None
     seen: set[str] = set()
     todo = [cls]
@@ -202,7 +209,7 @@ def find_function(mod: ParsedModule, qualname: str) -> tuple[ast.FunctionDef | a
         if method is not None:
             return method, current
         todo += _module_bases(mod.tree, current)
-    raise GraderError(f"{mod.path}: no method {name!r} on class {cls!r}")
+    raise GraderError(f"no method {name!r} on class {cls!r}")
 
 
 def _module_bases(tree: ast.Module, cls: str) -> list[str]:

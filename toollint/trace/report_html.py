@@ -2,8 +2,8 @@
 
 For each defect: its witness, the fields, and a picture (inline SVG, Sankey-like) of tool -> field ->
 grader read site -> basis, edge widths by exposed-task count; then the exposed tasks grouped by basis,
-the whole ledger as a table sortable by any column (a few lines of inline script), TL401 graders and
-the problems met while tracing.
+the whole ledger as a table sortable by any column (a few lines of inline script; `#sort=basis` or
+`#sort=task-desc` in the URL opens it sorted), TL401 graders and the problems met while tracing.
 """
 
 from __future__ import annotations
@@ -49,6 +49,14 @@ document.querySelectorAll('table.sortable').forEach(function(table){
     });
   });
 });
+// A link can open the ledger sorted: report.html#sort=basis or #sort=task-desc.
+(function(){
+  var m = /^#sort=([a-z_]+?)(-desc)?$/.exec(location.hash);
+  if (!m) return;
+  document.querySelectorAll('#ledger th').forEach(function(th){
+    if (th.textContent === m[1]) { th.click(); if (m[2]) th.click(); }
+  });
+})();
 """
 
 

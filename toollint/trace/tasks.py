@@ -105,7 +105,8 @@ def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = 
                                         f"({', '.join(cycles)}); what they read is traced as unresolved"))
         except GraderError as exc:
             if problems is not None:
-                problems.append(Problem(ref.display or str(ref.file), 1, f"task {task.id}: {exc}"))
+                problems.append(Problem(ref.display or str(ref.file), exc.line,
+                                        f"task {task.id}: grader {ref.qualname}: {exc}"))
             sites.append(ReadSite("missing", "", ref.display or str(ref.file), 1, 1, ref.qualname, "missing",
                                   str(exc)))
     return sites
@@ -280,27 +281,30 @@ def _registration(cls: ast.ClassDef, constants: Mapping[str, Any]) -> Version | 
 # --- JSON task files (tau2-bench shape) ----------------------------------------------------------------
 
 
-def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Problem]) -> dict[str, GraderRef]:
+def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Problem],
+                    display_root: Path | None = None) -> dict[str, GraderRef]:
     """Methods of the toolkit classes by name: where `env_assertions` function names resolve."""
     out: dict[str, GraderRef] = {}
     for path in files:
+        shown = _display(path, display_root) if display_root else str(path)
         try:
             mod = cache.module(path)
         except GraderError as exc:
-            problems.append(Problem(str(path), 1, str(exc)))
+            problems.append(Problem(shown, exc.line, f"toolkit file skipped: {exc}"))
             continue
         for cls, methods in mod.index.methods.items():
             for name in methods:
-                out.setdefault(name, GraderRef(path, f"{cls}.{name}", TOOLKIT_STATE, (), str(path)))
+                out.setdefault(name, GraderRef(path, f"{cls}.{name}", TOOLKIT_STATE, (), shown))
         for name in mod.index.functions:
-            out.setdefault(name, GraderRef(path, name, TOOLKIT_STATE, (), str(path)))
+            out.setdefault(name, GraderRef(path, name, TOOLKIT_STATE, (), shown))
     return out
 
 
-def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef]) -> TaskSet:
+def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
+               display_root: Path | None = None) -> TaskSet:
     out = TaskSet()
     for path in task_files:
-        shown = str(path)
+        shown = _display(path, display_root) if display_root else str(path)
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text)
@@ -431,8 +435,8 @@ def tasks_from_config(config: Mapping[str, Any], root: Path, python: str | None 
                                        tuple(config.get("suites") or ())))
     task_files = [root / str(p) for p in config.get("task-files") or ()]
     if task_files:
-        methods = toolkit_methods([root / str(p) for p in config.get("toolkit") or ()], cache, out.problems)
-        out.extend(json_tasks(task_files, methods))
+        methods = toolkit_methods([root / str(p) for p in config.get("toolkit") or ()], cache, out.problems, root)
+        out.extend(json_tasks(task_files, methods, root))
     if config.get("tasks"):
         out.extend(configured_tasks(config, root))
     return out

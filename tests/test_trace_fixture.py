@@ -1,0 +1,188 @@
+"""Score-at-risk tracing on the fixture benchmark (tests/fixtures/trace_bench): every basis, the
+unresolved fallback, TL401, bad input, and the `toollint trace` command."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from toollint.config import resolve_settings
+from toollint.trace.cli import main
+from toollint.trace.ledger import Defect, Ledger, trace
+from toollint.trace.readsites import ModuleCache, ReadSite, classify, parse_deepdiff_path
+from toollint.trace.tasks import agentdojo_tasks, json_tasks, tasks_from_config, toolkit_methods
+
+BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
+FIELD = "db.lines[*].data_balance"
+DEFECT = Defect("refuel_data:pre.line_active", "toolkit:TelecomTools.refuel_data", "pre.line_active", (FIELD,))
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Ledger:
+    settings = resolve_settings([str(BENCH)], config_file=str(BENCH / "pyproject.toml"))
+    tasks = tasks_from_config(settings.trace, BENCH)
+    return trace([DEFECT], tasks, ModuleCache())
+
+
+def test_ledger_matches_the_expected_rows(ledger: Ledger) -> None:
+    assert ledger.csv_text() == (BENCH / "expected_ledger.csv").read_text()
+
+
+def test_every_basis_is_counted_separately(ledger: Ledger) -> None:
+    totals = ledger.totals(DEFECT.id)
+    assert totals == {"exact_field": 3, "whole_state_hash": 2, "collection_only": 1, "unresolved": 5,
+                      "exposed": 11, "traced": 16}
+
+
+def test_tasks_reading_other_fields_or_only_the_agent_record_are_not_exposed(ledger: Ledger) -> None:
+    exposed = {r.task for r in ledger.rows}
+    # other_field reads status; not_counted's assertion is outside its reward_basis; actions_only and
+    # cfg_msg read the agent's calls; cfg_answer reads the final message.
+    assert exposed.isdisjoint({"other_field", "not_counted", "actions_only", "cfg_msg", "cfg_answer"})
+
+
+def test_ungrounded_oracles_are_the_graders_reading_only_calls(ledger: Ledger) -> None:
+    found = {(f.code, f.properties["task"]) for f in ledger.ungrounded}
+    assert found == {("TL401", "actions_only"), ("TL401", "cfg_msg")}
+    msg = next(f for f in ledger.ungrounded if f.properties["task"] == "cfg_msg")
+    assert (msg.path, msg.line) == ("graders.py", 17)
+
+
+def test_bad_input_gives_one_clear_line_each_and_the_rest_is_traced(ledger: Ledger) -> None:
+    problems = [str(p) for p in ledger.problems]
+    assert "broken_tasks.json:3: task file is not valid JSON: Expecting ',' delimiter" in problems
+    assert ("tasks.json:10: task missing_grader: env assertion 'assert_no_such_thing' is not a method of any "
+            "toolkit class") in problems
+    assert any(p.startswith("toolkit.py:54: task cycle: grader TelecomTools.assert_cycle calls helpers in a "
+                            "cycle (_ping (helper cycle))") for p in problems)
+    assert "graders.py:1: task cfg_missing: grader nope: no function 'nope'" in problems
+    assert all("\n" not in p for p in problems)
+    # ...and the tasks around them were traced: the missing grader and the cycle are exposed as unresolved.
+    rows = {r.task: r.basis for r in ledger.rows}
+    assert rows["missing_grader"] == rows["cycle"] == rows["cfg_missing"] == "unresolved"
+    assert rows["exact"] == "exact_field"
+
+
+def test_a_grader_file_that_does_not_parse_is_reported_and_its_task_kept(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text("class T:\n    def assert_x(self:\n        pass\n")
+    (tmp_path / "tasks.json").write_text(json.dumps([
+        {"id": "a", "evaluation_criteria": {"env_assertions": [{"func_name": "assert_x"}]}},
+        {"id": "b", "evaluation_criteria": {"reward_basis": ["DB"]}},
+    ]))
+    problems: list = []
+    methods = toolkit_methods([tmp_path / "tools.py"], ModuleCache(), problems, tmp_path)
+    tasks = json_tasks([tmp_path / "tasks.json"], methods, tmp_path)
+    tasks.problems += problems
+    ledger = trace([DEFECT], tasks)
+    assert sorted(str(p) for p in ledger.problems) == [
+        "tasks.json:1: task a: env assertion 'assert_x' is not a method of any toolkit class",
+        "tools.py:2: toolkit file skipped: grader file does not parse: '(' was never closed",
+    ]
+    assert {r.task: r.basis for r in ledger.rows} == {"a": "unresolved", "b": "whole_state_hash"}
+
+
+def test_an_agentdojo_task_file_that_does_not_parse_is_reported_and_other_suites_traced(tmp_path: Path) -> None:
+    suites = tmp_path / "agentdojo" / "default_suites"
+    (suites / "v1" / "banking").mkdir(parents=True)
+    (suites / "v1" / "slack").mkdir(parents=True)
+    (suites / "v1" / "banking" / "user_tasks.py").write_text("class UserTask0(:\n")
+    (suites / "v1" / "slack" / "user_tasks.py").write_text(
+        "@task_suite.register_user_task\n"
+        "class UserTask0(SlackUserTask):\n"
+        "    def utility(self, model_output, pre_environment, post_environment, strict=True):\n"
+        "        return post_environment.db.lines['L1'].data_balance == 1\n"
+    )
+    tasks = agentdojo_tasks(tmp_path / "agentdojo")
+    assert [str(p) for p in tasks.problems] == [
+        "agentdojo/default_suites/v1/banking/user_tasks.py:1: task file does not parse: invalid syntax"]
+    ledger = trace([DEFECT], tasks)
+    assert [(r.task, r.basis) for r in ledger.rows] == [("slack/user_task_0", "exact_field")]
+
+
+def test_a_task_class_without_a_grader_is_traced_as_unresolved(tmp_path: Path) -> None:
+    suite = tmp_path / "agentdojo" / "default_suites" / "v1" / "banking"
+    suite.mkdir(parents=True)
+    (suite / "user_tasks.py").write_text(
+        "@task_suite.register_user_task\nclass UserTask3(BankingUserTask):\n    PROMPT = 'x'\n")
+    ledger = trace([DEFECT], agentdojo_tasks(tmp_path / "agentdojo"))
+    assert [(r.task, r.basis) for r in ledger.rows] == [("banking/user_task_3", "unresolved")]
+    assert [str(p) for p in ledger.problems] == [
+        ("agentdojo/default_suites/v1/banking/user_tasks.py:1: task banking/user_task_3: grader "
+        "UserTask3.utility: no method 'utility' on class 'UserTask3'")]
+
+
+@pytest.mark.parametrize(("text", "path"), [
+    ("root.calendar.events['7'].start_time", "calendar.events[*].start_time"),
+    ("root.inbox.emails['{}']", "inbox.emails[*]"),
+    ("root.db.lines['L1'].data_balance", "db.lines[*].data_balance"),
+    ("root['users'][3].name", "[*][*].name"),
+    ("root", None),
+    ("rooted.thing", None),
+    ("root.a b", None),
+])
+def test_deepdiff_paths_become_canonical_paths(text: str, path: str | None) -> None:
+    assert parse_deepdiff_path(text) == path
+
+
+@pytest.mark.parametrize(("kind", "path", "how", "detail", "basis"), [
+    ("state", "db.lines[*].data_balance", "read", "", "exact_field"),
+    ("state", "db.lines[*].data_balance.gb", "read", "", "exact_field"),
+    ("state", "db.lines", "read", "", "collection_only"),
+    ("state", "db.lines[*]", "read", "", "collection_only"),
+    ("state", "db.lines[*].status", "read", "", None),
+    ("state", "db.line", "read", "", None),  # a name prefix is not a path prefix
+    ("opaque", "", "compare", "", "whole_state_hash"),
+    ("opaque", "", "call", "DeepDiff", "whole_state_hash"),
+    ("opaque", "", "call", "check_new_email", "unresolved"),
+    ("opaque", "db.lines", "call", "audit", "unresolved"),
+    ("opaque", "db.lines", "compare", "", "unresolved"),
+    ("opaque", "@pre", "compare", "", None),  # the state before the run: the tool did not write it
+    ("state", "@pre.db.lines[*].data_balance", "read", "", None),
+    ("record", "", "record", "traces", None),
+    ("whole_state", "", "reward_basis", "DB", "whole_state_hash"),
+    ("missing", "", "missing", "", "unresolved"),
+])
+def test_classify(kind: str, path: str, how: str, detail: str, basis: str | None) -> None:
+    site = ReadSite(kind, path, "f.py", 1, how=how, detail=detail)  # type: ignore[arg-type]
+    assert classify(site, FIELD) == basis
+
+
+def test_a_whole_state_diff_excluding_the_field_does_not_expose_it() -> None:
+    site = ReadSite("opaque", "", "f.py", 1, how="call", detail="WorkspaceDeepDiff", excluded=("db.lines",))
+    assert classify(site, FIELD) is None
+    assert classify(site, "db.users[*].name") == "whole_state_hash"
+
+
+def test_cli_writes_ledger_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([
+        "--tasks", str(BENCH / "tasks.json"), "--toolkit", str(BENCH / "toolkit.py"),
+        "--grader", f"cfg_diff={BENCH / 'graders.py'}:grade_refuel_diff",
+        "--tool", "refuel_data", "--clause", "pre.line_active", "--field", FIELD,
+        "--ledger", str(tmp_path / "ledger.csv"), "--report", str(tmp_path / "report.html"),
+    ])
+    assert code == 0
+    out = capsys.readouterr()
+    assert out.out.splitlines()[0] == ("refuel_data:pre.line_active: 9 of 12 tasks exposed (3 exact_field, "
+                                       "1 whole_state_hash, 1 collection_only, 4 unresolved)")
+    assert "toollint trace: warning: " in out.err and "assert_no_such_thing" in out.err
+    rows = list(csv.DictReader((tmp_path / "ledger.csv").open()))
+    assert len(rows) == 9 and {r["basis"] for r in rows} == {"exact_field", "whole_state_hash",
+                                                              "collection_only", "unresolved"}
+    data = json.loads((tmp_path / "ledger.json").read_text())
+    assert data["totals"]["exposed"] == 9 and data["defects"][0]["fields"] == [FIELD]
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tool", "x"], "no tasks: give --agentdojo DIR, --tasks FILE or --grader ID=FILE:FUNC"),
+    (["--grader", "nonsense"], "--grader 'nonsense' is not ID=FILE:FUNCTION"),
+    (["--grader", "a=g.py:f"], "give --tool and --field, or --contract and --clause"),
+    (["--agentdojo", "/nonexistent", "--tool", "t", "--field", "f"],
+     "/nonexistent: not an agentdojo package (no default_suites/)"),
+])
+def test_cli_usage_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"toollint trace: error: {message}\n"
