@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from toollint.contracts.loader import bundled_library_dir, load_contract
+
 from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
 from toollint.trace.tasks import agentdojo_tasks
 
