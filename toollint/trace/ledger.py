@@ -57,7 +57,7 @@ class LedgerRow:
     read_site: str  # file:line of the site giving the basis
     basis: Basis
     confidence: str
-    sites: list[ReadSite] = dc_field(default_factory=list)  # every site exposing the field
+    sites: list[ReadSite] = dc_field(default_factory=list)  # every site exposing the field, the basis's first
 
     def csv_row(self) -> list[str]:
         return [str(getattr(self, c)) for c in LEDGER_COLUMNS]
@@ -151,8 +151,9 @@ def _row(defect: Defect, task: Task, sites: Sequence[ReadSite]) -> LedgerRow | N
         return None
     rank, field_path, site = best
     basis = BASES[rank]
+    exposing.remove(site)
     return LedgerRow(defect.id, defect.tool, defect.clause, field_path, task.id, task.suite, site.grader,
-                     site.location(), basis, CONFIDENCE[basis], exposing)
+                     site.location(), basis, CONFIDENCE[basis], [site, *exposing])
 
 
 # --- TL401 ungrounded oracle -------------------------------------------------------------------------
@@ -253,7 +254,8 @@ def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 
     start = {"path": finding.path, "line": finding.line, "col": finding.col,
              "message": f"{defect.tool} violates {defect.clause}"}
     threads = []
-    for site in reads[:max_flows]:
+    primary = list({(r.sites[0].file, r.sites[0].line): r.sites[0] for r in rows if r.sites}.values())
+    for site in primary[:max_flows]:
         field_path = site.path if site.kind == "state" else next(iter(defect.fields), "")
         threads.append([
             start,
