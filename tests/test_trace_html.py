@@ -107,7 +107,8 @@ def chromium() -> str:
 
 def _run(chromium: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-dev-shm-usage", *args], capture_output=True, text=True, timeout=120)
+                           "--disable-dev-shm-usage", *args], capture_output=True, text=True, timeout=120,
+                          check=False)
 
 
 def _png_size_and_colours(data: bytes) -> tuple[int, int, int]:
