@@ -204,7 +204,12 @@ def test_delegated_subcommands_only_when_importable(monkeypatch: pytest.MonkeyPa
     assert "fakesub" not in run(capsys, "--help")[1]
     calls: list[list[str]] = []
     module = type(sys)("toollint_fake_cli")
-    module.main = lambda argv: calls.append(argv) or 3  # type: ignore[attr-defined]
+
+    def fake_main(argv: list[str]) -> int:
+        calls.append(argv)
+        return 3
+
+    module.main = fake_main  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "toollint_fake_cli", module)
     monkeypatch.setattr(cli, "_importable", lambda name: name == "toollint_fake_cli")
     monkeypatch.setitem(cli.DELEGATED, "fakesub", ("toollint_fake_cli", "main", "a fake"))
