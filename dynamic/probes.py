@@ -13,6 +13,7 @@ unreachable, and the reason says how far the search went.
 
 from __future__ import annotations
 
+import datetime as _dt
 import itertools
 import re
 from collections.abc import Sequence
@@ -25,6 +26,9 @@ from toollint.dynamic.jsondiff import identity_field
 
 MAX_PRODUCT = 4000  # assignments tried when searching the full product of candidates
 MAX_VALUES_PER_ARG = 8
+ARG_VALUES = 3  # truthy values per effective argument, besides the current one and the falsy ones
+MAX_HAPPY_SEARCH = 40  # calls spent looking for an accepted happy path
+MAX_FALLBACK = 24  # candidates taken from unrelated fields when nothing is named like the argument
 FALSY_BY_TYPE: dict[str, list[Any]] = {"integer": [0], "number": [0.0], "boolean": [False], "string": [""],
                                        "array": [[]], "object": [{}]}
 _TYPE_OF_ANNOTATION = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "list": "array",
@@ -37,6 +41,17 @@ class Param:
     types: set[str]  # JSON-schema type names; empty means unknown (anything)
     required: bool
     default: Any = None
+    description: str = ""
+    enum: list[Any] = field(default_factory=list)  # the only legal values, when the schema says so
+
+    @property
+    def time_format(self) -> str | None:
+        """A strftime format when the description names one ("ISO format 'YYYY-MM-DD HH:MM'")."""
+        m = re.search(r"'?(YYYY-MM-DD(?:[ T]HH:MM(?::SS)?)?)'?", self.description)
+        if not m:
+            return None
+        return (m.group(1).replace("YYYY", "%Y").replace("MM-DD", "%m-%d").replace("HH", "%H")
+                .replace(":MM", ":%M").replace("SS", "%S"))
 
     def admits(self, value: Any) -> bool:
         if not self.types:
@@ -68,6 +83,7 @@ class Plan:
     unreachable: dict[str, str]  # pre clause id -> why no violating assignment exists
     happy_found: bool
     params: dict[str, Param]
+    alternatives: list[dict[str, Any]] = field(default_factory=list)  # other bases if the happy path fails
 
 
 def json_type(value: Any) -> str:
@@ -92,8 +108,11 @@ def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
     out: dict[str, Param] = {}
     if isinstance(schema.get("properties"), dict):
         required = set(schema.get("required") or [])
+        defs = schema.get("$defs") or schema.get("definitions") or {}
         for name, prop in schema["properties"].items():
-            out[name] = Param(name, _schema_types(prop), name in required, prop.get("default"))
+            prop = _deref(prop, defs)
+            out[name] = Param(name, _schema_types(prop), name in required, prop.get("default"),
+                              str(prop.get("description") or ""), _enum(prop, defs))
         return out
     for name, info in schema.items():
         ann = str((info or {}).get("annotation") or "")
@@ -102,6 +121,28 @@ def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
             types.add("null")
         out[name] = Param(name, types, bool((info or {}).get("required")), None)
     return out
+
+
+def _deref(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Inline a local `$ref` (pydantic puts enums and nested models under `$defs`)."""
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        if isinstance(target, dict):
+            merged = dict(target)
+            merged.update({k: v for k, v in prop.items() if k != "$ref"})
+            return merged
+    return prop
+
+
+def _enum(prop: dict[str, Any], defs: dict[str, Any]) -> list[Any]:
+    if isinstance(prop.get("enum"), list):
+        return list(prop["enum"])
+    for alt in prop.get("anyOf") or []:
+        values = _enum(_deref(alt, defs), defs)
+        if values:
+            return values
+    return []
 
 
 def _schema_types(prop: dict[str, Any]) -> set[str]:
@@ -125,6 +166,7 @@ class Harvest:
 
     by_field: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
     all_values: list[tuple[str, Any, str]] = field(default_factory=list)  # (field, value, path)
+    keys: list[tuple[str, str]] = field(default_factory=list)  # keys of id-keyed dicts, with their path
 
     @classmethod
     def of(cls, state: Any) -> Harvest:
@@ -136,8 +178,13 @@ class Harvest:
         if isinstance(node, dict):
             for k, v in node.items():
                 self._walk(v, str(k), f"{path}/{k}")
+            if name and _keyed_collection(node):  # a dict keyed by ids/urls: its keys are values too
+                for k in node:
+                    self.keys.append((k, f"{path}/{k}"))
             return
         if isinstance(node, list):
+            if name and all(not isinstance(v, (dict, list)) for v in node):
+                self.by_field.setdefault(name, []).append((node, path))  # the whole list, for array params
             key = identity_field(node, node)
             for i, v in enumerate(node):
                 seg = f"{{{key}={v[key]}}}" if key else str(i)
@@ -159,20 +206,32 @@ class Harvest:
                 seen.add(k)
                 out.append((value, origin))
 
-        same = self.by_field.get(param.name, [])
+        for value in param.enum:
+            add(value, "schema:enum")
+        # `user` is harvested from `user` fields and from the elements of `users` lists.
+        same = [x for n in (param.name, param.name + "s", param.name + "es") for x in self.by_field.get(n, [])]
         for value, origin in same:
             add(value, origin)
         if param.name == "id" or param.name.endswith("_id"):
             stem = param.name[:-3] if param.name.endswith("_id") else ""
             for fname, value, origin in self.all_values:
-                if fname == "id" and (not stem or stem in origin):
+                if fname in ("id", "id_") and (not stem or stem in origin):
                     add(value, origin)
+            for key, origin in self.keys:
+                if not stem or stem in origin:
+                    add(key, origin)
         # Values shaped like the same-named ones (ISO timestamps, IBANs): a second legal value to vary to.
         shapes = {_shape(v) for v, _ in same if isinstance(v, str)}
         if shapes:
             for _fname, value, origin in self.all_values:
                 if isinstance(value, str) and _shape(value) in shapes:
                     add(value, origin)
+        fmt = param.time_format
+        if fmt:  # timestamps from the snapshot, written the way the docstring asks for them
+            for _fname, value, origin in self.all_values:
+                stamp = _as_datetime(value)
+                if stamp is not None:
+                    add(stamp.strftime(fmt), origin)
         numbers = [v for v, _ in out if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if numbers and param.types & {"integer", "number"}:
             bumped = max(numbers) + 1
@@ -180,15 +239,67 @@ class Harvest:
         if "boolean" in param.types:
             add(True, "type:boolean")
             add(False, "type:boolean")
-        if not out:  # nothing named like it: any value of its type, from anywhere in the snapshot
-            for _fname, value, origin in self.all_values:
+        if not out:  # nothing named like it: keys of id-keyed dicts, then any value of its type
+            pool = [(k, o) for k, o in self.keys] + [(v, o) for _f, v, o in self.all_values]
+            for value, origin in pool:
                 if param.types and json_type(value) in param.types - {"null"}:
                     add(value, origin)
-                if len(out) >= MAX_VALUES_PER_ARG:
+                if len(out) >= MAX_FALLBACK:
                     break
+        truthy = [v for v, _ in out if isinstance(v, str) and v]
+        if "string" in param.types and len(truthy) == 1 and not fmt:
+            add(truthy[0] + "-2", "derived:variant")  # a second legal value to vary free text to
+        if "string" in param.types and truthy and not fmt:
+            # A value no record has, so "must exist" preconditions can be violated.
+            digits = [int(v) for v in truthy if v.isdigit()]
+            add(str(max(digits) + 1) if digits else truthy[0] + "-absent", "derived:absent")
         for value in param.falsy_values:
             add(value, "type:falsy")
+        if fmt:  # the docstring fixes the format: values written otherwise are not legal calls
+            out = [(v, o) for v, o in out if not isinstance(v, str) or not v or _fits(v, fmt)]
         return out
+
+    def current_value(self, name: str, base: dict[str, Any]) -> Any:
+        """The value field `name` has in the record the base assignment addresses (`{id=6}` in its path)."""
+        marks = {f"={v}}}" for v in base.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
+        marks |= {f"/{v}/" for v in base.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
+        for value, origin in self.by_field.get(name, []):
+            if any(m in origin + "/" for m in marks):
+                return value
+        return None
+
+
+def _as_datetime(value: Any) -> _dt.datetime | None:
+    if not isinstance(value, str) or len(value) < 10 or not value[:4].isdigit():
+        return None
+    try:
+        return _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _trim(values: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """At most 2 * MAX_VALUES_PER_ARG harvested values; derived, enum and falsy values are always kept."""
+    kept = [x for x in values if x[1].startswith(("derived:", "type:", "schema:"))]
+    harvested = [x for x in values if x not in kept][: MAX_VALUES_PER_ARG * 2]
+    return harvested + kept
+
+
+def _fits(text: str, fmt: str) -> bool:
+    try:
+        _dt.datetime.strptime(text, fmt)
+    except ValueError:
+        return False
+    return True
+
+
+def _keyed_collection(node: dict[Any, Any]) -> bool:
+    """Records keyed by id (`emails: {"0": {...}}`) or by url-like keys, not a record's own fields."""
+    if len(node) < 2:
+        return False
+    if all(isinstance(v, dict) for v in node.values()):
+        return True
+    return all(isinstance(k, str) and not k.replace("_", "").isalpha() for k in node)
 
 
 def _shape(text: str) -> str:
@@ -234,10 +345,13 @@ def effective_arguments(contract: Contract, params: dict[str, Param]) -> list[st
     return out
 
 
-def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any) -> Plan:
+def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
+              happy: dict[str, Any] | None = None) -> Plan:
+    """The probe plan; `happy` replaces the searched happy path (after a run-time search found one
+    that the tool accepts)."""
     params = params_from_tool(tool_meta)
     harvest = Harvest.of(pristine)
-    candidates = {name: harvest.values_for(p)[:MAX_VALUES_PER_ARG * 2] for name, p in params.items()}
+    candidates = {name: _trim(harvest.values_for(p)) for name, p in params.items()}
     pres = _PreEvaluator(contract.clauses_of("pre"), pristine, params)
     effective = effective_arguments(contract, params)
     origin = {name: {repr(v): o for v, o in cands} for name, cands in candidates.items()}
@@ -253,10 +367,12 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any) -> P
         if n in effective:  # a falsy value would hide the effect the happy path is meant to show
             pool = [v for v in pool if v] or pool
         pools[n] = pool or [params[n].default]
-    happy = _search_satisfying({n: pools[n][0] for n in names}, pools, pres)
+    if happy is None:
+        happy = _search_satisfying({n: pools[n][0] for n in names}, pools, pres)
     happy_found = happy is not None
     if happy is None:
         happy = {n: pools[n][0] for n in names}
+    alternatives = _alternatives(happy, pools, pres)
     probes = [Probe("happy", dict(happy), harvested_from=origins(happy),
                     satisfies=[c for c, v in pres.values(happy).items() if v])]
 
@@ -275,12 +391,23 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any) -> P
     falsy_args: list[str] = []
     for name in effective:
         arg_clause = contract.effective_args.get(name)
-        values = [v for v, _ in candidates[name] if v is not None]
+        harvested = [v for v, _ in candidates[name] if v is not None]
+        # The addressed record's current value, a few other legal values, and the type's falsy values:
+        # an argument ignored when falsy leaves the same state as the current value does.
+        current = harvest.current_value(name, happy)
+
+        def legal(value: Any, name: str = name) -> bool:
+            trial = dict(happy)
+            trial[name] = value
+            return all(v is not False for v in pres.values(trial).values())
+
+        values = ([current] if current is not None else []) + [v for v in harvested if v and legal(v)][:ARG_VALUES]
         if arg_clause is not None and arg_clause.falsy_legal is False:
-            values = [v for v in values if v or v is None]
+            pass
         elif params[name].falsy_values:
             falsy_args.append(name)
-        for value in values[:MAX_VALUES_PER_ARG]:
+            values += [v for v in harvested if not v]
+        for value in values:
             args = dict(happy)
             args[name] = value
             if args == happy or not all(v is not False for v in pres.values(args).values()):
@@ -295,7 +422,32 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any) -> P
     unique: dict[str, Probe] = {}
     for p in probes:  # a violating probe is kept per clause; other duplicates are dropped
         unique.setdefault(p.key() + (p.clause or ""), p)
-    return Plan(list(unique.values()), unreachable, happy_found, params)
+    return Plan(list(unique.values()), unreachable, happy_found, params, alternatives)
+
+
+def _alternatives(happy: dict[str, Any], pools: dict[str, list[Any]], pres: _PreEvaluator,
+                  limit: int = MAX_HAPPY_SEARCH) -> list[dict[str, Any]]:
+    """Other legal base assignments to try when the tool rejects the happy path: every argument
+    moved to its next candidate together (a coherent record), then one argument at a time."""
+    out: list[dict[str, Any]] = []
+    seen = {repr(sorted(happy.items()))}
+
+    def offer(args: dict[str, Any]) -> None:
+        key = repr(sorted(args.items()))
+        if key not in seen and all(v is not False for v in pres.values(args).values()):
+            seen.add(key)
+            out.append(args)
+
+    width = max((len(p) for p in pools.values()), default=0)
+    for i in range(1, width):
+        offer({n: pool[i % len(pool)] for n, pool in pools.items()})
+    for i in range(1, width):
+        for name, pool in pools.items():
+            if i < len(pool):
+                trial = dict(happy)
+                trial[name] = pool[i]
+                offer(trial)
+    return out[:limit]
 
 
 def _search_satisfying(start: dict[str, Any], pools: dict[str, list[Any]],

@@ -1,0 +1,179 @@
+"""`--confirm` on the main path: turn static candidates into verdicts.
+
+`confirm_findings` picks the tools that have static findings and a contract (bundled library plus
+configured `contracts/` dirs), or every contracted tool with `confirm_all`, checks them through the
+benchmark's host, attaches the tool's verdict to each static finding (`properties["verdict"]`,
+`["witness"]`: CONFORMS is shown, never hidden; UNTESTABLE is never a pass) and returns one TL2xx
+finding per confirmed (or flaky) violation, each with a witness file.
+
+Configuration, `[tool.toollint.confirm]`: ``adapter`` (agentdojo, toolkit, or a path to an adapter
+file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/``reset``/
+``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``, ``deadline``.
+A contract's own ``adapter:`` block (e.g. ``{name: agentdojo, suite: banking}``) wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toollint.contracts.loader import ContractError, bundled_library_dir, load_contracts
+from toollint.contracts.model import Contract
+from toollint.dynamic.checker import (
+    CONFORMS,
+    FLAKY,
+    UNTESTABLE,
+    VIOLATES,
+    CheckOptions,
+    ToolReport,
+    check_group,
+)
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
+from toollint.dynamic.witness import sentence, write_witness
+
+from toollint.model import Finding
+from toollint.settings import Settings
+
+DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
+TOOLKIT_KEYS = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
+CONTRACT_ONLY_KEYS = ("name", "depends", "frame")  # contract adapter keys that are not host options
+
+
+@dataclass
+class ConfirmRun:
+    """Everything one `--confirm` pass produced, for reporters and the bench script."""
+
+    reports: list[ToolReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    contract_errors: list[ContractError] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Clause rows by verdict (contract clauses only; UNTESTABLE stays in the denominator)."""
+        out = {CONFORMS: 0, VIOLATES: 0, UNTESTABLE: 0, FLAKY: 0}
+        for r in self.reports:
+            for row in r.clause_rows:
+                out[row.verdict] = out.get(row.verdict, 0) + 1
+        return out
+
+    @property
+    def probes(self) -> int:
+        return sum(len(r.runs) for r in self.reports)
+
+
+def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = None,
+                root: Path | None = None) -> WorkerSpec:
+    """The host that serves a contract's tool: the contract's adapter block over the configuration."""
+    adapter_block = dict(contract.adapter)
+    name = str(adapter_block.get("name") or conf.get("adapter")
+               or ("agentdojo" if contract.benchmark == "agentdojo" else "toolkit"))
+    options: dict[str, Any] = dict(conf.get("options") or {})
+    options.update({k: conf[k] for k in TOOLKIT_KEYS if k in conf})
+    options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
+    if root is not None and "sys_path" in options:  # relative to the project (pyproject) root
+        options["sys_path"] = [str((root / p).resolve()) for p in options["sys_path"]]
+    return WorkerSpec(name, options, python=str(python or conf.get("python") or sys.executable))
+
+
+def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
+                witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
+                deadline: float | None = None) -> ConfirmRun:
+    """Check `contracts`, one warm host per adapter variant, and write a witness per violation."""
+    conf = dict(settings.confirm or {})
+    options = CheckOptions(deadline=float(deadline or conf.get("deadline") or DEFAULT_DEADLINE), progress=progress)
+    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    options.log_dir = wdir.parent / "logs"
+    groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
+    for c in contracts:
+        spec = worker_spec(c, conf, python, settings.project_root)
+        key = json.dumps(spec.to_json(), sort_keys=True)
+        groups.setdefault(key, (spec, []))[1].append(c)
+    run = ConfirmRun()
+    taken: set[Path] = set()
+    # Groups are independent processes; run them side by side (start-up dominates the wall time).
+    jobs = max(1, min(len(groups), int(conf.get("jobs") or os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
+            run.reports.extend(reports)
+    for report in run.reports:
+        for row in report.violations:
+            write_witness(report, row, wdir, taken)
+            run.findings.append(_finding(report, row))
+    return run
+
+
+def _finding(report: ToolReport, row: Any) -> Finding:
+    meta = report.meta
+    contract = report.contract
+    return Finding(
+        code=row.code,
+        message=sentence(report, row),
+        path=str(meta.get("file") or (contract.path if contract else "")),
+        line=int(meta.get("line") or 1),
+        tool=report.tool,
+        properties={
+            "verdict": row.verdict,
+            "clause": row.clause_id,
+            "witness": str(row.witness) if row.witness else None,
+            "contract": str(contract.path) if contract else None,
+            "tier": row.clause.provenance.tier if row.clause is not None else None,
+            "confirmed": row.rerun,
+        },
+    )
+
+
+def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding], confirm_all: bool) -> list[Contract]:
+    """Contracts of tools with a static finding (by function name), or all with `confirm_all`."""
+    contracts = list(contracts)
+    if confirm_all:
+        return contracts
+    flagged = {f.tool.rsplit(".", 1)[-1] for f in findings if f.tool}
+    return [c for c in contracts if c.tool_name in flagged]
+
+
+def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
+                     python: str | None = None, contract_dirs: Sequence[Path | str] = (),
+                     witness_dir: Path | None = None,
+                     progress: Callable[[str], None] | None = None) -> list[Finding]:
+    """Attach verdicts to `findings` (in place) and return the TL2xx findings of the checked tools.
+
+    Contract-loading problems are returned as their TL3xx findings, so a broken contract is reported
+    and the other tools are still checked.
+    """
+    dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
+                              *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
+    if settings.project_root is not None:
+        dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
+    contracts, errors = load_contracts(dirs)
+    chosen = select_contracts(contracts, findings, confirm_all)
+    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress)
+    by_tool = {r.tool: r for r in run.reports}
+    for f in findings:
+        report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
+        if report is None:
+            continue
+        f.properties["verdict"] = report.verdict
+        witnesses = [str(r.witness) for r in report.violations if r.witness]
+        if witnesses:
+            f.properties["witness"] = witnesses[0]
+        if report.error:
+            f.properties["verdict_detail"] = report.error
+    out = list(run.findings)
+    for e in errors:
+        out.append(Finding(code=e.code, message=e.message, path=e.path, line=e.line, col=e.col))
+    for report in run.reports:
+        if report.error and report.contract is not None:
+            # A host that cannot start is reported on the static findings (verdict_detail); a contract
+            # naming a tool the benchmark does not have is a contract problem of its own.
+            if "is not among" not in report.error:
+                continue
+            out.append(Finding(code="TL309", message=f"UNTESTABLE {report.tool}: {report.error}",
+                               path=str(report.contract.path),
+                               line=report.contract.line, tool=report.tool,
+                               properties={"verdict": UNTESTABLE}))
+    return out

@@ -1,0 +1,189 @@
+"""Witness files (one JSON per violation) and the one-sentence terminal line that names them.
+
+A witness carries everything `toollint replay` needs to re-run the call in a fresh worker without a
+seed or a version-bound blob: the worker spec (adapter, options, interpreter), the call (requested
+and effective arguments), the clause with its provenance quote, the pre-state values the predicate
+read ("bindings"), the result, and the keyed state diff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toollint.dynamic.checker import ClauseResult, ProbeRun, ToolReport
+
+WITNESS_VERSION = 1
+MAX_BINDINGS = 8
+
+
+def bindings(paths: frozenset[str] | set[str], pre: Any, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pre-state values at the predicate's paths, narrowed to the records the call's arguments name.
+
+    `paths` are canonical (`bank_account.scheduled_transactions[*].amount`); at each `[*]` we keep the
+    elements holding one of the argument values (the record `by(id=args.id)` selects), else the
+    first element, and render the path with keyed segments (`...scheduled_transactions{id=7}.amount`).
+    """
+    wanted = {repr(v) for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    out: list[dict[str, Any]] = []
+    for path in sorted(paths):
+        for expr, value in _resolve(pre, [p for p in re.split(r"\.|(?=\[\*\])", path) if p], "pre", wanted):
+            if not isinstance(value, (dict, list)):
+                out.append({"expr": expr, "value": value})
+            if len(out) >= MAX_BINDINGS:
+                return out
+    return out
+
+
+def _resolve(node: Any, parts: list[str], expr: str, wanted: set[str]) -> list[tuple[str, Any]]:
+    if not parts:
+        return [(expr, node)]
+    head, rest = parts[0], parts[1:]
+    if head == "[*]":
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+        picked = [(k, v) for k, v in items if isinstance(v, dict) and any(
+            repr(x) in wanted for x in v.values() if not isinstance(x, (dict, list)))]
+        if not picked:
+            picked = [(k, v) for k, v in items if repr(k) in wanted or repr(str(k)) in wanted] or items[:1]
+        out: list[tuple[str, Any]] = []
+        for key, value in picked[:2]:
+            label = _key_label(value, key)
+            out.extend(_resolve(value, rest, f"{expr}{label}", wanted))
+        return out
+    if isinstance(node, dict) and head in node:
+        return _resolve(node[head], rest, f"{expr}.{head}", wanted)
+    return []
+
+
+def _key_label(value: Any, key: Any) -> str:
+    if isinstance(value, dict):
+        for field in ("id", *sorted(k for k in value if k.endswith("_id"))):
+            if field in value and not isinstance(value[field], (dict, list)):
+                return f"{{{field}={value[field]}}}"
+    return f"[{key!r}]"
+
+
+def call_text(tool: str, args: dict[str, Any], limit: int = 120) -> str:
+    inner = ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None)
+    if len(inner) > limit:
+        inner = inner[: limit - 3] + "..."
+    return f"{tool}({inner})"
+
+
+def sentence(report: ToolReport, row: ClauseResult) -> str:
+    """One compact line: verdict, clause, code, the call and what it did wrong."""
+    from toollint.dynamic.checker import CLASS_NAMES
+
+    run = row.run
+    head = f"{row.verdict} {row.clause_id} ({row.code} {CLASS_NAMES.get(row.code or '', '')})"
+    if run is None:
+        return f"{head}: {row.detail}"
+    call = call_text(report.tool, run.probe.args)  # what an agent would send, not every default
+    n = len(run.changes)
+    changed = f"changed {n} path{'s' if n != 1 else ''}" if n else "changed nothing"
+    where = ""
+    if row.clause is not None and row.clause.predicate is not None:
+        b = bindings(row.clause.predicate.paths, run.pre, run.args)
+        if b:
+            where = " (where " + ", ".join(f"{x['expr']}={x['value']!r}" for x in b[:3]) + ")"
+    if row.code == "TL201":
+        what = f"succeeded although {row.clause_id} was false{where}; {changed}" if run.status == "ok" else \
+            f"failed but {changed} although {row.clause_id} was false{where}"
+    elif row.code == "TL202" and row.partner is not None:
+        name = row.clause_id.split(".", 1)[1]
+        what = f"left the same state as {name}={row.partner.args.get(name)!r}: the argument was ignored"
+    elif row.code == "TL204":
+        what = f"reported success while every effect clause failed; {changed}"
+    elif row.code == "TL205":
+        what = "left state behind: the environment after reset differs from the pristine one"
+    elif row.code == "TL206" or row.kind == "frame":
+        what = f"succeeded but {row.clause_id} is false; {changed}" + (
+            f" ({run.changes[0]['path']})" if run.changes else "")
+    else:
+        what = f"reported success but {row.clause_id} is false{where}; {changed}"
+    tail = f" -> toollint replay {row.witness}" if row.witness else ""
+    if row.verdict == "FLAKY":
+        tail = f" [flaky: {row.detail.rsplit('; ', 1)[-1]}]" + tail
+    return f"{head}: {call} {what}{tail}"
+
+
+def _run_json(run: ProbeRun) -> dict[str, Any]:
+    return {
+        "kind": run.probe.kind,
+        "tool": run.probe.tool,
+        "args": run.probe.args,
+        "effective_args": run.args,
+        "varied": run.probe.varied,
+        "target_clause": run.probe.clause,
+        "harvested_from": run.probe.harvested_from,
+        "result": {k: run.result.get(k) for k in ("status", "value", "agent_view", "error_type", "error_message")
+                   if k in run.result},
+        "pre_state_hash": run.pre_hash,
+        "post_state_hash": run.post_hash,
+        "reset_state_hash": run.reset_hash,
+        "diff": list(run.diff),
+    }
+
+
+def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
+    from toollint.dynamic.checker import CLASS_NAMES
+
+    assert row.run is not None and report.spec is not None
+    clause = row.clause
+    contract = report.contract
+    prov = clause.provenance if clause is not None else None
+    hello = report.hello
+    data: dict[str, Any] = {
+        "witness_version": WITNESS_VERSION,
+        "verdict": row.verdict,
+        "code": row.code,
+        "defect_class": CLASS_NAMES.get(row.code or "", ""),
+        "tool": report.tool,
+        "clause": {
+            "id": row.clause_id,
+            "implicit": row.implicit,
+            "contract": str(contract.path) if contract else None,
+            "contract_tool": contract.tool if contract else None,
+            "predicate": clause.predicate_source if clause else None,
+            "provenance": None if prov is None else {
+                "tier": prov.tier, "kind": prov.kind, "file": prov.file or (contract.source.file if contract else None),
+                "line": prov.line, "quote": prov.quote, "note": prov.note},
+        },
+        "benchmark": {"adapter": hello.get("adapter"), "variant": hello.get("variant"),
+                      "version": hello.get("benchmark_version"), "python": hello.get("python")},
+        "worker": report.spec.to_json(),
+        "determinism": {"seed": hello.get("seed"), "shims": hello.get("shims"),
+                        "volatile_paths": hello.get("volatile_paths"), "derived_paths": hello.get("derived_paths")},
+        "pristine_state_hash": row.run.pristine_hash,
+        "probe": _run_json(row.run),
+        "partner": _run_json(row.partner) if row.partner is not None else None,
+        "evaluation": {
+            "detail": row.detail,
+            "bindings": bindings(clause.predicate.paths, row.run.pre, row.run.args)
+            if clause is not None and clause.predicate is not None else [],
+            "failing_probes": row.failing,
+            "scored_probes": row.scored,
+        },
+        "confirmed": row.rerun,
+    }
+    return data
+
+
+def write_witness(report: ToolReport, row: ClauseResult, directory: Path, taken: set[Path]) -> Path:
+    """`<tool>.<clause>.<probe-kind>.<n>.json`, never overwriting one written in this run."""
+    assert row.run is not None
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = f"{report.tool}.{row.clause_id}.{row.run.probe.kind}"
+    n = 1
+    while (directory / f"{stem}.{n}.json") in taken:
+        n += 1
+    path = directory / f"{stem}.{n}.json"
+    taken.add(path)
+    row.witness = path
+    data = witness_json(report, row)
+    data["replay"] = f"toollint replay {path}"
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    return path
