@@ -228,7 +228,7 @@ def grader_sites(
     display_path: str | None = None,
 ) -> list[ReadSite]:
     """The read sites of one grader. Raises `GraderError` when the grader cannot be read."""
-    key = (file.resolve(), qualname, tuple(sorted(state_params.items())) + tuple((r, "") for r in record_params))
+    key = (file, qualname, tuple(sorted(state_params.items())) + tuple((r, "") for r in record_params))
     cached = cache.summaries.get(key)
     if cached is not None:
         return cached

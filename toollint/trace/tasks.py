@@ -327,11 +327,16 @@ def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
     return out
 
 
+_ID_KEY = re.compile(r'"id"\s*:\s*"?([^",}\s]+)')
+
+
 def _id_lines(text: str) -> dict[str, int]:
+    """Line of each task id in the file, so ledger rows point into it."""
     out: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
-        for m in re.finditer(r'"id"\s*:\s*"?([^",}\s]+)', line):
-            out.setdefault(m.group(1), lineno)
+        if '"id"' in line:
+            for m in _ID_KEY.finditer(line):
+                out.setdefault(m.group(1), lineno)
     return out
 
 
