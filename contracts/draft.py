@@ -105,7 +105,7 @@ def draft_contract(tool_ref: str, search: list[Path] | None = None, resolver: So
 
 def _slug(text: str, fallback: str) -> str:
     words = re.findall(r"[a-z0-9]+", text.lower())
-    stop = {"the", "a", "an", "of", "to", "is", "be", "in", "for", "and", "with", "given", "this", "that"}
+    stop = {"the", "a", "an", "of", "to", "is", "be", "in", "for", "and", "with", "given", "this", "that", "if"}
     kept = [w for w in words if w not in stop][:4]
     slug = "_".join(kept)
     if not slug or not slug[0].isalpha():

@@ -481,8 +481,10 @@ def compile_predicate(source: str, *, filename: str = "<predicate>", line: int =
     so errors point into the contract. Raises `ForbiddenPredicate`."""
 
     def fail(message: str, node: ast.AST | None = None, construct: str = "") -> ForbiddenPredicate:
-        node_line = getattr(node, "lineno", 1) if node is not None else 1
-        node_col = getattr(node, "col_offset", 0) if node is not None else 0
+        # Operator nodes carry no position; they are reported at the predicate's start (offset 1,
+        # after the parenthesis the parser is given).
+        node_line = getattr(node, "lineno", 1)
+        node_col = getattr(node, "col_offset", 1)
         return ForbiddenPredicate(
             message, filename=filename, line=line + node_line - 1,
             col=(col + node_col) if node_line == 1 else node_col + 1, construct=construct or message,
@@ -515,23 +517,31 @@ def compile_predicate(source: str, *, filename: str = "<predicate>", line: int =
 
 
 def _check_grammar(tree: ast.Expression, fail: Callable[..., ForbiddenPredicate]) -> None:
-    for node in ast.walk(tree):
+    # Three passes, so the most telling construct is named: node kinds first (lambda, walrus, ...),
+    # then reaches into internals (`_`-names), then calls and constants.
+    # In source order, innermost first, so `pre.__class__.__mro__` names `__class__`.
+    nodes = sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0),
+                                                  getattr(n, "end_lineno", 0), getattr(n, "end_col_offset", 0)))
+    for node in nodes:
         if isinstance(node, tuple(_CONSTRUCT_NAMES)):
             name = _CONSTRUCT_NAMES[type(node)]
             raise fail(f"{name} is not allowed in a predicate", node, name)
+    for node in nodes:
         if not isinstance(node, _ALLOWED_NODES):
             name = type(node).__name__
             raise fail(f"{name} is not allowed in a predicate", node, name)
-        if isinstance(node, ast.Constant) and not (
-            node.value is None or isinstance(node.value, (str, int, float, bool))
-        ):
-            raise fail(f"constant of type {type(node.value).__name__} is not allowed", node, "constant")
+    for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             raise fail(f"attribute {node.attr!r} is not allowed (names starting with '_' are internal)",
                        node, "underscore attribute")
         if isinstance(node, ast.Name) and node.id.startswith("_"):
             raise fail(f"name {node.id!r} is not allowed (names starting with '_' are internal)",
                        node, "underscore name")
+    for node in nodes:
+        if isinstance(node, ast.Constant) and not (
+            node.value is None or isinstance(node.value, (str, int, float, bool))
+        ):
+            raise fail(f"constant of type {type(node.value).__name__} is not allowed", node, "constant")
         if isinstance(node, ast.comprehension) and node.is_async:
             raise fail("async comprehension is not allowed", node, "async comprehension")
         if isinstance(node, ast.Call):

@@ -437,7 +437,8 @@ def check_contract(contract: Contract, resolver: SourceResolver,
             for name in sorted(read - set(params)):
                 yield ContractError("TL308", shown, clause.predicate_line or clause.line,
                                     f"{clause.id}: 'args.{name}' is not a parameter of {contract.tool_name} "
-                                    f"(parameters: {', '.join(params) or 'none'})", clause=clause.id)
+                                    f"(parameters: {', '.join(params) or 'none'})", clause.predicate_col or 1,
+                                    clause=clause.id)
     schema = _state_schema(contract, state_schemas or {})
     if isinstance(schema, ContractError):
         yield schema
@@ -449,7 +450,7 @@ def check_contract(contract: Contract, resolver: SourceResolver,
                 if not schema_has_path(schema, path):
                     yield ContractError("TL308", shown, clause.predicate_line or clause.line,
                                         f"{clause.id}: state path {path!r} is not in the state schema",
-                                        clause=clause.id)
+                                        clause.predicate_col or 1, clause=clause.id)
 
 
 def _state_schema(contract: Contract, state_schemas: Mapping[str, Any]) -> Mapping[str, Any] | ContractError | None:
