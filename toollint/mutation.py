@@ -672,10 +672,22 @@ def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
     """Gate a state write on the truthiness of a falsy-legal argument it uses (AgentDojo's own shape)."""
     out = []
     # Numbers and flags: their falsy values (0, 0.0, False) are ordinary legal inputs. An empty
-    # identifier string usually is not, and gating on it would make an equivalent mutant.
-    falsy_legal = {p.name for p in t.params if p.base in {"int", "float", "bool"}}
+    # identifier string usually is not, and gating on it would make an equivalent mutant; so would a
+    # parameter a raising guard compares (`if amount <= 0: raise`), whose falsy value never gets here.
+    ordering = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+    guarded = {n.value for g in _guards(facts, t) if isinstance(g.node, cst.If)
+               for c in _walk(g.node.test) if isinstance(c, cst.Comparison)
+               and any(isinstance(x.operator, ordering) for x in c.comparisons) for n in _names_in(c)}
+    falsy_legal = {p.name for p in t.params if p.base in {"int", "float", "bool"}} - guarded
+    already: dict[int, set[str]] = {}  # statements already under `if p:` (mutating them again is a no-op)
+    for s in facts.statements(t):
+        if isinstance(s.node, cst.If) and isinstance(s.node.test, cst.Name):
+            for inner in _block_statements(cast(Sequence[cst.BaseStatement], s.node.body.body)):
+                already.setdefault(id(inner.node), set()).add(s.node.test.value)
     for s in facts.writes(t):
-        used = [n.value for n in _names_in(s.node) if n.value in falsy_legal]
+        if _is_offset_by(s.node, falsy_legal):
+            continue  # `x = x - fee`: with fee 0 the write is a no-op, so skipping it changes nothing
+        used = [n.value for n in _names_in(s.node) if n.value in falsy_legal - already.get(id(s.node), set())]
         if not used or facts.binds_name(s.node):
             continue
         first, last = facts.line_span(s.node)
@@ -684,6 +696,20 @@ def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
         out.append(_Site(t, first, f"state write gated on the truthiness of `{used[0]}`",
                          (facts.replace_lines(first, last, new),), used[0]))
     return out
+
+
+def _is_offset_by(stmt: cst.BaseStatement, names: set[str]) -> bool:
+    """`t = t + p`, `t = t - p`, `t += p`: a write that is a no-op when `p` is 0."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, cst.AugAssign):
+        return isinstance(small.value, cst.Name) and small.value.value in names
+    if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
+        op = small.value
+        return (isinstance(op.operator, (cst.Add, cst.Subtract)) and isinstance(op.right, cst.Name)
+                and op.right.value in names)
+    return False
 
 
 def _body_start(facts: ModuleFacts, t: Target) -> tuple[int, str]:
