@@ -3,40 +3,21 @@ toollint's own environment: it is hosted in a venv of its own, created once and 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-AGENTDOJO = "agentdojo==0.1.35"
-CACHE = Path(os.environ.get("TOOLLINT_TEST_CACHE", Path.home() / ".cache" / "toollint-tests"))
-
-
-def _venv_python(root: Path) -> Path:
-    return root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from _corpora import AGENTDOJO, CACHE, VenvError, ensure_agentdojo_venv  # noqa: F401 - shared with bench/
 
 
 def _ensure_agentdojo_venv() -> Path:
-    root = CACHE / "venv-agentdojo-0.1.35"
-    py = _venv_python(root)
-    marker = root / ".toollint-ready"
-    if marker.exists() and py.exists():
-        return py
-    root.parent.mkdir(parents=True, exist_ok=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(root)
-    proc = subprocess.run(
-        [str(py), "-m", "pip", "install", "--quiet", AGENTDOJO],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"could not install {AGENTDOJO} into {root}:\n{proc.stdout}\n{proc.stderr}")
-    marker.write_text(AGENTDOJO)
-    return py
+    try:
+        return ensure_agentdojo_venv()
+    except VenvError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
