@@ -1,0 +1,130 @@
+"""SARIF from real `toollint check` runs: every log is checked against the OASIS schema and the
+GitHub profile (`test_sarif.assert_valid_sarif`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sarif import assert_valid_sarif
+
+from toollint.cli import main
+from toollint.fingerprint import line_hashes
+
+FIXTURE = Path(__file__).parent / "fixtures" / "frontends" / "banking_tools.py"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.toollint]\nselect = ['TL1', 'TL9']\n", encoding="utf-8")
+    (tmp_path / "suite").mkdir()
+    shutil.copy(FIXTURE, tmp_path / "suite" / "banking_tools.py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _load(path: str | Path) -> dict[str, Any]:
+    log: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    return log
+
+
+def _by_rule(log: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The first result of each rule."""
+    return {r["ruleId"]: r for r in reversed(log["runs"][0]["results"])}
+
+
+def test_text_and_several_sarif_outputs_in_one_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--sarif-output", "a.sarif", "--sarif-output", "b.sarif", "suite"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "suite/banking_tools.py:28:8: TL104" in out  # the text report, on stdout as usual
+    a, b = _load("a.sarif"), _load("b.sarif")
+    assert_valid_sarif(a)
+    assert a == b
+    assert sorted(_by_rule(a)) == ["TL101", "TL102", "TL103", "TL104", "TL105"]
+    assert a["runs"][0]["invocations"][0]["executionSuccessful"] is True
+
+
+def test_sarif_result_details_from_a_real_run(project: Path) -> None:
+    assert main(["check", "--output-format", "sarif", "-o", "toollint.sarif", "suite"]) == 1
+    log = _load("toollint.sarif")
+    assert_valid_sarif(log)
+    results = _by_rule(log)
+    text = (project / "suite" / "banking_tools.py").read_text(encoding="utf-8")
+    hashes = line_hashes(text)
+    for r in log["runs"][0]["results"]:
+        region = r["locations"][0]["physicalLocation"]["region"]
+        assert r["partialFingerprints"]["primaryLocationLineHash"] == hashes[region["startLine"]]
+        assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "suite/banking_tools.py"
+    # TL103 sits after a non-BMP character on its line: one more UTF-16 code unit than code points.
+    tl103 = results["TL103"]["locations"][0]["physicalLocation"]["region"]
+    assert tl103["startLine"] == 37 and tl103["startColumn"] == 79
+    # TL102: the docstring line that promises the check is a related location.
+    (promise,) = results["TL102"]["relatedLocations"]
+    assert promise["physicalLocation"]["region"]["startLine"] == 24
+    assert results["TL104"]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"] == {
+        "text": "amount is not None"
+    }
+    assert results["TL104"]["properties"]["param"] == "amount"
+
+
+def test_paths_are_relative_to_the_project_root_from_a_subdirectory(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project / "suite")
+    assert main(["check", "--output-format", "sarif", "-o", str(project / "out.sarif"), "."]) == 1
+    log = _load(project / "out.sarif")
+    assert_valid_sarif(log)
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
+    }
+    assert uris == {"suite/banking_tools.py"}
+    assert log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
+
+
+def test_parse_failure_and_category(project: Path) -> None:
+    (project / "suite" / "broken.py").write_text("def f(:\n    pass\n", encoding="utf-8")
+    code = main(["check", "--sarif-output", "t.sarif", "--sarif-category", "toollint/banking", "-q", "suite"])
+    assert code == 1
+    log = _load("t.sarif")
+    assert_valid_sarif(log)
+    run = log["runs"][0]
+    assert run["automationDetails"]["id"] == "toollint/banking/"
+    invocation = run["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["descriptor"]["id"] == "TL901" and note["message"]["text"].startswith("suite/broken.py: ")
+    assert "TL104" in _by_rule(log)  # the other file is still reported
+
+
+def test_suppressed_only_with_the_flag(project: Path) -> None:
+    tools = project / "suite" / "banking_tools.py"
+    tools.write_text(
+        tools.read_text(encoding="utf-8").replace("    if amount:\n", "    if amount:  # noqa: TL104\n"),
+        encoding="utf-8",
+    )
+    main(["check", "-q", "--sarif-output", "plain.sarif", "suite"])
+    main(["check", "-q", "--sarif-output", "all.sarif", "--sarif-include-suppressed", "suite"])
+    plain, everything = _load("plain.sarif"), _load("all.sarif")
+    assert_valid_sarif(plain)
+    assert_valid_sarif(everything, allow_suppressed=True)
+    lines = [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in plain["runs"][0]["results"]
+    ]
+    assert 28 not in lines
+    suppressed = [r for r in everything["runs"][0]["results"] if "suppressions" in r]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in suppressed] == [28]
+    # The fingerprints of the other results do not move when a finding is suppressed.
+    fp = {r["partialFingerprints"]["toollint/v1"] for r in plain["runs"][0]["results"]}
+    assert fp <= {r["partialFingerprints"]["toollint/v1"] for r in everything["runs"][0]["results"]}
+
+
+def test_unwritable_sarif_output_is_one_line_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "-q", "--sarif-output", "no/such/dir/x.sarif", "suite"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write no/such/dir/x.sarif" in err and "Traceback" not in err
