@@ -1,0 +1,63 @@
+"""The glue for `toollint check --confirm --ledger F --report R`: a CHECK_STEPS entry tracing the
+TL2xx findings of the run over the tasks `[tool.toollint.trace]` names."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from toollint.contracts.loader import bundled_library_dir
+
+from toollint.config import resolve_settings
+from toollint.engine import FileResult, RunResult
+from toollint.model import Finding
+from toollint.settings import Settings
+from toollint.trace.cli import add_check_options, check_step
+
+BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
+
+
+def _args(*extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_check_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true")
+    return parser.parse_args([*extra])
+
+
+def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path: Path) -> None:
+    contract = bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml"
+    tool_file = str(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py")
+    confirmed = Finding("TL202", "amount=0 ignored", tool_file, 115, tool="update_scheduled_transaction",
+                        properties={"clause": "eff.amount_set", "contract": str(contract)})
+    static = Finding("TL104", "truthiness", tool_file, 136)
+    result = RunResult([FileResult(tool_file, [static, confirmed])])
+    settings = Settings(trace={"agentdojo": str(agentdojo_src), "suites": ["banking"]}, project_root=tmp_path)
+    args = _args("--ledger", str(tmp_path / "ledger"), "--report", str(tmp_path / "r.html"), "-q")
+    out = check_step(args, settings, result)
+    assert out is result and len(result.findings) == 2  # TL401 not selected: nothing added
+    assert confirmed.properties["trace"]["exposed_tasks"] == {
+        "exact_field": 5, "whole_state_hash": 1, "collection_only": 0, "unresolved": 0}
+    data = json.loads((tmp_path / "ledger.json").read_text())
+    assert {r["task"] for r in data["rows"]} == {f"banking/user_task_{n}" for n in (2, 6, 9, 10, 12, 15)}
+    assert (tmp_path / "ledger.csv").read_text().count("\n") == 7
+    assert "<svg" in (tmp_path / "r.html").read_text()
+
+
+def test_without_ledger_or_report_the_step_does_nothing(tmp_path: Path) -> None:
+    result = RunResult([FileResult("a.py", [Finding("TL202", "m", "a.py", 1)])])
+    assert check_step(_args(), Settings(trace={"agentdojo": "/nonexistent"}), result) is result
+    assert "trace" not in result.findings[0].properties
+
+
+def test_ungrounded_oracles_are_added_when_selected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = resolve_settings([str(BENCH)], config_file=str(BENCH / "pyproject.toml"))
+    settings.extend_select = ["TL401"]
+    result = RunResult([])
+    check_step(_args("--ledger", str(tmp_path / "l.csv")), settings, result)
+    assert sorted((f.code, f.path, f.line) for f in result.findings) == [
+        ("TL401", "graders.py", 17), ("TL401", "tasks.json", 11)]
+    err = capsys.readouterr().err
+    assert "no confirmed (TL2xx) finding to trace" in err
+    assert "toollint: warning: trace: broken_tasks.json:3: task file is not valid JSON" in err
