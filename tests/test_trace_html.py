@@ -3,6 +3,7 @@ real headless Chromium (installed with apt-get when missing and possible; skippe
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -75,6 +76,15 @@ def test_report_is_self_contained_and_complete(ledger: Ledger) -> None:
         assert basis in html
     assert len(_ledger_rows(html)) == len(ledger.rows) == 11
     assert "TL401 ungrounded oracle" in html and "broken_tasks.json:3" in html  # TL401s and problems shown
+
+
+def test_a_witness_file_is_shown_with_its_probe(tmp_path: Path) -> None:
+    witness = tmp_path / "w.json"
+    witness.write_text(json.dumps({"verdict": "VIOLATES", "probe": {"call": {"amount": 0},
+                                                                    "result": "<updated>"}}))
+    html = render_report(Ledger([Defect("d", "t", "c", ("a.b",), witness=str(witness))]))
+    assert str(witness) in html and "&quot;amount&quot;: 0" in html and "&lt;updated&gt;" in html
+    assert "VIOLATES" not in html  # only the probe part of the file
 
 
 def test_labels_are_escaped() -> None:

@@ -8,9 +8,11 @@ the whole ledger as a table sortable by any column (a few lines of inline script
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from toollint.model import Finding
@@ -18,6 +20,7 @@ from toollint.trace.ledger import LEDGER_COLUMNS, Defect, Ledger
 from toollint.trace.readsites import BASES
 
 MAX_SITE_NODES = 12
+MAX_WITNESS_CHARS = 4000
 BASIS_COLOURS: dict[str, str] = {"exact_field": "#c0392b", "whole_state_hash": "#8e44ad", "collection_only": "#d68910",
                  "unresolved": "#7f8c8d"}
 
@@ -28,7 +31,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:
 th{background:#f2f2f2;cursor:pointer;user-select:none}th.sorted-asc::after{content:" \\25B2"}
 th.sorted-desc::after{content:" \\25BC"}code{background:#f6f6f6;padding:0 3px}
 .basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px}
-.totals td{font-variant-numeric:tabular-nums}svg text{font:12px system-ui,sans-serif}
+.totals td{font-variant-numeric:tabular-nums}pre{background:#f6f6f6;padding:6px;overflow:auto;max-height:320px}svg text{font:12px system-ui,sans-serif}
 """
 
 _SCRIPT = """
@@ -115,9 +118,28 @@ def _defect_section(ledger: Ledger, defect: Defect) -> str:
 
 
 def _witness(witness: Any) -> str:
+    """The witness: inline JSON, or a witness file (`toollint.dynamic` writes one per violation) shown
+    with the probe it records (the call, its result and the state diff)."""
     if witness is None or witness == "":
         return "<em>none attached</em>"
-    return f"<code>{escape(str(witness))}</code>"
+    if isinstance(witness, (dict, list)):
+        return _pre(witness)
+    text = f"<code>{escape(str(witness))}</code>"
+    path = Path(str(witness))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.suffix == ".json" and path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    if isinstance(data, dict):
+        text += _pre(data.get("probe", data))
+    return text
+
+
+def _pre(data: Any) -> str:
+    body = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if len(body) > MAX_WITNESS_CHARS:
+        body = body[:MAX_WITNESS_CHARS] + "\n..."
+    return f"<details open><summary>probe</summary><pre>{escape(body)}</pre></details>"
 
 
 def _graph(defect: Defect, rows: Sequence[Any]) -> str:
