@@ -157,3 +157,8 @@ def test_non_python_file_named_explicitly(cwd: Path, capsys: pytest.CaptureFixtu
 def test_surrogates_in_text_input() -> None:
     result = lint_source("x = '\ud800'\n", "m.py", Settings())
     assert [f.code for f in result.findings] == ["TL901"]
+
+
+def test_path_with_a_null_character(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "a\0b.py")
+    assert (code, out) == (2, []) and err == "toollint: error: 'a\\x00b.py': no such file or directory\n"

@@ -113,6 +113,9 @@ def collect_files(targets: Sequence[str | Path], settings: Settings, force_exclu
         except OSError:  # a symlink loop, a permission problem: reading it reports the problem
             out.files.append(path)
             continue
+        except ValueError:  # an embedded null character: no such path can exist
+            out.missing.append(repr(str(target)))
+            continue
         if force_exclude and excluder.excluded_anywhere(path):
             continue
         if stat.S_ISDIR(st.st_mode):

@@ -1,0 +1,174 @@
+"""Speed and memory of `toollint check` next to flake8, flake8 + flake8-bugbear, bandit and a bare
+`ast.parse` of every file, over two corpora: the installed agentdojo package and the standard
+library's email + json + http packages. Also one ~800-line tool file (the pre-commit case).
+
+    python bench/speed.py [--agentdojo PATH] [--runs 5] [--skip-venvs]
+
+Every figure is the wall time of a fresh process (interpreter start included), median of `--runs`
+after one warm-up; peak RSS is the child's `ru_maxrss`. flake8 and flake8 + bugbear run from cached
+venvs of their own (toollint's environment would load toollint's own flake8 plugin too); bandit runs
+from this environment. Targets (issue 2): toollint / flake8+bugbear <= 1.0 (aim 0.5), toollint /
+ast.parse <= 6, the 800-line file < 0.15 s, peak RSS < 100 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpora import (  # after the path tweak above
+    VenvError,
+    ensure_agentdojo_venv,
+    ensure_venv,
+    package_dir,
+    stdlib_corpus,
+)
+
+PY = sys.executable
+# Runs one command and reports its peak RSS: RUSAGE_CHILDREN of a fresh wrapper holds only that child.
+MEASURE = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+PARSE_ALL = (
+    "import ast, sys\n"
+    "for p in open(sys.argv[1]).read().splitlines():\n"
+    "    try: ast.parse(open(p, 'rb').read(), p)\n"
+    "    except (SyntaxError, ValueError): pass\n"
+)
+
+
+@dataclass
+class Timing:
+    label: str
+    median: float
+    low: float
+    high: float
+    rss_mib: float
+
+
+def measure(label: str, cmd: list[str], runs: int) -> Timing:
+    def once() -> tuple[float, float]:
+        out = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True).stdout.split()
+        return float(out[0]), int(out[1]) / 1024  # ru_maxrss is KiB on Linux
+
+    once()  # warm-up: file cache, .pyc files
+    samples = [once() for _ in range(runs)]
+    walls = [s[0] for s in samples]
+    return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples))
+
+
+def python_files(paths: list[Path]) -> list[Path]:
+    return sorted(p for root in paths for p in (root.rglob("*.py") if root.is_dir() else [root]))
+
+
+def linters(skip_venvs: bool) -> dict[str, list[str]]:
+    """Command prefixes of the anchors; each is run as `prefix + paths`."""
+    found: dict[str, list[str]] = {}
+    if not skip_venvs:
+        try:
+            found["flake8"] = [str(ensure_venv("venv-bench-flake8", ["flake8"])), "-m", "flake8", "--isolated"]
+            bugbear = ensure_venv("venv-bench-flake8-bugbear", ["flake8", "flake8-bugbear"])
+            found["flake8 + bugbear"] = [str(bugbear), "-m", "flake8", "--isolated"]
+        except VenvError as exc:
+            print(f"(flake8 venvs unavailable: {str(exc).splitlines()[0]})")
+    if shutil.which("bandit") or _has_module("bandit"):
+        found["bandit"] = [PY, "-m", "bandit", "-q", "-r"]
+    return found
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def toollint(jobs: int) -> list[str]:
+    return [PY, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q", "--jobs", str(jobs)]
+
+
+def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
+    """About `lines` lines of real tool code: agentdojo's tool modules, concatenated."""
+    text: list[str] = []
+    for module in sorted((agentdojo / "default_suites" / "v1" / "tools").glob("*.py")):
+        text += module.read_text().splitlines()
+        if len(text) >= lines:
+            break
+    path = directory / "tools_800.py"
+    path.write_text("\n".join(text[:lines]) + "\n")
+    return path
+
+
+def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs: int, tmp: Path) -> None:
+    files = python_files(paths)
+    listing = tmp / f"{name}.txt"
+    listing.write_text("\n".join(map(str, files)))
+    line_count = sum(len(p.read_bytes().splitlines()) for p in files)
+    print(f"\n## {name}: {len(files)} files, {line_count:,} lines")
+    targets = [str(p) for p in paths]
+    rows = [
+        measure("ast.parse of every file", [PY, "-c", PARSE_ALL, str(listing)], runs),
+        measure("toollint --jobs 1", [*toollint(1), *targets], runs),
+        measure("toollint --jobs 2", [*toollint(2), *targets], runs),
+        *(measure(label, [*prefix, *targets], runs) for label, prefix in anchors.items()),
+    ]
+    report(rows)
+
+
+def report(rows: list[Timing]) -> None:
+    by_label = {r.label: r for r in rows}
+    print(f"{'command':<28} {'median s':>9} {'min-max s':>13} {'peak RSS MiB':>13}")
+    for r in rows:
+        print(f"{r.label:<28} {r.median:9.3f} {r.low:6.3f}-{r.high:<6.3f} {r.rss_mib:13.1f}")
+    best = min((by_label[k] for k in by_label if k.startswith("toollint")), key=lambda r: r.median)
+    for anchor in ("flake8 + bugbear", "flake8", "bandit", "ast.parse of every file"):
+        if anchor in by_label:
+            print(f"ratio {best.label} / {anchor}: {best.median / by_label[anchor].median:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agentdojo", type=Path, help="an installed agentdojo package directory")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-venvs", action="store_true", help="no flake8 venvs (offline)")
+    args = parser.parse_args(argv)
+    agentdojo = args.agentdojo
+    if agentdojo is None:
+        try:
+            agentdojo = package_dir(ensure_agentdojo_venv(), "agentdojo")
+        except (VenvError, subprocess.CalledProcessError) as exc:
+            print(f"error: no agentdojo: {str(exc).splitlines()[0]}; pass --agentdojo PATH", file=sys.stderr)
+            return 2
+    anchors = linters(args.skip_venvs)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"median of {args.runs} after a warm-up; wall time of a fresh process")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        run_corpus("agentdojo", [agentdojo], anchors, args.runs, tmp)
+        run_corpus("stdlib email+json+http", stdlib_corpus(), anchors, args.runs, tmp)
+        single = tool_file(agentdojo, tmp)
+        n_lines = len(single.read_text().splitlines())
+        print(f"\n## one tool file ({n_lines} lines of agentdojo tool code), interpreter start included")
+        rows = [measure("toollint", [*toollint(1), str(single)], args.runs)]
+        rows += [measure(label, [*prefix, str(single)], args.runs) for label, prefix in anchors.items()]
+        report(rows)
+        start = time.perf_counter()
+        out = subprocess.run([*toollint(1), "--output-format", "json", str(single)], capture_output=True, text=True, check=False)
+        findings = json.loads(out.stdout or "[]")
+        print(f"(toollint reports {len(findings)} findings on it; one run {time.perf_counter() - start:.3f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
