@@ -192,8 +192,11 @@ class Scorer:
         """Biconditional success reported, and every testable effect clause failed on this call."""
         if self.success is None or not self.success.biconditional or not run.succeeded:
             return False
-        outcomes = [v for v in self.effect_outcomes(run).values() if v is not None]
-        return bool(outcomes) and not any(outcomes)
+        outcomes = {cid: v for cid, v in self.effect_outcomes(run).items() if v is not None}
+        if not outcomes or any(outcomes.values()):
+            return False
+        # Effects that failed only because an argument was dropped are that argument's finding (TL202).
+        return any(not self.reads_effective(c) for c in self.effs if c.id in outcomes)
 
     def outside_write_set(self, run: ProbeRun) -> list[dict[str, Any]]:
         if self.write_set is None:
@@ -235,6 +238,8 @@ class Scorer:
         errors = [r for r in runs if r.error is not None]
         if runs and len(errors) == len(runs):
             return UNSUPPORTED, f"every probe failed in the host: {errors[0].error}"
+        if errors:  # e.g. a state the host cannot turn into JSON after the call
+            return UNSUPPORTED, f"no {what} probe; the host failed on {len(errors)} of {len(runs)}: {errors[0].error}"
         statuses = ", ".join(sorted({f"{r.probe.kind}: {r.status}" + (
             f" ({r.result.get('error_type')}: {str(r.result.get('error_message'))[:80]})"
             if r.result.get("error_type") else "") for r in runs}))
@@ -489,15 +494,36 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
     scorer = Scorer(report.contract, report.meta)
     plan = make_plan(report.contract, report.meta, pristine)
 
+    class _Abort(Exception):
+        pass
+
     def execute(probe: Probe) -> ProbeRun:
         probe.tool = report.tool
         run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline)
         report.runs.append(run)
+        if run.error is not None and run.error.kind in ("timeout", "died", "protocol"):
+            # The worker was killed and restarted; more calls to this tool would only repeat that.
+            report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
+            raise _Abort
         if run.reset_hash and run.pre_hash and run.reset_hash != run.pre_hash:
             # Module-level state survived the reset: later probes would start from a polluted state.
             worker.restart(WorkerEvent("reset_leak", f"{report.tool} leaked state past reset", report.tool))
         return run
 
+    try:
+        _run_plan(report, plan, scorer, execute, pristine)
+    except _Abort:
+        pass
+    failed = next((r for r in report.runs if r.error is not None), None)
+    if failed is not None and report.error is None:
+        report.error = f"{report.tool}: {failed.error}"
+    report.rows = scorer.score(report.runs, report.plan)
+
+
+def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[[Probe], ProbeRun],
+              pristine: Any) -> None:
+    assert report.contract is not None
+    report.plan = plan
     happy = execute(plan.probes[0])
     scorer.annotate(happy)
     if not (happy.succeeded and happy.pres_hold):
@@ -517,7 +543,6 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
     report.plan = plan
     for probe in plan.probes:
         execute(probe)
-    report.rows = scorer.score(report.runs, plan)
 
 
 def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: CheckOptions,

@@ -239,6 +239,11 @@ class Harvest:
         if "boolean" in param.types:
             add(True, "type:boolean")
             add(False, "type:boolean")
+        if not out and param.description:  # fields the description names ("the name of the company")
+            words = set(re.findall(r"[a-z_]+", param.description.lower()))
+            for fname, value, origin in self.all_values:
+                if fname in words and len(out) < MAX_FALLBACK:
+                    add(value, origin)
         if not out:  # nothing named like it: keys of id-keyed dicts, then any value of its type
             pool = [(k, o) for k, o in self.keys] + [(v, o) for _f, v, o in self.all_values]
             for value, origin in pool:
@@ -259,13 +264,17 @@ class Harvest:
             out = [(v, o) for v, o in out if not isinstance(v, str) or not v or _fits(v, fmt)]
         return out
 
-    def current_value(self, name: str, base: dict[str, Any]) -> Any:
-        """The value field `name` has in the record the base assignment addresses (`{id=6}` in its path)."""
+    def current_value(self, param: Param, base: dict[str, Any]) -> Any:
+        """The value field `param.name` has in the record the base assignment addresses (`{id=6}` in
+        its path), written in the parameter's documented time format if it has one."""
         marks = {f"={v}}}" for v in base.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
         marks |= {f"/{v}/" for v in base.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
-        for value, origin in self.by_field.get(name, []):
+        fmt = param.time_format
+        for value, origin in self.by_field.get(param.name, []):
             if any(m in origin + "/" for m in marks):
-                return value
+                stamp = _as_datetime(value) if fmt else None
+                value = stamp.strftime(fmt) if stamp is not None and fmt else value
+                return value if param.admits(value) else None
         return None
 
 
@@ -394,7 +403,7 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
         harvested = [v for v, _ in candidates[name] if v is not None]
         # The addressed record's current value, a few other legal values, and the type's falsy values:
         # an argument ignored when falsy leaves the same state as the current value does.
-        current = harvest.current_value(name, happy)
+        current = harvest.current_value(params[name], happy)
 
         def legal(value: Any, name: str = name) -> bool:
             trial = dict(happy)

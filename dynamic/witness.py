@@ -44,8 +44,9 @@ def _resolve(node: Any, parts: list[str], expr: str, wanted: set[str]) -> list[t
     head, rest = parts[0], parts[1:]
     if head == "[*]":
         items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+        # The record the call addresses: an identity field (id, *_id, name) equal to an argument value.
         picked = [(k, v) for k, v in items if isinstance(v, dict) and any(
-            repr(x) in wanted for x in v.values() if not isinstance(x, (dict, list)))]
+            repr(x) in wanted for f, x in v.items() if f in ("id", "id_", "name") or f.endswith("_id"))]
         if not picked:
             picked = [(k, v) for k, v in items if repr(k) in wanted or repr(str(k)) in wanted] or items[:1]
         out: list[tuple[str, Any]] = []
@@ -98,7 +99,7 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
     elif row.code == "TL204":
         what = f"reported success while every effect clause failed; {changed}"
     elif row.code == "TL205":
-        what = "left state behind: the environment after reset differs from the pristine one"
+        what = "left state behind: the environment after reset differs from the one before the call"
     elif row.code == "TL206" or row.kind == "frame":
         what = f"succeeded but {row.clause_id} is false; {changed}" + (
             f" ({run.changes[0]['path']})" if run.changes else "")
