@@ -48,35 +48,28 @@ def line_hashes(text: str, upto_line: int | None = None) -> dict[int, str]:
     """
     units = _kept_units(text)
     units.append(_EOF)
-    starts: list[int] = []  # index into `units` where each line's first kept unit sits
-    at_line_start = True
-    for i, unit in enumerate(units):
-        if at_line_start:
-            starts.append(i)
-            at_line_start = False
-            if upto_line is not None and len(starts) > upto_line:
-                starts.pop()
-                break
-        if unit == 10:
-            at_line_start = True
+    # Each line starts at its first kept unit: the first unit, and every unit after an LF (EOF
+    # included, so a trailing newline starts one more line).
+    starts = [0, *(i + 1 for i, unit in enumerate(units) if unit == 10)]
+    if upto_line is not None:
+        starts = starts[: max(upto_line, 0)]
     if not starts:
         return {}
-    # The rolling hash of the window ending 100 units after a line's start is that line's value; the
-    # stream continues with 100 zeros after EOF so late lines come due.
+    # A line's value is the rolling hash when the window has moved 100 units past its start; the
+    # stream goes on with 100 zeros after EOF so the last lines come due.
     stream = units + [0] * _WINDOW
-    needed = {s + _WINDOW - 1: n for n, s in enumerate(starts, 1)}  # last unit of each line's window
-    last = max(needed)
+    leaving = [0] * _WINDOW + stream
     out: dict[int, str] = {}
-    counts: Counter[str] = Counter()
-    h = 0
-    for i in range(last + 1):
-        leaving = stream[i - _WINDOW] if i >= _WINDOW else 0
-        h = (h * _MULTIPLIER + stream[i] - _FIRST_MOD * leaving) & _MASK
-        line = needed.get(i)
-        if line is not None:
-            value = format(h, "x")
-            counts[value] += 1
-            out[line] = f"{value}:{counts[value]}"
+    counts: dict[str, int] = {}
+    h, pos = 0, 0
+    for line, start in enumerate(starts, 1):
+        due = start + _WINDOW
+        for unit, old in zip(stream[pos:due], leaving[pos:due]):
+            h = (h * _MULTIPLIER + unit - _FIRST_MOD * old) & _MASK
+        pos = due
+        value = format(h, "x")
+        counts[value] = counts.get(value, 0) + 1
+        out[line] = f"{value}:{counts[value]}"
     return out
 
 

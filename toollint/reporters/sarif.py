@@ -120,8 +120,9 @@ class _Files:
     """The files findings point into: their text (read once, as bytes, so CRLF survives for the line
     hash), lines, line hashes and SARIF artifact locations."""
 
-    def __init__(self, given: Mapping[str, str], root: Path | None) -> None:
+    def __init__(self, given: Mapping[str, str], root: Path | None, hashed_upto: Mapping[str, int]) -> None:
         self._given = given
+        self._hashed_upto = hashed_upto  # the last line whose hash each file's results need
         self._root = root
         self._cwd = os.getcwd()
         self._text: dict[str, str | None] = {}
@@ -154,7 +155,8 @@ class _Files:
         hashes = self._hashes.get(path)
         if hashes is None:
             text = self.text(path)
-            hashes = self._hashes[path] = line_hashes(text) if text is not None else {}
+            upto = self._hashed_upto.get(path)
+            hashes = self._hashes[path] = line_hashes(text, upto) if text is not None else {}
         return hashes.get(line)
 
     def artifact(self, path: str) -> om.ArtifactLocation:
@@ -297,16 +299,26 @@ def _result(
 
 
 def _code_flow(threads: Sequence[Sequence[Mapping[str, Any]]], files: _Files) -> om.CodeFlow:
-    return om.CodeFlow(thread_flows=[
-        om.ThreadFlow(locations=[
-            om.ThreadFlowLocation(location=files.location(
-                str(step["path"]), int(step.get("line") or 1), int(step.get("col") or 1), None, None,
-                message=om.Message(text=str(step.get("message", ""))),
-            ))
-            for step in thread
-        ])
-        for thread in threads
-    ])
+    return om.CodeFlow(
+        thread_flows=[
+            om.ThreadFlow(
+                locations=[
+                    om.ThreadFlowLocation(
+                        location=files.location(
+                            str(step["path"]),
+                            int(step.get("line") or 1),
+                            int(step.get("col") or 1),
+                            None,
+                            None,
+                            message=om.Message(text=str(step.get("message", ""))),
+                        )
+                    )
+                    for step in thread
+                ]
+            )
+            for thread in threads
+        ]
+    )
 
 
 def _notification(f: Finding, files: _Files) -> om.Notification:
@@ -327,13 +339,18 @@ def build_sarif(
     """One SARIF log with exactly one run for `findings`."""
     opts = options or SarifOptions()
     rules = list(rules) if rules is not None else all_rules()
-    files = _Files(opts.sources, opts.root)
     everything = sorted(findings, key=Finding.sort_key)
     # Fingerprints count over all findings, suppressed or not, so they do not shift when a noqa is added.
     fingerprints = dict(zip(map(id, everything), toollint_fingerprints(everything, opts.root)))
     shown = [f for f in everything if opts.include_suppressed or not f.suppressed]
+    failures = [f for f in everything if f.code in FAILURE_CODES]
+    shown_capped = shown[: opts.max_results]
+    hashed_upto: dict[str, int] = {}
+    for f in shown_capped:
+        hashed_upto[f.path] = max(hashed_upto.get(f.path, 0), f.line)
+    files = _Files(opts.sources, opts.root, hashed_upto)
 
-    notifications = [_notification(f, files) for f in everything if f.code in FAILURE_CODES]
+    notifications = [_notification(f, files) for f in failures]
     if len(shown) > opts.max_results:
         message = (
             f"{len(shown)} results; only the first {opts.max_results} are written "
@@ -342,7 +359,7 @@ def build_sarif(
         if warn is not None:
             warn(message)
         notifications.append(om.Notification(level="warning", message=om.Message(text=message)))
-        shown = shown[: opts.max_results]
+    shown = shown_capped
 
     rule_index = {r.code: i for i, r in enumerate(rules)}
     rule_level = {r.code: r.level for r in rules}
@@ -350,7 +367,7 @@ def build_sarif(
 
     root = (opts.root or Path.cwd()).resolve()
     invocation = om.Invocation(
-        execution_successful=not any(f.code in FAILURE_CODES for f in everything),
+        execution_successful=not failures,
         tool_execution_notifications=notifications or None,
     )
     run = om.Run(
