@@ -33,8 +33,8 @@ def test_ledger_matches_the_expected_rows(ledger: Ledger) -> None:
 
 def test_every_basis_is_counted_separately(ledger: Ledger) -> None:
     totals = ledger.totals(DEFECT.id)
-    assert totals == {"exact_field": 3, "whole_state_hash": 2, "collection_only": 1, "unresolved": 5,
-                      "exposed": 11, "traced": 16}
+    assert totals == {"exact_field": 4, "whole_state_hash": 2, "collection_only": 1, "unresolved": 5,
+                      "exposed": 12, "traced": 17}
 
 
 def test_tasks_reading_other_fields_or_only_the_agent_record_are_not_exposed(ledger: Ledger) -> None:
@@ -144,6 +144,11 @@ def test_deepdiff_paths_become_canonical_paths(text: str, path: str | None) -> N
     ("record", "", "record", "traces", None),
     ("whole_state", "", "reward_basis", "DB", "whole_state_hash"),
     ("missing", "", "missing", "", "unresolved"),
+    ("state", "db.lines.L1.data_balance", "dotted", "", "exact_field"),
+    ("state", "lines.*.data_balance", "dotted", "", "exact_field"),  # relative to the db object
+    ("state", "db.lines", "dotted", "", "collection_only"),
+    ("state", "db.lines.L1.status", "dotted", "", None),
+    ("state", "users.U1.data_balance", "dotted", "", None),
 ])
 def test_classify(kind: str, path: str, how: str, detail: str, basis: str | None) -> None:
     site = ReadSite(kind, path, "f.py", 1, how=how, detail=detail)  # type: ignore[arg-type]

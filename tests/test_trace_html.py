@@ -74,7 +74,7 @@ def test_report_is_self_contained_and_complete(ledger: Ledger) -> None:
     assert "witness/refuel_suspended.json" in html and "db.lines[*].data_balance" in html
     for basis in ("exact_field", "whole_state_hash", "collection_only", "unresolved"):
         assert basis in html
-    assert len(_ledger_rows(html)) == len(ledger.rows) == 11
+    assert len(_ledger_rows(html)) == len(ledger.rows) == 12
     assert "TL401 ungrounded oracle" in html and "broken_tasks.json:3" in html  # TL401s and problems shown
 
 

@@ -76,6 +76,8 @@ def classify(site: ReadSite, field_path: str) -> Basis | None:
         return "unresolved"
     if site.kind == "record" or site.path.startswith(PRE_PREFIX):
         return None
+    if site.how == "dotted":
+        return _dotted_basis(site.path, field_path)
     if site.kind == "whole_state":
         if any(is_under(field_path, ex) for ex in site.excluded):
             return None
@@ -96,6 +98,27 @@ def classify(site: ReadSite, field_path: str) -> Basis | None:
     return "unresolved"
 
 
+def _segments(path: str) -> list[str]:
+    """`db.lines[*].data_balance` -> `["db", "lines", "*", "data_balance"]`."""
+    return [seg for seg in path.replace("[*]", ".*").split(".") if seg]
+
+
+def _dotted_basis(dotted: str, field_path: str) -> Basis | None:
+    """A dotted string constant (`"db.lines.L1.data_balance"`, `"lines.{}.data_balance"`) names keys where
+    the canonical path has `[*]`, and may start below the root: align it wherever its first name occurs."""
+    named, wanted = _segments(dotted), _segments(field_path)
+    best: Basis | None = None
+    for start in (i for i, seg in enumerate(wanted) if seg == named[0]):
+        rest = wanted[start:]
+        pairs = list(zip(named, rest))
+        if not all(a == b or "*" in (a, b) for a, b in pairs):
+            continue
+        if len(named) >= len(rest):
+            return "exact_field"
+        best = "collection_only"
+    return best
+
+
 def best_basis(bases: Iterable[Basis]) -> Basis | None:
     found = set(bases)
     return next((b for b in BASES if b in found), None)
@@ -104,6 +127,8 @@ def best_basis(bases: Iterable[Basis]) -> Basis | None:
 # --- DeepDiff path strings -------------------------------------------------------------------------
 
 _DEEPDIFF_STEP = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]*)\]")
+# A dotted path constant: names (or keys, or `{}` placeholders) joined by dots, at least two of them.
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.(?:\w+|\{\}))+$")
 
 
 def parse_deepdiff_path(text: str) -> str | None:
@@ -249,7 +274,7 @@ def grader_sites(
     for name in record_params:
         for _sink, node in summary.flows.get(name, []):
             sites.append(_site("record", "", where, node, qualname, "record", name))
-    sites += _deepdiff_sites(mod, fn, where, qualname, summary.reads)
+    sites += _string_sites(mod, fn, where, qualname, summary.reads)
     cache.summaries[key] = sites
     return sites
 
@@ -260,9 +285,10 @@ def _site(kind: SiteKind, path: str, file: str, node: ast.AST, grader: str, how:
                     how, detail, via)
 
 
-def _deepdiff_sites(mod: ParsedModule, fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, grader: str,
-                    reads: Iterable[object]) -> list[ReadSite]:
-    """DeepDiff path strings in the grader and in the same-module helpers the analysis followed."""
+def _string_sites(mod: ParsedModule, fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, grader: str,
+                  reads: Iterable[object]) -> list[ReadSite]:
+    """String constants naming state paths -- DeepDiff paths (`root.calendar.events['7']`) and dotted
+    paths (`"db.lines.L1.data_balance"`) -- in the grader and the same-module helpers it reaches."""
     helper_names = {name for acc in reads for name in getattr(acc, "via", ())}
     functions = [fn] + [mod.index.functions[n] for n in sorted(helper_names) if n in mod.index.functions]
     out: list[ReadSite] = []
@@ -274,9 +300,11 @@ def _deepdiff_sites(mod: ParsedModule, fn: ast.FunctionDef | ast.AsyncFunctionDe
             text = _string_text(node)
             if text is None or id(node) in in_fstring:
                 continue
+            via = () if function is fn else (function.name,)
             path = parse_deepdiff_path(text)
             if path is not None:
-                via = () if function is fn else (function.name,)
                 out.append(_site("state", path, where, node, grader, "deepdiff", text, via))
+            elif _DOTTED.match(text):
+                out.append(_site("state", text.replace("{}", "*"), where, node, grader, "dotted", text, via))
     return out
 
