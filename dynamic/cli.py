@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from toollint.dynamic.protocol import DEFAULT_DEADLINE
-from toollint.dynamic.replay import NOT_FAITHFUL, replay
 
 if TYPE_CHECKING:
     from toollint.engine import RunResult
@@ -23,6 +22,8 @@ if TYPE_CHECKING:
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
+    from toollint.dynamic.replay import NOT_FAITHFUL, replay  # not needed by a plain `check`
+
     parser = argparse.ArgumentParser(prog="toollint replay", description="re-run a recorded witness in fresh "
                                      "workers: exit 1 still violates, 0 fixed, 2 not replayable, 3 flaky")
     parser.add_argument("witness", help="a witness JSON file written by `toollint check --confirm`")

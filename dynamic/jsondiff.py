@@ -75,7 +75,9 @@ def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None) 
 
 
 def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
-    if a == b and type(a) is type(b):  # C-speed pruning of unchanged subtrees
+    # C-speed pruning of unchanged subtrees; `==` equates True with 1 and 1 with 1.0 inside
+    # containers, so an equal container is confirmed on its JSON text once, here, and not again.
+    if a == b and type(a) is type(b) and (not isinstance(a, (dict, list)) or canonical_json(a) == canonical_json(b)):
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):

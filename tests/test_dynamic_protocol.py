@@ -1,0 +1,94 @@
+"""The host and its parent-side client: the protocol survives benchmark misbehaviour, deadlines kill
+the process group and restart the worker (recorded, never retried), start-up failures are one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
+
+BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
+
+
+def spec(factory: str = "bank:make_bank") -> WorkerSpec:
+    return WorkerSpec("toolkit", {"factory": factory, "sys_path": [str(BENCH)]})
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory: pytest.TempPathFactory) -> Worker:
+    w = Worker(spec(), log_path=tmp_path_factory.mktemp("logs") / "host.log", deadline=10)
+    w.start()
+    yield w
+    w.close()
+
+
+def test_hello_lists_marked_tools_with_source_locations(worker: Worker) -> None:
+    tools = {t["name"]: t for t in worker.hello["tools"]}
+    assert "withdraw_unchecked" in tools and "_account" not in tools
+    assert tools["withdraw"]["file"].endswith("bank.py") and tools["withdraw"]["line"] > 1
+    assert tools["withdraw"]["parameters"]["amount"] == {"annotation": "float", "required": True}
+    assert worker.hello["protocol"] == 1 and "uuid4" in worker.hello["shims"]
+
+
+def test_a_print_in_a_tool_goes_to_the_log_not_the_protocol(worker: Worker) -> None:
+    resp = worker.request("probe", tool="chatty_deposit", args={"account_id": "A1", "amount": 5.0})
+    assert resp["result"]["status"] == "ok"
+    assert [op["path"] for op in resp["diff"]] == ["/accounts/{id=A1}/balance"]
+    assert worker.log_path is not None and "depositing 5.0 into A1" in worker.log_path.read_text()
+
+
+def test_tool_errors_and_bad_arguments_are_results_not_failures(worker: Worker) -> None:
+    err = worker.request("call", tool="withdraw", args={"account_id": "A2", "amount": 1.0})
+    assert (err["status"], err["error_type"], err["error_message"]) == ("tool_error", "ValueError", "account is not active")
+    bad = worker.request("call", tool="withdraw", args={"account_id": "A1", "nope": 1})
+    assert bad["status"] == "validation_error"
+
+
+def test_unserialisable_state_is_a_clear_error_and_the_worker_survives(worker: Worker) -> None:
+    with pytest.raises(WorkerError) as info:
+        worker.request("probe", tool="attach_handle", args={"account_id": "A1"})
+    assert info.value.kind == "snapshot_not_json"
+    assert "state at /accounts/0/handle is not JSON-serialisable (a object)" in str(info.value)
+    assert worker.request("probe", tool="add_note", args={"text": "x"})["result"]["status"] == "ok"
+
+
+def test_unknown_op_is_reported(worker: Worker) -> None:
+    with pytest.raises(WorkerError, match="unknown op 'nope'"):
+        worker.request("nope")
+
+
+def test_a_hanging_tool_hits_the_deadline_and_the_worker_is_replaced() -> None:
+    with Worker(spec(), deadline=10) as w:
+        first_pid = w._proc.pid if w._proc else None
+        with pytest.raises(WorkerError) as info:
+            w.request("call", deadline=1.0, tool="hang", args={"account_id": "A1"})
+        assert info.value.kind == "timeout" and "within 1 s" in str(info.value)
+        assert [(e.kind, e.request) for e in w.events] == [("timeout", "call hang")]
+        assert w.starts == 2 and w._proc is not None and w._proc.pid != first_pid
+        with pytest.raises(ProcessLookupError):  # the old process group is gone
+            os.killpg(first_pid or 0, 0)
+        assert w.request("call", tool="add_note", args={"text": "after"})["status"] == "ok"
+
+
+def test_a_benchmark_that_fails_on_import_is_one_line() -> None:
+    w = Worker(spec("broken:make"))
+    with pytest.raises(WorkerError) as info:
+        w.start()
+    w.close()
+    message = str(info.value)
+    assert info.value.kind == "startup" and "\n" not in message
+    assert "RuntimeError: benchmark data missing: bank.db" in message
+
+
+def test_a_missing_interpreter_is_one_line(tmp_path: Path) -> None:
+    w = Worker(WorkerSpec("toolkit", {"factory": "bank:make_bank"}, python=str(tmp_path / "no-python")))
+    with pytest.raises(WorkerError, match="cannot run .*no-python"):
+        w.start()
+
+
+def test_a_bad_factory_reference_is_one_line() -> None:
+    with pytest.raises(WorkerError, match="factory = 'module:callable'"):
+        Worker(spec("bank")).start()
