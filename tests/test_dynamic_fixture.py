@@ -1,0 +1,173 @@
+"""The dynamic checker on its own fixture benchmark (tests/fixtures/dynamic_bench): every defect class
+detected on the defective tool, every conforming twin CONFORMS, bad input gives a clear verdict while
+the other tools are still checked; witnesses replay with the documented exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toollint.contracts.loader import load_contracts
+from toollint.dynamic.checker import ToolReport
+from toollint.dynamic.cli import replay_main
+from toollint.dynamic.confirm import ConfirmRun, run_confirm
+from toollint.dynamic.replay import replay
+from toollint.settings import Settings
+
+BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
+
+
+def settings(bench: Path = BENCH) -> Settings:
+    return Settings(confirm={"adapter": "toolkit", "factory": "bank:make_bank", "sys_path": [str(bench)],
+                             "deadline": 3})
+
+
+def contracts(*tools: str) -> list:  # type: ignore[type-arg]
+    found, errors = load_contracts([BENCH / "contracts"])
+    assert errors == []
+    return [c for c in found if not tools or c.tool_name in tools]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
+    return run_confirm(contracts(), settings(), witness_dir=tmp_path_factory.mktemp("witnesses"))
+
+
+def by_tool(run: ConfirmRun) -> dict[str, ToolReport]:
+    return {r.tool: r for r in run.reports}
+
+
+def violations(report: ToolReport) -> dict[str, str | None]:
+    return {r.clause_id: r.code for r in report.violations}
+
+
+def test_exact_verdict_table(run: ConfirmRun) -> None:
+    table = {tool: (r.verdict, violations(r)) for tool, r in by_tool(run).items()}
+    assert table == {
+        "withdraw_unchecked": ("VIOLATES", {"pre.account_active": "TL201"}),
+        "withdraw": ("CONFORMS", {}),
+        "set_balance_truthy": ("VIOLATES", {"eff.balance_set": "TL202", "arg.balance": "TL202"}),
+        "set_balance": ("CONFORMS", {}),
+        "set_balance_flaky": ("CONFORMS", {}),  # not flaky unless the test's counter is set
+        "close_account_partial": ("VIOLATES", {"eff.balance_zero": "TL203"}),
+        "close_account": ("CONFORMS", {}),
+        "archive_account_phantom": ("VIOLATES", {"eff.archived": "TL204", "success": "TL204"}),
+        "archive_account": ("CONFORMS", {}),
+        "add_audit_note": ("VIOLATES", {"reset": "TL205"}),
+        "add_note": ("CONFORMS", {}),
+        "rename_owner_noisy": ("VIOLATES", {"frame.other_accounts_and_stats": "TL206"}),
+        "rename_owner": ("CONFORMS", {}),
+        "chatty_deposit": ("CONFORMS", {}),  # its print went to the log, not the protocol
+        "hang": ("UNTESTABLE", {}),
+        "attach_handle": ("CONFORMS", {}),  # pre scored; the effect is UNTESTABLE, see below
+        "no_such_tool": ("UNTESTABLE", {}),
+    }
+
+
+def test_every_violation_was_confirmed_in_a_fresh_worker(run: ConfirmRun) -> None:
+    rows = [row for r in run.reports for row in r.violations]
+    assert rows and all(row.rerun and row.rerun["agrees"] and row.rerun["fresh_process"] for row in rows)
+
+
+def test_bad_input_gives_clear_verdicts(run: ConfirmRun) -> None:
+    tools = by_tool(run)
+    assert "did not answer within 3 s (worker restarted" in (tools["hang"].error or "")
+    hang_effect = next(r for r in tools["hang"].rows if r.clause_id == "eff.nothing")
+    assert (hang_effect.verdict, hang_effect.reason) == ("UNTESTABLE", "adapter_unsupported")
+    assert "is not among the 16 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
+    handle = next(r for r in tools["attach_handle"].rows if r.clause_id == "eff.nothing_visible")
+    assert (handle.verdict, handle.reason) == ("UNTESTABLE", "adapter_unsupported")
+    assert "state at /accounts/0/handle is not JSON-serialisable (a object)" in handle.detail
+
+
+def test_untestable_rows_stay_in_the_counts(run: ConfirmRun) -> None:
+    counts = run.counts()
+    rows = sum(len(r.clause_rows) for r in run.reports)
+    assert sum(counts.values()) == rows and counts["UNTESTABLE"] >= 3
+
+
+def test_probes_vary_effective_arguments_through_their_falsy_values(run: ConfirmRun) -> None:
+    report = by_tool(run)["set_balance_truthy"]
+    varied = {r.args["balance"] for r in report.runs if r.probe.varied == "balance"}
+    assert 0.0 in varied and len(varied) >= 3
+    assert report.runs[0].probe.harvested_from["account_id"].startswith("/accounts/")
+
+
+def test_precondition_violation_is_searched_for_in_other_records(run: ConfirmRun) -> None:
+    report = by_tool(run)["withdraw_unchecked"]
+    violating = [r for r in report.runs if r.probe.clause == "pre.account_active"]
+    assert [r.probe.args["account_id"] for r in violating] == ["A2"]  # the frozen account
+
+
+def test_findings_and_witness_files(run: ConfirmRun) -> None:
+    messages = {f.properties["clause"]: f for f in run.findings}
+    tl201 = messages["pre.account_active"]
+    assert tl201.code == "TL201" and tl201.path.endswith("bank.py") and tl201.tool == "withdraw_unchecked"
+    assert tl201.message.startswith("VIOLATES pre.account_active (TL201 Unenforced Precondition): "
+                                    "withdraw_unchecked(account_id='A2', amount=")
+    assert "succeeded although pre.account_active was false (where pre.accounts{id=A2}" in tl201.message
+    witness = json.loads(Path(tl201.properties["witness"]).read_text())
+    assert witness["verdict"] == "VIOLATES" and witness["defect_class"] == "Unenforced Precondition"
+    assert witness["probe"]["effective_args"]["account_id"] == "A2"
+    assert witness["probe"]["result"]["status"] == "ok"
+    assert [op["path"] for op in witness["probe"]["diff"]] == ["/accounts/{id=A2}/balance"]
+    assert {"expr": "pre.accounts{id=A2}.status", "value": "frozen"} in witness["evaluation"]["bindings"]
+    assert witness["clause"]["provenance"]["tier"] == "author-specified"
+    assert witness["replay"] == f"toollint replay {tl201.properties['witness']}"
+
+
+def _witness(run: ConfirmRun, clause: str) -> Path:
+    return Path(next(f.properties["witness"] for f in run.findings if f.properties["clause"] == clause))
+
+
+def test_replay_still_violates(run: ConfirmRun, capsys: pytest.CaptureFixture[str]) -> None:
+    assert replay_main([str(_witness(run, "arg.balance")), "--repeat", "1"]) == 1
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("STILL VIOLATES arg.balance (TL202): set_balance_truthy(") and "\n" not in out
+
+
+def test_replay_fixed(run: ConfirmRun, tmp_path: Path) -> None:
+    fixed = tmp_path / "bench"
+    shutil.copytree(BENCH, fixed)
+    source = (fixed / "bank.py").read_text()
+    assert source.count("        if balance:\n") == 1
+    (fixed / "bank.py").write_text(source.replace("        if balance:\n", "        if balance is not None:\n"))
+    data = json.loads(_witness(run, "arg.balance").read_text())
+    data["worker"]["options"]["sys_path"] = [str(fixed)]
+    moved = tmp_path / "w.json"
+    moved.write_text(json.dumps(data))
+    outcome = replay(moved, repeat=1)
+    assert outcome.code == 0 and outcome.sentence.startswith("FIXED arg.balance (TL202)")
+
+
+def test_replay_not_faithful(run: ConfirmRun, tmp_path: Path) -> None:
+    data = json.loads(_witness(run, "arg.balance").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert replay(bad).code == 2 and "is not a toollint witness" in replay(bad).sentence
+    assert replay(tmp_path / "missing.json").sentence == f"NOT REPLAYED: no witness file {tmp_path / 'missing.json'}"
+    other = dict(data, benchmark=dict(data["benchmark"], variant="bank:other_factory"))
+    bad.write_text(json.dumps(other))
+    outcome = replay(bad, repeat=1)
+    assert outcome.code == 2 and "the witness was recorded on 'bank:other_factory'" in outcome.sentence
+    gone = dict(data, clause=dict(data["clause"], contract=str(tmp_path / "gone.yaml")))
+    bad.write_text(json.dumps(gone))
+    assert replay(bad).code == 2
+
+
+def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The flaky tool drops falsy balances only in odd-numbered worker processes.
+    monkeypatch.setenv("TOOLLINT_FIXTURE_COUNTER", str(tmp_path / "count"))
+    result = run_confirm(contracts("set_balance_flaky"), settings(), witness_dir=tmp_path / "w")
+    (report,) = result.reports
+    assert report.verdict == "FLAKY"
+    assert {r.clause_id: r.verdict for r in report.violations} == {"eff.balance_set": "FLAKY", "arg.balance": "FLAKY"}
+    assert all("did not reproduce" in r.detail for r in report.violations)
+    witness = _witness(result, "arg.balance")
+    outcome = replay(witness, repeat=2)  # process 3 drops it, process 4 does not
+    assert outcome.code == 3 and outcome.sentence.startswith("FLAKY arg.balance (TL202)")
+    assert "reproduced in 1 of 2 fresh runs" in outcome.sentence
