@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -55,13 +56,15 @@ def make_findings(root: Path, count: int) -> list[Finding]:
     return out
 
 
-def median_time(fn: Callable[[], object], runs: int) -> tuple[float, float, float]:
-    times = []
+def median_time(fn: Callable[[], object], runs: int) -> tuple[float, float, float, float]:
+    """Median, min and max wall time, and median CPU time (steadier on a busy machine)."""
+    times, cpu = [], []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), max(times)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(times), min(times), max(times), statistics.median(cpu)
 
 
 def plain_dicts(findings: list[Finding]) -> str:
@@ -90,7 +93,9 @@ def plain_dicts(findings: list[Finding]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--results", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
@@ -98,8 +103,6 @@ def main() -> int:
         root = Path(tmp)
         findings = make_findings(root, args.results)
         options = SarifOptions(root=root)
-        import os
-
         os.chdir(root)
         render_sarif(findings, options)  # warm-up: imports, generated serialisers
         log = build_sarif(findings, options)
@@ -111,13 +114,17 @@ def main() -> int:
             ("total: render_sarif", lambda: render_sarif(findings, options)),
             ("floor: hand-made dicts + json.dumps", lambda: plain_dicts(findings)),
         ]
-        print(f"SARIF writing, {args.results} results in {max(1, args.results // 100)} files, "
-              f"median of {args.runs} runs (min-max), Python {sys.version.split()[0]}")
+        print(
+            f"SARIF writing, {args.results} results in {max(1, args.results // 100)} files, median of "
+            f"{args.runs} runs [min-max], Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}"
+        )
         totals = {}
         for name, fn in rows:
-            med, lo, hi = median_time(fn, args.runs)
+            med, lo, hi, cpu = median_time(fn, args.runs)
             totals[name] = med
-            print(f"  {name:<38} {med * 1000:8.1f} ms  [{lo * 1000:.1f}-{hi * 1000:.1f}]")
+            print(
+                f"  {name:<38} {med * 1000:8.1f} ms  [{lo * 1000:.1f}-{hi * 1000:.1f}]  cpu {cpu * 1000:.1f} ms"
+            )
         size = len(render_sarif(findings, options).encode("utf-8"))
         ratio = totals["total: render_sarif"] / totals["floor: hand-made dicts + json.dumps"]
         print(f"  output size {size / 1e6:.2f} MB; total / floor = {ratio:.1f}x")

@@ -65,6 +65,9 @@ def test_sarif_result_details_from_a_real_run(project: Path) -> None:
     # TL102: the docstring line that promises the check is a related location.
     (promise,) = results["TL102"]["relatedLocations"]
     assert promise["physicalLocation"]["region"]["startLine"] == 24
+    # TL105: the partner's write is a related location.
+    (partner,) = results["TL105"]["relatedLocations"]
+    assert partner["physicalLocation"]["region"]["startLine"] == 58 and "writes" in partner["message"]["text"]
     assert results["TL104"]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"] == {
         "text": "amount is not None"
     }
