@@ -1,0 +1,66 @@
+"""Full run of the mutation arm and the negative controls; prints the tables the closing note quotes.
+
+    python bench/validate.py                       # minibank (static + dynamic), AgentDojo static, all mutants
+    python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
+    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (about an hour)
+    python bench/validate.py --json out.json
+
+AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests); each AgentDojo mutant
+costs a host start (about 3 s) plus a confirmation worker, so the dynamic arm there is budgeted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _corpora import ensure_agentdojo_venv, package_dir
+
+from toollint.validate import report
+from toollint.validate.harness import ValidationRun, run
+from toollint.validate.subjects import agentdojo_subjects, minibank_subject
+
+MINIBANK = HERE.parent / "tests" / "fixtures" / "mutation" / "minibank"
+
+
+def _section(title: str, result: ValidationRun) -> dict[str, object]:
+    print(f"\n=== {title} ===")
+    print(report.to_text(result, survivors=True))
+    return report.to_json(result)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--agentdojo-budget", type=int, default=None,
+                   help="run AgentDojo's dynamic arm with this many mutants per module (0: all)")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args()
+
+    start = time.perf_counter()
+    python = ensure_agentdojo_venv()
+    src = package_dir(python, "agentdojo")
+    out: dict[str, object] = {}
+    out["minibank"] = _section("minibank, every mutant, static + dynamic",
+                               run([minibank_subject(MINIBANK)], seed=args.seed, dynamic=True))
+    out["agentdojo_static"] = _section("AgentDojo v1 tool modules, every mutant, static half",
+                                       run(agentdojo_subjects(src), seed=args.seed))
+    if args.agentdojo_budget is not None:
+        budget = args.agentdojo_budget or None
+        out["agentdojo_dynamic"] = _section(
+            f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed})",
+            run(agentdojo_subjects(src, str(python)), seed=args.seed, budget=budget, dynamic=True))
+    print(f"\ntotal wall time {time.perf_counter() - start:.1f} s")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
