@@ -146,3 +146,14 @@ def test_unreadable_file_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(FixError) as info:
         _read(str(tmp_path / "gone.py"))
     assert "cannot read" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_demo_refuses_to_fix_the_bundled_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    from toollint.cli import EXAMPLES_DIR
+
+    before = {p: p.read_bytes() for p in EXAMPLES_DIR.glob("**/*.py")}
+    assert main(["demo", "--fix"]) == 2
+    assert "use --diff with demo" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in EXAMPLES_DIR.glob("**/*.py")} == before
+    assert main(["demo", "--diff"]) == 1  # the bundled examples have safe fixes to show
+    assert "+++ b/" in capsys.readouterr().out

@@ -237,6 +237,8 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
     unsafe = getattr(args, "unsafe_fixes", False)
     if not (do_fix or do_diff or unsafe):
         return result
+    if do_fix and getattr(args, "command", None) == "demo":
+        raise UsageError("--fix would rewrite toollint's bundled examples; use --diff with demo")
     quiet = getattr(args, "quiet", False)
     fixed_count = files_changed = unsafe_skipped = 0
     diffs: list[str] = []
