@@ -74,6 +74,7 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
     if not (getattr(args, "confirm", False) or getattr(args, "confirm_all", False)):
         return result
     from toollint.dynamic.confirm import confirm_findings
+    from toollint.dynamic.witness import display_path
 
     from toollint.engine import FileResult
 
@@ -88,12 +89,16 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
     for f in static:
         verdict = f.properties.get("verdict")
         if verdict:
-            extra = f.properties.get("witness") or f.properties.get("verdict_detail")
+            witness = f.properties.get("witness")
+            extra = display_path(Path(witness)) if witness else f.properties.get("verdict_detail")
             f.message += f" [{verdict}{': ' + str(extra) if extra else ''}]"
     by_path = {r.path: r for r in result.files}
+    resolved = {str(Path(r.path).resolve()): r for r in result.files}
     for f in found:
-        target = by_path.get(f.path)
-        if target is None:
+        target = by_path.get(f.path) or resolved.get(str(Path(f.path).resolve()))
+        if target is not None:
+            f.path = target.path  # shown as the static findings of the same file are
+        else:
             target = by_path[f.path] = FileResult(f.path)
             result.files.append(target)
         target.findings.append(f)

@@ -105,10 +105,18 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
             f" ({run.changes[0]['path']})" if run.changes else "")
     else:
         what = f"reported success but {row.clause_id} is false{where}; {changed}"
-    tail = f" -> toollint replay {row.witness}" if row.witness else ""
+    tail = f" -> toollint replay {display_path(row.witness)}" if row.witness else ""
     if row.verdict == "FLAKY":
         tail = f" [flaky: {row.detail.rsplit('; ', 1)[-1]}]" + tail
     return f"{head}: {call} {what}{tail}"
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when under it, as paths in findings are."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _run_json(run: ProbeRun) -> dict[str, Any]:
@@ -185,6 +193,6 @@ def write_witness(report: ToolReport, row: ClauseResult, directory: Path, taken:
     taken.add(path)
     row.witness = path
     data = witness_json(report, row)
-    data["replay"] = f"toollint replay {path}"
+    data["replay"] = f"toollint replay {display_path(path)}"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     return path

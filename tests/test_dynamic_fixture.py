@@ -9,12 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from toollint.contracts.loader import load_contracts
 from toollint.dynamic.checker import ToolReport
 from toollint.dynamic.cli import replay_main
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 from toollint.dynamic.replay import replay
+
 from toollint.settings import Settings
 
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"

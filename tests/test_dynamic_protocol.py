@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
 
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
