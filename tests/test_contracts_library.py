@@ -239,3 +239,13 @@ def test_effective_arguments_declared_for_the_ignored_argument_defects(
     assert "user_email" in library["invite_user_to_slack"].effective_args
     a, b = probes["invites"]
     assert a["error"] is None and b["error"] is None and a["post"] == b["post"]
+
+
+def test_the_worked_example_in_the_docs_validates(agentdojo_src: Path, tmp_path: Path) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "contracts.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "update_scheduled_transaction.yaml"
+    path.write_text(example)
+    assert validate([path], options=ValidationOptions(package_dirs={"agentdojo": agentdojo_src})) == []
+    contract = load_contract(path)
+    assert list(contract.effective_args) == ["amount", "recurring"]
