@@ -134,6 +134,11 @@ class MutantResult:
         }
 
 
+def _dynamic_flag(row: dict[str, Any]) -> dict[str, Any]:
+    """A VIOLATES row in the shape of a static finding (no line: it is a verdict on a call)."""
+    return {"code": row["code"], "tool": row["tool"], "line": None, "message": f"{row['clause']}: {row['detail']}"}
+
+
 def _finding_json(f: Finding) -> dict[str, Any]:
     return {"code": f.code, "tool": f.tool, "line": f.line, "message": f.message}
 
@@ -370,18 +375,26 @@ def run(
         out.baseline[subject.name] = [_finding_json(f) for f in baseline]
         if subject.clean:
             out.controls.append(ControlResult(subject.name, None, [_finding_json(f) for f in baseline]))
-        for c in mutation.controls(source, subject.shown, settings=subject.settings,
-                                   module_name=subject.module_name):
+        rewrites = mutation.controls(source, subject.shown, settings=subject.settings,
+                                     module_name=subject.module_name)
+        control_results = []
+        for c in rewrites:
             fps = [_finding_json(f) for f in new_findings(baseline, lint(subject, c.source))]
-            out.controls.append(ControlResult(subject.name, c, fps))
+            control_results.append(ControlResult(subject.name, c, fps))
+        out.controls.extend(control_results)
         if dynamic and subject.host is not None:
             with overlay(subject.host) as root:
                 runner = DynamicRunner(subject, root)
                 runner.run_baseline()
                 if subject.clean and runner.baseline_rows:
-                    out.controls.append(ControlResult(subject.name, None, [
-                        {"code": r["code"], "tool": r["tool"], "line": None, "message": r["detail"]}
-                        for r in runner.baseline_rows]))
+                    out.controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
+                                                                           for r in runner.baseline_rows]))
+                for cr in control_results:  # a rewrite that the probes tell apart is a false alarm too
+                    assert cr.control is not None
+                    if progress:
+                        progress(cr.control.id)
+                    flagged = runner.outcome(cr.control)
+                    cr.false_positives.extend(_dynamic_flag(r) for r in flagged.violations)
                 for m in chosen:
                     if progress:
                         progress(m.id)
