@@ -1,4 +1,4 @@
-"""`toollint contracts check [DIR...]` and `toollint contracts draft TOOLREF`.
+"""`toollint contracts check [DIR...]`, `toollint contracts list [DIR...]` and `toollint contracts draft TOOLREF`.
 
 Exit codes follow `toollint check`: 0 clean, 1 findings, 2 usage or internal error.
 """
@@ -6,13 +6,17 @@ Exit codes follow `toollint check`: 0 clean, 1 findings, 2 usage or internal err
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from toollint.contracts.draft import DraftError, draft_contract
+from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.model import CLAUSE_KINDS
 from toollint.contracts.validator import SourceResolver, ValidationOptions, validate
 
+from toollint.config import ConfigError, resolve_settings
 from toollint.model import Finding
 from toollint.settings import Settings
 
@@ -46,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
                        help="more dirs to resolve cited files against")
 
+    for cmd in (check,):
+        cfg = cmd.add_mutually_exclusive_group()
+        cfg.add_argument("--config", metavar="FILE", help="read [tool.toollint] (contract-dirs) from this file")
+        cfg.add_argument("--isolated", action="store_true", help="ignore configuration files")
+
+    listing = sub.add_parser("list", help="list contracts with their clause counts")
+    listing.add_argument("paths", nargs="*", type=Path, metavar="DIR", help="contract files or directories")
+    listing.add_argument("--output-format", choices=["text", "json"], default="text")
+
     draft = sub.add_parser("draft", help="write a draft contract for a tool from its docstring")
     draft.add_argument("tool", metavar="TOOLREF", help="package.module:function")
     draft.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
@@ -69,7 +82,15 @@ def main(argv: list[str] | None = None, settings: Settings | None = None,
         return int(exc.code or 0)
     try:
         if args.command == "check":
-            return _check(args, settings or Settings(), out, err)
+            if settings is None:
+                try:
+                    settings = resolve_settings(args.paths, config_file=args.config, isolated=args.isolated)
+                except ConfigError as exc:
+                    err.write(f"toollint contracts check: {exc}\n")
+                    return EXIT_ERROR
+            return _check(args, settings, out, err)
+        if args.command == "list":
+            return _list(args, out)
         return _draft(args, out, err)
     except KeyboardInterrupt:
         err.write("toollint contracts: interrupted\n")
@@ -118,6 +139,38 @@ def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO) 
         count = len(findings)
         out.write(f"Found {count} contract problem{'s' if count != 1 else ''}.\n" if count
                   else "All contracts passed.\n")
+
+
+def _list(args: argparse.Namespace, out: TextIO) -> int:
+    """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible share."""
+    contracts, errors = load_contracts(args.paths or [bundled_library_dir()])
+    rows = []
+    for c in sorted(contracts, key=lambda c: c.tool):
+        counted = c.counted_clauses
+        rows.append({
+            "tool": c.tool, "benchmark": c.benchmark, "path": str(c.path),
+            "clauses": {kind: len(c.clauses_of(kind)) for kind in CLAUSE_KINDS if c.clauses_of(kind)},
+            "drafts": len(c.clauses) - len(counted),
+            "agent_visible": sum(1 for cl in counted if cl.provenance.headline),
+            "counted": len(counted),
+        })
+    if args.output_format == "json":
+        json.dump({"contracts": rows, "errors": [str(e) for e in errors]}, out, indent=2)
+        out.write("\n")
+    else:
+        for row in rows:
+            kinds = " ".join(f"{k}={n}" for k, n in row["clauses"].items())
+            out.write(f"{row['tool']}  [{row['benchmark']}]  {kinds}  agent-visible={row['agent_visible']}/"
+                      f"{row['counted']}" + (f"  drafts={row['drafts']}" if row["drafts"] else "") + "\n")
+        out.writelines(f"{error}\n" for error in errors)
+        out.write(f"{len(rows)} contract{'s' if len(rows) != 1 else ''}"
+                  + (f", {len(errors)} not loadable (run `toollint contracts check`)" if errors else "") + "\n")
+    return EXIT_FINDINGS if errors else EXIT_CLEAN
+
+
+def validate_main(argv: list[str] | None = None) -> int:
+    """`toollint validate [DIR...]`: the same as `toollint contracts check`."""
+    return main(["check", *(sys.argv[1:] if argv is None else argv)])
 
 
 def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

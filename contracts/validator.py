@@ -418,7 +418,15 @@ def check_contract(contract: Contract, resolver: SourceResolver,
     source = resolver.get(contract, contract.source.file, contract.source.commit)
     fn = None
     if source is None:
-        where = f"package {contract.source.package!r}" if contract.source.package else "the working tree"
+        if contract.source.commit:
+            where = f"commit {contract.source.commit} (git show, in {contract.source.repo or 'the working directory'})"
+        elif contract.source.package:
+            where = f"package {contract.source.package!r}"
+            if resolver.package_dir(contract.source.package) is None:
+                where += (f" (not importable here: pass --python PY, or --package-dir "
+                          f"{contract.source.package}=DIR{', or --agentdojo-src DIR' if contract.source.package == 'agentdojo' else ''})")
+        else:
+            where = "the working tree"
         yield ContractError("TL309", shown, contract.line,
                             f"source file {contract.source.file!r} not found in {where}")
     else:
@@ -427,6 +435,8 @@ def check_contract(contract: Contract, resolver: SourceResolver,
             yield ContractError("TL309", shown, contract.line,
                                 f"{contract.qualname!r} is not defined in {contract.source.file}")
     for clause in contract.clauses:
+        if source is None and (clause.provenance.file or contract.source.file) == contract.source.file:
+            continue  # the missing file is reported once, above
         yield from _check_provenance(contract, clause, resolver)
     if fn is not None:
         params = tool_parameters(fn)

@@ -170,7 +170,8 @@ def test_pinned_commit_citations_are_read_with_git_show(tmp_path: Path) -> None:
                         f"clauses:\n  - {clause}\n")
     assert validate([contract]) == []
     contract.write_text(contract.read_text().replace(commit, "deadbeef"))
-    assert [f.code for f in validate([contract])] == ["TL309", "TL304"]
+    [finding] = validate([contract])
+    assert finding.code == "TL309" and "not found in commit deadbeef (git show, in repo)" in finding.message
 
 
 def test_find_contract_by_reference_or_name() -> None:
@@ -267,3 +268,31 @@ def test_draft_of_a_small_tool_validates_and_reads_the_docstring(tmp_path: Path)
     raised = contract.clause("pre.line_not_found_draft")
     assert raised is not None and raised.on_violation is not None and raised.on_violation.raises == "ValueError"
     assert validate([out], options=ValidationOptions(package_dirs={"pkg": pkg})) == []
+
+
+def test_cli_list_counts_clauses_and_excludes_drafts() -> None:
+    code, out, _ = run_cli("list", "--output-format", "json", str(GOOD))
+    assert code == 0
+    [row] = json.loads(out)["contracts"]
+    assert row["tool"] == "bank:set_limit"
+    assert row["clauses"] == {"pre": 1, "eff": 2, "frame": 1, "arg": 1, "success": 1}
+    assert (row["drafts"], row["counted"], row["agent_visible"]) == (1, 6, 4)
+    code, out, _ = run_cli("list", str(BAD))
+    assert code == 1 and "not loadable" in out.splitlines()[-1]
+
+
+def test_toollint_contracts_and_validate_are_delegated_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toollint.cli import main as toollint_main
+
+    assert toollint_main(["contracts", "check", str(GOOD)]) == 0
+    assert toollint_main(["validate", str(BAD / "tl309_missing_tool.yaml")]) == 1
+    assert "TL309" in capsys.readouterr().out
+    (tmp_path / "pyproject.toml").write_text("[tool.toollint]\nselect = 3\n")
+    assert toollint_main(["contracts", "check", "--config", str(tmp_path / "pyproject.toml"), str(GOOD)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_configured_contract_dirs_are_checked_when_no_dir_is_given(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f'[tool.toollint]\ncontract-dirs = ["{BAD / "tl309_missing_tool.yaml"}"]\n')
+    code, out, _ = run_cli("check", "--config", str(tmp_path / "pyproject.toml"))
+    assert code == 1 and "TL309" in out
