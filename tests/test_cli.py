@@ -250,3 +250,16 @@ def test_python_m_and_console_script(project: Path) -> None:
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), argv
     proc = subprocess.run([sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stdout.startswith("toollint ")
+
+
+def test_subcommand_probe_does_not_import_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.cli import _importable
+
+    package = tmp_path / "slowpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    (package / "cli.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _importable("slowpkg.cli") and not _importable("slowpkg.nothere")
+    assert "slowpkg" not in sys.modules
+    assert _importable("toollint.engine") and not _importable("toollint_absent.cli")

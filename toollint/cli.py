@@ -142,10 +142,18 @@ def add_delegated_commands(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _importable(module: str) -> bool:
+    """Whether the module exists, without importing it or its package (some are slow to import)."""
+    package, _, leaf = module.rpartition(".")
     try:
-        return importlib.util.find_spec(module) is not None
+        spec = importlib.util.find_spec(package) if package else importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return False
+    if spec is None or not package:
+        return spec is not None
+    return any(
+        (Path(loc) / f"{leaf}.py").is_file() or (Path(loc) / leaf / "__init__.py").is_file()
+        for loc in (spec.submodule_search_locations or ())
+    )
 
 
 def _selector_list(text: str) -> list[str]:
