@@ -655,6 +655,12 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
         if isinstance(node, ast.Subscript):
             base = chain(node.value, scope)
             return None if base is None else _element(base)
+        if _is_filter(node):
+            # `[t for t in coll if ...]` selects elements of `coll`: treat it as the collection.
+            gen = node.generators[0]  # type: ignore[attr-defined]
+            inner = dict(scope)
+            inner.pop(gen.target.id, None)
+            return chain(gen.iter, inner)
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute) and node.func.attr in METHODS:
                 base = chain(node.func.value, scope)
@@ -674,7 +680,7 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
 
     def visit(node: ast.AST, scope: dict[str, str | None]) -> None:
         nonlocal reads_result
-        path = chain(node, scope)
+        path = None if _is_comprehension(node) else chain(node, scope)
         if path is not None:
             if path:
                 paths.add(path)
@@ -709,6 +715,17 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
     return paths, args_read, reads_result
 
 
+def _is_comprehension(node: ast.AST) -> bool:
+    return isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp))
+
+
+def _is_filter(node: ast.AST) -> bool:
+    """A one-generator comprehension yielding its own target: a filtered view of a collection."""
+    return (isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) and len(node.generators) == 1
+            and isinstance(node.elt, ast.Name) and isinstance(node.generators[0].target, ast.Name)
+            and node.elt.id == node.generators[0].target.id)
+
+
 def _element(base: str) -> str:
     return f"{base}[*]" if base else "[*]"
 
@@ -716,6 +733,9 @@ def _element(base: str) -> str:
 def _chain_side_parts(node: ast.AST) -> Iterable[ast.AST]:
     """Sub-expressions hanging off a path chain: subscript keys, by() values, extra helper arguments."""
     while True:
+        if _is_comprehension(node):
+            yield node  # visited in full, with its own scope
+            return
         if isinstance(node, ast.Attribute):
             node = node.value
         elif isinstance(node, ast.Subscript):

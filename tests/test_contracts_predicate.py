@@ -115,6 +115,13 @@ def test_keys_iteration_does_not_invent_element_paths() -> None:
     assert pred.paths == frozenset({"slack.user_inbox", "slack.user_inbox[*]"})
 
 
+def test_a_filtered_element_keeps_its_field_path() -> None:
+    pred = compile_predicate("one([e for e in rows(post.calendar.events) if e.id_ not in keys(pre.calendar.events)])"
+                             ".title == args.title")
+    assert {"calendar.events[*].title", "calendar.events[*].id_"} <= pred.paths
+    assert pred.args_read == frozenset({"title"})
+
+
 def test_result_reads_are_recorded() -> None:
     assert compile_predicate("result.message == 'ok'").reads_result
 
