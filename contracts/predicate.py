@@ -19,8 +19,9 @@ Pure helpers: any all len sum min max abs round sorted set list tuple str int fl
 (on the type names str int float bool list dict NoneType), plus `rows keys get one approx iso
 timestamp`. `args.x` reads None when the argument was not passed.
 
-Work is bounded: exponent and repetition sizes, and the total number of comprehension iterations per
-evaluation, are capped; exceeding a cap raises `PredicateBudgetError` (a `PredicateTypeError`).
+Work is bounded: exponent and repetition sizes, the total number of comprehension iterations per
+evaluation and its wall-clock time (checked between iterations) are capped; exceeding a cap raises
+`PredicateBudgetError` (a `PredicateTypeError`).
 
 `Predicate.paths` are the canonical state paths the predicate reads, in the format
 `toollint.analysis` uses: environment field names joined by dots, element selection as `[*]`, the
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import CodeType
@@ -46,6 +48,7 @@ MAX_ITERATIONS = 200_000  # comprehension steps per evaluation, all comprehensio
 MAX_SEQUENCE = 100_000  # elements/characters a repetition may produce
 MAX_POW_BITS = 4096  # bits an integer power may produce
 MAX_EXPONENT = 1024  # for float powers
+MAX_SECONDS = 5.0  # wall clock per evaluation, checked between comprehension steps
 
 TYPE_NAMES: dict[str, type | tuple[type, ...]] = {
     "str": str,
@@ -181,10 +184,11 @@ def _type_name(value: Any) -> str:
 
 
 class _Budget:
-    __slots__ = ("steps",)
+    __slots__ = ("deadline", "steps")
 
     def __init__(self) -> None:
         self.steps = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -335,6 +339,8 @@ def _make_iter(budget: _Budget) -> Callable[[Any], Iterator[Any]]:
             budget.steps += 1
             if budget.steps > MAX_ITERATIONS:
                 raise PredicateBudgetError(f"more than {MAX_ITERATIONS} comprehension steps")
+            if budget.steps % 64 == 0 and time.monotonic() > budget.deadline:
+                raise PredicateBudgetError(f"evaluation took longer than {MAX_SECONDS:g} s")
             yield item
 
     return bounded

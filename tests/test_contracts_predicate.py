@@ -212,3 +212,15 @@ def test_percent_formatting_is_refused_at_run_time() -> None:
 
 def test_small_arithmetic_is_unaffected_by_the_bounds() -> None:
     assert holds("2 ** 10 == 1024 and 'ab' * 2 == 'abab' and [0] * 3 == [0, 0, 0] and 7 % 3 == 1")
+
+
+def test_slow_evaluations_stop_at_the_wall_clock_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.contracts import predicate
+
+    monkeypatch.setattr(predicate, "MAX_SECONDS", 0.05)
+    big = {"xs": list(range(5000))}
+    pred = compile_predicate("all(x in post.xs for x in post.xs)")
+    start = time.perf_counter()
+    with pytest.raises(PredicateBudgetError, match="longer than 0.05 s"):
+        pred.evaluate(big, big, {}, None)
+    assert time.perf_counter() - start < 1.0
