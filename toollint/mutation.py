@@ -548,7 +548,29 @@ def _phantom(facts: ModuleFacts, t: Target) -> list[_Site]:
     return [_Site(t, line, f"remove all {len(writes)} state writes; the tool still reports success", tuple(edits))]
 
 
+def _is_reply(expr: cst.BaseExpression | None) -> bool:
+    """A literal reply: a string (f-strings included), a number or flag, or a dict/tuple of them."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in {"True", "False"}
+    if isinstance(expr, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _is_reply(e.key) and _is_reply(e.value)
+                   for e in expr.elements)
+    if isinstance(expr, cst.Tuple):
+        return all(_is_reply(e.value) for e in expr.elements)
+    return False
+
+
+def _has_literal_reply(t: Target) -> bool:
+    return any(isinstance(n, cst.Return) and _is_reply(n.value) for n in _walk(t.node.body))
+
+
 def _swallow_write(facts: ModuleFacts, t: Target) -> list[_Site]:
+    """TL101's shape: a literal reply (which may announce success) after a write whose failure is
+    swallowed. Whether the reply reads as success is the rule's call, not the operator's."""
+    if not _has_literal_reply(t):
+        return []
     out = []
     for s in facts.writes(t):
         if facts.binds_name(s.node):
