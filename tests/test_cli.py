@@ -263,3 +263,18 @@ def test_subcommand_probe_does_not_import_the_package(tmp_path: Path, monkeypatc
     assert _importable("slowpkg.cli") and not _importable("slowpkg.nothere")
     assert "slowpkg" not in sys.modules
     assert _importable("toollint.engine") and not _importable("toollint_absent.cli")
+
+
+def test_no_path_means_the_current_directory(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE)
+    assert code == 1 and {line.split(":")[0] for line in out.splitlines()} == {"pkg/bad.py"}
+
+
+def test_config_found_from_the_target_applies_end_to_end(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pkg" / "pyproject.toml").write_text(
+        '[tool.toollint]\nselect = ["TL19"]\nextend-exclude = ["bad.py"]\n'
+    )
+    assert run(capsys, "pkg") == (0, "", "")  # bad.py excluded by the config found above the target
+    assert run(capsys, "pkg/bad.py")[0] == 1  # named explicitly: linted anyway
+    assert run(capsys, "--force-exclude", "pkg/bad.py") == (0, "", "")  # unless --force-exclude
+    assert run(capsys, "--isolated", "--select", FLAG, "pkg")[0] == 1
