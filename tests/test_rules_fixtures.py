@@ -3,26 +3,16 @@ produce on the lines themselves (`# expect: TL104`); every other line must stay 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from expectations import expected
 
 from toollint import registry
 from toollint.engine import lint_source
 from toollint.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
-EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
-
-
-def expected(source: str) -> set[tuple[int, str]]:
-    out = set()
-    for lineno, line in enumerate(source.splitlines(), 1):
-        m = EXPECT.search(line)
-        if m:
-            out |= {(lineno, code.strip()) for code in m.group(1).split(",") if code.strip()}
-    return out
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
