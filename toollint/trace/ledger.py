@@ -19,7 +19,7 @@ from typing import Any
 
 from toollint.analysis import analyze_module
 from toollint.model import Finding, RelatedLocation
-from toollint.trace.readsites import BASES, CONFIDENCE, Basis, ModuleCache, ReadSite, classify
+from toollint.trace.readsites import BASES, CONFIDENCE, PRE_PREFIX, Basis, ModuleCache, ReadSite, classify
 from toollint.trace.tasks import Problem, Task, TaskSet, task_sites
 
 LEDGER_COLUMNS = ("defect", "tool", "clause", "field", "task", "suite", "grader", "read_site", "basis",
@@ -163,7 +163,7 @@ def ungrounded_oracle(task: Task, sites: Sequence[ReadSite]) -> Finding | None:
     """A grader that decides from the agent's calls (the request it sent, the tool's message) and reads
     no live state: any state change it credits is taken from the actor's claim."""
     calls = [s for s in sites if (s.kind == "record" and s.detail in ("traces", "messages")) or s.how == "action"]
-    if not calls or any(s.live_state and not s.path.startswith("@") for s in sites):
+    if not calls or any(s.live_state and not s.path.startswith(PRE_PREFIX) for s in sites):
         return None
     if any(s.kind == "missing" for s in sites):
         return None
