@@ -35,7 +35,8 @@ def update_scheduled_transaction(..., amount: float | None = None, recurring: bo
 
 ## Options
 
-None. A parameter whose docstring says it is non-empty (`non-empty`, `must not be empty`) is
+None. Annotation aliases (`Amount = Optional[float]`, `UserId = NewType("UserId", str)`) are
+followed, in the same module or, through astroid, in the module they are imported from. A parameter whose docstring says it is non-empty (`non-empty`, `must not be empty`) is
 exempt for `str`/`list`/`dict` types.
 
 ## References
@@ -47,11 +48,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from toollint.analysis import ParamInfo, function_nodes
 from toollint.context import ModuleContext
 from toollint.discovery import ToolInfo
+from toollint.inference import MAX_DEPTH as MAX_ALIAS_DEPTH
+from toollint.inference import resolve_alias
 from toollint.model import Edit, Finding, Fix
 from toollint.registry import rule
 
@@ -61,29 +65,39 @@ CONTAINERS = {"str", "list", "dict", "set", "tuple", "bytes"}
 NON_EMPTY = re.compile(r"non-?empty|not be empty|cannot be empty|must not be blank|at least one", re.IGNORECASE)
 
 
-def _type_names(ann: ast.expr | None) -> set[str]:
-    """Base type names an annotation admits: `float | None` -> {"float", "None"}."""
+TYPING_NAMES = {"Optional", "Union", "Annotated", "List", "Dict", "Set", "Tuple", "None"}
+Resolver = Callable[[str], "ast.expr | None"]
+
+
+def _type_names(ann: ast.expr | None, resolve: Resolver | None = None, depth: int = 0) -> set[str]:
+    """Base type names an annotation admits: `float | None` -> {"float", "None"}. Names that are
+    neither builtins nor typing constructs are looked up as aliases through `resolve`."""
     if ann is None:
         return set()
+    known = isinstance(ann, ast.Name) and (ann.id in FALSY or ann.id in TYPING_NAMES)
+    if resolve is not None and depth < MAX_ALIAS_DEPTH and isinstance(ann, ast.Name) and not known:
+        target = resolve(ann.id)
+        if target is not None:
+            return _type_names(target, resolve, depth + 1)
     if isinstance(ann, ast.Constant):
         if ann.value is None:
             return {"None"}
         if isinstance(ann.value, str):
             try:
-                return _type_names(ast.parse(ann.value, mode="eval").body)
+                return _type_names(ast.parse(ann.value, mode="eval").body, resolve, depth)
             except SyntaxError:
                 return set()
         return set()
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        return _type_names(ann.left) | _type_names(ann.right)
+        return _type_names(ann.left, resolve, depth) | _type_names(ann.right, resolve, depth)
     if isinstance(ann, ast.Subscript):
         base = _type_names(ann.value)
         if base & {"Optional", "Union"}:
             items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-            return set().union(*(_type_names(i) for i in items)) | ({"None"} if "Optional" in base else set())
+            return set().union(*(_type_names(i, resolve, depth) for i in items)) | ({"None"} if "Optional" in base else set())
         if "Annotated" in base:
             first = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) else ann.slice
-            return _type_names(first)
+            return _type_names(first, resolve, depth)
         return {b.lower() if b in ("List", "Dict", "Set", "Tuple") else b for b in base}
     if isinstance(ann, ast.Attribute):
         return {ann.attr}
@@ -92,9 +106,9 @@ def _type_names(ann: ast.expr | None) -> set[str]:
     return set()
 
 
-def falsy_values(param: ParamInfo) -> list[str]:
+def falsy_values(param: ParamInfo, resolve: Resolver | None = None) -> list[str]:
     """The meaningful falsy values a parameter admits, from its annotation, else its default."""
-    names = _type_names(param.annotation)
+    names = _type_names(param.annotation, resolve)
     if not names and isinstance(param.default, ast.Constant) and param.default.value is not None:
         names = {type(param.default.value).__name__}
     return [FALSY[n] for n in sorted(names) if n in FALSY]
@@ -162,8 +176,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         if not summary.writes_state:
             continue
         candidates: dict[str, list[str]] = {}
+        resolver = partial(resolve_alias, ctx.tree, ctx.module_name, ctx.path)
         for p in summary.params:
-            values = falsy_values(p) if p.state_root is None else []
+            values = falsy_values(p, resolver) if p.state_root is None else []
             containers_only = all(v in (FALSY[c] for c in CONTAINERS) for v in values)
             if values and not (containers_only and _documented_non_empty(tool, p.name)):
                 candidates[p.name] = values
