@@ -3,7 +3,7 @@
 The log is built from `sarif_om` objects and written by `to_json_obj`, a small walker over their attrs
 fields that takes each JSON name from the field's `schema_property_name` metadata. The usual
 `jschema_to_python` serialiser is not used: it drops every value equal to its schema default (so
-`level: "warning"` vanishes) and is about fifty times slower.
+`level: "warning"` vanishes) and is slow (1.2 s for 5,000 results in the linter-anchors notes).
 
 What GitHub reads and how this module provides it (see docs/integrations.md):
 every registered rule in `rules[]` with help rendered from the rule doc; repository-relative URIs
