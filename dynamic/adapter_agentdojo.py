@@ -52,6 +52,7 @@ def _skip_pipeline_init() -> bool:
 
 
 class AgentDojoAdapter:
+    json_snapshots = True  # model_dump(mode="json") is plain JSON already; the host skips its own pass
     def __init__(self, options: dict[str, Any], shims: Any) -> None:
         self.lazy_pipeline = bool(options.get("lazy_pipeline", True)) and _skip_pipeline_init()
         try:
@@ -139,7 +140,7 @@ class AgentDojoAdapter:
     def snapshot(self) -> Any:
         return self.env.model_dump(mode="json")
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def call(self, tool: str, args: dict[str, Any], want_view: bool = True) -> dict[str, Any]:
         functions = self.runtime.functions
         effective: Any = args
         if tool in functions:
@@ -149,11 +150,13 @@ class AgentDojoAdapter:
                 effective = args
         value, error = self.runtime.run_function(self.env, tool, args)
         if error is None:
-            try:
-                view = self.render(value)
-            except Exception:  # noqa: BLE001 - rendering is cosmetic
-                view = str(value)
-            return {"status": "ok", "value": _jsonable(value), "agent_view": view, "effective_args": effective}
+            out = {"status": "ok", "value": _jsonable(value), "effective_args": effective}
+            if want_view:  # the YAML rendering can cost more than the call itself
+                try:
+                    out["agent_view"] = self.render(value)
+                except Exception:  # noqa: BLE001 - rendering is cosmetic
+                    out["agent_view"] = str(value)
+            return out
         etype, _, message = error.partition(": ")
         status = "validation_error" if etype in ("ValidationError", "ToolNotFoundError") else "tool_error"
         return {"status": status, "value": None, "agent_view": error, "error_type": etype,

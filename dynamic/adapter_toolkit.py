@@ -117,7 +117,7 @@ class ToolkitAdapter:
         state = getattr(self.env, self.state_attr) if self.state_attr else self.env
         return _plain(state)
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def call(self, tool: str, args: dict[str, Any], want_view: bool = True) -> dict[str, Any]:
         tools = self._tools(self.env)
         if tool not in tools:
             return {"status": "validation_error", "value": None, "error_type": "ToolNotFound",

@@ -129,6 +129,7 @@ class CheckOptions:
     confirm: bool = True  # re-run violations in a fresh worker
     log_dir: Path | None = None
     progress: Callable[[str], None] | None = None
+    startups: list[float] = field(default_factory=list)  # seconds per worker start, for bench/confirm.py
 
 
 # --- evaluation ---------------------------------------------------------------------------------------
@@ -428,10 +429,11 @@ class Scorer:
 
 
 def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, tags: dict[str, list[str]],
-              deadline: float | None = None) -> ProbeRun:
+              deadline: float | None = None, want_view: bool = True) -> ProbeRun:
     run = ProbeRun(probe)
     try:
-        resp = worker.request("probe", deadline=deadline, tool=probe.tool, args=probe.args, tags=tags)
+        resp = worker.request("probe", deadline=deadline, tool=probe.tool, args=probe.args, tags=tags,
+                              want_view=want_view)
     except WorkerError as exc:
         run.error = exc
         return run
@@ -481,6 +483,7 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
             report.elapsed_s = time.perf_counter() - start
     finally:
         worker.close()
+        options.startups.append(worker.startup_s)
     if options.confirm and any(r.violations for r in reports):
         confirm_reports([r for r in reports if r.violations], spec, options, tags)
     for report in reports:
@@ -493,13 +496,15 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
     assert report.contract is not None
     scorer = Scorer(report.contract, report.meta)
     plan = make_plan(report.contract, report.meta, pristine)
+    tags = tool_tags(report.contract, tags)
 
     class _Abort(Exception):
         pass
 
     def execute(probe: Probe) -> ProbeRun:
         probe.tool = report.tool
-        run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline)
+        # The agent-visible rendering is fetched only by the confirmation re-run, for the witness.
+        run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline, want_view=False)
         report.runs.append(run)
         if run.error is not None and run.error.kind in ("timeout", "died", "protocol"):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
@@ -545,6 +550,15 @@ def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[
         execute(probe)
 
 
+def tool_tags(contract: Contract, tags: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The host's volatile/derived globs plus the contract's own (`inbox.emails[*].timestamp` style)."""
+    out = {k: list(v) for k, v in tags.items()}
+    for kind in ("volatile", "derived"):
+        for path in contract.adapter.get(kind) or []:
+            out.setdefault(kind, []).append("/" + str(path).replace("[*]", ".*").replace(".", "/").strip("/"))
+    return out
+
+
 def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: CheckOptions,
                     tags: dict[str, list[str]]) -> None:
     """Re-run every violating probe in a fresh worker; a disagreeing re-run makes the row FLAKY.
@@ -572,8 +586,10 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
                 reruns = []
                 for r in originals:
                     again_run = run_probe(worker, r.probe, pristine_resp["state"], pristine_resp["state_hash"],
-                                          tags, options.deadline)
+                                          tool_tags(report.contract, tags), options.deadline)
                     reruns.append(again_run)
+                    if "agent_view" in again_run.result:
+                        r.result.setdefault("agent_view", again_run.result["agent_view"])
                     if again_run.reset_hash and again_run.reset_hash != again_run.pre_hash:
                         worker.restart(WorkerEvent("reset_leak", "re-run leaked state past reset", report.tool))
                 again = scorer.reproduces(row, reruns)
@@ -587,6 +603,7 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
                                    + (f" (paths that differed: {', '.join(differing[:5])})" if differing else ""))
     finally:
         worker.close()
+        options.startups.append(worker.startup_s)
 
 
 def rollup(rows: Iterable[ClauseResult]) -> str:

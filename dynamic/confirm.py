@@ -42,7 +42,8 @@ from toollint.settings import Settings
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
 TOOLKIT_KEYS = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
-CONTRACT_ONLY_KEYS = ("name", "depends", "frame")  # contract adapter keys that are not host options
+# Contract adapter keys that describe the tool, not the host: they must not split a suite's worker.
+CONTRACT_ONLY_KEYS = ("name", "depends", "frame", "volatile", "derived", "suites")
 
 
 @dataclass
@@ -52,6 +53,7 @@ class ConfirmRun:
     reports: list[ToolReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     contract_errors: list[ContractError] = field(default_factory=list)
+    startup_s: list[float] = field(default_factory=list)  # per worker started
 
     def counts(self) -> dict[str, int]:
         """Clause rows by verdict (contract clauses only; UNTESTABLE stays in the denominator)."""
@@ -100,6 +102,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
             run.reports.extend(reports)
+    run.startup_s = list(options.startups)
     for report in run.reports:
         for row in report.violations:
             write_witness(report, row, wdir, taken)

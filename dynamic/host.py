@@ -188,6 +188,7 @@ class Host:
         self.shims = shims
         self.pristine_hash: str | None = None
         self.built = False
+        self.fresh_hash: str | None = None  # hash of the env right after a reset nothing has touched since
         self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "hello": self.op_hello, "build": self.op_build, "snapshot": self.op_snapshot,
             "call": self.op_call, "reset": self.op_reset, "probe": self.op_probe,
@@ -195,7 +196,10 @@ class Host:
         }
 
     def snapshot(self) -> Any:
-        return to_json(self.adapter.snapshot(), "", strict=True)
+        state = self.adapter.snapshot()
+        if getattr(self.adapter, "json_snapshots", False):  # e.g. pydantic model_dump(mode="json")
+            return state
+        return to_json(state, "", strict=True)
 
     def ensure_built(self) -> None:
         if not self.built:
@@ -235,15 +239,17 @@ class Host:
         self.ensure_built()
         self.shims.reseed()
         self.adapter.reset()
-        return {"state_hash": jsondiff.state_hash(self.snapshot())}
+        self.fresh_hash = jsondiff.state_hash(self.snapshot())
+        return {"state_hash": self.fresh_hash}
 
     def op_call(self, req: dict[str, Any]) -> dict[str, Any]:
         self.ensure_built()
-        return self.call(req["tool"], req.get("args") or {})
+        return self.call(req["tool"], req.get("args") or {}, bool(req.get("want_view", True)))
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def call(self, tool: str, args: dict[str, Any], want_view: bool = True) -> dict[str, Any]:
         start = time.perf_counter()
-        result = dict(self.adapter.call(tool, args))
+        self.fresh_hash = None
+        result = dict(self.adapter.call(tool, args, want_view))
         result["value"] = to_json(result.get("value"), "", strict=False)
         result["effective_args"] = to_json(result.get("effective_args", args), "", strict=False)
         result["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 3)
@@ -255,17 +261,19 @@ class Host:
         The post-call reset hash attributes a Reset Leak to the call that caused it.
         """
         self.ensure_built()
-        self.op_reset({})
+        if self.fresh_hash is None:  # the previous probe's closing reset already gave a fresh env
+            self.op_reset({})
         pre = self.snapshot()
         pre_hash = jsondiff.state_hash(pre)
-        result = self.call(req["tool"], req.get("args") or {})
+        result = self.call(req["tool"], req.get("args") or {}, bool(req.get("want_view", True)))
         post = self.snapshot()
+        post_hash = jsondiff.state_hash(post)
         tags = req.get("tags") or {}
         out: dict[str, Any] = {
             "pre_hash": pre_hash,
-            "post_hash": jsondiff.state_hash(post),
+            "post_hash": post_hash,
             "result": result,
-            "diff": jsondiff.diff(pre, post, tags),
+            "diff": jsondiff.diff(pre, post, tags, same=pre_hash == post_hash),
         }
         if req.get("want_states", True):
             out["post"] = post

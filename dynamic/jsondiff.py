@@ -61,10 +61,20 @@ def identity_field(before: Sequence[Any], after: Sequence[Any]) -> str | None:
     return None
 
 
-def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None) -> list[Op]:
-    """Ops turning `before` into `after`; `tags` maps a tag name to path globs (volatile/derived)."""
+def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None,
+         same: bool | None = None) -> list[Op]:
+    """Ops turning `before` into `after`; `tags` maps a tag name to path globs (volatile/derived).
+
+    `same` is what the caller knows from the two state hashes (None: not known). Unchanged subtrees
+    are pruned with `==` at C speed; `==` equates True with 1 and 1 with 1.0, so when that pass finds
+    nothing although the JSON texts differ, a strict pass compares the JSON text of equal subtrees.
+    """
+    if same:
+        return []
     ops: list[Op] = []
-    _diff(before, after, "", "", ops)
+    _diff(before, after, "", "", ops, strict=False)
+    if not ops and (same is False or canonical_json(before) != canonical_json(after)):
+        _diff(before, after, "", "", ops, strict=True)
     ops.sort(key=lambda o: o["path"])
     if tags:
         for op in ops:
@@ -74,10 +84,9 @@ def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None) 
     return ops
 
 
-def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
-    # C-speed pruning of unchanged subtrees; `==` equates True with 1 and 1 with 1.0 inside
-    # containers, so an equal container is confirmed on its JSON text once, here, and not again.
-    if a == b and type(a) is type(b) and (not isinstance(a, (dict, list)) or canonical_json(a) == canonical_json(b)):
+def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool) -> None:
+    if a == b and type(a) is type(b) and (
+            not strict or not isinstance(a, (dict, list)) or canonical_json(a) == canonical_json(b)):
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
@@ -87,7 +96,7 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
             elif key not in a:
                 ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[key]})
             else:
-                _diff(a[key], b[key], path + seg, ptr + seg, ops)
+                _diff(a[key], b[key], path + seg, ptr + seg, ops, strict)
         return
     if isinstance(a, list) and isinstance(b, list):
         key = identity_field(a, b)
@@ -103,7 +112,7 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
                     ops.append({"op": "add", "path": path + seg, "ptr": f"{ptr}/{pos_b[ident]}",
                                 "before": None, "after": b[pos_b[ident]]})
                 else:
-                    _diff(a[pos_a[ident]], b[pos_b[ident]], path + seg, f"{ptr}/{pos_b[ident]}", ops)
+                    _diff(a[pos_a[ident]], b[pos_b[ident]], path + seg, f"{ptr}/{pos_b[ident]}", ops, strict)
             return
         for i in range(max(len(a), len(b))):
             seg = f"/{i}"
@@ -112,7 +121,7 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op]) -> None:
             elif i >= len(a):
                 ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[i]})
             else:
-                _diff(a[i], b[i], path + seg, ptr + seg, ops)
+                _diff(a[i], b[i], path + seg, ptr + seg, ops, strict)
         return
     ops.append({"op": "replace", "path": path or "/", "ptr": ptr, "before": a, "after": b})
 

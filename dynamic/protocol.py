@@ -73,6 +73,7 @@ class Worker:
         self.events: list[WorkerEvent] = []
         self.hello: dict[str, Any] = {}
         self.starts = 0
+        self.startup_s = 0.0  # spent starting hosts (interpreter, benchmark import, hello)
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._buf = b""
@@ -100,6 +101,7 @@ class Worker:
             raise WorkerError("startup", f"cannot run {self.spec.python}: {exc.strerror or exc}") from None
         self.starts += 1
         self._buf = b""
+        began = time.perf_counter()
         try:
             ready = self._read(STARTUP_DEADLINE, "startup")
         except WorkerError as exc:
@@ -111,6 +113,7 @@ class Worker:
             self._kill()
             raise WorkerError("startup", str(err.get("message") or "host failed to start"))
         self.hello = self.request("hello")
+        self.startup_s += time.perf_counter() - began
         return self.hello
 
     def restart(self, reason: WorkerEvent) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.loader import ContractError, load_contract
-from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe
+from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, WorkerSpec
 from toollint.dynamic.witness import call_text
@@ -78,8 +78,8 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
             meta = next((t for t in hello.get("tools", []) if t["name"] == tool), None)
             if meta is None:
                 return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: tool {tool!r} is gone", details)
-            tags = {"volatile": list(hello.get("volatile_paths") or []),
-                    "derived": list(hello.get("derived_paths") or [])}
+            tags = tool_tags(contract, {"volatile": list(hello.get("volatile_paths") or []),
+                                        "derived": list(hello.get("derived_paths") or [])})
             runs: list[ProbeRun] = [run_probe(worker, p, pristine["state"], pristine["state_hash"], tags, deadline)
                                     for p in originals]
         except WorkerError as exc:

@@ -113,6 +113,7 @@ def test_findings_and_witness_files(run: ConfirmRun) -> None:
     assert witness["verdict"] == "VIOLATES" and witness["defect_class"] == "Unenforced Precondition"
     assert witness["probe"]["effective_args"]["account_id"] == "A2"
     assert witness["probe"]["result"]["status"] == "ok"
+    assert witness["probe"]["result"]["agent_view"].startswith("Withdrew ")  # what the agent was told
     assert [op["path"] for op in witness["probe"]["diff"]] == ["/accounts/{id=A2}/balance"]
     assert {"expr": "pre.accounts{id=A2}.status", "value": "frozen"} in witness["evaluation"]["bindings"]
     assert witness["clause"]["provenance"]["tier"] == "author-specified"
