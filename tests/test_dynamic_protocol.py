@@ -3,13 +3,18 @@ the process group and restart the worker (recorded, never retried), start-up fai
 
 from __future__ import annotations
 
+import ast
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
+from toollint.dynamic.protocol import HOST_PATH, Worker, WorkerError, WorkerSpec
 
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
+HOST_DIR = HOST_PATH.parent
 
 
 def spec(factory: str = "bank:make_bank") -> WorkerSpec:
@@ -91,3 +96,41 @@ def test_a_missing_interpreter_is_one_line(tmp_path: Path) -> None:
 def test_a_bad_factory_reference_is_one_line() -> None:
     with pytest.raises(WorkerError, match="factory = 'module:callable'"):
         Worker(spec("bank")).start()
+
+
+def _interpreter(version: str) -> str | None:
+    """A working python<version>: on PATH, or installed by pyenv (whose shims may refuse to run it)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(str(p) for p in pyenv.glob(f"{version}.*/bin/python"))]
+    for exe in filter(None, candidates):
+        ok = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                            check=False, capture_output=True, text=True)
+        if ok.returncode == 0 and ok.stdout.strip() == version:
+            return exe
+    return None
+
+
+@pytest.mark.parametrize("version", ["3.9", "3.10", "3.12", "3.13"])
+def test_the_host_runs_on_other_interpreters(version: str) -> None:
+    exe = _interpreter(version)
+    if exe is None:
+        pytest.skip(f"no python{version} here")
+    with Worker(WorkerSpec("toolkit", {"factory": "bank:make_bank", "sys_path": [str(BENCH)]}, python=exe)) as w:
+        assert w.hello["python"].startswith(version + ".")
+        resp = w.request("probe", tool="set_balance", args={"account_id": "A1", "balance": 0.0})
+        assert [op["path"] for op in resp["diff"]] == ["/accounts/{id=A1}/balance"]
+
+
+def test_host_side_files_import_only_the_stdlib() -> None:
+    allowed = {"agentdojo", "pydantic_core"}  # the AgentDojo adapter runs inside AgentDojo's venv
+    for name in ("host.py", "jsondiff.py", "adapter_toolkit.py", "adapter_agentdojo.py"):
+        tree = ast.parse((HOST_DIR / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in sys.stdlib_module_names or root in allowed or root == "__future__", (name, root)
