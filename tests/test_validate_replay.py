@@ -1,0 +1,46 @@
+"""Gold replay (arm 3): AgentDojo's ground-truth calls replayed through the adapter, and reach decided
+by the very predicate of the confirmed clause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from toollint.contracts.loader import bundled_library_dir, find_contract
+
+from toollint.validate.replay import ConfirmedDefect, ground_truth, replay_suite, to_json, to_text
+
+
+def _defect(tool: str, clause_id: str) -> ConfirmedDefect:
+    contract = find_contract(tool, [bundled_library_dir()])
+    assert contract is not None, f"the bundled library has no contract for {tool}"
+    clause = contract.clause(clause_id)
+    assert clause is not None and clause.predicate is not None
+    return ConfirmedDefect(tool, clause, "TL202")
+
+
+def test_ground_truth_lists_every_banking_task(agentdojo_python: Path) -> None:
+    tasks = ground_truth(str(agentdojo_python), "banking")
+    assert len(tasks) == 16 and [t["task"] for t in tasks][:2] == ["user_task_0", "user_task_1"]
+    assert all("error" not in t for t in tasks)
+    calls = [c["function"] for t in tasks for c in t["calls"]]
+    assert "update_scheduled_transaction" in calls and "send_money" in calls
+
+
+def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentdojo_python: Path) -> None:
+    """update_scheduled_transaction drops amount=0 and recurring=False; no gold solution passes those
+    values, so no banking task reaches the defect (an honest zero, distinct from exposure)."""
+    defects = [_defect("update_scheduled_transaction", "eff.amount_set"),
+               _defect("update_scheduled_transaction", "eff.recurring_set")]
+    (result,) = [replay_suite(str(agentdojo_python), "banking", defects)]
+    assert result.tasks == 16 and result.task_errors == {}
+    for reach in result.reaches:
+        assert len(reach.tasks_calling) >= 2
+        assert reach.tasks_reaching == [] and reach.unscored == []
+    assert "update_scheduled_transaction eff.amount_set (TL202)" in to_text([result])
+    assert to_json([result])[0]["defects"][0]["tasks_reaching"] == []
+
+
+def test_a_missing_interpreter_is_one_clear_error() -> None:
+    with pytest.raises(RuntimeError, match=r"^could not run /nonexistent/python: No such file"):
+        ground_truth("/nonexistent/python", "banking")
