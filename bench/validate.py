@@ -3,6 +3,7 @@
     python bench/validate.py                       # minibank (static + dynamic), AgentDojo static, all mutants
     python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
     python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (about an hour)
+    python bench/validate.py --gold-replay         # plus arm 3: AgentDojo's gold paths vs confirmed defects
     python bench/validate.py --json out.json
 
 AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests); each AgentDojo mutant
@@ -21,8 +22,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _corpora import ensure_agentdojo_venv, package_dir
+from toollint.contracts.loader import bundled_library_dir, load_contracts
 
-from toollint.validate import report
+from toollint.validate import replay, report
 from toollint.validate.harness import ValidationRun, run
 from toollint.validate.subjects import agentdojo_subjects, minibank_subject
 
@@ -40,6 +42,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--agentdojo-budget", type=int, default=None,
                    help="run AgentDojo's dynamic arm with this many mutants per module (0: all)")
+    p.add_argument("--gold-replay", action="store_true", help="also replay AgentDojo's ground-truth calls")
+    p.add_argument("--skip-mutation", action="store_true", help="only the gold replay")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
 
@@ -47,15 +51,24 @@ def main() -> int:
     python = ensure_agentdojo_venv()
     src = package_dir(python, "agentdojo")
     out: dict[str, object] = {}
-    out["minibank"] = _section("minibank, every mutant, static + dynamic",
-                               run([minibank_subject(MINIBANK)], seed=args.seed, dynamic=True))
-    out["agentdojo_static"] = _section("AgentDojo v1 tool modules, every mutant, static half",
-                                       run(agentdojo_subjects(src), seed=args.seed))
-    if args.agentdojo_budget is not None:
+    if not args.skip_mutation:
+        out["minibank"] = _section("minibank, every mutant, static + dynamic",
+                                   run([minibank_subject(MINIBANK)], seed=args.seed, dynamic=True))
+        out["agentdojo_static"] = _section("AgentDojo v1 tool modules, every mutant, static half",
+                                           run(agentdojo_subjects(src), seed=args.seed))
+    if args.agentdojo_budget is not None and not args.skip_mutation:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
             f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed})",
             run(agentdojo_subjects(src, str(python)), seed=args.seed, budget=budget, dynamic=True))
+    if args.gold_replay:
+        contracts, _ = load_contracts([bundled_library_dir()])
+        replay_start = time.perf_counter()
+        results = replay.gold_replay(python, contracts)
+        print("\n=== Gold replay (arm 3) ===")
+        print(replay.to_text(results))
+        print(f"{time.perf_counter() - replay_start:.1f} s")
+        out["gold_replay"] = replay.to_json(results)
     print(f"\ntotal wall time {time.perf_counter() - start:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
