@@ -83,6 +83,7 @@ class DynamicOutcome:
     violations: list[dict[str, Any]] = field(default_factory=list)
     flaky: list[dict[str, Any]] = field(default_factory=list)
     covering: list[str] = field(default_factory=list)  # contract clauses that cover the mutation
+    masked: list[str] = field(default_factory=list)  # violated clauses the original already violates
     elapsed_s: float = 0.0
 
 
@@ -105,6 +106,9 @@ class MutantResult:
             return "static-only shape: no rule matched it, and no probe can tell it apart at run time"
         if self.dynamic.status == NOT_RUN:
             return f"no static rule matched; dynamic not run ({self.dynamic.why})"
+        if self.dynamic.masked:
+            return (f"masked: the original already violates {', '.join(self.dynamic.masked[:3])}, "
+                    "so the mutation adds no new violation")
         if self.dynamic.covering:
             return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
                     "but no probe revealed it")
@@ -129,6 +133,7 @@ class MutantResult:
             "dynamic_violations": self.dynamic.violations,
             "dynamic_flaky": self.dynamic.flaky,
             "covering_clauses": self.dynamic.covering,
+            "masked_by_original": self.dynamic.masked,
             "killed": self.killed,
             "explanation": self.explanation(),
         }
@@ -315,9 +320,10 @@ class DynamicRunner:
         _keys, rows, flaky = _violation_rows(reports)
         fresh = [r for r in rows if (r["tool"], r["clause"], r["code"] or "") not in
                  self.baseline.get(r["tool"], set())]
+        masked = sorted({f"{r['tool']}:{r['clause']}" for r in rows if r not in fresh})
         status = KILLED if fresh else SURVIVED
         why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
-        return DynamicOutcome(status, why, fresh, flaky, covering, time.perf_counter() - start)
+        return DynamicOutcome(status, why, fresh, flaky, covering, masked, time.perf_counter() - start)
 
 
 # -- the arms ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ class Row:
     dynamic_run: int = 0  # mutants the dynamic half actually probed
     either: int = 0
     covered_survivors: int = 0  # survivors a contract clause covered: checker gaps
+    masked_survivors: int = 0  # survivors whose clause the original already violates
     uncovered_survivors: int = 0
 
     @property
@@ -39,7 +40,9 @@ class Row:
         self.dynamic_run += r.dynamic.status != NOT_RUN
         self.either += r.killed
         if not r.killed:
-            if r.dynamic.covering and r.dynamic.status != NOT_RUN:
+            if r.dynamic.masked:
+                self.masked_survivors += 1
+            elif r.dynamic.covering and r.dynamic.status != NOT_RUN:
                 self.covered_survivors += 1
             else:
                 self.uncovered_survivors += 1
@@ -49,6 +52,7 @@ class Row:
             "label": self.label, "mutants": self.mutants, "killed_by_static": self.static,
             "killed_by_dynamic": self.dynamic, "dynamic_run": self.dynamic_run, "killed_by_either": self.either,
             "survived": self.survived, "survivors_with_covering_clause": self.covered_survivors,
+            "survivors_masked_by_original": self.masked_survivors,
             "survivors_without": self.uncovered_survivors, "kill_rate": self.kill_rate,
         }
 
@@ -121,12 +125,12 @@ def _pct(x: float | None) -> str:
 
 def _table(title: str, body: list[Row], total: Row | None) -> list[str]:
     head = f"{'':24} {'mutants':>7} {'static':>6} {'dynamic':>11} {'either':>6} {'survived':>8} " \
-           f"{'covered':>7} {'rate':>5}"
+           f"{'covered':>7} {'masked':>6} {'rate':>5}"
     lines = [title, head]
     for r in [*body, *([total] if total else [])]:
         dyn = f"{r.dynamic}/{r.dynamic_run}" if r.dynamic_run else "n/a"
         lines.append(f"{r.label:24} {r.mutants:7} {r.static:6} {dyn:>11} {r.either:6} {r.survived:8} "
-                     f"{r.covered_survivors:7} {_pct(r.kill_rate):>5}")
+                     f"{r.covered_survivors:7} {r.masked_survivors:6} {_pct(r.kill_rate):>5}")
     return lines
 
 
@@ -137,7 +141,8 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
     out = [(f"toollint validate: {len(run.mutants)} mutants (of {generated} generated; seed {run.seed}, "
            f"budget {run.budget if run.budget is not None else 'all'} per subject), dynamic half "
            f"{'on' if run.dynamic else 'off'}, {run.elapsed_s:.1f} s"), ""]
-    out += _table("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered)",
+    out += _table(("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
+                   "masked = survivors whose clause the original already violates)"),
                   classes, total)
     out += [""] + _table("Mutation arm, by operator", operators, None)
     fps = false_positives(run)
