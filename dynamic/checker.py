@@ -274,6 +274,12 @@ class Scorer:
             row.verdict, row.code = VIOLATES, "TL201"
         elif row.scored:
             row.verdict = CONFORMS
+            declared = clause.on_violation.raises if clause.on_violation else None
+            raised = {str(r.result.get("error_type")) for r in runs if r.status == "tool_error"
+                      and r.pre is not None and _eval(clause.predicate, r) is False}
+            if declared and raised and declared not in raised:
+                # Refused, so enforced; the error type differs from the contract's, which is worth a look.
+                row.detail = f"refused with {', '.join(sorted(raised))}; the contract declares {declared}"
         elif type_errors:
             row.reason, row.detail = TYPE_ERROR, type_errors[0]
         else:

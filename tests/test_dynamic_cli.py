@@ -61,7 +61,7 @@ def test_confirm_all_checks_unflagged_tools_and_reports_contract_problems(
     codes = {f["code"] for f in findings}
     assert {"TL201", "TL202", "TL203", "TL204", "TL205", "TL206", "TL309"} <= codes
     missing = next(f for f in findings if f["code"] == "TL309")
-    assert "'no_such_tool' is not among the 16 tools" in missing["message"]
+    assert "'no_such_tool' is not among the 17 tools" in missing["message"]
     assert len(list((project / "w").glob("*.json"))) == sum(f["code"].startswith("TL2") for f in findings)
 
 

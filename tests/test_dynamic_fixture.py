@@ -77,7 +77,7 @@ def test_bad_input_gives_clear_verdicts(run: ConfirmRun) -> None:
     assert "did not answer within 3 s (worker restarted" in (tools["hang"].error or "")
     hang_effect = next(r for r in tools["hang"].rows if r.clause_id == "eff.nothing")
     assert (hang_effect.verdict, hang_effect.reason) == ("UNTESTABLE", "adapter_unsupported")
-    assert "is not among the 16 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
+    assert "is not among the 17 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
     handle = next(r for r in tools["attach_handle"].rows if r.clause_id == "eff.nothing_visible")
     assert (handle.verdict, handle.reason) == ("UNTESTABLE", "adapter_unsupported")
     assert "state at /accounts/0/handle is not JSON-serialisable (a object)" in handle.detail

@@ -59,6 +59,20 @@ def test_unserialisable_state_is_a_clear_error_and_the_worker_survives(worker: W
     assert worker.request("probe", tool="add_note", args={"text": "x"})["result"]["status"] == "ok"
 
 
+def test_clock_and_uuid_are_deterministic_across_fresh_workers() -> None:
+    diffs = []
+    for _ in range(2):
+        with Worker(spec()) as w:
+            resp = w.request("probe", tool="stamp_account", args={"account_id": "A1"})
+            resp2 = w.request("probe", tool="stamp_account", args={"account_id": "A1"})
+            assert resp["diff"] == resp2["diff"]  # reseeded on every build, not only at start-up
+            diffs.append(resp["diff"])
+    assert diffs[0] == diffs[1]
+    after = {op["path"]: op["after"] for op in diffs[0]}
+    assert after["/accounts/{id=A1}/checked_at"] == "2024-05-15T12:00:00"
+    assert len(after["/accounts/{id=A1}/check_ref"]) == 8
+
+
 def test_unknown_op_is_reported(worker: Worker) -> None:
     with pytest.raises(WorkerError, match="unknown op 'nope'"):
         worker.request("nope")
