@@ -67,6 +67,7 @@ def _converter(cls: type) -> Callable[[Any], Any]:
     kind "fail") is a real value and is written.
     """
     lines = ["def convert(obj):", "    d = obj.__dict__", "    out = {}"]
+    value = "v if v.__class__ in SCALARS else (CONVERTERS.get(v.__class__) or walk)(v)"
     for a in attr.fields(cls):
         unset = "v is None"
         if not isinstance(a.default, bool) and a.default in (-1, -1.0):
@@ -74,10 +75,10 @@ def _converter(cls: type) -> Callable[[Any], Any]:
         lines += [
             f"    v = d[{a.name!r}]",
             f"    if not ({unset}):",
-            f"        out[{a.metadata['schema_property_name']!r}] = v if v.__class__ in SCALARS else walk(v)",
+            f"        out[{a.metadata['schema_property_name']!r}] = {value}",
         ]
     lines.append("    return out")
-    namespace: dict[str, Any] = {"SCALARS": _SCALARS, "walk": to_json_obj}
+    namespace: dict[str, Any] = {"SCALARS": _SCALARS, "CONVERTERS": _CONVERTERS, "walk": to_json_obj}
     exec(compile("\n".join(lines), f"<sarif {cls.__name__}>", "exec"), namespace)  # noqa: S102
     convert: Callable[[Any], Any] = namespace["convert"]
     return convert
@@ -95,12 +96,29 @@ def to_json_obj(value: Any) -> Any:
         convert = _CONVERTERS[cls] = _converter(cls)
         return convert(value)
     if isinstance(value, Mapping):
-        return {str(k): to_json_obj(v) for k, v in value.items()}
+        return _mapping(value)
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_json_obj(v) for v in value]
+        return _sequence(value)
     if isinstance(value, (str, int, float, bool)):  # subclasses (enums)
         return value
     return str(value)
+
+
+def _mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
+    get = _CONVERTERS.get
+    return {
+        str(k): v if v.__class__ in _SCALARS else (get(v.__class__) or to_json_obj)(v)
+        for k, v in value.items()
+    }
+
+
+def _sequence(value: Iterable[Any]) -> list[Any]:
+    get = _CONVERTERS.get
+    return [v if v.__class__ in _SCALARS else (get(v.__class__) or to_json_obj)(v) for v in value]
+
+
+# The common containers skip the attrs and ABC checks above.
+_CONVERTERS.update({dict: _mapping, list: _sequence, tuple: _sequence})
 
 
 # --------------------------------------------------------------------------------------------------
