@@ -282,13 +282,11 @@ class Scorer:
                 row.detail = f"refused with {', '.join(sorted(raised))}; the contract declares {declared}"
         elif type_errors:
             row.reason, row.detail = TYPE_ERROR, type_errors[0]
+        elif plan is not None and clause.id in plan.unreachable:
+            row.reason, row.detail = NO_STATE, plan.unreachable[clause.id]
         else:
-            row.reason = NO_STATE
-            row.detail = (plan.unreachable.get(clause.id) if plan else None) or self._untestable_reason(
-                runs, "precondition-violating")[1]
-            if plan and clause.id not in plan.unreachable:
-                row.reason, row.detail = self._untestable_reason(
-                    [r for r in runs if r.probe.clause == clause.id], "precondition-violating")
+            row.reason, row.detail = self._untestable_reason(
+                [r for r in runs if r.probe.clause == clause.id], "precondition-violating")
         return row
 
     def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun],
@@ -497,15 +495,16 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     return reports
 
 
+class _ProbingAborted(Exception):
+    """The worker hung or died on this tool; its remaining probes are skipped."""
+
+
 def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
                 tags: dict[str, list[str]], options: CheckOptions) -> None:
     assert report.contract is not None
     scorer = Scorer(report.contract, report.meta)
     plan = make_plan(report.contract, report.meta, pristine)
     tags = tool_tags(report.contract, tags)
-
-    class _Abort(Exception):
-        pass
 
     def execute(probe: Probe) -> ProbeRun:
         probe.tool = report.tool
@@ -515,7 +514,7 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
         if run.error is not None and run.error.kind in ("timeout", "died", "protocol"):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
             report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
-            raise _Abort
+            raise _ProbingAborted
         if run.reset_hash and run.pre_hash and run.reset_hash != run.pre_hash:
             # Module-level state survived the reset: later probes would start from a polluted state.
             worker.restart(WorkerEvent("reset_leak", f"{report.tool} leaked state past reset", report.tool))
@@ -523,7 +522,7 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
 
     try:
         _run_plan(report, plan, scorer, execute, pristine)
-    except _Abort:
+    except _ProbingAborted:
         pass
     failed = next((r for r in report.runs if r.error is not None), None)
     if failed is not None and report.error is None:
@@ -543,16 +542,11 @@ def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[
             trial = execute(Probe("search", alt))
             scorer.annotate(trial)
             if trial.succeeded and trial.pres_hold:
+                trial.probe.kind = "happy"  # the new plan's happy path: already run
                 plan = make_plan(report.contract, report.meta, pristine, happy=alt)
-                trial.probe.kind = "happy"
-                plan.probes = plan.probes[1:]
                 break
-        else:
-            plan.probes = plan.probes[1:]
-    else:
-        plan.probes = plan.probes[1:]
     report.plan = plan
-    for probe in plan.probes:
+    for probe in plan.probes[1:]:
         execute(probe)
 
 
