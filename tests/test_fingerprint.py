@@ -32,8 +32,10 @@ VECTORS = [
 @pytest.mark.parametrize(("text", "expected"), VECTORS)
 def test_line_hash_matches_github_vectors(text: str, expected: dict[int, str]) -> None:
     got = line_hashes(text)
+    reference = _action_reference(text)  # the literal port below must agree with GitHub too
     for line, value in expected.items():
         assert got[line] == value
+        assert reference[line] == value
 
 
 def test_trailing_newline_hashes_one_line_past_the_end() -> None:
@@ -73,6 +75,65 @@ def test_upto_line_gives_the_same_prefix() -> None:
 def test_astral_characters_count_as_two_code_units() -> None:
     # U+1F600 is two UTF-16 code units; a BMP character is one, so the windows differ.
     assert line_hashes("s = '\U0001f600'\n")[1] != line_hashes("s = '\u00e9'\n")[1]
+
+
+def _action_reference(text: str) -> dict[int, str]:
+    """A line-by-line port of the upload action's `hash()` (fingerprints.ts), kept slow and literal."""
+    window, line_numbers = [0] * 100, [-1] * 100
+    state = {"h": 0, "index": 0, "line": 0, "line_start": True, "prev_cr": False}
+    counts: dict[str, int] = {}
+    out: dict[int, str] = {}
+    first_mod = pow(37, 100, 1 << 64)
+
+    def output() -> None:
+        value = format(state["h"], "x")
+        counts[value] = counts.get(value, 0) + 1
+        out[line_numbers[state["index"]]] = f"{value}:{counts[value]}"
+        line_numbers[state["index"]] = -1
+
+    def update(current: int) -> None:
+        begin = window[state["index"]]
+        window[state["index"]] = current
+        state["h"] = (37 * state["h"] + current - first_mod * begin) % (1 << 64)
+        state["index"] = (state["index"] + 1) % 100
+
+    def process(current: int) -> None:
+        if current in (32, 9) or (state["prev_cr"] and current == 10):
+            state["prev_cr"] = False
+            return
+        if current == 13:
+            current, state["prev_cr"] = 10, True
+        else:
+            state["prev_cr"] = False
+        if line_numbers[state["index"]] != -1:
+            output()
+        if state["line_start"]:
+            state["line_start"] = False
+            state["line"] += 1
+            line_numbers[state["index"]] = state["line"]
+        if current == 10:
+            state["line_start"] = True
+        update(current)
+
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        process(int.from_bytes(data[i : i + 2], "little"))
+    process(65535)
+    for _ in range(100):
+        if line_numbers[state["index"]] != -1:
+            output()
+        update(0)
+    return out
+
+
+def test_line_hash_equals_a_literal_port_of_the_action_on_random_text() -> None:
+    import random
+
+    rng = random.Random(20261130)
+    alphabet = ["a", "b", "x", "=", "1", " ", "  ", "\t", "\n", "\r", "\r\n", "\r \n", "é", "\U0001f600"]
+    for _ in range(60):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 400)))
+        assert line_hashes(text) == _action_reference(text), repr(text)
 
 
 def _finding(line: int, message: str = "`amount` is tested for truthiness", tool: str = "update") -> Finding:

@@ -54,21 +54,22 @@ def line_hashes(text: str, upto_line: int | None = None) -> dict[int, str]:
         starts = starts[: max(upto_line, 0)]
     if not starts:
         return {}
-    # A line's value is the rolling hash when the window has moved 100 units past its start; the
-    # stream goes on with 100 zeros after EOF so the last lines come due.
-    stream = units + [0] * _WINDOW
-    leaving = [0] * _WINDOW + stream
+    # The action's rolling hash, once the window has moved 100 units past a line's start, equals the
+    # polynomial hash of those 100 units (the stream goes on with 100 zeros after EOF): with prefix
+    # hashes P, that is P[start + 100] - P[start] * 37**100, mod 2**64.
+    end = starts[-1] + _WINDOW
+    stream = units[:end] + [0] * max(0, end - len(units))
+    prefix = [0]
+    p = 0
+    for unit in stream:
+        p = (p * _MULTIPLIER + unit) & _MASK
+        prefix.append(p)
     out: dict[int, str] = {}
     counts: dict[str, int] = {}
-    h, pos = 0, 0
     for line, start in enumerate(starts, 1):
-        due = start + _WINDOW
-        for unit, old in zip(stream[pos:due], leaving[pos:due]):
-            h = (h * _MULTIPLIER + unit - _FIRST_MOD * old) & _MASK
-        pos = due
-        value = format(h, "x")
-        counts[value] = counts.get(value, 0) + 1
-        out[line] = f"{value}:{counts[value]}"
+        value = format((prefix[start + _WINDOW] - prefix[start] * _FIRST_MOD) & _MASK, "x")
+        n = counts[value] = counts.get(value, 0) + 1
+        out[line] = f"{value}:{n}"
     return out
 
 
