@@ -30,6 +30,9 @@ def bindings(paths: frozenset[str] | set[str], pre: Any, args: dict[str, Any]) -
     wanted = {repr(v) for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     out: list[dict[str, Any]] = []
     for path in sorted(paths):
+        leaf = path.rsplit(".", 1)[-1]
+        if leaf in ("id", "id_") or leaf.endswith("_id"):
+            continue  # the record's key is already in the rendered path (`{id=7}`)
         for expr, value in _resolve(pre, [p for p in re.split(r"\.|(?=\[\*\])", path) if p], "pre", wanted):
             if not isinstance(value, (dict, list)):
                 out.append({"expr": expr, "value": value})
