@@ -322,3 +322,17 @@ def test_walker_uses_schema_names_and_skips_only_unset_sentinels() -> None:
         "version": "2.1.0",
         "$schema": "s",
     }
+
+
+def test_rendering_leaves_the_garbage_collector_as_it_was(project: Path) -> None:
+    import gc
+
+    assert gc.isenabled()
+    render_sarif([_tl104()], SarifOptions(root=project))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        render_sarif([_tl104()], SarifOptions(root=project))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
