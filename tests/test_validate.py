@@ -80,6 +80,7 @@ def test_static_only_run_reports_controls_and_clean_subject_flags_by_name() -> N
     assert "Mutation arm, by defect class" in text and "Negative controls" in text
 
 
+@pytest.mark.slow
 def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
     subject = minibank_subject(MINIBANK_DIR)
     result = run([subject], seed=CI_SEED, budget=CI_BUDGET, dynamic=True)
@@ -94,10 +95,11 @@ def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
             assert r.explanation()  # every survivor is explained
 
 
+@pytest.mark.slow
 def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, agentdojo_python: Path) -> None:
     (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
     assert subject.host is not None and {c.tool_name for c in subject.host.contracts} >= {"update_password"}
-    result = run([subject], dynamic=True, operators=["phantom-write"])
+    result = run([subject], dynamic=True, operators=["phantom-write"], tools=["update_password"])
     by_tool = {r.mutant.function: r for r in result.mutants}
     # Without its write, update_password still answers "Password updated.": only the probes see it.
     phantom = by_tool["update_password"]

@@ -27,6 +27,7 @@ def test_ground_truth_lists_every_banking_task(agentdojo_python: Path) -> None:
     assert "update_scheduled_transaction" in calls and "send_money" in calls
 
 
+@pytest.mark.slow
 def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentdojo_python: Path) -> None:
     """update_scheduled_transaction drops amount=0 and recurring=False; no gold solution passes those
     values, so no banking task reaches the defect (an honest zero, distinct from exposure)."""

@@ -301,8 +301,9 @@ class DynamicRunner:
         finally:
             self.target.write_text(self.original, encoding="utf-8")
 
-    def run_baseline(self) -> None:
-        reports = self._run(self.original, self.host.contracts)
+    def run_baseline(self, tools: Sequence[str] | None = None) -> None:
+        """Violations of the unmutated module (of `tools`' contracts, or all): not kills when they recur."""
+        reports = self._run(self.original, self.contracts_for(tools) if tools is not None else self.host.contracts)
         keys, rows, _ = _violation_rows(reports)
         for tool, clause, code in keys:
             self.baseline.setdefault(tool, set()).add((tool, clause, code))
@@ -366,14 +367,16 @@ def run(
     budget: int | None = None,
     dynamic: bool = False,
     operators: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ValidationRun:
-    """The mutation arm and the negative controls over every subject. `budget` is per subject."""
+    """The mutation arm and the negative controls over every subject. `budget` is per subject;
+    `operators` and `tools` (qualified names) narrow what is mutated."""
     start = time.perf_counter()
     out = ValidationRun(seed, budget, dynamic)
     for subject in subjects:
         source = subject.path.read_text(encoding="utf-8")
-        all_mutants = mutation.mutants(source, subject.shown, operators, settings=subject.settings,
+        all_mutants = mutation.mutants(source, subject.shown, operators, tools, settings=subject.settings,
                                        module_name=subject.module_name)
         out.generated[subject.name] = len(all_mutants)
         chosen = mutation.sample(all_mutants, budget, seed)
@@ -385,13 +388,17 @@ def run(
                                      module_name=subject.module_name)
         control_results = []
         for c in rewrites:
+            if tools is not None and not set(c.tools) & set(tools):
+                continue
             fps = [_finding_json(f) for f in new_findings(baseline, lint(subject, c.source))]
             control_results.append(ControlResult(subject.name, c, fps))
         out.controls.extend(control_results)
         if dynamic and subject.host is not None:
             with overlay(subject.host) as root:
                 runner = DynamicRunner(subject, root)
-                runner.run_baseline()
+                affected = {t for m in chosen for t in m.tools} | {t for c in control_results if c.control
+                                                                    for t in c.control.tools}
+                runner.run_baseline(sorted(affected) if tools is not None else None)
                 if subject.clean and runner.baseline_rows:
                     out.controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
                                                                            for r in runner.baseline_rows]))
