@@ -241,6 +241,17 @@ def chain_keys(node: ast.expr) -> Iterator[ast.expr]:
             return
 
 
+def chain_base(node: ast.expr) -> ast.expr:
+    """What an access chain starts from: `[...][-1].amount` -> the list comprehension."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return node
+
+
 def names_in(node: ast.AST) -> Iterator[ast.Name]:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
@@ -535,6 +546,10 @@ class _Summariser:
                     setattr(node, "_toollint_in_log", True)  # noqa: B010 -- marks the read as log-only
                 for key in chain_keys(node):
                     self.expr(key, "lookup" if ctx not in ("log", "message") else ctx)
+                base = chain_base(node)
+                if isinstance(base, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+                    # `[t for t in coll if t.subject == x][-1].amount`: the filter reads state too.
+                    self.expr(base, "lookup" if ctx not in ("log", "message") else ctx)
                 return
             if isinstance(node, ast.Subscript):
                 self.expr(node.value, ctx)
@@ -585,6 +600,7 @@ class _Summariser:
             for a in args:
                 self.expr(a, ctx)
             return
+        self.element_lambdas(args)
         if isinstance(func, ast.Attribute):
             owner = self.path(func.value)
             unresolved_writer = (
@@ -645,6 +661,25 @@ class _Summariser:
             sink = "call"  # an unresolved call may write state: a parameter passed to it is consumed
         for a in args:
             self.expr(a, sink)
+
+    def element_lambdas(self, args: list[ast.expr]) -> None:
+        """`find(coll, lambda t: t.subject == x)`, `sorted(coll, key=lambda t: t.date)`: a one-argument
+        lambda passed next to a state collection is applied to its elements; read its body that way."""
+        lambdas = [a for a in args if isinstance(a, ast.Lambda) and len(a.args.args) == 1]
+        if not lambdas:
+            return
+        coll = next((p for a in args if not isinstance(a, ast.Lambda) and (p := self.path(a)) is not None), None)
+        if coll is None:
+            return
+        for lam in lambdas:
+            name = lam.args.args[0].arg
+            saved = self.aliases.get(name)
+            self.aliases[name] = f"{coll}[*]"
+            self.expr(lam.body, "cond")
+            if saved is None:
+                self.aliases.pop(name, None)
+            else:
+                self.aliases[name] = saved
 
     def opaque_args(self, call: ast.Call, callee: str) -> None:
         """State handed to a call that is not followed: its arguments and, for `obj.m()`, `obj`."""
