@@ -27,6 +27,7 @@ from toollint.config import ConfigError, resolve_settings
 from toollint.dynamic import cli as confirm_cli
 from toollint.engine import RunResult, SelectionError, lint_paths
 from toollint.settings import Settings
+from toollint.trace import cli as trace_cli
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif")
@@ -44,7 +45,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
 # Post-processing of a check run, in order: (args, settings, result) -> result. Baseline, diff-base,
 # fix and confirm append themselves here (and their options in `add_check_options`).
 CheckStep = Callable[[argparse.Namespace, Settings, RunResult], RunResult]
-CHECK_STEPS: list[CheckStep] = [baseline.check_step, fixes.check_step, confirm_cli.check_step]
+CHECK_STEPS: list[CheckStep] = [baseline.check_step, fixes.check_step, confirm_cli.check_step, trace_cli.check_step]
 
 
 class UsageError(Exception):
@@ -107,6 +108,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     baseline.add_arguments(parser)
     fixes.add_arguments(parser)
     confirm_cli.add_arguments(parser)
+    trace_cli.add_check_options(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
     sel.add_argument("--select", type=_selector_list, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
