@@ -7,6 +7,9 @@ UserTask15 and the v1_2_2 override of UserTask6):
 - UserTask9: reads `.amount` and compares `pre_environment == post_environment`;
 - UserTask10: only `pre_environment == post_environment`;
 - every other banking task reads transactions, the user account or the model output only.
+
+The rent/iPhone transaction is found by `.subject`: through `find_element(coll, lambda t: ...)` in
+UserTask2/6/9/12 and a list comprehension's filter in UserTask15.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from toollint.trace.tasks import agentdojo_tasks
 
 AMOUNT = "bank_account.scheduled_transactions[*].amount"
 RECURRING = "bank_account.scheduled_transactions[*].recurring"
+SUBJECT = "bank_account.scheduled_transactions[*].subject"
 TOOL = "agentdojo.default_suites.v1.tools.banking_client:update_scheduled_transaction"
 
 
@@ -28,7 +32,8 @@ TOOL = "agentdojo.default_suites.v1.tools.banking_client:update_scheduled_transa
 def ledger(agentdojo_src: Path) -> Ledger:
     tasks = agentdojo_tasks(agentdojo_src)  # every suite, latest version
     defects = [Defect("amount", TOOL, "eff.amount_set", (AMOUNT,)),
-               Defect("recurring", TOOL, "eff.recurring_set", (RECURRING,))]
+               Defect("recurring", TOOL, "eff.recurring_set", (RECURRING,)),
+               Defect("subject", TOOL, "eff.subject_set", (SUBJECT,))]
     return trace(defects, tasks)
 
 
@@ -55,6 +60,17 @@ def test_recurring_rows(ledger: Ledger) -> None:
         "banking/user_task_10": ("whole_state_hash", "v1"),
         "banking/user_task_12": ("collection_only", "v1"),
         "banking/user_task_15": ("collection_only", "v1_1_1"),
+    }
+
+
+def test_subject_rows_read_through_lambdas_and_comprehension_filters(ledger: Ledger) -> None:
+    assert _rows(ledger, "subject") == {
+        "banking/user_task_2": ("exact_field", "v1"),
+        "banking/user_task_6": ("exact_field", "v1_2_2"),
+        "banking/user_task_9": ("exact_field", "v1"),
+        "banking/user_task_10": ("whole_state_hash", "v1"),
+        "banking/user_task_12": ("exact_field", "v1"),
+        "banking/user_task_15": ("exact_field", "v1_1_1"),
     }
 
 

@@ -76,7 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ledger = trace([defect], tasks, ModuleCache())
     for problem in ledger.problems:
         sys.stderr.write(f"toollint trace: warning: {problem}\n")
-    write_outputs(ledger, args.ledger, args.report)
+    try:
+        write_outputs(ledger, args.ledger, args.report)
+    except TraceUsageError as exc:
+        sys.stderr.write(f"toollint trace: error: {exc}\n")
+        return EXIT_ERROR
     if not args.quiet:
         sys.stdout.write(summary(ledger))
     return EXIT_OK
@@ -143,7 +147,17 @@ def defect_from_args(args: argparse.Namespace) -> Defect:
 
 def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
                   findings: Sequence[Finding] = ()) -> None:
+    """Raises `TraceUsageError` (one line) when a file cannot be written."""
+    try:
+        _write_outputs(ledger, ledger_path, report_path, findings)
+    except OSError as exc:
+        raise TraceUsageError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}") from None
+
+
+def _write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
+                   findings: Sequence[Finding]) -> None:
     if ledger_path is not None:
+        ledger_path.parent.mkdir(parents=True, exist_ok=True)
         base = ledger_path.with_suffix("") if ledger_path.suffix in (".csv", ".json") else ledger_path
         base.with_name(base.name + ".csv").write_text(ledger.csv_text(), encoding="utf-8")
         base.with_name(base.name + ".json").write_text(json.dumps(ledger.to_json(), indent=2) + "\n",
@@ -151,6 +165,7 @@ def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | 
     if report_path is not None:
         from toollint.trace.report_html import render_report
 
+        report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(render_report(ledger, findings), encoding="utf-8")
 
 
@@ -187,7 +202,8 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
     if ledger_path is None and report_path is None:
         return result
     root = settings.project_root or Path.cwd()
-    tasks = tasks_from_config(settings.trace, root, python=(settings.confirm or {}).get("python"))
+    python = getattr(args, "python", None) or (settings.confirm or {}).get("python")
+    tasks = tasks_from_config(settings.trace, root, python=python)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
     ledger = trace_findings(confirmed, tasks)
     if not getattr(args, "quiet", False):
@@ -195,7 +211,12 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
             sys.stderr.write("toollint: warning: --ledger/--report: no confirmed (TL2xx) finding to trace\n")
         for problem in ledger.problems:
             sys.stderr.write(f"toollint: warning: trace: {problem}\n")
-    write_outputs(ledger, ledger_path, report_path, confirmed)
+    try:
+        write_outputs(ledger, ledger_path, report_path, confirmed)
+    except TraceUsageError as exc:
+        from toollint.cli import UsageError
+
+        raise UsageError(str(exc)) from None
     if "TL401" in Selection.from_settings(settings).enabled:
         by_path = {r.path: r for r in result.files}
         for finding in ledger.ungrounded:
