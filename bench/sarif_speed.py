@@ -1,9 +1,11 @@
 """How long writing SARIF takes for GitHub's display cap of 5,000 results.
 
-Prints the median of several runs for: building the sarif-om log (positions, UTF-16 columns, line
-hashes, fingerprints), walking it to JSON data, and `json.dumps`; and, as the floor on this machine,
-the same 5,000 results written as hand-made dicts with `json.dumps`. The results point into 50 copies
-of a real tool file (tests/fixtures/frontends/banking_tools.py), 100 results per file.
+Prints the median of several runs (wall time, and CPU time, which is steadier on a shared machine)
+for: building the sarif-om log (positions, UTF-16 columns, line hashes, fingerprints), walking it to
+JSON data, `json.dumps`, and the whole `render_sarif`; and, as the floor on this machine, the same
+results written as hand-made minimal dicts with `json.dumps`. The results point into 50 copies of a
+real tool file (tests/fixtures/frontends/banking_tools.py), 100 results per file; "minimal" results
+carry a location only, "rich" ones also what the rules attach (properties, related locations, fixes).
 
     python bench/sarif_speed.py [--results 5000] [--runs 7]
 """
@@ -11,6 +13,7 @@ of a real tool file (tests/fixtures/frontends/banking_tools.py), 100 results per
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -28,7 +31,9 @@ FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "frontend
 CODES = ["TL101", "TL102", "TL103", "TL104", "TL105"]
 
 
-def make_findings(root: Path, count: int) -> list[Finding]:
+def make_findings(root: Path, count: int, rich: bool = True) -> list[Finding]:
+    """`count` findings over copies of a real tool file. Rich ones carry what toollint's rules attach
+    (properties on all, a related location or a fix on one in five); minimal ones only a location."""
     lines = FIXTURE.read_text(encoding="utf-8").count("\n")
     files = max(1, count // 100)
     for i in range(files):
@@ -46,12 +51,13 @@ def make_findings(root: Path, count: int) -> list[Finding]:
             line,
             20,
             tool=f"tool_{n % 17}",
-            properties={"param": f"param_{n % 13}"},
         )
-        if n % 5 == 4:
-            f.related.append(RelatedLocation(path, max(1, line - 3), 9, "the partner's write"))
-        if n % 5 == 3:
-            f.fix = Fix("Compare with None", (Edit(path, line, 8, line, 14, "amount is not None"),))
+        if rich:
+            f.properties["param"] = f"param_{n % 13}"
+            if n % 5 == 4:
+                f.related.append(RelatedLocation(path, max(1, line - 3), 9, "the partner's write"))
+            if n % 5 == 3:
+                f.fix = Fix("Compare with None", (Edit(path, line, 8, line, 14, "amount is not None"),))
         out.append(f)
     return out
 
@@ -92,6 +98,46 @@ def plain_dicts(findings: list[Finding]) -> str:
     return json.dumps({"version": "2.1.0", "runs": [{"results": results}]}, separators=(",", ":"))
 
 
+def paused_gc(fn: Callable[[], object]) -> Callable[[], object]:
+    """Run `fn` with the cyclic GC paused, as render_sarif builds and walks the log."""
+
+    def run() -> object:
+        gc.disable()
+        try:
+            return fn()
+        finally:
+            gc.enable()
+
+    return run
+
+
+def scenario(root: Path, count: int, runs: int, rich: bool) -> None:
+    findings = make_findings(root, count, rich)
+    options = SarifOptions(root=root)
+    render_sarif(findings, options)  # warm-up: imports, generated serialisers
+    log = build_sarif(findings, options)
+    data = to_json_obj(log)
+    rows = [
+        ("build log (sarif-om objects)", paused_gc(lambda: build_sarif(findings, options))),
+        ("walk to JSON data", paused_gc(lambda: to_json_obj(log))),
+        ("json.dumps", lambda: json.dumps(data, ensure_ascii=False, separators=(",", ":"))),
+        ("total: render_sarif", lambda: render_sarif(findings, options)),
+        ("floor: hand-made dicts + json.dumps", lambda: plain_dicts(findings)),
+    ]
+    kind = "rich" if rich else "minimal"
+    print(f"{count} {kind} results in {max(1, count // 100)} files, median of {runs} runs [min-max]")
+    totals = {}
+    for name, fn in rows:
+        med, lo, hi, cpu = median_time(fn, runs)
+        totals[name] = cpu
+        print(
+            f"  {name:<38} {med * 1000:8.1f} ms  [{lo * 1000:.1f}-{hi * 1000:.1f}]  cpu {cpu * 1000:.1f} ms"
+        )
+    size = len(render_sarif(findings, options).encode("utf-8"))
+    ratio = totals["total: render_sarif"] / totals["floor: hand-made dicts + json.dumps"]
+    print(f"  output {size / 1e6:.2f} MB; render_sarif / floor (cpu) = {ratio:.1f}x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -99,35 +145,17 @@ def main() -> int:
     parser.add_argument("--results", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        findings = make_findings(root, args.results)
-        options = SarifOptions(root=root)
-        os.chdir(root)
-        render_sarif(findings, options)  # warm-up: imports, generated serialisers
-        log = build_sarif(findings, options)
-        data = to_json_obj(log)
-        rows = [
-            ("build log (sarif-om objects)", lambda: build_sarif(findings, options)),
-            ("walk to JSON data", lambda: to_json_obj(log)),
-            ("json.dumps", lambda: json.dumps(data, ensure_ascii=False, separators=(",", ":"))),
-            ("total: render_sarif", lambda: render_sarif(findings, options)),
-            ("floor: hand-made dicts + json.dumps", lambda: plain_dicts(findings)),
-        ]
-        print(
-            f"SARIF writing, {args.results} results in {max(1, args.results // 100)} files, median of "
-            f"{args.runs} runs [min-max], Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}"
-        )
-        totals = {}
-        for name, fn in rows:
-            med, lo, hi, cpu = median_time(fn, args.runs)
-            totals[name] = med
-            print(
-                f"  {name:<38} {med * 1000:8.1f} ms  [{lo * 1000:.1f}-{hi * 1000:.1f}]  cpu {cpu * 1000:.1f} ms"
-            )
-        size = len(render_sarif(findings, options).encode("utf-8"))
-        ratio = totals["total: render_sarif"] / totals["floor: hand-made dicts + json.dumps"]
-        print(f"  output size {size / 1e6:.2f} MB; total / floor = {ratio:.1f}x")
+    print(
+        f"SARIF writing; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
+    for rich in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                scenario(Path(tmp), args.results, args.runs, rich)
+            finally:
+                os.chdir(cwd)
     return 0
 
 
