@@ -65,7 +65,7 @@ def test_the_good_fixture_is_clean_and_loads_with_positions() -> None:
     assert validate([GOOD]) == []
     contract = load_contract(GOOD)
     assert contract.tool_name == "set_limit"
-    assert [c.id for c in contract.clauses_of("eff")] == ["eff.limit_set", "eff.limit_confirmed"]
+    assert [c.id for c in contract.clauses_of("eff")] == ["eff.limit_set", "eff.limit_logged", "eff.limit_confirmed"]
     assert [c.id for c in contract.clauses_of("eff", include_drafts=True)][1] == "eff.note_draft"
     assert list(contract.effective_args) == ["limit"] and contract.effective_args["limit"].falsy_legal is True
     assert contract.success is not None and contract.success.biconditional
@@ -275,8 +275,8 @@ def test_cli_list_counts_clauses_and_excludes_drafts() -> None:
     assert code == 0
     [row] = json.loads(out)["contracts"]
     assert row["tool"] == "bank:set_limit"
-    assert row["clauses"] == {"pre": 1, "eff": 2, "frame": 1, "arg": 1, "success": 1}
-    assert (row["drafts"], row["counted"], row["agent_visible"]) == (1, 6, 4)
+    assert row["clauses"] == {"pre": 1, "eff": 3, "frame": 1, "arg": 1, "inv": 1, "success": 1}
+    assert (row["drafts"], row["counted"], row["agent_visible"]) == (1, 8, 5)
     code, out, _ = run_cli("list", str(BAD))
     assert code == 1 and "not loadable" in out.splitlines()[-1]
 
