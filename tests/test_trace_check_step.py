@@ -61,3 +61,29 @@ def test_ungrounded_oracles_are_added_when_selected(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert "no confirmed (TL2xx) finding to trace" in err
     assert "toollint: warning: trace: broken_tasks.json:3: task file is not valid JSON" in err
+
+
+@pytest.mark.slow
+def test_check_confirm_ledger_report_end_to_end(agentdojo_python: Path, agentdojo_src: Path, tmp_path: Path,
+                                                toollint_python: str) -> None:
+    """`toollint check --confirm --ledger --report` on the real banking tools: the confirmed
+    update_scheduled_transaction violations are traced to the banking tasks, and SARIF carries it."""
+    import shutil
+    import subprocess
+
+    shutil.copy(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py", tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
+        '[tool.toollint.trace]\nagentdojo = true\nsuites = ["banking"]\n')
+    proc = subprocess.run(
+        [toollint_python, "-m", "toollint", "check", "banking_client.py", "--confirm", "--ledger", "out/ledger",
+         "--report", "out/report.html", "--output-format", "sarif", "-o", "out.sarif"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads((tmp_path / "out" / "ledger.json").read_text())
+    amount = next(d for d in data["defects"] if d["clause"] == "eff.amount_set")
+    assert amount["totals"]["exact_field"] == 5 and amount["totals"]["whole_state_hash"] == 1
+    results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    traced = [r for r in results if r["ruleId"].startswith("TL2") and "trace" in r["properties"]]
+    assert traced and all(r["codeFlows"] and r["relatedLocations"] for r in traced)
+    assert "<svg" in (tmp_path / "out" / "report.html").read_text()
