@@ -206,10 +206,14 @@ def test_diff_base_reports_only_new_findings(
 
 
 def test_files_at_ref_reads_blobs_and_missing_files(repo: Path) -> None:
-    (repo / "new.py").write_text("x = 1\n", encoding="utf-8")
-    contents = files_at_ref("HEAD", ["pkg/tools.py", "new.py", "pkg"])
+    (repo / "my tools.py").write_text("y = 2\n", encoding="utf-8")
+    _git(repo, "add", "my tools.py")
+    _git(repo, "commit", "-q", "-m", "a file name with a space")
+    (repo / "new file.py").write_text("x = 1\n", encoding="utf-8")
+    contents = files_at_ref("HEAD", ["pkg/tools.py", "new file.py", "pkg", "my tools.py", "/elsewhere/x.py"])
     assert contents["pkg/tools.py"] == FIXTURE.read_bytes()
-    assert contents["new.py"] is None and contents["pkg"] is None
+    assert contents["my tools.py"] == b"y = 2\n"
+    assert contents["new file.py"] is None and contents["pkg"] is None and contents["/elsewhere/x.py"] is None
 
 
 @pytest.mark.parametrize(

@@ -194,16 +194,14 @@ def files_at_ref(ref: str, paths: Sequence[str], cwd: Path | None = None) -> dic
     data, pos = proc.stdout, 0
     for p in in_repo:
         end = data.index(b"\n", pos)
-        header = data[pos:end].split()
+        header = data[pos:end]
         pos = end + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            out[p] = data[pos : pos + size]
-            pos += size + 1  # content, then a newline
-        else:  # "<name> missing", or a tree/submodule where the file now is
+        if header.endswith((b" missing", b" ambiguous")):  # echoes the request, which may hold spaces
             out[p] = None
-            if len(header) == 3:
-                pos += int(header[2]) + 1
+            continue
+        _, kind, size = header.split()  # "<oid> <type> <size>", then the content and a newline
+        out[p] = data[pos : pos + int(size)] if kind == b"blob" else None  # a tree: a directory now
+        pos += int(size) + 1
     return out
 
 
