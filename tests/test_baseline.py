@@ -236,3 +236,9 @@ def test_diff_base_errors_are_one_line(
     assert main(["check", "--diff-base", ref, "."]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expected in err
+
+
+def test_cli_unwritable_baseline_is_one_line_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--write-baseline", "no/such/dir/b.json", "."]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write baseline no/such/dir/b.json" in err
