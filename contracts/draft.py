@@ -96,7 +96,7 @@ def draft_contract(tool_ref: str, search: list[Path] | None = None, resolver: So
         raise DraftError(f"{src.qualname!r} is not defined in {src.path}")
     lines = src.text.splitlines()
     clauses = _docstring_clauses(fn, lines)
-    clauses += _arg_clauses(fn, lines, clauses)
+    clauses += _arg_clauses(fn, lines, tree)
     if not any(c.id.startswith("success") for c in clauses):
         clauses += _return_clauses(fn, lines)
     adapter = _adapter_hints(src, fn, tree)
@@ -206,11 +206,10 @@ def falsy_legal(annotation: ast.expr | None) -> bool:
     return bool(names & FALSY_LEGAL_TYPES)
 
 
-def _arg_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
-                 existing: list[DraftClause]) -> list[DraftClause]:
+def _arg_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], tree: ast.Module) -> list[DraftClause]:
     docs = _param_doc_lines(fn, lines)
     out = []
-    for name, arg in tool_parameters(fn).items():
+    for name, arg in tool_parameters(fn, tree).items():
         legal = falsy_legal(arg.annotation)
         if name in docs:
             line, text = docs[name]

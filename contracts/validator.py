@@ -180,24 +180,16 @@ def _call_owner(func: ast.expr) -> str | None:
     return None
 
 
-def tool_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.arg]:
-    """The agent-facing parameters: not self/cls, not injected state (`Annotated[..., Depends(...)]`)."""
+def tool_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None) -> dict[str, ast.arg]:
+    """The agent-facing parameters: not self/cls, not injected state (`Annotated[..., Depends(...)]`,
+    directly or through a module-level alias such as AgentDojo's `AnnotatedSlack`)."""
+    injected = depends_of(fn, tree)
     out: dict[str, ast.arg] = {}
-    all_args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-    for i, a in enumerate(all_args):
-        if i == 0 and a.arg in ("self", "cls"):
-            continue
-        if a.annotation is not None and _is_injected(a.annotation):
+    for i, a in enumerate([*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]):
+        if (i == 0 and a.arg in ("self", "cls")) or a.arg in injected:
             continue
         out[a.arg] = a
     return out
-
-
-def _is_injected(annotation: ast.expr) -> bool:
-    """`Annotated[X, Depends("field")]`, or a module-level alias of it (AgentDojo's `AnnotatedSlack`)."""
-    text = ast.unparse(annotation)
-    return "Depends(" in text or text.startswith("Annotated") and "Depends" in text or bool(
-        re.match(r"^Annotated[A-Z]\w*$", text))
 
 
 def depends_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None) -> dict[str, str]:
@@ -439,7 +431,7 @@ def check_contract(contract: Contract, resolver: SourceResolver,
             continue  # the missing file is reported once, above
         yield from _check_provenance(contract, clause, resolver)
     if fn is not None:
-        params = tool_parameters(fn)
+        params = tool_parameters(fn, source.tree if source is not None else None)
         for clause in contract.clauses:
             read = set(clause.predicate.args_read) if clause.predicate else set()
             if clause.arg:
