@@ -25,6 +25,7 @@ PARAM = re.compile(r"^:param\s+(?:[\w\[\], |.]+\s+)?(\w+)\s*:\s*(.*)$")
 RAISES = re.compile(r"^:raises?\s+([\w.]+)\s*:\s*(.*)$")
 RETURNS = re.compile(r"^:returns?\s*:\s*(.*)$")
 GOOGLE_ARG = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+ERROR_WORDS = re.compile(r"not found|error|fail|invalid|denied|unknown|\b40[0-9]\b", re.IGNORECASE)
 GOOGLE_RAISE = re.compile(r"^([A-Z]\w*(?:\.\w+)*)\s*:\s*(.+)$")
 
 
@@ -229,6 +230,8 @@ def _return_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
                 node.value, (ast.Constant, ast.JoinedStr, ast.Dict)):
             for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 text = lines[n - 1].strip()
+                if ERROR_WORDS.search(text):
+                    break  # an error message is not the success signal
                 if re.search(r"[A-Za-z]{3,}", text.removeprefix("return")):
                     return [DraftClause("success_draft", n, text.removeprefix("return ").strip(), "return")]
     return []

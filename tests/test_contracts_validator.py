@@ -296,3 +296,18 @@ def test_configured_contract_dirs_are_checked_when_no_dir_is_given(tmp_path: Pat
     (tmp_path / "pyproject.toml").write_text(f'[tool.toollint]\ncontract-dirs = ["{BAD / "tl309_missing_tool.yaml"}"]\n')
     code, out, _ = run_cli("check", "--config", str(tmp_path / "pyproject.toml"))
     assert code == 1 and "TL309" in out
+
+
+def test_draft_success_skips_error_messages(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "web.py").write_text(
+        "def get(url: str) -> str:\n"
+        '    """Fetch a page."""\n'
+        "    if not url:\n"
+        '        return "404 Not Found"\n'
+        '    return "Fetched the page"\n'
+    )
+    out = tmp_path / "get.yaml"
+    assert run_cli("draft", "pkg.web:get", "--src", str(tmp_path), "-o", str(out))[0] == 0
+    success = load_contract(out).clause("success_draft")
+    assert success is not None and success.provenance.line == 5 and success.provenance.kind == "return"
