@@ -243,7 +243,7 @@ def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 
                 reads.append(site)
     for site in reads[:max_related]:
         finding.related.append(RelatedLocation(
-            site.file, site.line, site.col, f"grader {site.grader} reads {site.path or 'the whole state'} "
+            site.source or site.file, site.line, site.col, f"grader {site.grader} reads {site.path or 'the whole state'} "
                                             f"({site.how})"))
     totals = ledger.totals(defect.id)
     finding.properties["trace"] = {
@@ -261,7 +261,7 @@ def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 
             start,
             {"path": defect.tool_file or finding.path, "line": defect.tool_line or finding.line, "col": 1,
              "message": f"field {field_path or 'state'} is left wrong"},
-            {"path": site.file, "line": site.line, "col": site.col,
+            {"path": site.source or site.file, "line": site.line, "col": site.col,
              "message": f"grader {site.grader} reads {site.path or 'the whole state'} ({site.how})"},
         ])
     finding.properties["code_flow"] = threads

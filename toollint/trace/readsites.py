@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -54,6 +54,7 @@ class ReadSite:
     detail: str = ""  # the callee of an opaque call, the record parameter, why a grader is missing
     via: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes
+    source: str = ""  # the file on disk when `file` is a display path (SARIF needs the real one)
 
     @property
     def live_state(self) -> bool:
@@ -260,6 +261,7 @@ def grader_sites(
     mod = cache.module(file)
     fn, cls = find_function(mod, qualname)
     where = display_path or str(file)
+    on_disk = str(file.resolve())
     summary = summarize(fn, dict(state_params), mod.index, cls=cls)
     sites: list[ReadSite] = []
     # A state value used whole is that, not a plain read of its container: `audit(db.lines)` is unresolved.
@@ -275,6 +277,7 @@ def grader_sites(
         for _sink, node in summary.flows.get(name, []):
             sites.append(_site("record", "", where, node, qualname, "record", name))
     sites += _string_sites(mod, fn, where, qualname, summary.reads)
+    sites = [replace(site, source=on_disk) for site in sites]
     cache.summaries[key] = sites
     return sites
 
