@@ -17,9 +17,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from typing_extensions import Self
+if TYPE_CHECKING:  # typing.Self is 3.11+; typing_extensions is not a runtime dependency
+    from typing_extensions import Self
 
 HOST_PATH = Path(__file__).with_name("host.py")
 DEFAULT_DEADLINE = 30.0
