@@ -118,12 +118,14 @@ def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextI
         err.write(f"toollint contracts check: {dirs}\n")
         return EXIT_ERROR
     options = ValidationOptions(package_dirs=dirs, python=args.python, roots=list(args.src))
-    findings = validate(args.paths, settings, options)
-    _report(findings, args.output_format, settings, out)
+    warnings: list[str] = []
+    findings = validate(args.paths, settings, options, warn=warnings.append)
+    err.writelines(f"toollint contracts check: warning: {message}\n" for message in warnings)
+    _report(findings, args.output_format, settings, out, partial=bool(warnings))
     return EXIT_FINDINGS if findings else EXIT_CLEAN
 
 
-def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO) -> None:
+def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, partial: bool = False) -> None:
     if fmt == "json":
         from toollint.reporters.json_ import write_json
 
@@ -137,8 +139,11 @@ def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO) 
 
         write_concise(findings, out)
         count = len(findings)
-        out.write(f"Found {count} contract problem{'s' if count != 1 else ''}.\n" if count
-                  else "All contracts passed.\n")
+        if count:
+            out.write(f"Found {count} contract problem{'s' if count != 1 else ''}.\n")
+        else:
+            out.write("All contracts passed the checks that could run (see the warnings).\n" if partial
+                      else "All contracts passed.\n")
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:

@@ -24,7 +24,7 @@ import json
 import re
 import subprocess
 import tokenize
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -371,9 +371,10 @@ def default_contract_paths(settings: Settings) -> list[Path]:
 
 
 def validate(paths: ProjectPaths | None, settings: Settings | None = None,
-             options: ValidationOptions | None = None) -> list[Finding]:
+             options: ValidationOptions | None = None, warn: Callable[[str], None] | None = None) -> list[Finding]:
     """TL3xx findings for every contract file under `paths` (the bundled library and the configured
-    contract dirs when `paths` is empty)."""
+    contract dirs when `paths` is empty). Contracts whose benchmark package is not installed here get
+    the file-level checks only; `warn` is told which, once per package."""
     settings = settings or Settings()
     options = options or ValidationOptions()
     targets = [Path(p) for p in paths] if paths else default_contract_paths(settings)
@@ -392,8 +393,15 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
             contracts.append(contract)
     if options.python and any(c.benchmark == "agentdojo" for c in contracts) and not schemas:
         schemas = agentdojo_state_schemas(options.python)
+    unchecked: list[Contract] = []
     for contract in contracts:
-        findings.extend(_finding(e) for e in check_contract(contract, resolver, schemas))
+        findings.extend(_finding(e) for e in check_contract(contract, resolver, schemas, unchecked))
+    if warn is not None:
+        for package in sorted({c.source.package for c in unchecked if c.source.package}):
+            count = sum(1 for c in unchecked if c.source.package == package)
+            hint = ", or --agentdojo-src DIR" if package == "agentdojo" else ""
+            warn(f"package {package!r} is not installed here, so the cited sources of {count} contract"
+                 f"{'s' if count != 1 else ''} were not checked (pass --python PY, --package-dir {package}=DIR{hint})")
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -403,20 +411,22 @@ def _finding(error: ContractError) -> Finding:
                    properties=props)
 
 
-def check_contract(contract: Contract, resolver: SourceResolver,
-                   state_schemas: Mapping[str, Any] | None = None) -> Iterator[ContractError]:
-    """Checks 4-8 and TL309 on a loaded contract."""
+def check_contract(contract: Contract, resolver: SourceResolver, state_schemas: Mapping[str, Any] | None = None,
+                   unchecked: list[Contract] | None = None) -> Iterator[ContractError]:
+    """Checks 4-8 and TL309 on a loaded contract. With `unchecked`, a contract whose benchmark package
+    cannot be located at all is appended there instead of reported as TL309."""
     shown = str(contract.path)
     source = resolver.get(contract, contract.source.file, contract.source.commit)
     fn = None
+    if source is None and unchecked is not None and contract.source.package and not contract.source.commit \
+            and resolver.package_dir(contract.source.package) is None:
+        unchecked.append(contract)  # the benchmark is not installed here: nothing to check against
+        return
     if source is None:
         if contract.source.commit:
             where = f"commit {contract.source.commit} (git show, in {contract.source.repo or 'the working directory'})"
         elif contract.source.package:
             where = f"package {contract.source.package!r}"
-            if resolver.package_dir(contract.source.package) is None:
-                where += (f" (not importable here: pass --python PY, or --package-dir "
-                          f"{contract.source.package}=DIR{', or --agentdojo-src DIR' if contract.source.package == 'agentdojo' else ''})")
         else:
             where = "the working tree"
         yield ContractError("TL309", shown, contract.line,

@@ -314,3 +314,21 @@ def test_draft_success_skips_error_messages(tmp_path: Path) -> None:
     assert run_cli("draft", "pkg.web:get", "--src", str(tmp_path), "-o", str(out))[0] == 0
     success = load_contract(out).clause("success_draft")
     assert success is not None and success.provenance.line == 5 and success.provenance.kind == "return"
+
+
+def test_a_benchmark_not_installed_here_is_a_warning_not_a_finding(tmp_path: Path) -> None:
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "tool: no_such_benchmark_pkg.tools:f\nbenchmark: b\n"
+        "source: {package: no_such_benchmark_pkg, file: tools.py}\nclauses:\n"
+        "  - {id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: q}}\n")
+    warnings: list[str] = []
+    assert validate([contract], warn=warnings.append) == []
+    assert warnings == [("package 'no_such_benchmark_pkg' is not installed here, so the cited sources of 1 contract "
+                        "were not checked (pass --python PY, --package-dir no_such_benchmark_pkg=DIR)")]
+    code, out, err = run_cli("check", str(contract))
+    assert code == 0 and "could run" in out and "warning: package 'no_such_benchmark_pkg'" in err
+    # Once the package is located, a missing file is a finding.
+    (tmp_path / "pkgdir").mkdir()
+    code, out, _ = run_cli("check", "--package-dir", f"no_such_benchmark_pkg={tmp_path / 'pkgdir'}", str(contract))
+    assert code == 1 and "TL309" in out and "source file 'tools.py' not found in package" in out
