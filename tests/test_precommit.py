@@ -37,6 +37,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_try_repo_fails_on_a_defect_and_passes_once_fixed(tmp_path: Path) -> None:
     if shutil.which("git") is None:
