@@ -131,3 +131,30 @@ def test_unwritable_sarif_output_is_one_line_exit_2(
     assert main(["check", "-q", "--sarif-output", "no/such/dir/x.sarif", "suite"]) == 2
     err = capsys.readouterr().err
     assert "cannot write no/such/dir/x.sarif" in err and "Traceback" not in err
+
+
+def test_documented_workflow_is_consistent_with_the_cli() -> None:
+    """The upload-sarif workflow in docs/integrations.md parses, and its toollint command is one the
+    CLI accepts, writing the file the upload step reads."""
+    import re
+    import shlex
+
+    import yaml
+
+    from toollint.cli import build_parser
+
+    doc = (Path(__file__).parents[1] / "docs" / "integrations.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
+    workflow = next(yaml.safe_load(b) for b in blocks if "upload-sarif" in b)
+    steps = workflow["jobs"]["toollint"]["steps"]
+    command = next(s["run"] for s in steps if str(s.get("run", "")).startswith("toollint "))
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
+    assert args.sarif_output == [upload["with"]["sarif_file"]]
+    assert args.sarif_category == upload["with"]["category"]
+    hooks = next(yaml.safe_load(b) for b in blocks if "pre-commit" in b or "hooks:" in b)
+    hook_ids = [h["id"] for repo in hooks["repos"] for h in repo["hooks"]]
+    manifest = yaml.safe_load(
+        (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    )
+    assert hook_ids == [manifest[0]["id"]]
