@@ -158,3 +158,19 @@ def test_documented_workflow_is_consistent_with_the_cli() -> None:
         (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     )
     assert hook_ids == [manifest[0]["id"]]
+
+
+def test_several_outputs_are_rendered_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.reporters import sarif
+
+    calls: list[int] = []
+    real = sarif.build_sarif
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sarif, "build_sarif", counting)
+    main(["check", "-q", "--sarif-output", "a.sarif", "--sarif-output", "b.sarif", "suite"])
+    assert len(calls) == 1  # so a cap warning is printed once, too
+    assert _load("a.sarif") == _load("b.sarif")

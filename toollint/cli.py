@@ -255,10 +255,12 @@ def report(args: argparse.Namespace, settings: Settings, result: RunResult) -> i
     write = choose_writer(args, settings, result)  # before opening -o, so a bad format leaves no file
     with _output(args.output_file) as stream:
         write(stream)
-    for sarif_file in getattr(args, "sarif_output", None) or []:  # several outputs in one run
+    sarif_files = getattr(args, "sarif_output", None) or []  # several outputs in one run
+    if sarif_files:
         write_sarif_file = sarif_writer(args, settings, result)
-        with _output(sarif_file) as stream:
-            write_sarif_file(stream)
+        for sarif_file in sarif_files:
+            with _output(sarif_file) as stream:
+                write_sarif_file(stream)
     for target in result.missing:
         error(f"{target}: no such file or directory")
     if not args.quiet:
@@ -297,7 +299,7 @@ def choose_writer(args: argparse.Namespace, settings: Settings, result: RunResul
 
 def sarif_writer(args: argparse.Namespace, settings: Settings, result: RunResult) -> Callable[[TextIO], None]:
     try:
-        from toollint.reporters.sarif import SarifOptions, write_sarif
+        from toollint.reporters.sarif import SarifOptions, render_sarif
     except ImportError:
         raise UsageError("sarif output is not available in this installation") from None
     options = SarifOptions(
@@ -306,8 +308,15 @@ def sarif_writer(args: argparse.Namespace, settings: Settings, result: RunResult
         include_suppressed=getattr(args, "sarif_include_suppressed", False),
         unsafe_fixes=getattr(args, "unsafe_fixes", False),
     )
-    # All findings: the SARIF writer drops suppressed ones unless its options ask for them.
-    return lambda stream: write_sarif(stream, result.findings, options, warn=warn)
+    rendered: list[str] = []
+
+    def write(stream: TextIO) -> None:
+        if not rendered:  # once, however many files it goes to (and its warnings once)
+            # All findings: the SARIF writer drops suppressed ones unless its options ask for them.
+            rendered.append(render_sarif(result.findings, options, warn=warn))
+        stream.write(rendered[0] + "\n")
+
+    return write
 
 
 @contextmanager
