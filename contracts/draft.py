@@ -169,6 +169,10 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
                 add("eff", item, line, "effect")
             else:
                 add("eff", item, line, f"effect_{i + 1}")
+        elif section == "param":
+            # A sentence continuing a parameter's description is often a behavioural claim
+            # ("The end time is automatically set to be two hours after the start").
+            add("eff", item, line, f"effect_{i + 1}")
         elif section == "check":
             add("pre", item, line, f"check_{i}", on_violation={"state": "unchanged"})
         elif section == "raise":

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from toollint.contracts.cli import main
+from toollint.contracts.draft import draft_contract
 from toollint.contracts.loader import bundled_library_dir, load_contract, load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.predicate import PredicateTypeError
@@ -249,3 +250,9 @@ def test_the_worked_example_in_the_docs_validates(agentdojo_src: Path, tmp_path:
     assert validate([path], options=ValidationOptions(package_dirs={"agentdojo": agentdojo_src})) == []
     contract = load_contract(path)
     assert list(contract.effective_args) == ["amount", "recurring"]
+
+
+def test_draft_keeps_claims_that_continue_a_parameter_description(agentdojo_src: Path) -> None:
+    text = draft_contract(TOOLS + "travel_booking_client:reserve_restaurant", [agentdojo_src])
+    assert '"The end time is automatically set to be two hours after the start of the reservation."' in text
+    assert "      line: 369\n" in text
