@@ -4,6 +4,7 @@
     python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
     python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (about an hour)
     python bench/validate.py --gold-replay         # plus arm 3: AgentDojo's gold paths vs confirmed defects
+    python bench/validate.py --constructed         # plus arm 4: constructed paths for AgentDojo's falsy defects
     python bench/validate.py --json out.json
 
 AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests); each AgentDojo mutant
@@ -24,7 +25,7 @@ sys.path.insert(0, str(HERE))
 from _corpora import ensure_agentdojo_venv, package_dir
 from toollint.contracts.loader import bundled_library_dir, load_contracts
 
-from toollint.validate import replay, report
+from toollint.validate import constructed, replay, report
 from toollint.validate.harness import ValidationRun, run
 from toollint.validate.subjects import agentdojo_subjects, minibank_subject
 
@@ -43,7 +44,8 @@ def main() -> int:
     p.add_argument("--agentdojo-budget", type=int, default=None,
                    help="run AgentDojo's dynamic arm with this many mutants per module (0: all)")
     p.add_argument("--gold-replay", action="store_true", help="also replay AgentDojo's ground-truth calls")
-    p.add_argument("--skip-mutation", action="store_true", help="only the gold replay")
+    p.add_argument("--constructed", action="store_true", help="also run constructed paths (AgentDojo banking)")
+    p.add_argument("--skip-mutation", action="store_true", help="skip the mutation arm")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
 
@@ -69,6 +71,16 @@ def main() -> int:
         print(replay.to_text(results))
         print(f"{time.perf_counter() - replay_start:.1f} s")
         out["gold_replay"] = replay.to_json(results)
+    if args.constructed:
+        arm_start = time.perf_counter()
+        print("\n=== Constructed paths (arm 4) ===")
+        built: list[dict[str, object]] = []
+        for module, suite in (("banking_client", "banking"), ("user_account", "banking")):
+            paths = constructed.constructed_paths(str(python), src, module, suite)
+            print(constructed.to_text(paths))
+            built.extend(p.to_json() for p in paths)
+        print(f"{time.perf_counter() - arm_start:.1f} s")
+        out["constructed_paths"] = built
     print(f"\ntotal wall time {time.perf_counter() - start:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

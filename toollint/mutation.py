@@ -53,7 +53,7 @@ MUTATING_METHODS = frozenset(
 # not defined in the module (so their body cannot be read).
 WRITER_VERBS = (
     "add", "append", "book", "cancel", "create", "delete", "insert", "remove", "reschedule", "reserve",
-    "send", "set", "update", "write", "move", "share", "append",
+    "send", "set", "update", "write", "move", "share",
 )
 FALSY_LEGAL = frozenset({"int", "float", "bool", "str", "list", "dict", "set", "tuple", "bytes"})
 # Constants an ignored argument is replaced with, by base annotation. Non-falsy so that the mutant

@@ -208,12 +208,18 @@ def static_outcome(subject: Subject, baseline: Sequence[Finding], m: mutation.Mu
 
 
 @contextmanager
-def overlay(host: DynamicHost) -> Iterator[Path]:
-    """A private copy of the subject's package; the caller writes mutants into it."""
+def package_overlay(package_dir: Path) -> Iterator[Path]:
+    """A temp root holding a private copy of a package; put the root first on the import path."""
     with tempfile.TemporaryDirectory(prefix="toollint-overlay-") as tmp:
         root = Path(tmp)
-        shutil.copytree(host.package_dir, root / host.package_dir.name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(package_dir, root / package_dir.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        yield root
+
+
+@contextmanager
+def overlay(host: DynamicHost) -> Iterator[Path]:
+    """A private copy of the subject's package; the caller writes mutants into it."""
+    with package_overlay(host.package_dir) as root:
         yield root
 
 

@@ -28,9 +28,10 @@ _GROUND_TRUTH = r"""
 import json, sys
 from agentdojo.task_suite import get_suite
 suite = get_suite(sys.argv[1], sys.argv[2])
+base = suite.load_and_inject_default_environment({})  # loading is slow: once, then deep copies
 out = []
 for task_id, task in sorted(suite.user_tasks.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[-1])):
-    env = task.init_environment(suite.load_and_inject_default_environment({}))
+    env = task.init_environment(base.model_copy(deep=True))
     try:
         calls = [{"function": c.function, "args": dict(c.args)} for c in task.ground_truth(env)]
         out.append({"task": task_id, "calls": calls})
