@@ -19,14 +19,6 @@ def _defect(tool: str, clause_id: str) -> ConfirmedDefect:
     return ConfirmedDefect(tool, clause, "TL202")
 
 
-def test_ground_truth_lists_every_banking_task(agentdojo_python: Path) -> None:
-    tasks = ground_truth(str(agentdojo_python), "banking")
-    assert len(tasks) == 16 and [t["task"] for t in tasks][:2] == ["user_task_0", "user_task_1"]
-    assert all("error" not in t for t in tasks)
-    calls = [c["function"] for t in tasks for c in t["calls"]]
-    assert "update_scheduled_transaction" in calls and "send_money" in calls
-
-
 @pytest.mark.slow
 def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentdojo_python: Path) -> None:
     """update_scheduled_transaction drops amount=0 and recurring=False; no gold solution passes those
@@ -34,7 +26,7 @@ def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentd
     defects = [_defect("update_scheduled_transaction", "eff.amount_set"),
                _defect("update_scheduled_transaction", "eff.recurring_set")]
     (result,) = [replay_suite(str(agentdojo_python), "banking", defects)]
-    assert result.tasks == 16 and result.task_errors == {}
+    assert result.tasks == 16 and result.task_errors == {}  # every banking user task was replayed
     for reach in result.reaches:
         assert len(reach.tasks_calling) >= 2
         assert reach.tasks_reaching == [] and reach.unscored == []
