@@ -168,3 +168,24 @@ def test_jobs_gives_the_same_result_as_serial(tmp_path: Path) -> None:
         (f.path, f.code, f.line) for f in serial.findings
     ]
     assert len(serial.findings) == 2 * 26 + 1
+
+
+def test_engine_failure_on_one_file_is_a_tl904_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import noqa
+
+    real_apply = noqa.apply
+
+    def apply_or_fail(findings, comments, enabled, path):  # type: ignore[no-untyped-def]
+        if path.endswith("a.py"):
+            raise RuntimeError("noqa broke")
+        return real_apply(findings, comments, enabled, path)
+
+    monkeypatch.setattr(noqa, "apply", apply_or_fail)
+    (tmp_path / "a.py").write_text(BAD + "# noqa: TL190\n")
+    (tmp_path / "b.py").write_text(BAD + "# noqa: TL190\n")
+    result = lint_paths([tmp_path], Settings(select=[FLAG]))
+    by_file = {Path(r.path).name: [f.code for f in r.findings] for r in result.files}
+    assert by_file == {"a.py": ["TL904"], "b.py": [FLAG, FLAG]}
+    assert "internal error in the engine: RuntimeError: noqa broke" in result.files[0].findings[0].message

@@ -180,9 +180,10 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    label = f"{code} ({registry.rule_name(code)})" if registry.get(code) is not None else code
     return Finding(
         code=INTERNAL_ERROR,
-        message=f"internal error in {code} ({registry.rule_name(code)}): "
+        message=f"internal error in {label}: "
         f"{type(exc).__name__}{': ' + detail if detail else ''} (at {where}); please report it",
         path=path,
         line=1,
@@ -259,7 +260,10 @@ def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selecti
         data = path.read_bytes()
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
-    return _lint_source(data, shown, settings, selection, guess_module_name(path))
+    try:
+        return _lint_source(data, shown, settings, selection, guess_module_name(path))
+    except Exception as exc:  # noqa: BLE001 - a bug outside the rules costs this file, not the run
+        return FileResult(shown, [internal_error(shown, "the engine", exc)])
 
 
 def io_error(shown: str, reason: str, settings: Settings, selection: Selection) -> FileResult:
