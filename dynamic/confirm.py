@@ -139,6 +139,27 @@ def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding],
     return [c for c in contracts if c.tool_name in flagged]
 
 
+def verdict_for(finding: Finding, report: ToolReport) -> tuple[str, str | None, str]:
+    """The verdict a static finding gets: its argument's rows when it names one (TL103/TL104 carry
+    `param`) and the contract covers that argument, else the tool's. Returns (verdict, witness, scope)."""
+    param = finding.properties.get("param")
+    rows = [r for r in report.rows if param and (
+        r.clause_id == f"arg.{param}"
+        or (r.kind == "eff" and r.clause is not None and r.clause.predicate is not None
+            and param in r.clause.predicate.args_read))] if param else []
+    if not any(r.clause_id == f"arg.{param}" for r in rows):
+        rows = []
+    if rows:
+        bad = [r for r in rows if r.verdict in (VIOLATES, FLAKY)]
+        if bad:
+            verdict = VIOLATES if any(r.verdict == VIOLATES for r in bad) else FLAKY
+            return verdict, next((str(r.witness) for r in bad if r.witness), None), "argument"
+        scored = any(r.verdict == CONFORMS for r in rows)
+        return (CONFORMS if scored else UNTESTABLE), None, "argument"
+    witness = next((str(r.witness) for r in report.violations if r.witness), None)
+    return report.verdict, witness, "tool"
+
+
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
                      python: str | None = None, contract_dirs: Sequence[Path | str] = (),
                      witness_dir: Path | None = None,
@@ -160,10 +181,11 @@ def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all
         report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
         if report is None:
             continue
-        f.properties["verdict"] = report.verdict
-        witnesses = [str(r.witness) for r in report.violations if r.witness]
-        if witnesses:
-            f.properties["witness"] = witnesses[0]
+        verdict, witness, scope = verdict_for(f, report)
+        f.properties["verdict"] = verdict
+        f.properties["verdict_scope"] = scope
+        if witness:
+            f.properties["witness"] = witness
         if report.error:
             f.properties["verdict_detail"] = report.error
     out = list(run.findings)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from toollint.contracts.loader import bundled_library_dir, load_contracts
-from toollint.dynamic.confirm import ConfirmRun, run_confirm
+from toollint.dynamic.confirm import ConfirmRun, run_confirm, verdict_for
 from toollint.dynamic.replay import replay
 
+from toollint.model import Finding
 from toollint.settings import Settings
 
 TOOLS = ("update_scheduled_transaction", "schedule_transaction", "reserve_car_rental", "reserve_hotel",
@@ -87,3 +88,19 @@ def test_witness_replays_in_a_fresh_agentdojo_worker(run: ConfirmRun, agentdojo_
     outcome = replay(f.properties["witness"], repeat=1, python=str(agentdojo_python))
     assert outcome.code == 1, outcome.sentence
     assert outcome.sentence.startswith("STILL VIOLATES arg.amount (TL202): update_scheduled_transaction(")
+
+
+def test_a_static_finding_on_an_argument_gets_that_arguments_verdict(run: ConfirmRun) -> None:
+    # toollint's TL104 flags `if amount:` and `if date:` alike; the contract says 0 is a legal amount
+    # but "" is not a legal date, so only the first is confirmed.
+    report = next(r for r in run.reports if r.tool == "update_scheduled_transaction")
+
+    def flagged(param: str) -> Finding:
+        return Finding("TL104", "truthiness", "banking_client.py", 138, tool=report.tool, properties={"param": param})
+
+    verdict, witness, scope = verdict_for(flagged("amount"), report)
+    assert (verdict, scope) == ("VIOLATES", "argument") and witness and "update_scheduled_transaction" in witness
+    assert verdict_for(flagged("date"), report) == ("CONFORMS", None, "argument")
+    assert verdict_for(flagged("recurring"), report)[0] == "VIOLATES"
+    assert verdict_for(Finding("TL101", "literal", "banking_client.py", 149, tool=report.tool), report)[::2] == (
+        "VIOLATES", "tool")
