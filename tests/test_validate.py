@@ -1,5 +1,5 @@
 """The validation harness: kill accounting, negative controls, the CI sample with its kill-rate floor,
-AgentDojo mutants hosted through an overlay, and `toollint validate`'s bad-input handling."""
+AgentDojo mutants hosted through an overlay, and the command line's bad-input handling."""
 
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""`toollint validate`: measure toollint's own miss and false-alarm rates on injected defects.
+"""`python -m toollint.validate`: measure toollint's own miss and false-alarm rates on injected defects.
 
-    toollint validate FILE...                    # static half on mutants of any tool modules
-    toollint validate --agentdojo DIR [--agentdojo-python PY] [--confirm]
-    toollint validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+    python -m toollint.validate FILE...                    # static half on mutants of any tool modules
+    python -m toollint.validate --agentdojo DIR [--agentdojo-python PY] [--confirm]
+    python -m toollint.validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+
+`main(argv)` is ready to be a `toollint` subcommand (`toollint validate` is taken by the contract
+validator; the prog name shown in messages is a parameter).
 
 Options: --seed N, --budget N (mutants per subject, sampled evenly over classes and operators),
 --operators a,b, --json FILE, --fail-under RATE (overall) and --fail-under-class RATE (per class);
@@ -26,8 +29,11 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="toollint validate", description=__doc__.split("\n\n")[0])
+PROG = "python -m toollint.validate"
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="*", type=Path, help="tool modules to mutate (static half only)")
     p.add_argument("--agentdojo", type=Path, metavar="DIR", help="the installed `agentdojo` package directory")
     p.add_argument("--agentdojo-python", metavar="PY", help="interpreter of a venv with agentdojo (for --confirm)")
@@ -91,11 +97,11 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     from toollint.validate import report
     from toollint.validate.harness import run
 
-    parser = _parser()
+    parser = _parser(prog)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed a one-line usage error
@@ -123,10 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if tty:
             print("\r\033[K", end="", file=sys.stderr)
     except UsageError as exc:
-        print(f"toollint validate: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"toollint validate: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     data = report.to_json(result)
     if args.json is not None:
@@ -141,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if data["controls"]["false_positives"]:
         failures.append(f"{len(data['controls']['false_positives'])} negative control flag(s)")
     for f in failures:
-        print(f"toollint validate: {f}", file=sys.stderr)
+        print(f"{prog}: {f}", file=sys.stderr)
     return 1 if failures else 0
 
 

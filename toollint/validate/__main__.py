@@ -1,4 +1,4 @@
-"""`python -m toollint.validate`: the same as `toollint validate`."""
+"""`python -m toollint.validate`: the mutation arm and negative controls (see docs/validation.md)."""
 
 import sys
 

@@ -138,7 +138,7 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
     classes, total = rows(run.mutants)
     operators, _ = rows(run.mutants, "operator")
     generated = sum(run.generated.values())
-    out = [(f"toollint validate: {len(run.mutants)} mutants (of {generated} generated; seed {run.seed}, "
+    out = [(f"validation run: {len(run.mutants)} mutants (of {generated} generated; seed {run.seed}, "
            f"budget {run.budget if run.budget is not None else 'all'} per subject), dynamic half "
            f"{'on' if run.dynamic else 'off'}, {run.elapsed_s:.1f} s"), ""]
     out += _table(("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
