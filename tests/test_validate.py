@@ -80,6 +80,36 @@ def test_static_only_run_reports_controls_and_clean_subject_flags_by_name() -> N
     assert "Mutation arm, by defect class" in text and "Negative controls" in text
 
 
+def test_html_section_is_self_contained_and_escaped() -> None:
+    from html.parser import HTMLParser
+
+    subject = minibank_subject(MINIBANK_DIR, dynamic=False)
+    data = report.to_json(run([subject], seed=0, budget=6))
+    data["mutation"]["mutants"][0].update(killed=False, description="<script>alert(1)</script>")
+    html = report.to_html(data)
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "http" not in html and "src=" not in html  # nothing to fetch
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.open: list[str] = []
+            self.rows = 0
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            self.open.append(tag)
+            self.rows += tag == "tr"
+
+        def handle_endtag(self, tag: str) -> None:
+            assert self.open and self.open.pop() == tag  # every element closed, in order
+
+    tags = Tags()
+    tags.feed(html)
+    assert tags.open == []
+    by_class = len(data["mutation"]["by_class"]) + 2  # header and total
+    assert tags.rows >= by_class + len(data["mutation"]["by_operator"]) + 1
+
+
 @pytest.mark.slow
 def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
     subject = minibank_subject(MINIBANK_DIR)
@@ -111,8 +141,10 @@ def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, ag
 
 def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "v.json"
-    rc = main([str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--json", str(out), "--quiet"])
+    html = tmp_path / "v.html"
+    rc = main([str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--json", str(out), "--html", str(html), "--quiet"])
     data = json.loads(out.read_text())
+    assert html.read_text().startswith('<section class="toollint-validation">')
     assert data["mutation"]["total"]["mutants"] == 6
     assert rc == 0  # no floor asked for; a plain file is not treated as a clean subject
     assert "Mutation arm" in capsys.readouterr().out

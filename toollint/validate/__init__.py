@@ -8,7 +8,7 @@
 validator; the prog name shown in messages is a parameter).
 
 Options: --seed N, --budget N (mutants per subject, sampled evenly over classes and operators),
---operators a,b, --json FILE, --fail-under RATE (overall) and --fail-under-class RATE (per class);
+--operators a,b, --json FILE, --html FILE, --fail-under RATE (overall) and --fail-under-class RATE (per class);
 exit 1 when a floor is missed or a negative control is flagged, 2 on bad input. See docs/validation.md.
 """
 
@@ -44,6 +44,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=None, help="mutants per subject (default: all)")
     p.add_argument("--operators", help="comma-separated operator names (default: all)")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON tables here ('-' for stdout)")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write the tables as an HTML section here")
     p.add_argument("--fail-under", type=float, default=None, metavar="RATE", help="overall kill-rate floor, 0-1")
     p.add_argument("--fail-under-class", type=float, default=None, metavar="RATE", help="per-class floor, 0-1")
     p.add_argument("--quiet", action="store_true", help="no survivor list in the text output")
@@ -141,6 +142,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
             print(text)
         else:
             args.json.write_text(text + "\n", encoding="utf-8")
+    if args.html is not None:
+        args.html.write_text(report.to_html(data) + "\n", encoding="utf-8")
     if args.json is None or str(args.json) != "-":
         print(report.to_text(result, survivors=not args.quiet))
     failures = report.floor_failures(result, args.fail_under or 0.0, args.fail_under_class or 0.0)

@@ -159,3 +159,41 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
                 out.append(f"  {r.mutant.id} [{class_of(r)}] {r.mutant.description[:90]}")
                 out.append(f"      -> {r.explanation()}")
     return "\n".join(out)
+
+
+def to_html(data: dict[str, Any]) -> str:
+    """The run's tables as one self-contained HTML `<section>` (no scripts, no external resources),
+    for a report page to embed; everything from the JSON form, every text escaped."""
+    from html import escape
+
+    def table(title: str, body: list[dict[str, Any]], total: dict[str, Any] | None = None) -> str:
+        head = ("<tr><th></th><th>mutants</th><th>static</th><th>dynamic</th><th>either</th><th>survived</th>"
+                "<th>covered</th><th>masked</th><th>rate</th></tr>")
+        rows = []
+        for r in [*body, *([total] if total else [])]:
+            rate = "-" if r["kill_rate"] is None else f"{r['kill_rate']:.0%}"
+            dyn = f"{r['killed_by_dynamic']}/{r['dynamic_run']}" if r["dynamic_run"] else "n/a"
+            cells = [r["label"], r["mutants"], r["killed_by_static"], dyn, r["killed_by_either"], r["survived"],
+                     r["survivors_with_covering_clause"], r["survivors_masked_by_original"], rate]
+            rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+        return f"<h3>{escape(title)}</h3><table>{head}{''.join(rows)}</table>"
+
+    m = data["mutation"]
+    parts = ['<section class="toollint-validation">', "<h2>Validation: injected defects and negative controls</h2>",
+             (f"<p>{len(m['mutants'])} mutants, seed {escape(str(data['seed']))}, dynamic half "
+             f"{'on' if data['dynamic'] else 'off'}.</p>"),
+             table("By defect class", m["by_class"], m["total"]), table("By operator", m["by_operator"])]
+    fps = data["controls"]["false_positives"]
+    parts.append(f"<h3>Negative controls</h3><p>{data['controls']['count']} controls, {len(fps)} false positive(s)</p>")
+    if fps:
+        parts.append("<ul>" + "".join(f"<li>{escape(fp['control'])}: {escape(str(fp['code']))} on "
+                                      f"{escape(str(fp['tool']))}: {escape(fp['message'])}</li>" for fp in fps)
+                     + "</ul>")
+    survivors = [x for x in m["mutants"] if not x["killed"]]
+    if survivors:
+        parts.append("<h3>Survivors</h3><table><tr><th>mutant</th><th>class</th><th>what</th><th>why</th></tr>"
+                     + "".join(f"<tr><td>{escape(x['id'])}</td><td>{escape(x['class'])}</td>"
+                               f"<td>{escape(x['description'])}</td><td>{escape(x['explanation'])}</td></tr>"
+                               for x in survivors) + "</table>")
+    parts.append("</section>")
+    return "\n".join(parts)
