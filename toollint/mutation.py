@@ -512,9 +512,10 @@ class Operator:
     name: str
     defect_class: str
     summary: str
-    sites: Callable[[ModuleFacts, Target], list[_Site]]
+    sites: Callable[[ModuleFacts, Target], list[_Site]] | None  # per tool or writer helper
     static_only: bool = False
     rules: tuple[str, ...] = ()  # static rules whose shape it produces
+    module_sites: Callable[[ModuleFacts], list[_Site]] | None = None  # sites outside any tool
 
 
 def _pass_line(facts: ModuleFacts, stmt: cst.CSTNode) -> list[str]:
@@ -760,11 +761,6 @@ def _pin_state(facts: ModuleFacts, t: Target) -> list[_Site]:
 _COPY_CALLS = {"copy.deepcopy", "deepcopy", "copy.copy", "dict", "list"}
 
 
-def _drop_copy(facts: ModuleFacts, t: Target) -> list[_Site]:
-    """Not a tool operator; see `_drop_copy_module`."""
-    return []
-
-
 def _drop_copy_module(facts: ModuleFacts) -> list[_Site]:
     """`copy.deepcopy(DEFAULTS)` -> `DEFAULTS` in any module function: every environment then shares
     the module-level object, so writes survive a rebuild (reset)."""
@@ -842,7 +838,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("comment-guard", UNENFORCED_PRECONDITION, "comment out a guard that raises", _comment_guard,
              rules=("TL102",)),
     Operator("pin-state", RESET_LEAK, "keep state in a module global that survives reset", _pin_state),
-    Operator("drop-copy", RESET_LEAK, "environment factory stops copying module-level defaults", _drop_copy),
+    Operator("drop-copy", RESET_LEAK, "environment factory stops copying module-level defaults", None,
+             module_sites=_drop_copy_module),
     Operator("extra-write", FRAME_VIOLATION, "write a state field outside the declared effect", _extra_write),
 )
 OPERATORS_BY_NAME = {op.name: op for op in OPERATORS}
@@ -864,13 +861,14 @@ def mutants(
     out: list[Mutant] = []
     for op in chosen:
         sites: list[_Site] = []
-        if op.name == "drop-copy":
-            # The factory builds every tool's environment: all the module's tools are affected.
+        if op.module_sites is not None:
+            # A factory builds every tool's environment: all the module's tools are affected.
             every = tuple(t.qualname for t in facts.targets if t.is_tool)
-            for site in _drop_copy_module(facts):
-                site.target.tools = every
-                sites.append(site)
-        else:
+            if tools is None or set(every) & set(tools):
+                for site in op.module_sites(facts):
+                    site.target.tools = every
+                    sites.append(site)
+        if op.sites is not None:
             for t in facts.targets:
                 if tools is None or t.qualname in tools or set(t.tools) & set(tools):
                     sites.extend(op.sites(facts, t))
@@ -1062,6 +1060,7 @@ def controls(
     stem = re.sub(r"\W", "_", path.rsplit("/", 1)[-1].removesuffix(".py"))
     out: list[Mutant] = []
     for op in CONTROLS:
+        assert op.sites is not None  # every control rewrites tools or their helpers
         for k, site in enumerate(s for t in facts.targets for s in op.sites(facts, t)):
             text = facts.apply(site.edits)
             if text == source or not _compiles(text):
