@@ -44,6 +44,15 @@ def test_new_findings_is_a_multiset_difference_that_ignores_moved_lines() -> Non
     assert new_findings(after, base) == []
 
 
+def test_minibank_contracts_pass_every_validator_check() -> None:
+    """The fixture's contracts are real contracts: provenance quotes verified against bank.py."""
+    from toollint.contracts.validator import ValidationOptions, validate
+
+    repo = Path(__file__).resolve().parents[1]
+    findings = validate([MINIBANK_DIR / "contracts"], options=ValidationOptions(roots=[repo]))
+    assert [f"{f.code} {f.message}" for f in findings] == []
+
+
 def test_static_kill_needs_a_new_finding_on_an_affected_tool() -> None:
     subject = minibank_subject(MINIBANK_DIR, dynamic=False)
     source = subject.path.read_text(encoding="utf-8")
