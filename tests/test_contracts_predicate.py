@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from toollint.contracts.predicate import (
+    MAX_SECONDS,
     ForbiddenPredicate,
     PredicateBudgetError,
     PredicateTypeError,
@@ -201,7 +202,9 @@ def test_work_bombs_are_bounded(source: str) -> None:
     start = time.perf_counter()
     with pytest.raises(PredicateBudgetError):
         pred.evaluate({}, {}, {}, None)
-    assert time.perf_counter() - start < 2.0
+    # Bounded by the evaluator's own caps, not by how busy the machine is: the wall-clock cap is the
+    # outer bound even when the step budget is slow to exhaust on a loaded machine.
+    assert time.perf_counter() - start < 2 * MAX_SECONDS
 
 
 def test_percent_formatting_is_refused_at_run_time() -> None:
