@@ -175,10 +175,13 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         summary = analysis.summary(tool)
         if not summary.writes_state:
             continue
+        # Types are worked out only for parameters that are truth-tested at all: following an
+        # imported alias reads another module, which most parameters never need.
+        tested = {name.id for name, _, _ in truth_tests(tool.node, {p.name for p in summary.params})}
         candidates: dict[str, list[str]] = {}
         resolver = partial(resolve_alias, ctx.tree, ctx.module_name, ctx.path)
         for p in summary.params:
-            values = falsy_values(p, resolver) if p.state_root is None else []
+            values = falsy_values(p, resolver) if p.state_root is None and p.name in tested else []
             containers_only = all(v in (FALSY[c] for c in CONTAINERS) for v in values)
             if values and not (containers_only and _documented_non_empty(tool, p.name)):
                 candidates[p.name] = values

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +15,8 @@ from toollint.settings import Settings
 
 if TYPE_CHECKING:
     from toollint.analysis import ModuleAnalysis
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,9 @@ class ModuleContext:
 
     @cached_property
     def lines(self) -> list[str]:
-        return self.source.splitlines()
+        # Only \r\n, \r and \n end a line for Python and for AST line numbers; str.splitlines()
+        # would also split on form feeds and \u2028 and put rules on the wrong line.
+        return _LINE_BREAK.split(self.source.removesuffix("\n").removesuffix("\r")) if self.source else []
 
     @cached_property
     def analysis(self) -> ModuleAnalysis:
