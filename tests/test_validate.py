@@ -209,3 +209,38 @@ def test_subject_for_any_module_runs_static_half(tmp_path: Path) -> None:
     assert [r.mutant.description for r in result.mutants] == [
         "`limit is not None` turned into the truth test `limit`"]
     assert result.mutants[0].static.killed  # TL104 on `if limit:`
+
+
+def test_survivor_diagnosis_names_undeclared_errors_and_legal_calls_that_raised() -> None:
+    from types import SimpleNamespace
+
+    from toollint.contracts.model import OnViolation
+
+    from toollint.validate.harness import (
+        DynamicOutcome,
+        MutantResult,
+        StaticOutcome,
+        _legal_errors,
+        _wrong_errors,
+    )
+
+    clause = SimpleNamespace(on_violation=OnViolation(raises="ValueError"))
+    contract = SimpleNamespace(clause=lambda cid: clause if cid == "pre.exists" else None)
+
+    def run_(kind: str, status: str, error: str | None, pre: str | None = None) -> SimpleNamespace:
+        return SimpleNamespace(probe=SimpleNamespace(kind=kind, clause=pre), status=status,
+                               result={"error_type": error, "error_message": "boom"})
+
+    report_ = SimpleNamespace(tool="t", contract=contract, runs=[
+        run_("pre_violating", "tool_error", "KeyError", "pre.exists"),
+        run_("pre_violating", "tool_error", "ValueError", "pre.exists"),  # declared: fine
+        run_("happy", "tool_error", "KeyError"), run_("happy", "ok", None)])
+    assert _wrong_errors([report_]) == ["t pre.exists: raised KeyError, declared ValueError"]
+    assert _legal_errors([report_]) == ["t: KeyError: boom"]
+    m = mutation.mutants(MINIBANK_DIR.joinpath("bank.py").read_text(), "m.py", ["drop-guard"])[0]
+    survivor = MutantResult("minibank", m, StaticOutcome(False, []),
+                            DynamicOutcome(SURVIVED, covering=["t:pre.exists"], wrong_errors=_wrong_errors([report_])))
+    assert survivor.explanation().startswith("checker gap: the violating call was refused with another error")
+    masked = MutantResult("minibank", m, StaticOutcome(False, []),
+                          DynamicOutcome(SURVIVED, covering=["t:pre.exists"], masked=["t:eff.x"]))
+    assert masked.explanation().startswith("masked: the original already violates t:eff.x")

@@ -84,6 +84,8 @@ class DynamicOutcome:
     flaky: list[dict[str, Any]] = field(default_factory=list)
     covering: list[str] = field(default_factory=list)  # contract clauses that cover the mutation
     masked: list[str] = field(default_factory=list)  # violated clauses the original already violates
+    legal_errors: list[str] = field(default_factory=list)  # legal calls that raised (never scored)
+    wrong_errors: list[str] = field(default_factory=list)  # refused, but with an undeclared exception
     elapsed_s: float = 0.0
 
 
@@ -109,6 +111,12 @@ class MutantResult:
         if self.dynamic.masked:
             return (f"masked: the original already violates {', '.join(self.dynamic.masked[:3])}, "
                     "so the mutation adds no new violation")
+        if self.dynamic.covering and self.dynamic.legal_errors:
+            return (f"checker gap: a legal call raised ({self.dynamic.legal_errors[0]}), which no clause scores; "
+                    f"clause(s) {', '.join(self.dynamic.covering)} cover it")
+        if self.dynamic.covering and self.dynamic.wrong_errors:
+            return (f"checker gap: the violating call was refused with another error than declared "
+                    f"({self.dynamic.wrong_errors[0]}), which no clause scores")
         if self.dynamic.covering:
             return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
                     "but no probe revealed it")
@@ -134,6 +142,8 @@ class MutantResult:
             "dynamic_flaky": self.dynamic.flaky,
             "covering_clauses": self.dynamic.covering,
             "masked_by_original": self.dynamic.masked,
+            "legal_calls_that_raised": self.dynamic.legal_errors,
+            "refused_with_undeclared_error": self.dynamic.wrong_errors,
             "killed": self.killed,
             "explanation": self.explanation(),
         }
@@ -264,6 +274,30 @@ def _violation_rows(reports: Sequence[Any]) -> tuple[set[tuple[str, str, str]], 
     return keys, violations, flaky
 
 
+def _legal_errors(reports: Sequence[Any]) -> list[str]:
+    """Happy-path probes (every precondition declared true) that ended in an error."""
+    out = []
+    for r in reports:
+        for run in r.runs:
+            if run.probe.kind == "happy" and run.status in ("tool_error", "crash"):
+                err = run.result.get("error_type") or run.status
+                out.append(f"{r.tool}: {err}: {str(run.result.get('error_message') or '')[:80]}")
+    return out
+
+
+def _wrong_errors(reports: Sequence[Any]) -> list[str]:
+    """Precondition-violating probes refused with another exception than the contract declares."""
+    out = []
+    for r in reports:
+        for run in r.runs:
+            clause = r.contract.clause(run.probe.clause) if r.contract and run.probe.clause else None
+            declared = clause.on_violation.raises if clause and clause.on_violation else None
+            raised = run.result.get("error_type")
+            if run.probe.kind == "pre_violating" and declared and raised and raised != declared:
+                out.append(f"{r.tool} {run.probe.clause}: raised {raised}, declared {declared}")
+    return out
+
+
 def check_dynamic(host: DynamicHost, root: Path, contracts: Sequence[Contract]) -> list[Any]:
     """Probe `contracts` against the package copy at `root`, one worker per adapter variant."""
     from toollint.dynamic.checker import CheckOptions, check_group
@@ -330,7 +364,8 @@ class DynamicRunner:
         masked = sorted({f"{r['tool']}:{r['clause']}" for r in rows if r not in fresh})
         status = KILLED if fresh else SURVIVED
         why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
-        return DynamicOutcome(status, why, fresh, flaky, covering, masked, time.perf_counter() - start)
+        return DynamicOutcome(status, why, fresh, flaky, covering, masked, _legal_errors(reports),
+                              _wrong_errors(reports), time.perf_counter() - start)
 
 
 # -- the arms ---------------------------------------------------------------------------------------
