@@ -147,11 +147,10 @@ def promise_line(fn: ast.FunctionDef | ast.AsyncFunctionDef, guard: ast.stmt) ->
 def check(ctx: ModuleContext) -> Iterator[Finding]:
     tools = ctx.analysis.tools
     if not tools or "#" not in ctx.source:
-        return  # tokenizing for comments is the costly part: skip files with no tool or no comment
-    comments = ctx.comments
+        return
     for tool in tools:
         fn = tool.node
-        for run in comment_runs(comments, fn.lineno, fn.end_lineno or fn.lineno):
+        for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
             found = find_guard(run)
             if found is None:
                 continue
