@@ -27,7 +27,7 @@ from toollint.config import ConfigError, resolve_settings
 from toollint.dynamic import cli as confirm_cli
 from toollint.engine import RunResult, SelectionError, lint_paths
 from toollint.settings import Settings
-from toollint.trace import cli as trace_cli
+from toollint.trace import check as trace_cli
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif")

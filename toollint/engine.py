@@ -17,8 +17,6 @@ import tokenize
 import traceback
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -317,6 +315,10 @@ def _lint_in_worker(item: tuple[Path, str]) -> FileResult:
 def _lint_parallel(
     work: list[tuple[Path, str]], settings: Settings, selection: Selection, jobs: int
 ) -> list[FileResult]:
+    # Imported here: a process pool costs every single-file (pre-commit) run its import time otherwise.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     chunksize = max(1, min(32, len(work) // (jobs * 8)))
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings, selection)) as pool:

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from toollint.engine import FileResult, RunResult, Selection
 from toollint.model import Finding
-from toollint.settings import Settings
-from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace, trace_findings
+from toollint.trace.check import add_check_options, check_step  # noqa: F401 -- the check step's home
+from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
 from toollint.trace.readsites import BASES, ModuleCache
 from toollint.trace.tasks import (
     TaskSet,
@@ -29,7 +28,6 @@ from toollint.trace.tasks import (
     configured_tasks,
     json_tasks,
     parse_version,
-    tasks_from_config,
     toolkit_methods,
 )
 
@@ -182,47 +180,3 @@ def summary(ledger: Ledger) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-# --- `toollint check --confirm --ledger F --report R` ---------------------------------------------------
-
-
-def add_check_options(parser: argparse.ArgumentParser) -> None:
-    """`--ledger` / `--report` on `toollint check` (they trace the TL2xx findings `--confirm` produces)."""
-    group = parser.add_argument_group("score at risk (traces the TL2xx findings of --confirm)")
-    group.add_argument("--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json")
-    group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
-
-
-def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
-    """A `CHECK_STEPS` entry, after confirm: trace the confirmed findings over the tasks
-    `[tool.toollint.trace]` names, attach the trace to them (SARIF), write the ledger and report, and
-    add TL401 findings when TL401 is selected."""
-    ledger_path, report_path = getattr(args, "ledger", None), getattr(args, "report", None)
-    if ledger_path is None and report_path is None:
-        return result
-    root = settings.project_root or Path.cwd()
-    python = getattr(args, "python", None) or (settings.confirm or {}).get("python")
-    tasks = tasks_from_config(settings.trace, root, python=python)
-    confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
-    ledger = trace_findings(confirmed, tasks)
-    if not getattr(args, "quiet", False):
-        if not confirmed:
-            sys.stderr.write("toollint: warning: --ledger/--report: no confirmed (TL2xx) finding to trace\n")
-        for problem in ledger.problems:
-            sys.stderr.write(f"toollint: warning: trace: {problem}\n")
-    try:
-        write_outputs(ledger, ledger_path, report_path, confirmed)
-    except TraceUsageError as exc:
-        from toollint.cli import UsageError
-
-        raise UsageError(str(exc)) from None
-    if "TL401" in Selection.from_settings(settings).enabled:
-        by_path = {r.path: r for r in result.files}
-        for finding in ledger.ungrounded:
-            target = by_path.get(finding.path)
-            if target is None:
-                target = by_path[finding.path] = FileResult(finding.path)
-                result.files.append(target)
-            target.findings.append(finding)
-    return result
