@@ -173,11 +173,6 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if errors else EXIT_CLEAN
 
 
-def validate_main(argv: list[str] | None = None) -> int:
-    """`toollint validate [DIR...]`: the same as `toollint contracts check`."""
-    return main(["check", *(sys.argv[1:] if argv is None else argv)])
-
-
 def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         text = draft_contract(args.tool, list(args.src), SourceResolver(python=args.python), args.benchmark)

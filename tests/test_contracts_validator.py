@@ -284,11 +284,11 @@ def test_cli_list_counts_clauses_and_excludes_drafts() -> None:
     assert code == 1 and "not loadable" in out.splitlines()[-1]
 
 
-def test_toollint_contracts_and_validate_are_delegated_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_toollint_contracts_is_delegated_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from toollint.cli import main as toollint_main
 
     assert toollint_main(["contracts", "check", str(GOOD)]) == 0
-    assert toollint_main(["validate", str(BAD / "tl309_missing_tool.yaml")]) == 1
+    assert toollint_main(["contracts", "check", str(BAD / "tl309_missing_tool.yaml")]) == 1
     assert "TL309" in capsys.readouterr().out
     (tmp_path / "pyproject.toml").write_text("[tool.toollint]\nselect = 3\n")
     assert toollint_main(["contracts", "check", "--config", str(tmp_path / "pyproject.toml"), str(GOOD)]) == 2

@@ -37,7 +37,7 @@ EXAMPLES_DIR = Path(__file__).parent / "examples"
 # when its module is importable, so nothing half-built shows.
 DELEGATED: dict[str, tuple[str, str, str]] = {
     "contracts": ("toollint.contracts.cli", "main", "draft, list and check tool contracts"),
-    "validate": ("toollint.contracts.cli", "validate_main", "validate contract files (TL3xx)"),
+    "validate": ("toollint.validate", "main", "prove the checker: mutation kill rates, controls, gold replay"),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
-PROG = "python -m toollint.validate"
+PROG = "toollint validate"
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:

@@ -4,4 +4,4 @@ import sys
 
 from toollint.validate import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m toollint.validate"))
