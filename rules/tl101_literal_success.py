@@ -56,7 +56,11 @@ from toollint.registry import rule
 
 SUCCESS = re.compile(
     r"\b(success\w*|succeeded|updated|created|deleted|added|removed|cancel+ed|booked|sent|scheduled|"
-    r"done|completed|saved|reserved|changed|accepted|executed|invited|made|applied|confirmed|ok)\b",
+    r"done|completed|saved|reserved|changed|accepted|executed|invited|made|applied|confirmed|ok|"
+    r"deposited|withdrawn|transferred|charged|paid|refunded|locked|unlocked|enabled|disabled|"
+    r"activated|deactivated|suspended|resumed|assigned|unassigned|granted|revoked|posted|moved|"
+    r"renamed|shared|uploaded|stored|registered|submitted|approved|placed|issued|processed|modified|"
+    r"inserted|marked|archived|published|closed|opened|released|restored|reset|set|recorded)\b",
     re.IGNORECASE,
 )
 FAILURE = re.compile(r"\b(error|not found|fail\w*|cannot|can't|unable|invalid|no such|denied|not)\b", re.IGNORECASE)

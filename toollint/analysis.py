@@ -797,6 +797,7 @@ def statement_definitely_writes(s: ast.stmt, summary: FunctionSummary) -> bool:
 def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: FunctionSummary) -> bool | None:
     """Whether every path from the start of `stmts` to `target` wrote state; None if not in `stmts`."""
     guaranteed = False
+    cover = _WriteCover()
     for s in stmts:
         if s is target:
             return guaranteed
@@ -819,8 +820,61 @@ def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: Fu
                         inner = found
                         break
             return guaranteed or bool(inner)
-        guaranteed = guaranteed or statement_definitely_writes(s, summary)
+        guaranteed = guaranteed or statement_definitely_writes(s, summary) or cover.step(s, summary)
     return None
+
+
+def _literal(test: ast.expr) -> str | None:
+    """A condition in a canonical text form, when it is a single comparison or truth test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _literal(test.operand)
+        return None if inner is None else _negate_literal(inner)
+    if isinstance(test, (ast.Compare, ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        return ast.unparse(test)
+    return None
+
+
+_NEGATED_OPS = [(" is not ", " is "), (" != ", " == "), (" not in ", " in ")]
+
+
+def _negate_literal(text: str) -> str:
+    for positive, negative in _NEGATED_OPS:
+        if positive in text:
+            return text.replace(positive, negative, 1)
+        if negative in text:
+            return text.replace(negative, positive, 1)
+    return text[4:] if text.startswith("not ") else f"not {text}"
+
+
+def _negation(test: ast.expr) -> frozenset[str] | None:
+    """`not test` as a disjunction of literals: `a is None and b is None` -> {a is not None, b is not None}."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    literals = [_literal(p) for p in parts]
+    if any(lit is None for lit in literals):
+        return None
+    return frozenset(_negate_literal(lit) for lit in literals if lit is not None)
+
+
+class _WriteCover:
+    """Guards that leave, followed by conditional writes that together cover what the guards let
+    through: `if a is None and b is None: raise` then `if a is not None: write` and
+    `if b is not None: write` guarantees a write although each write alone is conditional."""
+
+    def __init__(self) -> None:
+        self.known: list[frozenset[str]] = []  # disjunctions that hold after the guards seen so far
+        self.written_when: set[str] = set()  # conditions under which some write definitely happened
+
+    def step(self, s: ast.stmt, summary: FunctionSummary) -> bool:
+        if isinstance(s, ast.If) and not s.orelse:
+            if _terminates(s.body):
+                negation = _negation(s.test)
+                if negation is not None:
+                    self.known.append(negation)
+            elif definitely_writes(s.body, summary):
+                literal = _literal(s.test)
+                if literal is not None:
+                    self.written_when.add(literal)
+        return any(disjunction <= self.written_when for disjunction in self.known)
 
 
 def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
