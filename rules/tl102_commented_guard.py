@@ -2,9 +2,10 @@
 
 ## What it does
 
-Flags, inside a tool body, a run of comment lines that, uncommented and dedented, parses as a guard:
-an `if ...:` whose body raises or returns an error, an `assert ...`, or a bare `raise ...`. Prose
-comments never fire: the text must parse as Python and have a guard's shape.
+Flags, inside a tool body or a helper the tool calls (resolved by name, up to three hops), a run of
+comment lines that, uncommented and dedented, parses as a guard: an `if ...:` whose body raises or
+returns an error, an `assert ...`, or a bare `raise ...`. Prose comments never fire: the text must
+parse as Python and have a guard's shape.
 
 ## Why is this bad?
 
@@ -51,6 +52,7 @@ import textwrap
 from collections.abc import Iterator
 
 from toollint.context import Comment, ModuleContext
+from toollint.discovery import ToolInfo
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -149,26 +151,38 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
     if not tools or "#" not in ctx.source:
         return
     for tool in tools:
-        fn = tool.node
-        for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
-            found = find_guard(run)
-            if found is None:
-                continue
-            first, last, guard = found
-            related = []
-            promised = promise_line(fn, guard)
-            if promised is not None:
-                related.append(RelatedLocation(ctx.path, promised, 1, "the docstring promises this check"))
-            start, end = run[first], run[last]
-            yield ctx.finding(
-                "TL102",
-                None,
-                f"`{tool.name}` has a commented-out guard: `{ast.unparse(guard).splitlines()[0]}`",
-                line=start.line,
-                col=start.col + 1,
-                end_line=end.line,
-                end_col=end.col + len(end.text) + 1,
-                tool=tool.qualname,
-                related=related,
-                guard=ast.unparse(guard),
-            )
+        yield from _guards_in(ctx, tool, tool.node)
+    # Helpers the tools call (by name, up to three hops): a guard moved into `_check_line()` and
+    # commented out there is the same defect. A helper shared by several tools is reported once.
+    seen = {id(tool.node) for tool in tools}
+    for tool in tools:
+        for helper in ctx.analysis.summary(tool).helpers:
+            if id(helper) not in seen:
+                seen.add(id(helper))
+                yield from _guards_in(ctx, tool, helper)
+
+
+def _guards_in(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Finding]:
+    for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
+        found = find_guard(run)
+        if found is None:
+            continue
+        first, last, guard = found
+        related = []
+        promised = promise_line(tool.node, guard)
+        if promised is not None:
+            related.append(RelatedLocation(ctx.path, promised, 1, "the docstring promises this check"))
+        start, end = run[first], run[last]
+        where = f"`{tool.name}`" if fn is tool.node else f"`{fn.name}`, a helper of `{tool.name}`,"
+        yield ctx.finding(
+            "TL102",
+            None,
+            f"{where} has a commented-out guard: `{ast.unparse(guard).splitlines()[0]}`",
+            line=start.line,
+            col=start.col + 1,
+            end_line=end.line,
+            end_col=end.col + len(end.text) + 1,
+            tool=tool.qualname,
+            related=related,
+            guard=ast.unparse(guard),
+        )

@@ -118,6 +118,8 @@ class FunctionSummary:
     return_paths: set[str] = field(default_factory=set)  # state paths the function returns
     # ids of statements that write state (directly or through a helper), for path reasoning
     writing_nodes: set[int] = field(default_factory=set)
+    # helpers this function reaches by name (transitively, within MAX_HELPER_HOPS), in call order
+    helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
     opaque: list[OpaqueUse] = field(default_factory=list)  # state used whole (see OpaqueUse)
     complete: bool = True  # False for the stand-in returned when a helper cycle reaches back here
 
@@ -360,6 +362,17 @@ class _Summariser:
 
     # -- helpers ---------------------------------------------------------------------------
     def _helper_summary(self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> FunctionSummary | None:
+        sub = self._summarize_helper(helper, call)
+        known = {id(h) for h in self.summary.helpers}
+        for h in [helper, *(sub.helpers if sub is not None else [])]:
+            if id(h) not in known and h is not self.fn:
+                self.summary.helpers.append(h)
+                known.add(id(h))
+        return sub
+
+    def _summarize_helper(
+        self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
+    ) -> FunctionSummary | None:
         roots: dict[str, str] = {}
         args = helper.args.posonlyargs + helper.args.args
         offset = 0
