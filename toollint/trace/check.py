@@ -1,0 +1,57 @@
+"""The `toollint check` step for score-at-risk: `--ledger FILE` and `--report FILE` trace the TL2xx
+findings that `--confirm` produced. Kept apart from `toollint.trace.cli` so that every check run,
+which only needs the two options, does not import the tracer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from toollint.engine import FileResult, RunResult, Selection
+from toollint.settings import Settings
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    """`--ledger` / `--report` on `toollint check` (they trace the TL2xx findings `--confirm` produces)."""
+    group = parser.add_argument_group("score at risk (traces the TL2xx findings of --confirm)")
+    group.add_argument("--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json")
+    group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
+
+
+def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
+    """A `CHECK_STEPS` entry, after confirm: trace the confirmed findings over the tasks
+    `[tool.toollint.trace]` names, attach the trace to them (SARIF), write the ledger and report, and
+    add TL401 findings when TL401 is selected."""
+    ledger_path, report_path = getattr(args, "ledger", None), getattr(args, "report", None)
+    if ledger_path is None and report_path is None:
+        return result
+    from toollint.trace.cli import TraceUsageError, write_outputs
+    from toollint.trace.ledger import trace_findings
+    from toollint.trace.tasks import tasks_from_config
+
+    root = settings.project_root or Path.cwd()
+    python = getattr(args, "python", None) or (settings.confirm or {}).get("python")
+    tasks = tasks_from_config(settings.trace, root, python=python)
+    confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
+    ledger = trace_findings(confirmed, tasks)
+    if not getattr(args, "quiet", False):
+        if not confirmed:
+            sys.stderr.write("toollint: warning: --ledger/--report: no confirmed (TL2xx) finding to trace\n")
+        for problem in ledger.problems:
+            sys.stderr.write(f"toollint: warning: trace: {problem}\n")
+    try:
+        write_outputs(ledger, ledger_path, report_path, confirmed)
+    except TraceUsageError as exc:
+        from toollint.cli import UsageError
+
+        raise UsageError(str(exc)) from None
+    if "TL401" in Selection.from_settings(settings).enabled:
+        by_path = {r.path: r for r in result.files}
+        for finding in ledger.ungrounded:
+            target = by_path.get(finding.path)
+            if target is None:
+                target = by_path[finding.path] = FileResult(finding.path)
+                result.files.append(target)
+            target.findings.append(finding)
+    return result
