@@ -13,7 +13,6 @@ it rewards (or punishes) the defective behaviour and scores the repair the other
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,16 +120,11 @@ def grade(python: str, suite: str, items: Sequence[dict[str, Any]], pythonpath: 
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    try:
-        proc = subprocess.run([python, "-c", _GRADE], input=json.dumps({"version": version, "suite": suite,
-                                                                       "items": list(items)}),
-                              capture_output=True, text=True, timeout=600, check=False, env=env)
-    except OSError as exc:
-        raise RuntimeError(f"could not run {python}: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"grading {suite} tasks failed: {last}")
-    return list(json.loads(proc.stdout))
+    from toollint.validate.replay import run_in_benchmark
+
+    stdin = json.dumps({"version": version, "suite": suite, "items": list(items)})
+    return run_in_benchmark(python, _GRADE, stdin=stdin, env=env, timeout=600,
+                            failure=f"grading {suite} tasks failed")
 
 
 def constructed_paths(python: str, agentdojo_src: Path, module: str, suite: str) -> list[ConstructedPath]:

@@ -74,16 +74,24 @@ class ReplayResult:
     task_errors: dict[str, str]  # tasks whose ground truth could not be built or replayed
 
 
-def ground_truth(python: str, suite: str, version: str = "v1") -> list[dict[str, Any]]:
+def run_in_benchmark(python: str, script: str, args: Sequence[str] = (), *, failure: str, stdin: str | None = None,
+                     env: dict[str, str] | None = None, timeout: float = 300) -> list[Any]:
+    """Run a short script in the benchmark's own interpreter and read the JSON list it prints; any
+    failure is one RuntimeError line: `failure` and the script's last line of stderr."""
     try:
-        proc = subprocess.run([python, "-c", _GROUND_TRUTH, version, suite], capture_output=True, text=True,
-                              timeout=300, check=False)
+        proc = subprocess.run([python, "-c", script, *args], input=stdin, capture_output=True, text=True,
+                              timeout=timeout, check=False, env=env)
     except OSError as exc:
         raise RuntimeError(f"could not run {python}: {exc.strerror or exc}") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"could not read {suite}'s ground truth with {python}: {last}")
+        raise RuntimeError(f"{failure}: {last}")
     return list(json.loads(proc.stdout))
+
+
+def ground_truth(python: str, suite: str, version: str = "v1") -> list[dict[str, Any]]:
+    return run_in_benchmark(python, _GROUND_TRUTH, [version, suite],
+                            failure=f"could not read {suite}'s ground truth with {python}")
 
 
 def _violated(clause: Clause, pre: Any, post: Any, args: dict[str, Any], result: Any) -> bool | None:
