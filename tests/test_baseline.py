@@ -19,7 +19,7 @@ NEW_DEFECT = """
 def set_limit(account: Annotated[dict, Depends("bank_account")], limit: int | None = None) -> str:
     if limit:
         account["limit"] = limit
-    return "limit set"
+    return str(account.get("limit"))  # not a success message: one finding (TL104) for this defect
 """
 
 
