@@ -5,6 +5,12 @@ satisfies all of them, per effective argument a set of assignments differing onl
 (harvested values, the record's current value, the type's legal falsy values 0, 0.0, False, ""),
 and a joint-falsy assignment when two or more effective arguments admit falsy values.
 
+Two kinds of value no snapshot holds are derived for the precondition search only (never for happy
+or argument probes, where they would be calls the contract never promised to accept): a negative
+number for every numeric parameter (`fee >= 0` has no stored negative fee to harvest), and the
+optional arguments left out together, all of them and every pair (`owner is not None or overdraft
+is not None` is false only when both are).
+
 Preconditions are evaluated here on the pristine snapshot (they read `pre` and `args` only), so the
 search for a violating assignment costs no tool call: we walk the candidate values of one argument
 at a time from the happy base, then the whole (capped) product, before declaring a clause
@@ -29,6 +35,7 @@ MAX_VALUES_PER_ARG = 8
 ARG_VALUES = 3  # truthy values per effective argument, besides the current one and the falsy ones
 MAX_HAPPY_SEARCH = 40  # calls spent looking for an accepted happy path
 MAX_FALLBACK = 24  # candidates taken from unrelated fields when nothing is named like the argument
+NEGATIVE = "derived:negative"  # origin of the negative number offered to numeric parameters
 FALSY_BY_TYPE: dict[str, list[Any]] = {"integer": [0], "number": [0.0], "boolean": [False], "string": [""],
                                        "array": [[]], "object": [{}]}
 _TYPE_OF_ANNOTATION = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "list": "array",
@@ -260,6 +267,12 @@ class Harvest:
             add(str(max(digits) + 1) if digits else truthy[0] + "-absent", "derived:absent")
         for value in param.falsy_values:
             add(value, "type:falsy")
+        if param.types & {"integer", "number"}:
+            # Below every stored magnitude, so a sign guard (`fee >= 0`) can be violated. After the
+            # falsy 0, which the search tries first: it is the boundary of `amount > 0`.
+            size = max((abs(v) for v, _ in out if isinstance(v, (int, float)) and not isinstance(v, bool)),
+                       default=0) or 1
+            add(-float(size) if "integer" not in param.types else -int(size), NEGATIVE)
         if fmt:  # the docstring fixes the format: values written otherwise are not legal calls
             out = [(v, o) for v, o in out if not isinstance(v, str) or not v or _fits(v, fmt)]
         return out
@@ -372,7 +385,7 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
     names = [n for n, p in params.items() if p.required or n in effective]
     pools: dict[str, list[Any]] = {}
     for n in names:
-        pool = [v for v, _ in candidates[n] if v is not None]
+        pool = [v for v, o in candidates[n] if v is not None and o != NEGATIVE]
         if n in effective:  # a falsy value would hide the effect the happy path is meant to show
             pool = [v for v in pool if v] or pool
         pools[n] = pool or [params[n].default]
@@ -387,8 +400,9 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
 
     # Violating assignment per precondition: one argument at a time from the happy base, then the product.
     unreachable: dict[str, str] = {}
+    omittable = [n for n, p in params.items() if not p.required and "null" in p.types]
     for clause in pres.pres:
-        found = _find_violating(clause.id, happy, candidates, pres)
+        found = _find_violating(clause.id, happy, candidates, pres, omittable)
         if found is None:
             unreachable[clause.id] = (
                 f"no assignment of values harvested from the snapshot makes {clause.id} false "
@@ -400,7 +414,7 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
     falsy_args: list[str] = []
     for name in effective:
         arg_clause = contract.effective_args.get(name)
-        harvested = [v for v, _ in candidates[name] if v is not None]
+        harvested = [v for v, o in candidates[name] if v is not None and o != NEGATIVE]
         # The addressed record's current value, a few other legal values, and the type's falsy values:
         # an argument ignored when falsy leaves the same state as the current value does.
         current = harvest.current_value(params[name], happy)
@@ -493,7 +507,10 @@ def _search_satisfying(start: dict[str, Any], pools: dict[str, list[Any]],
 
 
 def _find_violating(clause_id: str, happy: dict[str, Any], candidates: dict[str, list[tuple[Any, str]]],
-                    pres: _PreEvaluator) -> dict[str, Any] | None:
+                    pres: _PreEvaluator, omittable: Sequence[str] = ()) -> dict[str, Any] | None:
+    """A violating assignment: one argument changed from the happy base, then optional arguments
+    left out together (None: all of them, then every pair), then the capped product of candidates.
+    One that keeps the other preconditions true is preferred."""
     def ok(args: dict[str, Any]) -> tuple[bool, bool]:
         vals = pres.values(args)
         others = all(v is True for k, v in vals.items() if k != clause_id)
@@ -509,6 +526,16 @@ def _find_violating(clause_id: str, happy: dict[str, Any], candidates: dict[str,
                 return args
             if target and fallback is None:
                 fallback = args
+    # None is never a harvested candidate, so only this step leaves two optional arguments out at once.
+    groups = [list(omittable)] + [list(pair) for pair in itertools.combinations(omittable, 2)]
+    for group in groups if len(omittable) >= 2 else []:
+        args = dict(happy)
+        args.update(dict.fromkeys(group))
+        target, others = ok(args)
+        if target and others:
+            return args
+        if target and fallback is None:
+            fallback = args
     names = list(candidates)
     pools = [[v for v, _ in candidates[n]] or [happy.get(n)] for n in names]
     for combo in itertools.islice(itertools.product(*pools), MAX_PRODUCT):
