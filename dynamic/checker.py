@@ -2,12 +2,25 @@
 
 Per METHOD.md Part 3, for each clause and probe:
 
-- ``pre.*``: on a precondition-violating probe, the call must fail with an error and leave state
-  unchanged; success or any state change is an Unenforced Precondition (TL201).
+- ``pre.*``: on a precondition-violating probe, the call must fail with the declared error
+  (``on_violation.raises``, or a subclass of it) and leave state unchanged. Success, any state
+  change, or a refusal with another exception is an Unenforced Precondition (TL201): METHOD.md's
+  rule is "succeeds (no declared error) or changes state", and a ``KeyError`` where the contract
+  declares ``ValueError`` is no declared error; the guard that should have raised it is usually
+  gone and the error comes from a later line by accident.
 - ``eff.*``: on every legal successful probe the predicate must hold. A failing effect clause that
   reads an effective argument is an Ignored Argument (TL202); otherwise, if the success signal is
   biconditional and every testable effect clause failed on that call, a Phantom Effect (TL204);
   otherwise a Partial Effect (TL203).
+- ``eff.*`` on a legal call that raised: a call every precondition allows is one the contract
+  promises to carry out, and the contract declares errors only for violated preconditions, so any
+  exception from it is undeclared. Each effect clause is evaluated on it too, and a false one is a
+  Partial Effect (TL203), whether or not it reads an effective argument: the Phantom rule needs a
+  reported success and the Ignored-Argument rule evidence that one argument's value was dropped,
+  and a raise gives neither; "a declared effect did not happen on a call that had to succeed" is
+  Partial Effect's rule, whose "successful call" exists to leave out calls the contract allows to
+  be refused, which this one is not. (An argument replaced by a constant typically looks like this:
+  every legal call ends in ``KeyError``.)
 - ``frame.*``/``inv.*`` and the adapter's declared write-set: a failure on a successful call whose
   effects all held is a Frame Violation (TL206), on a call whose effects also failed a Partial
   Effect (TL203).
@@ -215,12 +228,14 @@ class Scorer:
         for run in runs:
             self.annotate(run)
         legal_ok = [r for r in runs if r.succeeded and r.pres_hold]
+        legal_raised = [r for r in runs if r.status == "tool_error" and r.pres_hold]
         rows: list[ClauseResult] = []
         for clause in self.contract.counted_clauses:
             if clause.kind == "pre":
                 rows.append(self.score_pre(clause, runs, plan))
             elif clause.kind in ("eff", "frame", "inv"):
-                rows.append(self.score_state_clause(clause, runs, legal_ok))
+                rows.append(self.score_state_clause(clause, runs, legal_ok,
+                                                    legal_raised if clause.kind == "eff" else ()))
             elif clause.kind == "arg":
                 rows.append(self.score_arg(clause.arg or "", runs, clause))
             elif clause.kind == "success":
@@ -264,22 +279,19 @@ class Scorer:
             row.scored += 1
             changed = bool(run.changes)
             accepted = run.status == "ok"
-            if accepted or changed:
+            wrong = wrong_error(clause, run)
+            if accepted or changed or wrong:
                 row.failing += 1
                 if row.run is None:
                     row.run = run
                     what = "succeeded" if accepted else f"failed ({run.result.get('error_type')})"
+                    if wrong:
+                        what = f"refused with {wrong}; the contract declares {declared_error(clause)}"
                     row.detail = f"{what} and changed {len(run.changes)} path(s)" if changed else what
         if row.failing:
             row.verdict, row.code = VIOLATES, "TL201"
         elif row.scored:
             row.verdict = CONFORMS
-            declared = clause.on_violation.raises if clause.on_violation else None
-            raised = {str(r.result.get("error_type")) for r in runs if r.status == "tool_error"
-                      and r.pre is not None and _eval(clause.predicate, r) is False}
-            if declared and raised and declared not in raised:
-                # Refused, so enforced; the error type differs from the contract's, which is worth a look.
-                row.detail = f"refused with {', '.join(sorted(raised))}; the contract declares {declared}"
         elif type_errors:
             row.reason, row.detail = TYPE_ERROR, type_errors[0]
         elif plan is not None and clause.id in plan.unreachable:
@@ -289,8 +301,8 @@ class Scorer:
                 [r for r in runs if r.probe.clause == clause.id], "precondition-violating")
         return row
 
-    def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun],
-                           legal_ok: Sequence[ProbeRun]) -> ClauseResult:
+    def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun],
+                           legal_raised: Sequence[ProbeRun] = ()) -> ClauseResult:
         row = ClauseResult(clause.id, clause.kind, UNTESTABLE, clause=clause)
         if clause.predicate is None:
             row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
@@ -317,9 +329,20 @@ class Scorer:
                 else:
                     effects = [v for v in self.effect_outcomes(run).values() if v is not None]
                     row.code = "TL206" if all(effects) else "TL203"
+        raised = [r for r in legal_raised if _eval(clause.predicate, r) is False]
+        if raised:  # the effect did not happen on a call the contract says must succeed
+            row.scored += len(raised)
+            row.failing += len(raised)
+            if row.run is None:
+                row.run, row.code = raised[0], "TL203"
         if row.failing:
             row.verdict = VIOLATES
-            row.detail = f"false on {row.failing} of {row.scored} successful call(s)"
+            row.detail = f"false on {row.failing} of {row.scored} legal call(s)"
+            if raised:
+                first = raised[0].result
+                row.detail += (f"; {len(raised)} of them raised {first.get('error_type')} "
+                               f"({str(first.get('error_message'))[:80]}), an error the contract declares "
+                               f"for no legal call")
         elif row.scored:
             row.verdict = CONFORMS
         elif type_errors:
@@ -604,6 +627,25 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
+
+
+def declared_error(clause: Clause) -> str | None:
+    return clause.on_violation.raises if clause.on_violation else None
+
+
+def wrong_error(clause: Clause, run: ProbeRun) -> str | None:
+    """The exception a refused call raised when it is not the one `clause` declares, else None.
+
+    A subclass of the declared type is the declared error; the host sends the raised type's bases
+    when it knows them (`error_mro`), else only its name is compared.
+    """
+    declared = declared_error(clause)
+    if run.status != "tool_error" or not declared or declared in ("Exception", "BaseException"):
+        return None
+    raised = str(run.result.get("error_type") or "")
+    if not raised or raised == declared or declared in (run.result.get("error_mro") or ()):
+        return None
+    return raised
 
 
 def rollup(rows: Iterable[ClauseResult]) -> str:

@@ -93,9 +93,16 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
         b = bindings(row.clause.predicate.paths, run.pre, run.args)
         if b:
             where = " (where " + ", ".join(f"{x['expr']}={x['value']!r}" for x in b[:3]) + ")"
+    error = run.result.get("error_type")
     if row.code == "TL201":
         what = f"succeeded although {row.clause_id} was false{where}; {changed}" if run.status == "ok" else \
             f"failed but {changed} although {row.clause_id} was false{where}"
+        if run.status != "ok" and not run.changes:  # refused, with another error than the declared one
+            declared = row.clause.on_violation.raises if row.clause and row.clause.on_violation else None
+            what = f"raised {error}, not the declared {declared}, when {row.clause_id} was false{where}"
+    elif row.code == "TL203" and run.status != "ok":
+        what = (f"raised {error} ({str(run.result.get('error_message'))[:60]}) on a legal call, "
+                f"so {row.clause_id} is false{where}; {changed}")
     elif row.code == "TL202" and row.partner is not None:
         name = row.clause_id.split(".", 1)[1]
         what = f"left the same state as {name}={row.partner.args.get(name)!r}: the argument was ignored"
