@@ -20,7 +20,6 @@ FENCE = re.compile(r"^\s*```(\w*)")
 INLINE = re.compile(r"`(toollint [^`]+)`")
 # `python -m toollint.validate ...` is `toollint validate ...`; `python -m toollint ...` is `toollint ...`.
 MODULE_FORMS = (("python -m toollint.validate ", "toollint validate "), ("python -m toollint ", "toollint "))
-SYNOPSIS = re.compile(r"[\[\]|()]")  # `[--repeat N]`, `(A | B)`: a usage synopsis, checked flag by flag
 
 
 class Parsed(BaseException):  # not an Exception: no command's `except Exception` may swallow it
@@ -95,12 +94,19 @@ def parse(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> Parsed:
     raise AssertionError(f"toollint {' '.join(argv)} returned without parsing its arguments")
 
 
-def option_strings(parser: argparse.ArgumentParser, command: str) -> set[str]:
-    """The options of `command` (its subparser when the parser has one by that name)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            parser = action.choices[command]
+def option_strings(parser: argparse.ArgumentParser, words: list[str]) -> set[str]:
+    """The options of the (sub)command the leading words name: `check`, `contracts check`, `trace`."""
+    for word in words:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction) and word in a.choices]
+        if not subs:
+            break
+        parser = subs[0].choices[word]
     return {s for action in parser._actions for s in action.option_strings}
+
+
+def is_synopsis(argv: list[str]) -> bool:
+    """`[--repeat N]`, `(A | B)`, `[DIR...]`: a usage synopsis, checked option by option."""
+    return any(t[:1] in ("[", "(") or t == "|" for t in argv)
 
 
 COMMANDS = documented()
@@ -116,10 +122,12 @@ def test_the_docs_show_commands_for_every_subcommand() -> None:
 @pytest.mark.parametrize(("where", "command"), COMMANDS, ids=[w for w, _ in COMMANDS])
 def test_documented_command_parses(where: str, command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     argv = [t for t in shlex.split(command, comments=True)[1:] if t != "..."]
-    if SYNOPSIS.search(command):
+    if is_synopsis(argv):
         # A synopsis: every option it names must exist for that subcommand.
         sub = argv[0] if argv and not argv[0].startswith("-") else "check"
-        known = option_strings(parse([sub] if sub in cli.DELEGATED else [sub, "x"], monkeypatch).parser, sub)
+        top = parse([sub] if sub in cli.DELEGATED else [sub, "x"], monkeypatch).parser
+        words = [t for t in argv if t.isidentifier()]  # `contracts check`: descend into subparsers
+        known = option_strings(top, words[1:] if sub in cli.DELEGATED else ["check", *words])
         flags = {re.sub(r"[\[\]()|,].*$", "", t.split("=", 1)[0]) for t in re.split(r"[\s\[\]()|]+", command)
                  if t.startswith("-")}
         assert flags - {"-", "--"} <= known, f"{where}: unknown option(s) {sorted(flags - known)} in: {command}"
@@ -133,3 +141,10 @@ def test_a_rotten_flag_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse(["trace", "--no-such-flag"], monkeypatch).error is not None
     assert parse(["replay"], monkeypatch).error is not None  # WITNESS is required
     assert parse(["check", "--confirm", "--witness-dir", "w", "x"], monkeypatch).error is None
+
+
+@pytest.mark.parametrize("synopsis", ["toollint replay WITNESS [--bogus N]", "toollint contracts check [--nope] [DIR...]",
+                                      "toollint trace --tool X (--agentdojo DIR | --taskz F)"])
+def test_a_rotten_flag_in_a_synopsis_is_caught(synopsis: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(AssertionError, match="unknown option"):
+        test_documented_command_parses("doc.md:1", synopsis, monkeypatch)
