@@ -118,7 +118,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--config", metavar="FILE", help="read [tool.toollint] from this file")
     where.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     cfg.add_argument("--force-exclude", action="store_true", help="apply exclusions to paths given explicitly")
-    cfg.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N", help="processes to use (0: one per CPU)")
+    cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
+                     help="processes to use (default 0: one per CPU, serial for small runs)")
 
 
 def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
