@@ -25,11 +25,11 @@ from toollint.validate.subjects import agentdojo_subjects, minibank_subject
 
 MINIBANK_DIR = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
 
-# The CI sample: a fixed seed and a small budget, and the floors measured on it (docs/validation.md
-# has the full-run figures). The targets are 90% overall and 75% per class; the dynamic
-# half does not reach them yet, and this test says so instead of hiding it.
+# The CI sample: a fixed seed and a small budget (docs/validation.md has the full-run figures). It
+# measures 93% overall (13 of 14; the survivor is a static-only shape) and 100% in every behavioural
+# class, so the floors are the targets: 90% overall and 75% per class.
 CI_SEED, CI_BUDGET = 7, 14
-CI_FLOOR_OVERALL, CI_FLOOR_CLASS = 0.75, 0.6
+CI_FLOOR_OVERALL, CI_FLOOR_CLASS = 0.9, 0.75
 
 
 def _finding(code: str, tool: str, message: str, line: int = 1) -> Finding:
