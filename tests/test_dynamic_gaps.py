@@ -11,6 +11,7 @@ import pytest
 from toollint.contracts.loader import load_contracts
 from toollint.dynamic.checker import ToolReport
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
+from toollint.dynamic.replay import replay
 
 from toollint.settings import Settings
 
@@ -67,3 +68,18 @@ def test_negative_and_joint_none_probes_reach_their_guards(run: ConfirmRun) -> N
     for tool, clause in (("charge_fee", "pre.fee_not_negative"), ("update_account", "pre.something_to_update")):
         row = next(r for r in by_tool(run)[tool].rows if r.clause_id == clause)
         assert (row.verdict, row.scored) == ("CONFORMS", 1), (tool, row.detail)
+
+
+def test_sentences_say_what_was_raised(run: ConfirmRun) -> None:
+    messages = {f.properties["clause"] + "@" + (f.tool or ""): f.message for f in run.findings}
+    crash = messages["eff.status_closed@close_account_crashing"]
+    assert "close_account_crashing(account_id='A1') raised KeyError ('A0') on a legal call, so " \
+           "eff.status_closed is false" in crash
+    wrong = messages["pre.account_exists@freeze_account_keyerror"]
+    assert "raised KeyError, not the declared ValueError, when pre.account_exists was false" in wrong
+
+
+def test_a_legal_call_that_raises_replays_as_still_violating(run: ConfirmRun) -> None:
+    f = next(f for f in run.findings if f.tool == "close_account_crashing")
+    outcome = replay(f.properties["witness"], repeat=1)
+    assert outcome.code == 1 and outcome.sentence.startswith("STILL VIOLATES eff.status_closed (TL203)")
