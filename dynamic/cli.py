@@ -73,19 +73,29 @@ def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) 
     """Attach verdicts to the static findings and add the TL2xx findings, grouped by file."""
     if not (getattr(args, "confirm", False) or getattr(args, "confirm_all", False)):
         return result
-    from toollint.dynamic.confirm import confirm_findings
+    from toollint.dynamic.confirm import confirm, summary_lines
     from toollint.dynamic.witness import display_path
 
     from toollint.engine import FileResult
 
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not getattr(args, "quiet", False) else None
+    quiet = bool(getattr(args, "quiet", False))
+    confirm_all = bool(getattr(args, "confirm_all", False))
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not quiet else None
     static = result.reported
-    found = confirm_findings(static, settings, confirm_all=bool(getattr(args, "confirm_all", False)),
-                             python=getattr(args, "python", None),
-                             witness_dir=Path(args.witness_dir) if getattr(args, "witness_dir", None) else None,
-                             progress=progress)
+    if not confirm_all and not any(f.code.startswith("TL1") for f in static) and not quiet:
+        # --confirm probes the tools the static rules flagged: a selection without TL1 picks none.
+        sys.stderr.write("toollint: warning: --confirm: no static (TL1xx) finding selects a tool to probe; "
+                         "select TL1 or use --confirm-all\n")
+    found, run = confirm(static, settings, confirm_all=confirm_all, python=getattr(args, "python", None),
+                         witness_dir=Path(args.witness_dir) if getattr(args, "witness_dir", None) else None,
+                         progress=progress, linted=[r.path for r in result.files])
     if progress is not None:
         progress.done()
+    if not quiet and run.reports:
+        sys.stderr.writelines(line + "\n" for line in summary_lines(run))
+    elif not quiet:
+        sys.stderr.write("confirm: no contract covers the tools checked (bundled library and contract-dirs); "
+                         "`toollint contracts draft TOOLREF` starts one\n")
     for f in static:
         verdict = f.properties.get("verdict")
         if verdict:

@@ -130,13 +130,27 @@ def _finding(report: ToolReport, row: Any) -> Finding:
     )
 
 
-def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding], confirm_all: bool) -> list[Contract]:
-    """Contracts of tools with a static finding (by function name), or all with `confirm_all`."""
+def covers_file(contract: Contract, path: str) -> bool:
+    """Whether `path` can be the file the contract's tool lives in: the same file name as the
+    contract's `source.file`. (Only the name: a vendored or copied module still counts, while a
+    project's own `tools.py` never picks up the bundled AgentDojo contract for `banking_client.py`.)"""
+    return not contract.source.file or Path(path).name == Path(contract.source.file).name
+
+
+def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding], confirm_all: bool,
+                     linted: Sequence[str] | None = None) -> list[Contract]:
+    """Contracts of tools with a static finding, or, with `confirm_all`, of every contracted tool in
+    the linted files. A contract matches by tool name and by its source file, so a project's own
+    `send_money` never picks up the bundled AgentDojo contract. `linted=None`: no file filter."""
     contracts = list(contracts)
     if confirm_all:
-        return contracts
-    flagged = {f.tool.rsplit(".", 1)[-1] for f in findings if f.tool}
-    return [c for c in contracts if c.tool_name in flagged]
+        if linted is None:
+            return contracts
+        return [c for c in contracts if any(covers_file(c, p) for p in linted)]
+    flagged = [f for f in findings if f.tool]
+    return [c for c in contracts
+            if any(f.tool.rsplit(".", 1)[-1] == c.tool_name and covers_file(c, f.path)  # type: ignore[union-attr]
+                   for f in flagged)]
 
 
 def verdict_for(finding: Finding, report: ToolReport) -> tuple[str, str | None, str]:
@@ -169,12 +183,44 @@ def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all
     Contract-loading problems are returned as their TL3xx findings, so a broken contract is reported
     and the other tools are still checked.
     """
+    return confirm(findings, settings, confirm_all=confirm_all, python=python, contract_dirs=contract_dirs,
+                   witness_dir=witness_dir, progress=progress)[0]
+
+
+def summary_lines(run: ConfirmRun) -> list[str]:
+    """What a run decided, per tool verdict and per clause row: UNTESTABLE is counted and its tools
+    named with the reason, never folded into the passes."""
+    tools: dict[str, list[str]] = {CONFORMS: [], VIOLATES: [], UNTESTABLE: [], FLAKY: []}
+    for r in run.reports:
+        tools.setdefault(r.verdict, []).append(r.tool)
+    rows = run.counts()
+    per_tool = ", ".join(f"{len(tools[v])} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
+    per_row = ", ".join(f"{rows[v]} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
+    lines = [f"confirm: {len(run.reports)} tool(s): {per_tool}; clause rows: {per_row}"]
+    by_reason: dict[str, list[str]] = {}
+    for r in run.reports:
+        if r.verdict == UNTESTABLE:
+            reasons = sorted({row.reason for row in r.clause_rows if row.reason})
+            why = r.error or ", ".join(reasons) or "no clause could be scored"
+            by_reason.setdefault(why.replace(f"{r.tool}: ", "", 1), []).append(r.tool)
+    for why, names in by_reason.items():  # one line per reason: a host that cannot start is one line
+        lines.append(f"confirm: UNTESTABLE {', '.join(names)}: {why}")
+    return lines
+
+
+def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
+            python: str | None = None, contract_dirs: Sequence[Path | str] = (),
+            witness_dir: Path | None = None,
+            progress: Callable[[str], None] | None = None,
+            linted: Sequence[str] | None = None) -> tuple[list[Finding], ConfirmRun]:
+    """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
+    `linted`: the files the static pass read, which bound `confirm_all`."""
     dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
                               *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
     contracts, errors = load_contracts(dirs)
-    chosen = select_contracts(contracts, findings, confirm_all)
+    chosen = select_contracts(contracts, findings, confirm_all, linted)
     run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress)
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:
@@ -201,4 +247,4 @@ def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all
                                path=str(report.contract.path),
                                line=report.contract.line, tool=report.tool,
                                properties={"verdict": UNTESTABLE}))
-    return out
+    return out, run
