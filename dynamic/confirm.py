@@ -37,6 +37,7 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
 from toollint.dynamic.witness import sentence, write_witness
 
+from toollint.files import display_path
 from toollint.model import Finding
 from toollint.settings import Settings
 
@@ -236,7 +237,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             f.properties["verdict_detail"] = report.error
     out = list(run.findings)
     for e in errors:
-        out.append(Finding(code=e.code, message=e.message, path=e.path, line=e.line, col=e.col))
+        out.append(Finding(code=e.code, message=e.message, path=display_path(Path(e.path)), line=e.line, col=e.col))
     for report in run.reports:
         if report.error and report.contract is not None:
             # A host that cannot start is reported on the static findings (verdict_detail); a contract
@@ -244,7 +245,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             if "is not among" not in report.error:
                 continue
             out.append(Finding(code="TL309", message=f"UNTESTABLE {report.tool}: {report.error}",
-                               path=str(report.contract.path),
+                               path=display_path(Path(report.contract.path)),
                                line=report.contract.line, tool=report.tool,
                                properties={"verdict": UNTESTABLE}))
     return out, run
