@@ -174,3 +174,17 @@ def test_several_outputs_are_rendered_once(project: Path, monkeypatch: pytest.Mo
     main(["check", "-q", "--sarif-output", "a.sarif", "--sarif-output", "b.sarif", "suite"])
     assert len(calls) == 1  # so a cap warning is printed once, too
     assert _load("a.sarif") == _load("b.sarif")
+
+
+def test_text_alias_with_a_sarif_side_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's own example: `--output-format text --sarif-output toollint.sarif`."""
+    (tmp_path / "t.py").write_text(
+        "from typing import Annotated\n"
+        "def f(db: Annotated[dict, Depends('db')], n: int | None = None) -> None:\n"
+        "    if n:\n        db['n'] = n\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--output-format", "text", "--sarif-output", "toollint.sarif", "t.py"]) == 1
+    assert "t.py:3:8: TL104 [truthiness-on-falsy-legal-arg]" in capsys.readouterr().out
+    assert json.loads((tmp_path / "toollint.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "TL104"

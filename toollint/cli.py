@@ -30,7 +30,7 @@ from toollint.settings import Settings
 from toollint.trace import check as trace_cli
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("concise", "full", "json", "sarif")
+OUTPUT_FORMATS = ("concise", "text", "full", "json", "sarif")  # "text" is an alias of concise (flake8's word)
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
 # Subcommands implemented elsewhere: name -> (module, function taking argv, help). Each is offered only
@@ -278,7 +278,9 @@ def report(args: argparse.Namespace, settings: Settings, result: RunResult) -> i
 
 def choose_writer(args: argparse.Namespace, settings: Settings, result: RunResult) -> Callable[[TextIO], None]:
     reported = result.reported
-    output_format = "full" if args.show_source and args.output_format == "concise" else args.output_format
+    output_format = "concise" if args.output_format == "text" else args.output_format
+    if args.show_source and output_format == "concise":
+        output_format = "full"
     if args.statistics:
         if output_format == "json":
             from toollint.reporters.json_ import write_statistics_json
