@@ -12,13 +12,13 @@ DYNAMIC = [
     ("TL201", "unenforced-precondition", "A call that violates a declared precondition succeeds or changes state",
      "A precondition-violating call succeeds (no declared error) or changes state.", "Unenforced Precondition"),
     ("TL202", "ignored-argument", "Changing an effective argument does not change the post-state",
-     "Two successful calls differing only in an effective argument's value leave identical post-states, "
-     "or an effect clause reading that argument fails.", "Ignored Argument"),
+     ("Two successful calls differing only in an effective argument's value leave identical post-states, "
+      "or an effect clause reading that argument fails."), "Ignored Argument"),
     ("TL203", "partial-effect", "A declared effect did not happen on a successful call",
      "An effect clause not reading an effective argument fails on a successful call.", "Partial Effect"),
     ("TL204", "phantom-effect", "The result reports success while no declared effect happened",
-     "Under a biconditional success signal, the result reports success while every testable effect "
-     "clause failed on that call.", "Phantom Effect"),
+     ("Under a biconditional success signal, the result reports success while every testable effect "
+      "clause failed on that call."), "Phantom Effect"),
     ("TL205", "reset-leak", "State survives the benchmark's reset",
      "The snapshot after reset() differs from the initial snapshot.", "Reset Leak"),
     ("TL206", "frame-violation", "A successful call changed state outside its declared effects",
@@ -41,8 +41,8 @@ CONTRACT = [
 
 TRACE = [
     ("TL401", "ungrounded-oracle", "A grader decides a state change from the actor's claim, not from state",
-     "The grader reads the tool's returned message or the request the agent sent to decide that a state "
-     "change happened, instead of reading the state itself."),
+     ("The grader reads the tool's returned message or the request the agent sent to decide that a state "
+      "change happened, instead of reading the state itself.")),
 ]
 
 ENGINE = [
