@@ -159,3 +159,12 @@ def test_ledger_sorts_in_chromium(ledger: Ledger, chromium: str, tmp_path: Path,
     assert values == sorted(values, reverse=reverse)
     unsorted = _ledger_rows(render_report(ledger))
     assert [r[index] for r in unsorted] != values  # the page's script did the sorting
+
+
+def test_task_lines_say_how_each_basis_exposes_the_field() -> None:
+    """A whole-state comparison does not 'read' the field; the report says what the grader does."""
+    from toollint.trace.readsites import BASES
+    from toollint.trace.report_html import _HOW
+
+    assert set(_HOW) == set(BASES)
+    assert _HOW["exact_field"] == "reads" and "whole state" in _HOW["whole_state_hash"]

@@ -19,6 +19,14 @@ from toollint.model import Finding
 from toollint.trace.ledger import LEDGER_COLUMNS, Defect, Ledger
 from toollint.trace.readsites import BASES
 
+# How a grader's read exposes the field, per basis: only exact_field reads the field itself.
+_HOW = {
+    "exact_field": "reads",
+    "collection_only": "reads only the collection holding",
+    "whole_state_hash": "compares the whole state, which holds",
+    "unresolved": "makes a read toollint cannot resolve, counted as exposing",
+}
+
 MAX_SITE_NODES = 12
 MAX_WITNESS_CHARS = 4000
 BASIS_COLOURS: dict[str, str] = {"exact_field": "#c0392b", "whole_state_hash": "#8e44ad", "collection_only": "#d68910",
@@ -111,7 +119,8 @@ def _defect_section(ledger: Ledger, defect: Defect) -> str:
         if tasks:
             out.append(f"<h3>{_badge(basis)} {len(tasks)} task(s)</h3><ul>")
             out += [f"<li><code>{escape(r.task)}</code> &larr; {escape(r.grader)} at "
-                    f"<code>{escape(r.read_site)}</code> reads <code>{escape(r.field)}</code></li>" for r in tasks]
+                    f"<code>{escape(r.read_site)}</code> {_HOW[basis]} <code>{escape(r.field)}</code></li>"
+                    for r in tasks]
             out.append("</ul>")
     out.append("</section>")
     return "".join(out)
