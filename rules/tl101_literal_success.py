@@ -5,7 +5,8 @@
 Flags a state-writing tool that returns a constant success message (a string, an f-string whose
 literal text announces success, or a dict/tuple of such, like `{"message": "... updated."}`) on a
 path on which no state write is guaranteed: every write sits under a condition the return does not
-share, inside a `try` whose failure is swallowed, or nothing is written at all.
+share, or nothing is written at all; or some write sits in a `try` whose `except` swallows its
+failure, so the reply can announce a write that failed.
 
 ## Why is this bad?
 
@@ -49,7 +50,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from toollint.analysis import is_writer, write_guaranteed_before
+from toollint.analysis import FunctionSummary, function_nodes, is_writer, write_guaranteed_before
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
@@ -103,16 +104,22 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         summary = analysis.summary(tool)
         if not is_writer(tool, summary):
             continue
+        swallowed = swallowed_writes(tool.node, summary)
         for ret in summary.returns:
             if not is_success_message(ret.value):
                 continue
-            if write_guaranteed_before(tool.node.body, ret, summary):
+            if not write_guaranteed_before(tool.node.body, ret, summary):
+                why = (
+                    "nothing is written at all"
+                    if not summary.writes
+                    else "every write sits under a condition or a swallowed `try` this return does not share"
+                )
+            elif swallowed and not _inside(swallowed[0][0], ret):
+                write, handler = swallowed[0]
+                why = (f"the write at line {write.lineno} is in a `try` whose `except` (line {handler.lineno}) "
+                       "swallows its failure")
+            else:
                 continue
-            why = (
-                "nothing is written at all"
-                if not summary.writes
-                else "every write sits under a condition or a swallowed `try` this return does not share"
-            )
             yield ctx.finding(
                 "TL101",
                 ret,
@@ -121,3 +128,28 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 tool=tool.qualname,
                 writes=sorted({w.path for w in summary.writes}),
             )
+
+
+def swallowed_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                     summary: FunctionSummary) -> list[tuple[ast.stmt, ast.ExceptHandler]]:
+    """Writing statements inside a `try` one of whose handlers neither re-raises nor returns: the
+    write can fail while the tool goes on to report success."""
+    out = []
+    for node in function_nodes(fn):
+        if not isinstance(node, ast.Try):
+            continue
+        handler = next((h for h in node.handlers if not _leaves(h.body)), None)
+        if handler is None:
+            continue
+        for stmt in node.body:
+            if id(stmt) in summary.writing_nodes:
+                out.append((stmt, handler))
+    return sorted(out, key=lambda pair: pair[0].lineno)
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    return any(isinstance(s, (ast.Raise, ast.Return)) for s in body)
+
+
+def _inside(outer: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(outer))
