@@ -112,11 +112,11 @@ class MutantResult:
             return (f"masked: the original already violates {', '.join(self.dynamic.masked[:3])}, "
                     "so the mutation adds no new violation")
         if self.dynamic.covering and self.dynamic.legal_errors:
-            return (f"checker gap: a legal call raised ({self.dynamic.legal_errors[0]}), which no clause scores; "
-                    f"clause(s) {', '.join(self.dynamic.covering)} cover it")
+            return (f"checker gap: a legal call raised ({self.dynamic.legal_errors[0]}) and every effect clause "
+                    f"still held on it; clause(s) {', '.join(self.dynamic.covering)} cover the mutation")
         if self.dynamic.covering and self.dynamic.wrong_errors:
             return (f"checker gap: the violating call was refused with another error than declared "
-                    f"({self.dynamic.wrong_errors[0]}), which no clause scores")
+                    f"({self.dynamic.wrong_errors[0]}), yet no precondition row was violated")
         if self.dynamic.covering:
             return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
                     "but no probe revealed it")
