@@ -50,7 +50,13 @@ import ast
 import re
 from collections.abc import Iterator
 
-from toollint.analysis import FunctionSummary, function_nodes, is_writer, write_guaranteed_before
+from toollint.analysis import (
+    FunctionSummary,
+    claims_to_write,
+    function_nodes,
+    is_writer,
+    write_guaranteed_before,
+)
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
@@ -102,7 +108,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
     analysis = ctx.analysis
     for tool in analysis.tools:
         summary = analysis.summary(tool)
-        if not is_writer(tool, summary):
+        if not (is_writer(tool, summary) or claims_to_write(tool)):
             continue
         swallowed = swallowed_writes(tool.node, summary)
         for ret in summary.returns:

@@ -773,6 +773,15 @@ def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
     return bool(tool.declared_writer) or summary.writes_state
 
 
+def claims_to_write(tool: ToolInfo) -> bool:
+    """A tool that says it writes: declared a writer, or, undeclared, named with a writing verb
+    (`send_money`, `update_user`) while it has state within reach. Such a tool that writes nothing
+    is the phantom TL101 looks for."""
+    if tool.declared_writer is not None:
+        return tool.declared_writer
+    return bool(tool.roots) and tool.name.lstrip("_").split("_", 1)[0] in WRITE_VERBS
+
+
 def _terminates(stmts: list[ast.stmt]) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break))
 
