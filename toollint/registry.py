@@ -147,3 +147,16 @@ def expand(selectors: Iterable[str]) -> Iterator[str]:
         if not matched:
             raise KeyError(s)
         yield from matched
+
+
+def rules_markdown() -> str:
+    """docs/rules.md: every code with its documentation, under headings whose anchors are `help_uri`'s."""
+    intro = ("Generated from the rule registry (`toollint rule CODE` prints the same text); "
+             "`tests/test_rule_docs.py` keeps it current.")
+    out = ["# toollint rules", "", intro, ""]
+    for r in all_rules():
+        out += [f"## {r.code} {r.name}", "", f"*{r.kind}, default level {r.level}, precision {r.precision}*", ""]
+        body = r.doc.split("\n", 1)[1].strip() if r.doc.startswith("# ") else r.doc.strip()
+        out += [line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in body.splitlines()]
+        out.append("")
+    return "\n".join(out)
