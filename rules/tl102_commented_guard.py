@@ -140,7 +140,7 @@ def promise_line(fn: ast.FunctionDef | ast.AsyncFunctionDef, guard: ast.stmt) ->
 @rule(
     code="TL102",
     name="commented-out-guard",
-    short="A commented-out guard (if/raise, assert, raise) inside a tool body",
+    short="A commented-out guard (if/raise, assert, raise) in a tool or a helper it calls",
     level="warning",
     precision="high",
     tags=("correctness", "unenforced-precondition"),
