@@ -543,14 +543,21 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
             worker.restart(WorkerEvent("reset_leak", f"{report.tool} leaked state past reset", report.tool))
         return run
 
+    aborted = False
     try:
         _run_plan(report, plan, scorer, execute, pristine)
     except _ProbingAborted:
-        pass
+        aborted = True
     failed = next((r for r in report.runs if r.error is not None), None)
     if failed is not None and report.error is None:
         report.error = f"{report.tool}: {failed.error}"
     report.rows = scorer.score(report.runs, report.plan)
+    if aborted:
+        # Clauses whose probes were skipped after the worker hung or died were never tried: the
+        # adapter could not serve them, which is not the same as a state nobody can observe.
+        for row in report.rows:
+            if row.verdict == UNTESTABLE and row.reason == NO_STATE:
+                row.reason, row.detail = UNSUPPORTED, f"not probed: {report.error}"
 
 
 def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[[Probe], ProbeRun],

@@ -77,6 +77,9 @@ def test_bad_input_gives_clear_verdicts(run: ConfirmRun) -> None:
     assert "did not answer within 3 s (worker restarted" in (tools["hang"].error or "")
     hang_effect = next(r for r in tools["hang"].rows if r.clause_id == "eff.nothing")
     assert (hang_effect.verdict, hang_effect.reason) == ("UNTESTABLE", "adapter_unsupported")
+    # clauses whose probes were skipped after the hang say so, rather than "no observable state"
+    reasons = {r.reason for r in tools["hang"].rows if r.verdict == "UNTESTABLE"}
+    assert "adapter_unsupported" in reasons and "no_observable_state" not in reasons
     assert "is not among the 17 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
     handle = next(r for r in tools["attach_handle"].rows if r.clause_id == "eff.nothing_visible")
     assert (handle.verdict, handle.reason) == ("UNTESTABLE", "adapter_unsupported")
