@@ -26,6 +26,7 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from toollint.analysis import MUTATORS
 from toollint.discovery import annotated_class, discover_tools, resolve_annotation, type_aliases
 from toollint.settings import Settings
 
@@ -46,9 +47,6 @@ DEFECT_CLASSES = (
 )
 CONTROL = "control"
 
-MUTATING_METHODS = frozenset(
-    ["append", "extend", "insert", "update", "pop", "popitem", "remove", "clear", "setdefault", "add", "discard", "sort", "reverse", "__setitem__", "__delitem__"]
-)
 # Helper methods whose name starts with one of these verbs are assumed to write when their class is
 # not defined in the module (so their body cannot be read).
 WRITER_VERBS = (
@@ -283,7 +281,7 @@ class ModuleFacts:
         root = _chain_root(obj)
         if root not in set(t.roots) | t.aliases:
             return False
-        if method in MUTATING_METHODS:
+        if method in MUTATORS:  # the same mutator methods the shared analysis counts as writes
             return True
         if isinstance(obj, cst.Name) and obj.value in t.roots:
             cls = t.roots[obj.value]
