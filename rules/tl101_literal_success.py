@@ -53,6 +53,7 @@ from collections.abc import Iterator
 from toollint.analysis import (
     FunctionSummary,
     claims_to_write,
+    contains,
     function_nodes,
     is_writer,
     write_guaranteed_before,
@@ -120,7 +121,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     if not summary.writes
                     else "every write sits under a condition or a swallowed `try` this return does not share"
                 )
-            elif swallowed and not _inside(swallowed[0][0], ret):
+            elif swallowed and not contains(swallowed[0][0], ret):
                 write, handler = swallowed[0]
                 why = (f"the write at line {write.lineno} is in a `try` whose `except` (line {handler.lineno}) "
                        "swallows its failure")
@@ -156,6 +157,3 @@ def swallowed_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef,
 def _leaves(body: list[ast.stmt]) -> bool:
     return any(isinstance(s, (ast.Raise, ast.Return)) for s in body)
 
-
-def _inside(outer: ast.AST, node: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(outer))

@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from toollint.analysis import ParamInfo, function_nodes
+from toollint.analysis import ParamInfo, contains, function_nodes
 from toollint.context import ModuleContext
 from toollint.discovery import ToolInfo
 from toollint.inference import MAX_DEPTH as MAX_ALIAS_DEPTH
@@ -141,7 +141,7 @@ def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -
     """The innermost statement of `fn` that contains `target`."""
     best: ast.stmt | None = None
     for node in function_nodes(fn):
-        if not isinstance(node, ast.stmt) or not any(n is target for n in ast.walk(node)):
+        if not isinstance(node, ast.stmt) or not contains(node, target):
             continue
         if best is None or (node.lineno, node.col_offset) >= (best.lineno, best.col_offset):
             best = node

@@ -823,7 +823,7 @@ def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: Fu
     for s in stmts:
         if s is target:
             return guaranteed
-        if _contains(s, target):
+        if contains(s, target):
             inner: bool | None = None
             if isinstance(s, ast.Try):
                 in_body = write_guaranteed_before(s.body, target, summary)
@@ -906,7 +906,8 @@ def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
             if isinstance(b, list)]
 
 
-def _contains(outer: ast.AST, target: ast.AST) -> bool:
+def contains(outer: ast.AST, target: ast.AST) -> bool:
+    """`target` is `outer` or a node inside it (by identity)."""
     return any(n is target for n in ast.walk(outer))
 
 
