@@ -177,7 +177,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             continue
         # Types are worked out only for parameters that are truth-tested at all: following an
         # imported alias reads another module, which most parameters never need.
-        tested = {name.id for name, _, _ in truth_tests(tool.node, {p.name for p in summary.params})}
+        tests = list(truth_tests(tool.node, {p.name for p in summary.params}))
+        tested = {name.id for name, _, _ in tests}
         candidates: dict[str, list[str]] = {}
         resolver = partial(resolve_alias, ctx.tree, ctx.module_name, ctx.path)
         for p in summary.params:
@@ -187,7 +188,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 candidates[p.name] = values
         if not candidates:
             continue
-        for name, test_node, form in truth_tests(tool.node, set(candidates)):
+        for name, test_node, form in (t for t in tests if t[0].id in candidates):
             stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(tool.node, test_node)
             gates = stmt is not None and id(stmt) in summary.writing_nodes
             if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(
