@@ -110,6 +110,8 @@ class ClauseResult:
     clause: Clause | None = None
     rerun: dict[str, Any] | None = None  # confirmation outcome
     witness: Path | None = None
+    # An order-dependent violation: the calls, in order, that reproduce it (the witnesses among them).
+    history: list[ProbeRun] = field(default_factory=list)
 
 
 @dataclass
@@ -220,7 +222,9 @@ class Scorer:
     def reproduces(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> bool:
         """Does a re-run of the row's witness call(s) give the same violation?"""
         fresh = [r for r in self.score(reruns) if r.clause_id == row.clause_id]
-        return bool(fresh) and fresh[0].verdict == VIOLATES and fresh[0].code == row.code
+        # An order-dependent row keeps its TL205 though the clause alone reads as the effect's class.
+        return bool(fresh) and fresh[0].verdict == VIOLATES and (
+            fresh[0].code == row.code or (bool(row.history) and row.code == "TL205"))
 
     # -- per clause ------------------------------------------------------------------------------
 
@@ -611,6 +615,7 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
         for report in reports:
             assert report.contract is not None
             scorer = Scorer(report.contract, report.meta)
+            unreproduced: list[ClauseResult] = []
             for row in report.violations:
                 originals = [r for r in (row.run, row.partner) if r is not None]
                 reruns = []
@@ -628,12 +633,100 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
                                     if (op in a.changes) != (op in b.changes)})
                 row.rerun = {"agrees": again, "runs": 2, "fresh_process": True, "differing_paths": differing}
                 if not again:
-                    row.verdict = FLAKY
-                    row.detail += ("; a re-run in a fresh worker did not reproduce it"
-                                   + (f" (paths that differed: {', '.join(differing[:5])})" if differing else ""))
+                    unreproduced.append(row)
+            history = _History(worker, report, tool_tags(report.contract, tags), options)
+            for row in unreproduced:
+                history.settle(row, scorer)
+            if any(row.history for row in report.violations):
+                # The tool carries state from call to call, so a row that reproduced in the shared
+                # confirmation worker may have leaned on the re-runs before it: each is tried alone.
+                for row in report.violations:
+                    if all(row is not u for u in unreproduced) and not history.alone_reproduces(row, scorer):
+                        history.settle(row, scorer)
+            if history.nondeterministic is not None:  # the next tool's re-runs start from a pristine process
+                worker.restart(WorkerEvent("history", "back to a pristine worker", report.tool))
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
+
+
+class _History:
+    """The calls the check made to one tool, re-run in order in a fresh worker up to a witness.
+
+    A violation that a fresh worker reproduces only after its predecessors is order-dependent: a module
+    global, cache or class attribute carried state from one call to the next, which is what a reset
+    leak does to a benchmark's episodes. The replay is made once per tool, as far as the latest witness
+    asks, and shared by its rows.
+    """
+
+    def __init__(self, worker: Worker, report: ToolReport, tags: dict[str, list[str]],
+                 options: CheckOptions) -> None:
+        self.worker, self.report, self.tags, self.options = worker, report, tags, options
+        self.replayed: list[ProbeRun] = []
+        self.failed = False
+        self.nondeterministic: bool | None = None  # did the first witness reproduce alone?
+
+    def settle(self, row: ClauseResult, scorer: Scorer) -> None:
+        """A row the witness alone did not reproduce: order-dependent (TL205) or FLAKY."""
+        assert row.rerun is not None
+        earlier = self.reproduces(row, scorer)
+        if earlier:
+            # Alone the call conforms; after the calls that preceded it, it does not: the process
+            # kept state across calls that the benchmark's reset does not clear.
+            row.code = "TL205"
+            row.rerun.update(agrees=True, history=earlier)
+            row.detail += (f"; reproduced in a fresh worker only after the {earlier} call(s) that "
+                           f"preceded it: state outside the environment survives reset")
+        else:
+            row.verdict = FLAKY
+            row.rerun["agrees"] = False
+            differing = row.rerun.get("differing_paths") or []
+            row.detail += ("; a re-run in a fresh worker did not reproduce it"
+                           + (f" (paths that differed: {', '.join(differing[:5])})" if differing else ""))
+
+    def alone_reproduces(self, row: ClauseResult, scorer: Scorer) -> bool:
+        """The witness alone, in one more fresh process. (Used first to tell a flake from order
+        dependence: a violation that comes back without its predecessors varies between processes.)"""
+        self.replayed = []  # that process is gone; a later history starts again from the top
+        self.worker.restart(WorkerEvent("history", "the witness alone, once more", self.report.tool))
+        pristine = self.worker.request("pristine")
+        again = [run_probe(self.worker, r.probe, pristine["state"], pristine["state_hash"], self.tags,
+                           self.options.deadline, want_view=False) for r in (row.run, row.partner) if r is not None]
+        return scorer.reproduces(row, again)
+
+    def _extend(self, upto: int) -> None:
+        if not self.replayed:
+            self.worker.restart(WorkerEvent("history", "replaying the calls before a witness", self.report.tool))
+        pristine = self.worker.request("pristine")
+        for earlier in self.report.runs[len(self.replayed): upto + 1]:
+            again = run_probe(self.worker, earlier.probe, pristine["state"], pristine["state_hash"], self.tags,
+                              self.options.deadline, want_view=False)
+            self.replayed.append(again)
+            if again.error is not None:
+                self.failed = True
+                return
+            if again.reset_hash and again.pre_hash and again.reset_hash != again.pre_hash:
+                self.worker.restart(WorkerEvent("reset_leak", "history replay leaked state past reset",
+                                                self.report.tool))
+
+    def reproduces(self, row: ClauseResult, scorer: Scorer) -> int:
+        """How many earlier calls the violation needed to reproduce (0: it did not)."""
+        witnesses = [r for r in (row.run, row.partner) if r is not None]
+        positions = [i for i, r in enumerate(self.report.runs) if any(r is w for w in witnesses)]
+        if not positions or max(positions) == 0 or len(positions) != len(witnesses):
+            return 0
+        if self.nondeterministic is None:
+            self.nondeterministic = self.alone_reproduces(row, scorer)
+        if self.nondeterministic:
+            return 0
+        if len(self.replayed) <= max(positions) and not self.failed:
+            self._extend(max(positions))
+        if self.failed or len(self.replayed) <= max(positions):
+            return 0
+        if not scorer.reproduces(row, [self.replayed[i] for i in positions]):
+            return 0
+        row.history = self.report.runs[: max(positions) + 1]
+        return max(positions)
 
 
 def declared_error(clause: Clause) -> str | None:

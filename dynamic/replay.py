@@ -58,8 +58,14 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     if python:
         spec.python = python
     originals = [_probe_of(probe_data)] + ([_probe_of(data["partner"])] if data.get("partner") else [])
+    # An order-dependent witness is its whole call sequence; the witnesses sit at `history_positions`.
+    sequence = [_probe_of(h) for h in data.get("history") or []] or originals
+    positions = list(data.get("history_positions") or []) if data.get("history") else list(range(len(originals)))
+    if any(not isinstance(i, int) or not 0 <= i < len(sequence) for i in positions) or not positions:
+        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: {path} has history positions outside its history")
     tool = str(data.get("tool") or originals[0].tool)
-    call = call_text(tool, originals[0].args)
+    call = call_text(tool, originals[0].args) + (f" after {len(sequence) - 1} earlier call(s)"
+                                                  if data.get("history") else "")
     recorded = _summary(probe_data.get("result", {}).get("status"), probe_data.get("diff") or [])
     outcomes: list[bool] = []
     diffs: list[list[dict[str, Any]]] = []
@@ -80,16 +86,18 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
                 return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: tool {tool!r} is gone", details)
             tags = tool_tags(contract, {"volatile": list(hello.get("volatile_paths") or []),
                                         "derived": list(hello.get("derived_paths") or [])})
-            runs: list[ProbeRun] = [run_probe(worker, p, pristine["state"], pristine["state_hash"], tags, deadline)
-                                    for p in originals]
+            ran: list[ProbeRun] = [run_probe(worker, p, pristine["state"], pristine["state_hash"], tags, deadline)
+                                   for p in sequence]
+            runs = [ran[i] for i in positions]
         except WorkerError as exc:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {exc}", details)
         finally:
             worker.close()
-        failed = next((r for r in runs if r.error is not None), None)
+        failed = next((r for r in ran if r.error is not None), None)
         if failed is not None:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {failed.error}", details)
-        row = ClauseResult(clause_id, str(clause_data.get("id", "")).split(".", 1)[0], "VIOLATES", code=code)
+        row = ClauseResult(clause_id, str(clause_data.get("id", "")).split(".", 1)[0], "VIOLATES", code=code,
+                           history=ran if data.get("history") else [])
         outcomes.append(Scorer(contract, meta).reproduces(row, runs))
         diffs.append(runs[0].changes)
         details.append(f"run {attempt + 1}: {_summary(runs[0].status, runs[0].changes)} -> "

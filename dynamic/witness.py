@@ -108,6 +108,9 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
         what = f"left the same state as {name}={row.partner.args.get(name)!r}: the argument was ignored"
     elif row.code == "TL204":
         what = f"reported success while every effect clause failed; {changed}"
+    elif row.code == "TL205" and row.history:
+        what = (f"conforms alone but not after the {len(row.history) - 1} earlier call(s) in the same process: "
+                f"state kept outside the environment survives reset")
     elif row.code == "TL205":
         what = "left state behind: the environment after reset differs from the one before the call"
     elif row.code == "TL206" or row.kind == "frame":
@@ -188,6 +191,11 @@ def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
         },
         "confirmed": row.rerun,
     }
+    if row.history:
+        # Order-dependent: replay runs these calls in one worker, in order; the witnesses are among them.
+        data["history"] = [_run_json(r) for r in row.history]
+        data["history_positions"] = [i for i, r in enumerate(row.history)
+                                     if r is row.run or r is row.partner]
     return data
 
 

@@ -58,6 +58,8 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
         "archive_account": ("CONFORMS", {}),
         "add_audit_note": ("VIOLATES", {"reset": "TL205"}),
         "add_note": ("CONFORMS", {}),
+        # The cached session: alone each call conforms, after the earlier calls it writes elsewhere.
+        "set_balance_cached": ("VIOLATES", {"eff.balance_set": "TL205", "arg.balance": "TL205"}),
         "rename_owner_noisy": ("VIOLATES", {"frame.other_accounts_and_stats": "TL206"}),
         "rename_owner": ("CONFORMS", {}),
         "chatty_deposit": ("CONFORMS", {}),  # its print went to the log, not the protocol
@@ -80,7 +82,7 @@ def test_bad_input_gives_clear_verdicts(run: ConfirmRun) -> None:
     # clauses whose probes were skipped after the hang say so, rather than "no observable state"
     reasons = {r.reason for r in tools["hang"].rows if r.verdict == "UNTESTABLE"}
     assert "adapter_unsupported" in reasons and "no_observable_state" not in reasons
-    assert "is not among the 17 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
+    assert "is not among the 18 tools the toolkit host lists" in (tools["no_such_tool"].error or "")
     handle = next(r for r in tools["attach_handle"].rows if r.clause_id == "eff.nothing_visible")
     assert (handle.verdict, handle.reason) == ("UNTESTABLE", "adapter_unsupported")
     assert "state at /accounts/0/handle is not JSON-serialisable (a object)" in handle.detail
@@ -123,8 +125,9 @@ def test_findings_and_witness_files(run: ConfirmRun) -> None:
     assert witness["replay"] == f"toollint replay {tl201.properties['witness']}"
 
 
-def _witness(run: ConfirmRun, clause: str) -> Path:
-    return Path(next(f.properties["witness"] for f in run.findings if f.properties["clause"] == clause))
+def _witness(run: ConfirmRun, clause: str, tool: str = "set_balance_truthy") -> Path:
+    return Path(next(f.properties["witness"] for f in run.findings
+                     if f.properties["clause"] == clause and f.tool == tool))
 
 
 def test_replay_still_violates(run: ConfirmRun, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,6 +165,22 @@ def test_replay_not_faithful(run: ConfirmRun, tmp_path: Path) -> None:
     assert replay(bad).code == 2
 
 
+def test_state_kept_outside_the_environment_is_a_reset_leak_found_by_replaying_history(run: ConfirmRun) -> None:
+    # The reset hash cannot see a module global holding the first environment; the order can.
+    row = next(r for r in by_tool(run)["set_balance_cached"].violations if r.clause_id == "eff.balance_set")
+    assert row.verdict == "VIOLATES" and row.code == "TL205"
+    assert row.rerun is not None and row.rerun["agrees"] and row.rerun["history"] >= 1
+    assert "only after the" in row.detail and "survives reset" in row.detail
+    # The conforming twin with the same contract is not touched by the replay.
+    assert by_tool(run)["set_balance"].verdict == "CONFORMS"
+    # The witness carries the call sequence, and replaying it in a fresh worker reproduces the leak.
+    witness = _witness(run, "eff.balance_set", tool="set_balance_cached")
+    data = json.loads(witness.read_text())
+    assert len(data["history"]) == row.rerun["history"] + 1 and data["history_positions"] == [row.rerun["history"]]
+    outcome = replay(witness, repeat=1)
+    assert outcome.code == 1 and "after " in outcome.sentence and "earlier call(s)" in outcome.sentence
+
+
 def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The flaky tool drops falsy balances only in odd-numbered worker processes.
@@ -171,7 +190,7 @@ def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
     assert report.verdict == "FLAKY"
     assert {r.clause_id: r.verdict for r in report.violations} == {"eff.balance_set": "FLAKY", "arg.balance": "FLAKY"}
     assert all("did not reproduce" in r.detail for r in report.violations)
-    witness = _witness(result, "arg.balance")
+    witness = _witness(result, "arg.balance", tool="set_balance_flaky")
     outcome = replay(witness, repeat=2)  # process 3 drops it, process 4 does not
     assert outcome.code == 3 and outcome.sentence.startswith("FLAKY arg.balance (TL202)")
     assert "reproduced in 1 of 2 fresh runs" in outcome.sentence
