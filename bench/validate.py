@@ -27,7 +27,7 @@ from toollint.contracts.loader import bundled_library_dir, load_contracts
 
 from toollint.validate import constructed, replay, report
 from toollint.validate.harness import ValidationRun, run
-from toollint.validate.subjects import agentdojo_subjects, minibank_subject
+from toollint.validate.subjects import agentdojo_registered_tools, agentdojo_subjects, minibank_subject
 
 MINIBANK = HERE.parent / "tests" / "fixtures" / "mutation" / "minibank"
 
@@ -52,17 +52,19 @@ def main() -> int:
     start = time.perf_counter()
     python = ensure_agentdojo_venv()
     src = package_dir(python, "agentdojo")
+    registered = agentdojo_registered_tools(str(python))
     out: dict[str, object] = {}
     if not args.skip_mutation:
         out["minibank"] = _section("minibank, every mutant, static + dynamic",
                                    run([minibank_subject(MINIBANK)], seed=args.seed, dynamic=True))
         out["agentdojo_static"] = _section("AgentDojo v1 tool modules, every mutant, static half",
-                                           run(agentdojo_subjects(src), seed=args.seed))
+                                           run(agentdojo_subjects(src, registered=registered), seed=args.seed))
     if args.agentdojo_budget is not None and not args.skip_mutation:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
             f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed})",
-            run(agentdojo_subjects(src, str(python)), seed=args.seed, budget=budget, dynamic=True))
+            run(agentdojo_subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
+                dynamic=True))
     if args.gold_replay:
         contracts, _ = load_contracts([bundled_library_dir()])
         replay_start = time.perf_counter()

@@ -112,6 +112,11 @@ class ClauseResult:
     witness: Path | None = None
     # An order-dependent violation: the calls, in order, that reproduce it (the witnesses among them).
     history: list[ProbeRun] = field(default_factory=list)
+    failing_calls: set[str] = field(default_factory=set)  # keys of the calls it was false on
+
+    def fail(self, run: ProbeRun) -> None:
+        self.failing += 1
+        self.failing_calls.add(run.probe.key())
 
 
 @dataclass
@@ -285,7 +290,7 @@ class Scorer:
             accepted = run.status == "ok"
             wrong = wrong_error(clause, run)
             if accepted or changed or wrong:
-                row.failing += 1
+                row.fail(run)
                 if row.run is None:
                     row.run = run
                     what = "succeeded" if accepted else f"failed ({run.result.get('error_type')})"
@@ -325,7 +330,7 @@ class Scorer:
             row.scored += 1
             if holds:
                 continue
-            row.failing += 1
+            row.fail(run)
             if row.run is None:
                 row.run = run
                 if clause.kind == "eff":
@@ -336,7 +341,8 @@ class Scorer:
         raised = [r for r in legal_raised if _eval(clause.predicate, r) is False]
         if raised:  # the effect did not happen on a call the contract says must succeed
             row.scored += len(raised)
-            row.failing += len(raised)
+            for r in raised:
+                row.fail(r)
             if row.run is None:
                 row.run, row.code = raised[0], "TL203"
         if row.failing:
@@ -375,7 +381,7 @@ class Scorer:
             key = repr(sorted(others.items())) + r.outcome_key()
             if key in seen:
                 first = seen[key]
-                row.failing += 1
+                row.fail(r)
                 if row.run is None:
                     # The witness is the call whose value was dropped: the one that changed nothing.
                     row.run, row.partner = (r, first) if not r.changes or first.changes else (first, r)
@@ -401,7 +407,7 @@ class Scorer:
         if clause.biconditional:
             for run in legal_ok:
                 if self.is_phantom(run):
-                    row.failing += 1
+                    row.fail(run)
                     if row.run is None:
                         row.run = run
         if row.failing:
@@ -421,7 +427,7 @@ class Scorer:
             row.scored += 1
             outside = self.outside_write_set(run)
             if outside:
-                row.failing += 1
+                row.fail(run)
                 if row.run is None:
                     row.run = run
                     effects = [v for v in self.effect_outcomes(run).values() if v is not None]
@@ -443,7 +449,7 @@ class Scorer:
                 continue
             row.scored += 1
             if run.reset_hash != (run.pre_hash or run.pristine_hash):
-                row.failing += 1
+                row.fail(run)
                 if row.run is None:
                     row.run = run
         if row.failing:

@@ -21,7 +21,7 @@ from toollint.validate.harness import (
     run,
     static_outcome,
 )
-from toollint.validate.subjects import agentdojo_subjects, minibank_subject
+from toollint.validate.subjects import agentdojo_registered_tools, agentdojo_subjects, minibank_subject
 
 MINIBANK_DIR = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
 
@@ -148,6 +148,19 @@ def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, ag
     assert "account.password = password" in (agentdojo_src / subject.host.relpath.relative_to("agentdojo")).read_text()
 
 
+@pytest.mark.slow
+def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
+        agentdojo_src: Path, agentdojo_python: Path) -> None:
+    # update_user_info already drops "" (truth tests), so its eff.first_name_set is violated on the
+    # original; dropping the write of first_name makes it false on calls the original passes too.
+    (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
+    result = run([subject], dynamic=True, operators=["drop-write"], tools=["update_user_info"])
+    dropped = next(r for r in result.mutants if "account.first_name = first_name" in r.mutant.description)
+    assert dropped.dynamic.status == KILLED, dropped.explanation()
+    clauses = {v["clause"] for v in dropped.dynamic.violations}
+    assert clauses & {"eff.first_name_set", "arg.first_name"}
+
+
 def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "v.json"
     html = tmp_path / "v.html"
@@ -244,3 +257,28 @@ def test_survivor_diagnosis_names_undeclared_errors_and_legal_calls_that_raised(
     masked = MutantResult("minibank", m, StaticOutcome(False, []),
                           DynamicOutcome(SURVIVED, covering=["t:pre.exists"], masked=["t:eff.x"]))
     assert masked.explanation().startswith("masked: the original already violates t:eff.x")
+
+
+def test_mutants_of_code_no_suite_registers_are_listed_but_not_counted(
+        agentdojo_src: Path, agentdojo_python: Path) -> None:
+    registered = agentdojo_registered_tools(str(agentdojo_python))
+    assert "send_money" in registered and "set_balance" not in registered and "download_file" not in registered
+    (subject,) = agentdojo_subjects(agentdojo_src, modules=["banking_client"], registered=registered)
+    result = run([subject], operators=["phantom-write"], tools=["set_balance", "send_money"])
+    by_function = {r.mutant.function: r for r in result.mutants}
+    assert by_function["set_balance"].unreachable and not by_function["send_money"].unreachable
+    assert by_function["set_balance"].explanation().startswith("unreachable: the benchmark registers no tool")
+    _, total = report.rows(result.mutants)
+    assert total.unreachable == 1 and total.mutants == len(result.mutants) - 1
+    text = report.to_text(result)
+    assert "Unreachable, not counted (1):" in text and "set_balance" in text.split("Unreachable, not counted")[1]
+
+
+def test_registered_tools_need_a_working_interpreter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="cannot list AgentDojo's registered tools"):
+        agentdojo_registered_tools(str(tmp_path / "no-python"))
+    fake = tmp_path / "agentdojo" / "default_suites" / "v1" / "tools"
+    fake.mkdir(parents=True)
+    assert main(["--agentdojo", str(tmp_path / "agentdojo"), "--agentdojo-python", str(tmp_path / "no-python")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot list AgentDojo's registered tools" in err and "Traceback" not in err

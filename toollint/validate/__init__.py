@@ -75,7 +75,12 @@ def _readable_python(f: Path) -> None:
 
 def _subjects(args: argparse.Namespace) -> list[Subject]:
     from toollint.validate.harness import Subject
-    from toollint.validate.subjects import AGENTDOJO_TOOLS, agentdojo_subjects, minibank_subject
+    from toollint.validate.subjects import (
+        AGENTDOJO_TOOLS,
+        agentdojo_registered_tools,
+        agentdojo_subjects,
+        minibank_subject,
+    )
 
     out = []
     for f in args.files:
@@ -88,7 +93,14 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
         if args.confirm and not python:
             raise UsageError("--confirm on AgentDojo needs --agentdojo-python (its venv's interpreter)")
         modules = args.modules.split(",") if args.modules else None
-        out.extend(agentdojo_subjects(args.agentdojo, python, modules))
+        # With the venv's interpreter (even static-only) the suites say which tools an agent can call.
+        registered = None
+        if args.agentdojo_python:
+            try:
+                registered = agentdojo_registered_tools(args.agentdojo_python)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        out.extend(agentdojo_subjects(args.agentdojo, python, modules, registered))
     if args.minibank is not None:
         if not (args.minibank / "bank.py").is_file():
             raise UsageError(f"{args.minibank}: not the minibank fixture (no bank.py inside)")

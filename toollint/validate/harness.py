@@ -64,6 +64,12 @@ class Subject:
     settings: Settings = field(default_factory=Settings)
     host: DynamicHost | None = None
     clean: bool = False  # written to conform: every flag on the unmutated source is a false positive
+    # The tool names the benchmark registers (None: every discovered tool is callable). A function no
+    # registered tool reaches is dead code to the benchmark: its mutants are equivalent there.
+    registered: frozenset[str] | None = None
+
+    def reaches(self, m: mutation.Mutant) -> bool:
+        return self.registered is None or any(t.rsplit(".", 1)[-1] in self.registered for t in m.tools)
 
     @property
     def shown(self) -> str:
@@ -95,6 +101,7 @@ class MutantResult:
     mutant: mutation.Mutant
     static: StaticOutcome
     dynamic: DynamicOutcome
+    unreachable: bool = False  # no tool the benchmark registers runs the mutated code
 
     @property
     def killed(self) -> bool:
@@ -102,6 +109,9 @@ class MutantResult:
 
     def explanation(self) -> str:
         """Why a survivor survived, in the terms of the paper's diagnosis."""
+        if self.unreachable:
+            return (f"unreachable: the benchmark registers no tool that runs {self.mutant.function} "
+                    f"({', '.join(self.mutant.tools)}), so no agent can call it; not counted in the rates")
         if self.killed:
             return ""
         if self.mutant.static_only:
@@ -145,6 +155,7 @@ class MutantResult:
             "legal_calls_that_raised": self.dynamic.legal_errors,
             "refused_with_undeclared_error": self.dynamic.wrong_errors,
             "killed": self.killed,
+            "unreachable": self.unreachable,
             "explanation": self.explanation(),
         }
 
@@ -263,7 +274,8 @@ def _violation_rows(reports: Sequence[Any]) -> tuple[set[tuple[str, str, str]], 
     violations, flaky = [], []
     for r in reports:
         for row in r.rows:
-            entry = {"tool": r.tool, "clause": row.clause_id, "code": row.code, "detail": row.detail[:300]}
+            entry = {"tool": r.tool, "clause": row.clause_id, "code": row.code, "detail": row.detail[:300],
+                     "failing_calls": sorted(row.failing_calls)}
             if row.verdict == VIOLATES:
                 keys.add((r.tool, row.clause_id, row.code or ""))
                 violations.append(entry)
@@ -327,6 +339,8 @@ class DynamicRunner:
         self.original = self.target.read_text(encoding="utf-8")
         self.baseline: dict[str, set[tuple[str, str, str]]] = {}
         self.baseline_rows: list[dict[str, Any]] = []
+        # (tool, clause, code) -> the calls the original already fails it on
+        self.baseline_calls: dict[tuple[str, str, str], set[str]] = {}
 
     def contracts_for(self, tools: Sequence[str]) -> list[Contract]:
         names = {t.rsplit(".", 1)[-1] for t in tools}
@@ -347,7 +361,18 @@ class DynamicRunner:
         keys, rows, _ = _violation_rows(reports)
         for tool, clause, code in keys:
             self.baseline.setdefault(tool, set()).add((tool, clause, code))
+        for r in rows:
+            self.baseline_calls.setdefault((r["tool"], r["clause"], r["code"] or ""), set()).update(r["failing_calls"])
         self.baseline_rows = rows
+
+    def is_new(self, row: dict[str, Any]) -> bool:
+        """A violation the original does not have: a new (clause, code), or a known one that now fails
+        on a call the original passed (strong mutation: the mutant's behaviour differs on that call).
+        An original that already violates the clause on other calls no longer masks the mutation."""
+        key = (row["tool"], row["clause"], row["code"] or "")
+        if key not in self.baseline.get(row["tool"], set()):
+            return True
+        return bool(set(row["failing_calls"]) - self.baseline_calls.get(key, set()))
 
     def outcome(self, m: mutation.Mutant) -> DynamicOutcome:
         if m.static_only:
@@ -359,8 +384,7 @@ class DynamicRunner:
         start = time.perf_counter()
         reports = self._run(m.source, contracts)
         _keys, rows, flaky = _violation_rows(reports)
-        fresh = [r for r in rows if (r["tool"], r["clause"], r["code"] or "") not in
-                 self.baseline.get(r["tool"], set())]
+        fresh = [r for r in rows if self.is_new(r)]
         masked = sorted({f"{r['tool']}:{r['clause']}" for r in rows if r not in fresh})
         status = KILLED if fresh else SURVIVED
         why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
@@ -453,13 +477,13 @@ def run(
                     if progress:
                         progress(m.id)
                     out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
-                                                    runner.outcome(m)))
+                                                    runner.outcome(m), not subject.reaches(m)))
         else:
             why = "no dynamic host for this subject" if subject.host is None else "dynamic half not requested"
             for m in chosen:
                 if progress:
                     progress(m.id)
                 out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
-                                                DynamicOutcome(NOT_RUN, why)))
+                                                DynamicOutcome(NOT_RUN, why), not subject.reaches(m)))
     out.elapsed_s = time.perf_counter() - start
     return out

@@ -24,6 +24,7 @@ class Row:
     covered_survivors: int = 0  # survivors a contract clause covered: checker gaps
     masked_survivors: int = 0  # survivors whose clause the original already violates
     uncovered_survivors: int = 0
+    unreachable: int = 0  # mutants of code no registered tool runs: listed, not counted in the rates
 
     @property
     def survived(self) -> int:
@@ -34,6 +35,9 @@ class Row:
         return self.either / self.mutants if self.mutants else None
 
     def add(self, r: MutantResult) -> None:
+        if r.unreachable:
+            self.unreachable += 1
+            return
         self.mutants += 1
         self.static += r.static.killed
         self.dynamic += r.dynamic.status == KILLED
@@ -53,7 +57,8 @@ class Row:
             "killed_by_dynamic": self.dynamic, "dynamic_run": self.dynamic_run, "killed_by_either": self.either,
             "survived": self.survived, "survivors_with_covering_clause": self.covered_survivors,
             "survivors_masked_by_original": self.masked_survivors,
-            "survivors_without": self.uncovered_survivors, "kill_rate": self.kill_rate,
+            "survivors_without": self.uncovered_survivors, "unreachable_not_counted": self.unreachable,
+            "kill_rate": self.kill_rate,
         }
 
 
@@ -125,12 +130,12 @@ def _pct(x: float | None) -> str:
 
 def _table(title: str, body: list[Row], total: Row | None) -> list[str]:
     head = f"{'':24} {'mutants':>7} {'static':>6} {'dynamic':>11} {'either':>6} {'survived':>8} " \
-           f"{'covered':>7} {'masked':>6} {'rate':>5}"
+           f"{'covered':>7} {'masked':>6} {'rate':>5} {'unreach.':>8}"
     lines = [title, head]
     for r in [*body, *([total] if total else [])]:
         dyn = f"{r.dynamic}/{r.dynamic_run}" if r.dynamic_run else "n/a"
         lines.append(f"{r.label:24} {r.mutants:7} {r.static:6} {dyn:>11} {r.either:6} {r.survived:8} "
-                     f"{r.covered_survivors:7} {r.masked_survivors:6} {_pct(r.kill_rate):>5}")
+                     f"{r.covered_survivors:7} {r.masked_survivors:6} {_pct(r.kill_rate):>5} {r.unreachable:8}")
     return lines
 
 
@@ -142,7 +147,8 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
            f"budget {run.budget if run.budget is not None else 'all'} per subject), dynamic half "
            f"{'on' if run.dynamic else 'off'}, {run.elapsed_s:.1f} s"), ""]
     out += _table(("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
-                   "masked = survivors whose clause the original already violates)"),
+                   "masked = survivors whose clause the original already violates; unreach. = mutants of code no "
+                   "registered tool runs, not counted)"),
                   classes, total)
     out += [""] + _table("Mutation arm, by operator", operators, None)
     fps = false_positives(run)
@@ -152,12 +158,16 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
     for fp in fps:
         out.append(f"  FALSE POSITIVE {fp['control']}: {fp['code']} on {fp['tool']}: {fp['message'][:120]}")
     if survivors:
-        alive = [r for r in run.mutants if not r.killed]
-        if alive:
-            out += ["", f"Survivors ({len(alive)}):"]
-            for r in alive:
-                out.append(f"  {r.mutant.id} [{class_of(r)}] {r.mutant.description[:90]}")
-                out.append(f"      -> {r.explanation()}")
+        alive = [r for r in run.mutants if not r.killed and not r.unreachable]
+        dead = [r for r in run.mutants if r.unreachable]
+        for title, group in ((f"Survivors ({len(alive)}):", alive),
+                             (f"Unreachable, not counted ({len(dead)}):", dead)):
+            if group:
+                out += ["", title]
+                for r in group:
+                    status = " (killed)" if r.killed else ""
+                    out.append(f"  {r.mutant.id} [{class_of(r)}]{status} {r.mutant.description[:90]}")
+                    out.append(f"      -> {r.explanation()}")
     return "\n".join(out)
 
 
@@ -168,13 +178,14 @@ def to_html(data: dict[str, Any]) -> str:
 
     def table(title: str, body: list[dict[str, Any]], total: dict[str, Any] | None = None) -> str:
         head = ("<tr><th></th><th>mutants</th><th>static</th><th>dynamic</th><th>either</th><th>survived</th>"
-                "<th>covered</th><th>masked</th><th>rate</th></tr>")
+                "<th>covered</th><th>masked</th><th>rate</th><th>unreachable</th></tr>")
         rows = []
         for r in [*body, *([total] if total else [])]:
             rate = "-" if r["kill_rate"] is None else f"{r['kill_rate']:.0%}"
             dyn = f"{r['killed_by_dynamic']}/{r['dynamic_run']}" if r["dynamic_run"] else "n/a"
             cells = [r["label"], r["mutants"], r["killed_by_static"], dyn, r["killed_by_either"], r["survived"],
-                     r["survivors_with_covering_clause"], r["survivors_masked_by_original"], rate]
+                     r["survivors_with_covering_clause"], r["survivors_masked_by_original"], rate,
+                     r.get("unreachable_not_counted", 0)]
             rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
         return f"<h3>{escape(title)}</h3><table>{head}{''.join(rows)}</table>"
 
@@ -189,7 +200,7 @@ def to_html(data: dict[str, Any]) -> str:
         parts.append("<ul>" + "".join(f"<li>{escape(fp['control'])}: {escape(str(fp['code']))} on "
                                       f"{escape(str(fp['tool']))}: {escape(fp['message'])}</li>" for fp in fps)
                      + "</ul>")
-    survivors = [x for x in m["mutants"] if not x["killed"]]
+    survivors = [x for x in m["mutants"] if not x["killed"] or x.get("unreachable")]
     if survivors:
         parts.append("<h3>Survivors</h3><table><tr><th>mutant</th><th>class</th><th>what</th><th>why</th></tr>"
                      + "".join(f"<tr><td>{escape(x['id'])}</td><td>{escape(x['class'])}</td>"

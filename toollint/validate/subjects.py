@@ -3,6 +3,8 @@ conforms to its contracts by construction (so any flag on it is a false positive
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,8 +37,27 @@ def _no_bytecode(root: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
+# Runs in the agentdojo venv: the names of every tool any v1 suite registers.
+_REGISTERED = """
+import json
+from agentdojo.task_suite import get_suites
+print(json.dumps(sorted({t.name for s in get_suites("v1").values() for t in s.tools})))
+"""
+
+
+def agentdojo_registered_tools(python: str) -> frozenset[str]:
+    """What an agent can call: the tools AgentDojo v1's suites register (asked of the benchmark itself).
+    `set_balance`, `set_iban` and `download_file` are tools by their signature but in no suite."""
+    try:
+        out = subprocess.run([python, "-c", _REGISTERED], capture_output=True, text=True, timeout=300, check=True)
+        return frozenset(json.loads(out.stdout.strip().splitlines()[-1]))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        raise ValueError(f"cannot list AgentDojo's registered tools with {python}: {exc}") from None
+
+
 def agentdojo_subjects(agentdojo_src: Path, python: str | None = None,
-                       modules: Sequence[str] | None = None) -> list[Subject]:
+                       modules: Sequence[str] | None = None,
+                       registered: frozenset[str] | None = None) -> list[Subject]:
     """One subject per AgentDojo v1 tool module of the installed package at `agentdojo_src`.
 
     With `python` (the agentdojo venv's interpreter) each subject gets a dynamic host: the package is
@@ -46,6 +67,8 @@ def agentdojo_subjects(agentdojo_src: Path, python: str | None = None,
     from toollint.contracts.loader import bundled_library_dir, load_contracts
 
     contracts, _ = load_contracts([bundled_library_dir()])
+    if registered is None and python is not None:
+        registered = agentdojo_registered_tools(python)
     out = []
     for f in sorted((agentdojo_src / AGENTDOJO_TOOLS).glob("*.py")):
         if f.stem == "__init__" or (modules and f.stem not in modules):
@@ -63,7 +86,7 @@ def agentdojo_subjects(agentdojo_src: Path, python: str | None = None,
 
             host = DynamicHost(agentdojo_src, Path("agentdojo") / AGENTDOJO_TOOLS / f.name, mine, spec)
         out.append(Subject(f"agentdojo:{f.stem}", f, module_name, display=f"agentdojo/{AGENTDOJO_TOOLS}/{f.name}",
-                           host=host))
+                           host=host, registered=registered))
     return out
 
 
