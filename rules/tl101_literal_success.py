@@ -115,16 +115,17 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         for ret in summary.returns:
             if not is_success_message(ret.value):
                 continue
+            outside = [(w, h) for w, h in swallowed if not contains(w, ret)]
+            swallows = "".join(f"; the write at line {w.lineno} is in a `try` whose `except` (line {h.lineno}) "
+                               "swallows its failure" for w, h in outside[:2])
             if not write_guaranteed_before(tool.node.body, ret, summary):
                 why = (
                     "nothing is written at all"
                     if not summary.writes
                     else "every write sits under a condition or a swallowed `try` this return does not share"
-                )
-            elif swallowed and not contains(swallowed[0][0], ret):
-                write, handler = swallowed[0]
-                why = (f"the write at line {write.lineno} is in a `try` whose `except` (line {handler.lineno}) "
-                       "swallows its failure")
+                ) + swallows  # name the swallowing `try` too: it is a second, separate repair
+            elif outside:
+                why = swallows[2:]
             else:
                 continue
             yield ctx.finding(

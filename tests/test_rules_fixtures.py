@@ -65,3 +65,22 @@ def test_bundled_example_fires_every_rule_and_nothing_else() -> None:
     source_path = Path(toollint.examples.__file__).parent / "airline_tools.py"
     findings = lint_source(source_path.read_text(), str(source_path), Settings()).reported
     assert sorted(f.code for f in findings) == ["TL101", "TL102", "TL103", "TL104", "TL105"]
+
+
+def test_tl101_names_a_swallowing_try_even_when_every_write_is_conditional() -> None:
+    src = (
+        "from typing import Annotated\n"
+        "from agentdojo.functions_runtime import Depends\n"
+        "def update(store: Annotated[dict, Depends('s')], a: int | None = None, b: int | None = None) -> str:\n"
+        "    if a is not None:\n"
+        "        try:\n"
+        "            store['a'] = a\n"
+        "        except KeyError:\n"
+        "            pass\n"
+        "    if b is not None:\n"
+        "        store['b'] = b\n"
+        "    return 'Updated.'\n"
+    )
+    (finding,) = lint_source(src, "x.py", Settings(select=["TL101"])).reported
+    assert "every write sits under a condition" in finding.message
+    assert "the write at line 6 is in a `try` whose `except` (line 7) swallows its failure" in finding.message
