@@ -15,9 +15,13 @@ from toollint.validate.harness import (
     KILLED,
     NOT_RUN,
     SURVIVED,
+    DynamicRunner,
+    MutantResult,
+    StaticOutcome,
     Subject,
     lint,
     new_findings,
+    overlay,
     run,
     static_outcome,
 )
@@ -282,3 +286,24 @@ def test_registered_tools_need_a_working_interpreter(tmp_path: Path, capsys: pyt
     assert main(["--agentdojo", str(tmp_path / "agentdojo"), "--agentdojo-python", str(tmp_path / "no-python")]) == 2
     err = capsys.readouterr().err
     assert "cannot list AgentDojo's registered tools" in err and "Traceback" not in err
+
+
+def test_a_survivor_no_probe_tells_apart_is_named_as_such() -> None:
+    # A semantics-preserving rewrite dressed as a mutant: every call replies and writes as the original.
+    subject = minibank_subject(MINIBANK_DIR)
+    assert subject.host is not None
+    source = subject.path.read_text(encoding="utf-8")
+    rewrite = next(c for c in mutation.controls(source, subject.shown, module_name=subject.module_name)
+                   if c.operator == "rename-locals" and c.function == "Bank.deposit")
+    equivalent = mutation.Mutant("equivalent", "drop-write", mutation.PARTIAL_EFFECT, rewrite.function,
+                                 rewrite.tools, rewrite.line, "a rename only", rewrite.source)
+    real = next(m for m in mutation.mutants(source, subject.shown, ["phantom-write"], ["Bank.deposit"],
+                                            module_name=subject.module_name))
+    with overlay(subject.host) as root:
+        runner = DynamicRunner(subject, root)
+        runner.run_baseline(["Bank.deposit"])
+        same, broken = runner.outcome(equivalent), runner.outcome(real)
+    assert same.status == SURVIVED and same.indistinguishable and same.indistinguishable > 3
+    explained = MutantResult("minibank", equivalent, StaticOutcome(False, []), same).explanation()
+    assert explained.startswith(f"no probe tells it apart: all {same.indistinguishable} calls")
+    assert broken.status == KILLED and broken.indistinguishable is None

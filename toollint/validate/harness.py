@@ -20,6 +20,7 @@ a false positive, reported by name.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -93,6 +94,9 @@ class DynamicOutcome:
     legal_errors: list[str] = field(default_factory=list)  # legal calls that raised (never scored)
     wrong_errors: list[str] = field(default_factory=list)  # refused, but with an undeclared exception
     elapsed_s: float = 0.0
+    # Every probe behaved exactly as on the original (same reply, same state change): the number of
+    # such calls; None when some call differed or nothing ran.
+    indistinguishable: int | None = None
 
 
 @dataclass
@@ -127,6 +131,10 @@ class MutantResult:
         if self.dynamic.covering and self.dynamic.wrong_errors:
             return (f"checker gap: the violating call was refused with another error than declared "
                     f"({self.dynamic.wrong_errors[0]}), yet no precondition row was violated")
+        if self.dynamic.indistinguishable:
+            # No clause could fail: the probes never made the mutated code behave differently.
+            return (f"no probe tells it apart: all {self.dynamic.indistinguishable} calls gave the original's "
+                    "reply and state change (an equivalent mutant, or one only an unprobed input reaches)")
         if self.dynamic.covering:
             return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
                     "but no probe revealed it")
@@ -154,6 +162,7 @@ class MutantResult:
             "masked_by_original": self.dynamic.masked,
             "legal_calls_that_raised": self.dynamic.legal_errors,
             "refused_with_undeclared_error": self.dynamic.wrong_errors,
+            "indistinguishable_calls": self.dynamic.indistinguishable,
             "killed": self.killed,
             "unreachable": self.unreachable,
             "explanation": self.explanation(),
@@ -286,6 +295,18 @@ def _violation_rows(reports: Sequence[Any]) -> tuple[set[tuple[str, str, str]], 
     return keys, violations, flaky
 
 
+def _behaviour(reports: Sequence[Any]) -> dict[tuple[str, str], str]:
+    """(tool, call) -> what the call did: its status, reply and state change. Two runs with equal
+    behaviour on every call are indistinguishable to any clause."""
+    out = {}
+    for r in reports:
+        for run in r.runs:
+            reply = {k: v for k, v in run.result.items() if k not in ("agent_view", "elapsed_ms", "elapsed_s")}
+            out[(r.tool, run.probe.key())] = json.dumps([run.status, reply, run.outcome_key()], sort_keys=True,
+                                                        default=str)
+    return out
+
+
 def _legal_errors(reports: Sequence[Any]) -> list[str]:
     """Happy-path probes (every precondition declared true) that ended in an error."""
     out = []
@@ -341,6 +362,7 @@ class DynamicRunner:
         self.baseline_rows: list[dict[str, Any]] = []
         # (tool, clause, code) -> the calls the original already fails it on
         self.baseline_calls: dict[tuple[str, str, str], set[str]] = {}
+        self.baseline_behaviour: dict[tuple[str, str], str] = {}
 
     def contracts_for(self, tools: Sequence[str]) -> list[Contract]:
         names = {t.rsplit(".", 1)[-1] for t in tools}
@@ -359,6 +381,7 @@ class DynamicRunner:
         """Violations of the unmutated module (of `tools`' contracts, or all): not kills when they recur."""
         reports = self._run(self.original, self.contracts_for(tools) if tools is not None else self.host.contracts)
         keys, rows, _ = _violation_rows(reports)
+        self.baseline_behaviour = _behaviour(reports)
         for tool, clause, code in keys:
             self.baseline.setdefault(tool, set()).add((tool, clause, code))
         for r in rows:
@@ -387,9 +410,12 @@ class DynamicRunner:
         fresh = [r for r in rows if self.is_new(r)]
         masked = sorted({f"{r['tool']}:{r['clause']}" for r in rows if r not in fresh})
         status = KILLED if fresh else SURVIVED
+        behaviour = _behaviour(reports)
+        same = [k for k, v in behaviour.items() if self.baseline_behaviour.get(k) == v]
+        unchanged = len(same) if behaviour and len(same) == len(behaviour) else None
         why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
         return DynamicOutcome(status, why, fresh, flaky, covering, masked, _legal_errors(reports),
-                              _wrong_errors(reports), time.perf_counter() - start)
+                              _wrong_errors(reports), time.perf_counter() - start, unchanged)
 
 
 # -- the arms ---------------------------------------------------------------------------------------
