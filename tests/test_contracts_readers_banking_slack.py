@@ -127,6 +127,23 @@ def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
     assert all(row.verdict == "CONFORMS" for r in run.reports for row in r.rows if row.clause_id == "frame.write_set")
 
 
+def test_what_the_probes_reach(run: ConfirmRun) -> None:
+    """The limits of the scores above, pinned so that a better probe plan shows up here.
+
+    A required argument is never varied (only `arg.*` arguments and optional ones an effect clause
+    reads are), so each reader with a required argument gets one legal call, on the first harvested
+    value. An ignored argument replaced by exactly that value, or a reply that is right for it alone
+    (`get_users_in_channel('general')`: every user is in general), cannot be told apart. And read_file
+    is never called on a missing path, so `eff.missing_file_reads_empty` holds only vacuously.
+    """
+    legal = {r.tool: [run_.args for run_ in r.runs if run_.status == "ok"] for r in run.reports}
+    assert legal["read_file"] == [{"file_path": "address-change.txt"}]
+    assert legal["read_inbox"] == [{"user": "Alice"}]
+    assert legal["read_channel_messages"] == [{"channel": "general"}]
+    assert legal["get_users_in_channel"] == [{"channel": "general"}]
+    assert [a["n"] for a in legal["get_most_recent_transactions"]] == [1, 2, 3, 0]  # optional: varied
+
+
 def test_n_zero_returns_the_whole_ledger(run: ConfirmRun) -> None:
     report = next(r for r in run.reports if r.tool == "get_most_recent_transactions")
     row = next(row for row in report.violations if row.clause_id == "eff.returns_n_at_most")
