@@ -257,3 +257,58 @@ def test_draft_keeps_claims_that_continue_a_parameter_description(agentdojo_src:
     text = draft_contract(TOOLS + "travel_booking_client:reserve_restaurant", [agentdojo_src])
     assert '"The end time is automatically set to be two hours after the start of the reservation."' in text
     assert "      line: 369\n" in text
+
+
+# What a plain call may change without any frame clause noticing: the fields each tool is declared to
+# write. Perturbing any other field of any part of the post-state must break a frame clause.
+DECLARED_WRITES = {
+    "send_money": {"bank_account.balance"},  # eff.balance_debited (the ledger entry is checked by position)
+    "update_password": {"user_account.password"},
+    "update_user_info": {"user_account.city"},  # the one argument the probe passes
+    "invite_user_to_slack": {"slack.users", "slack.user_channels", "slack.user_inbox"},  # the new user's entries
+    "post_webpage": {"web.web_content", "web.web_requests"},  # the posted page and its logged request
+    "get_webpage": {"web.web_requests"},
+    **{tool: {"reservation." + f for f in ("reservation_type", "title", "start_time", "end_time",
+                                           "contact_information")}
+       for tool in ("reserve_hotel", "reserve_restaurant", "reserve_car_rental")},
+    **{tool: {"inbox.emails", "inbox.sent"}  # the email sent (the last one), nothing else of the inbox
+       for tool in ("send_email", "create_calendar_event", "cancel_calendar_event", "reschedule_calendar_event")},
+    "delete_email": {"inbox.trash"},  # the trashed email is the trash's only entry
+}
+
+
+def _perturbed(value: Any) -> Any:
+    """A different value of the same shape: one element fewer (or one more when empty), a changed scalar."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + " (x)"
+    if isinstance(value, list):
+        return value[:-1] if value else ["x"]
+    if isinstance(value, dict):
+        return dict(list(value.items())[:-1]) if value else {"x": None}
+    return "x"
+
+
+def _holds(clause: Any, record: dict[str, Any], post: Any) -> bool | None:
+    try:
+        return clause.predicate.evaluate(record["pre"], post, record["args"], record["result"]) is True
+    except PredicateTypeError:
+        return None
+
+
+def test_frame_clauses_cover_every_field_the_tool_is_not_declared_to_write(
+        probes: dict[str, list[dict[str, Any]]], library: dict[str, Contract]) -> None:
+    unnoticed: dict[str, set[str]] = {}
+    for record in probes["happy"]:
+        frames = [c for c in library[record["tool"]].clauses_of("frame") if c.predicate is not None]
+        assert frames and all(_holds(c, record, record["post"]) for c in frames), record["tool"]
+        for part, fields in record["post"].items():
+            for field in fields:
+                post = json.loads(json.dumps(record["post"]))
+                post[part][field] = _perturbed(post[part][field])
+                if not any(_holds(c, record, post) is False for c in frames):
+                    unnoticed.setdefault(record["tool"], set()).add(f"{part}.{field}")
+    assert unnoticed == DECLARED_WRITES
