@@ -3,10 +3,11 @@
 
 These tools only read, so every clause but the frame is about the reply: each `eff.*` clause computes
 the exact reply from the pre-state and the arguments. The checker's generated plan for a reader with
-only required arguments is one happy call; for the seven tools whose argument is a `list[str]` of
-names (`hotel_names`, `company_name`) the probe generator harvests no list value and calls them with
-`[]`. So this file also calls those seven with harvested non-empty name lists through the same host
-and scorer, and shows each effect clause fails on a reply a broken tool would give.
+only required arguments and no `arg.*` clause is one happy call, with one value per argument. For the
+seven tools whose argument is a `list[str]` of names (`hotel_names`, `company_name`) the probe
+generator at commit 647e44d harvested no list value and called them with `[]`, on which every reply
+is `{}`; so this file also calls those seven with harvested non-empty name lists through the same
+host and scorer, and shows each effect clause fails on replies a broken tool would give.
 """
 
 from __future__ import annotations
@@ -102,8 +103,7 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
 def test_generated_probes_select_something_where_they_can(run: ConfirmRun) -> None:
     """The scalar-argument readers were called with harvested values that select records, so their
     exact-reply clauses were scored on a non-trivial reply."""
-    happy = {r.tool: r.runs[0] for r in run.reports}
-    assert all(len(r.runs) == 1 and r.runs[0].probe.kind == "happy" for r in run.reports)
+    happy = {r.tool: next(p for p in r.runs if p.probe.kind == "happy") for r in run.reports}
     hotels = happy["get_all_hotels_in_city"]
     city = hotels.args["city"]
     assert city in {h["city"] for h in hotels.pre["hotels"]["hotel_list"]}
@@ -180,7 +180,7 @@ def _broken_replies(tool: str, reply: Any, args: dict[str, Any], pre: dict[str, 
 
 def test_effect_clauses_fail_on_broken_replies(contracts: dict[str, Contract], run: ConfirmRun,
                                                list_runs: dict[str, ProbeRun]) -> None:
-    runs = {r.tool: r.runs[0] for r in run.reports} | list_runs
+    runs = {r.tool: next(p for p in r.runs if p.probe.kind == "happy") for r in run.reports} | list_runs
     for tool, good in runs.items():
         clause = contracts[tool].clause(EFFECT[tool])
         assert clause is not None and clause.predicate is not None
