@@ -46,7 +46,14 @@ from typing import Any
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import Predicate, PredicateTypeError
 from toollint.dynamic import jsondiff
-from toollint.dynamic.probes import Plan, Probe, effective_arguments, make_plan, params_from_tool
+from toollint.dynamic.probes import (
+    Plan,
+    Probe,
+    effective_arguments,
+    make_plan,
+    params_from_tool,
+    writes_nothing,
+)
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
 
 CONFORMS, VIOLATES, UNTESTABLE, FLAKY = "CONFORMS", "VIOLATES", "UNTESTABLE", "FLAKY"
@@ -249,7 +256,9 @@ class Scorer:
                 rows.append(self.score_arg(clause.arg or "", runs, clause))
             elif clause.kind == "success":
                 rows.append(self.score_success(clause, runs, legal_ok))
-        for name in self.effective:
+        # Implied `arg.*` rows compare the state two calls leave; a reader leaves none, and its
+        # arguments are checked through its reply by its effect clauses instead.
+        for name in ([] if writes_nothing(self.contract) else self.effective):
             if name not in self.contract.effective_args:  # implied by an effect clause
                 row = self.score_arg(name, runs, None)
                 row.implicit = True

@@ -50,6 +50,7 @@ class Param:
     default: Any = None
     description: str = ""
     enum: list[Any] = field(default_factory=list)  # the only legal values, when the schema says so
+    items: set[str] = field(default_factory=set)  # JSON-schema types of an array's elements
 
     @property
     def time_format(self) -> str | None:
@@ -118,8 +119,9 @@ def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
         defs = schema.get("$defs") or schema.get("definitions") or {}
         for name, prop in schema["properties"].items():
             prop = _deref(prop, defs)
+            items = _deref(prop.get("items") or {}, defs) if isinstance(prop.get("items"), dict) else {}
             out[name] = Param(name, _schema_types(prop), name in required, prop.get("default"),
-                              str(prop.get("description") or ""), _enum(prop, defs))
+                              str(prop.get("description") or ""), _enum(prop, defs), _schema_types(items))
         return out
     for name, info in schema.items():
         ann = str((info or {}).get("annotation") or "")
@@ -217,6 +219,10 @@ class Harvest:
             add(value, "schema:enum")
         # `user` is harvested from `user` fields and from the elements of `users` lists.
         same = [x for n in (param.name, param.name + "s", param.name + "es") for x in self.by_field.get(n, [])]
+        if not same and "_" in param.name:
+            # `restaurant_name`: the `name` fields of records under a path that says "restaurant".
+            owner, leaf = param.name.rsplit("_", 1)
+            same = [(v, o) for v, o in self.by_field.get(leaf, []) if owner in o.lower()]
         for value, origin in same:
             add(value, origin)
         if param.name == "id" or param.name.endswith("_id"):
@@ -246,11 +252,30 @@ class Harvest:
         if "boolean" in param.types:
             add(True, "type:boolean")
             add(False, "type:boolean")
+        if not out and "array" in param.types and param.items - {"array", "object"}:
+            # A list of names (`restaurant_names`): lists of one, two, and one plus an absent element,
+            # from the candidates of one element; an empty list alone would make every reply trivial.
+            element = Param(_singular(param.name), set(param.items), True, description=param.description)
+            found = [(v, o) for v, o in self.values_for(element) if v and not o.startswith(("type:", "derived:"))]
+            absent = [v for v, o in self.values_for(element) if o == "derived:absent"]
+            for (a, origin), (b, _) in zip(found, found[1:] + found[:1]):
+                add([a], origin)
+                if a != b:
+                    add([a, b], origin)
+                if len(out) >= 4:
+                    break
+            if found and absent:
+                add([found[0][0], absent[0]], "derived:absent")
         if not out and param.description:  # fields the description names ("the name of the company")
             words = set(re.findall(r"[a-z_]+", param.description.lower()))
-            for fname, value, origin in self.all_values:
-                if fname in words and len(out) < MAX_FALLBACK:
-                    add(value, origin)
+            named = [(f, v, o) for f, v, o in self.all_values if f in words]
+            # Records under a path the description also names come first ("restaurant" ->
+            # /restaurants/restaurant_list/...): the name of a restaurant, not of a hotel.
+            named.sort(key=lambda fvo: -sum(w in fvo[2].lower() for w in words if len(w) > 3))
+            for _fname, value, origin in named:
+                if len(out) >= MAX_FALLBACK:
+                    break
+                add(value, origin)
         if not out:  # nothing named like it: keys of id-keyed dicts, then any value of its type
             pool = [(k, o) for k, o in self.keys] + [(v, o) for _f, v, o in self.all_values]
             for value, origin in pool:
@@ -298,6 +323,15 @@ def _as_datetime(value: Any) -> _dt.datetime | None:
         return _dt.datetime.fromisoformat(value)
     except ValueError:
         return None
+
+
+def _singular(name: str) -> str:
+    """`restaurant_names` -> `restaurant_name`, `companies` -> `company`, `addresses` -> `address`."""
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if name.endswith(("sses", "ches", "shes", "xes")):
+        return name[:-2]
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
 def _trim(values: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
@@ -367,6 +401,24 @@ def effective_arguments(contract: Contract, params: dict[str, Param]) -> list[st
     return out
 
 
+def writes_nothing(contract: Contract) -> bool:
+    """A reader: its contract declares an empty write set (`adapter.frame: []`)."""
+    return contract.adapter.get("frame") == []
+
+
+def varied_arguments(contract: Contract, params: dict[str, Param]) -> list[str]:
+    """The arguments the plan varies one at a time: the effective ones, and for a reader every
+    argument an effect clause reads. A reader's arguments show only in its reply, which its effect
+    clauses check on each call; a single call on the first harvested value would prove little."""
+    out = effective_arguments(contract, params)
+    if writes_nothing(contract):
+        for clause in contract.clauses_of("eff"):
+            for name in sorted(clause.predicate.args_read if clause.predicate else ()):
+                if name in params and name not in out:
+                    out.append(name)
+    return out
+
+
 def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
               happy: dict[str, Any] | None = None) -> Plan:
     """The probe plan; `happy` replaces the searched happy path (after a run-time search found one
@@ -375,7 +427,7 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
     harvest = Harvest.of(pristine)
     candidates = {name: _trim(harvest.values_for(p)) for name, p in params.items()}
     pres = _PreEvaluator(contract.clauses_of("pre"), pristine, params)
-    effective = effective_arguments(contract, params)
+    effective = varied_arguments(contract, params)
     origin = {name: {repr(v): o for v, o in cands} for name, cands in candidates.items()}
 
     def origins(args: dict[str, Any]) -> dict[str, str]:

@@ -96,11 +96,7 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
         "get_iban": ("CONFORMS", {}),
         # A genuine defect: the tool slices `transactions[-int(n):]`, and -0 == 0, so n=0 ("Number of
         # transactions to return") returns all five transactions instead of none.
-        # arg.n is the checker's implicit effective-argument row (n is optional and an effect clause
-        # reads it). It compares the STATE calls with n=1, 2, 3, 0 leave, and a reader leaves none, so
-        # it reports "identical post-states": a false Ignored Argument on every reader with an optional
-        # argument (reported to the lead; dynamic/checker.py Scorer.score, not ours to change).
-        "get_most_recent_transactions": ("VIOLATES", {"eff.returns_n_at_most": "TL202", "arg.n": "TL202"}),
+        "get_most_recent_transactions": ("VIOLATES", {"eff.returns_n_at_most": "TL202"}),
         "get_scheduled_transactions": ("CONFORMS", {}),
         "get_user_info": ("CONFORMS", {}),
         "read_file": ("CONFORMS", {}),
@@ -110,8 +106,9 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
         "read_inbox": ("CONFORMS", {}),
     }
     assert all(row.rerun and row.rerun["agrees"] for r in run.reports for row in r.violations)
-    arg_n = next(row for r in run.reports for row in r.rows if row.clause_id == "arg.n")
-    assert arg_n.implicit  # not a contract clause: the contracts have no arg.*
+    # No implied arg.* row on a reader: it would compare the state two calls leave, and a reader
+    # leaves none, so every argument would look ignored. The effect clauses check the reply instead.
+    assert [row.clause_id for r in run.reports for row in r.rows if row.clause_id.startswith("arg.")] == []
 
 
 def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
@@ -128,20 +125,17 @@ def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
 
 
 def test_what_the_probes_reach(run: ConfirmRun) -> None:
-    """The limits of the scores above, pinned so that a better probe plan shows up here.
-
-    A required argument is never varied (only `arg.*` arguments and optional ones an effect clause
-    reads are), so each reader with a required argument gets one legal call, on the first harvested
-    value. An ignored argument replaced by exactly that value, or a reply that is right for it alone
-    (`get_users_in_channel('general')`: every user is in general), cannot be told apart. And read_file
-    is never called on a missing path, so `eff.missing_file_reads_empty` holds only vacuously.
-    """
+    """The calls the scores above stand on. A reader's arguments are varied one at a time (its reply
+    is the only place they show), so an argument replaced by one harvested value, or a reply right for
+    `general` alone (every user is in general), is told apart by the other values; read_file is also
+    called with the empty path, which no file has, so `eff.missing_file_reads_empty` is exercised."""
     legal = {r.tool: [run_.args for run_ in r.runs if run_.status == "ok"] for r in run.reports}
-    assert legal["read_file"] == [{"file_path": "address-change.txt"}]
-    assert legal["read_inbox"] == [{"user": "Alice"}]
-    assert legal["read_channel_messages"] == [{"channel": "general"}]
-    assert legal["get_users_in_channel"] == [{"channel": "general"}]
-    assert [a["n"] for a in legal["get_most_recent_transactions"]] == [1, 2, 3, 0]  # optional: varied
+    assert [a["file_path"] for a in legal["read_file"]][0] == "address-change.txt"
+    assert len(legal["read_file"]) >= 3 and {"file_path": ""} in legal["read_file"]
+    assert [a["user"] for a in legal["read_inbox"]][:3] == ["Alice", "Bob", "Charlie"]
+    assert {a["channel"] for a in legal["read_channel_messages"]} >= {"general", "random", "private"}
+    assert {a["channel"] for a in legal["get_users_in_channel"]} >= {"general", "random", "private"}
+    assert [a["n"] for a in legal["get_most_recent_transactions"]] == [1, 2, 3, 0]
 
 
 def test_n_zero_returns_the_whole_ledger(run: ConfirmRun) -> None:
@@ -212,11 +206,11 @@ def test_every_broken_reader_is_caught(mutant_reports: list[ToolReport]) -> None
         "get_balance": ("VIOLATES", {"eff.returns_balance": "TL203"}),
         "get_iban": ("VIOLATES", {"eff.returns_iban": "TL203"}),
         # n ignored (the last 100, whatever n says): the exact slice fails where the original conformed.
-        "get_most_recent_transactions": ("VIOLATES", {"eff.returns_last_n": "TL202", "eff.returns_n_at_most": "TL202",
-                                                      "arg.n": "TL202"}),
+        "get_most_recent_transactions": ("VIOLATES", {"eff.returns_last_n": "TL202", "eff.returns_n_at_most": "TL202"}),
         "get_scheduled_transactions": ("VIOLATES", {"eff.returns_scheduled": "TL203"}),
         "get_user_info": ("VIOLATES", {"eff.returns_user_info": "TL203"}),
-        "read_file": ("VIOLATES", {"eff.returns_contents": "TL203"}),
+        # One file's contents whatever the path: wrong for the other files and for the missing one.
+        "read_file": ("VIOLATES", {"eff.returns_contents": "TL203", "eff.missing_file_reads_empty": "TL203"}),
         "get_channels": ("VIOLATES", {"eff.returns_channels": "TL203"}),
         "read_channel_messages": ("VIOLATES", {"eff.returns_channel_messages": "TL203"}),
         "read_inbox": ("VIOLATES", {"eff.returns_user_inbox": "TL203"}),

@@ -2,10 +2,10 @@
 benchmark (agentdojo 0.1.35, hosted in its own venv).
 
 Two runs: the dynamic checker's own (`run_confirm`), whose probe plan for the seven tools taking
-`restaurant_names: list[str]` has a single call, `restaurant_names=[]` (nothing in the snapshot is named
-like the argument, and the description fallback harvests only scalars, which an array parameter does not
-admit); and calls that name real restaurants, made through the checker's own host and scorer, where the
-effect clauses have something to say. The second run finds two disagreements with the docstrings:
+`restaurant_names: list[str]` calls them with one restaurant, two, the other one and none (the names
+harvested from `restaurants.restaurant_list[*].name`); and hand-made calls through the checker's own
+host and scorer, which reach the corners the plan does not. Together they find two disagreements with
+the docstrings: The second run finds two disagreements with the docstrings:
 
 - `get_dietary_restrictions_for_all_restaurants` matches names as substrings of
   `", ".join(restaurant_names)`, so asking for "Le Baratin Express" answers for "Le Baratin", a
@@ -74,15 +74,19 @@ def test_every_contract_has_a_frame_clause_no_arg_clause_and_an_empty_write_set(
 
 def test_exact_verdict_table_of_the_checkers_own_probes(run: ConfirmRun) -> None:
     table = {r.tool: (r.verdict, {row.clause_id: row.code for row in r.violations}) for r in run.reports}
-    assert table == {tool: ("CONFORMS", {}) for tool in TOOLS}
+    assert table == {**{tool: ("CONFORMS", {}) for tool in TOOLS},
+                     # French and Israeli restaurants, where the docstring lists four other cuisines.
+                     "get_cuisine_type_for_restaurants": ("VIOLATES", {"eff.cuisine_documented": "TL203"})}
     untestable = [(r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
     assert untestable == []
-    # What those verdicts rest on: one call per tool. For the by-name readers it asks for no restaurant,
-    # so their reply clauses held on `{}` (a checker gap, reported; see the module docstring).
+    # What those verdicts rest on: real restaurant names, one and two at a time, and the empty list;
+    # every city the data has, and the empty one.
     calls = {r.tool: [p.probe.args for p in r.runs] for r in run.reports}
-    assert calls == {**{tool: [{"restaurant_names": []}] for tool in BY_NAMES},
-                     "get_all_restaurants_in_city": [{"city": "Paris"}]}
-    assert all(p.result["value"] == {} for r in run.reports if r.tool in BY_NAMES for p in r.runs)
+    names = {r["name"] for r in run.reports[0].runs[0].pre["restaurants"]["restaurant_list"]}
+    for tool in BY_NAMES:
+        asked = [c["restaurant_names"] for c in calls[tool]]
+        assert [] in asked and any(len(a) == 2 for a in asked) and set().union(*map(set, asked)) <= names
+    assert {c["city"] for c in calls["get_all_restaurants_in_city"]} >= {"Paris", "London", ""}
 
 
 # --- calls that name restaurants ---------------------------------------------------------------------
