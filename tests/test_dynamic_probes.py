@@ -85,3 +85,17 @@ def test_plan_covers_every_kind_of_probe(tmp_path: Path) -> None:
     assert [p.args["frozen"] for p in plan.probes if p.varied == "frozen"] == [False]
     joint = [p.args for p in plan.probes if p.kind == "joint_falsy"]
     assert joint == [{"account_id": "A1", "balance": 0.0, "frozen": False}]
+
+
+def test_a_list_of_names_gets_real_names_before_the_empty_list() -> None:
+    state = {"restaurants": {"restaurant_list": [{"name": "Chez A", "address": "1 Rue"}, {"name": "B Bistro",
+                                                                                       "address": "2 Rue"}]},
+             "hotels": {"hotel_list": [{"name": "Hotel C"}]}}
+    param = Param("restaurant_names", {"array"}, True, description="The names of the restaurants.", items={"string"})
+    values = [v for v, _ in Harvest.of(state).values_for(param)]
+    assert values[:3] == [["Chez A"], ["Chez A", "B Bistro"], ["B Bistro"]]  # a restaurant's name, not a hotel's
+    assert ["Chez A", "Chez A-absent"] in values and values[-1] == []
+    # The schema's item type is kept, so the planner knows what the list holds.
+    meta = {"parameters": {"properties": {"restaurant_names": {"type": "array", "items": {"type": "string"}}},
+                           "required": ["restaurant_names"]}}
+    assert params_from_tool(meta)["restaurant_names"].items == {"string"}
