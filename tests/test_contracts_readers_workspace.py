@@ -143,6 +143,31 @@ def test_search_emails_reply_records_must_be_the_stored_ones(contracts: dict[str
                      [stored, INBOX["inbox"]["emails"]["3"]], INBOX)
 
 
+def test_contact_and_file_searches_match_part_of_a_field_ignoring_case(contracts: dict[str, Contract]) -> None:
+    contacts = [{"email": "support@bluesparrowtech.com", "name": "Support"},
+                {"email": "support@techservices.com", "name": "Support"},
+                {"email": "emma.johnson@bluesparrowtech.com", "name": "Emma Johnson"}]
+    state = {"inbox": {"contact_list": contacts}}
+    by_name, by_email = contracts["search_contacts_by_name"], contracts["search_contacts_by_email"]
+    assert _eval(by_name, "eff.returns_matches", {"query": "SUPP"}, contacts[:2], state)
+    assert not _eval(by_name, "eff.returns_matches", {"query": "SUPP"}, contacts[:1], state)  # one of two
+    assert not _eval(by_name, "eff.returns_matches", {"query": "emma"},  # not as stored
+                     [{**contacts[2], "name": "Emma"}], state)
+    assert _eval(by_email, "eff.returns_matches", {"query": "BlueSparrowTech.com"}, [contacts[0], contacts[2]], state)
+    assert not _eval(by_email, "pre.contact_found", {"query": "Emma Johnson"}, None, state)  # a name, not an email
+    files = {"cloud_drive": {"files": {
+        "0": {"id_": "0", "filename": "Budget-2024.xlsx", "content": "Q1 TOTAL: 100"},
+        "1": {"id_": "1", "filename": "notes.txt", "content": "budget notes"},
+    }}}
+    rows = files["cloud_drive"]["files"]
+    search, by_filename = contracts["search_files"], contracts["search_files_by_filename"]
+    assert _eval(search, "eff.returns_matches", {"query": "total"}, [rows["0"]], files)
+    assert _eval(search, "eff.returns_matches", {"query": "Budget"}, [rows["1"]], files)  # content, not the name
+    assert not _eval(search, "pre.some_file_matches", {"query": "xlsx"}, None, files)
+    assert _eval(by_filename, "eff.returns_matches", {"filename": "budget"}, [rows["0"]], files)
+    assert _eval(by_filename, "eff.returns_matches", {"filename": "pdf"}, [], files)  # no match: an empty list
+
+
 def test_searches_by_date_keep_the_events_that_start_that_day(contracts: dict[str, Contract]) -> None:
     events = {"calendar": {"events": {
         "1": {"id_": "1", "title": "Team Sync", "description": "", "start_time": "2024-05-15T10:00:00"},
