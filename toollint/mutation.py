@@ -415,6 +415,17 @@ def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _names_in(child)
 
 
+def _names_outside_text(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Like `_names_in`, but not inside an f-string: what a reply computes, not what it echoes."""
+    if isinstance(node, cst.FormattedString):
+        return
+    if isinstance(node, (cst.Attribute, cst.Arg, cst.Name, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        yield from _names_in(node)
+        return
+    for child in node.children:
+        yield from _names_outside_text(child)
+
+
 LOG_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log", "critical"})
 
 
@@ -583,13 +594,19 @@ def _swallow_write(facts: ModuleFacts, t: Target) -> list[_Site]:
 
 
 def _param_uses(facts: ModuleFacts, t: Target, p: Param) -> list[cst.Name]:
-    """Uses of a parameter outside `return`, conditions and assignments to the parameter itself."""
+    """Uses of a parameter, except in conditions, raise messages, logging, assignments to the
+    parameter itself, and the text a reply echoes (an f-string in a `return`). A `return` that
+    computes with it (`return {h.name: ... if h.name in hotel_names}`, `return inbox.send(to, ...)`)
+    is a use: for a reader the reply is the whole effect."""
     uses: list[cst.Name] = []
     for s in facts.statements(t):
         node = s.node
         if isinstance(node, cst.SimpleStatementLine):
             small = node.body[0]
-            if isinstance(small, (cst.Return, cst.Raise)) or _is_log_call(small):
+            if isinstance(small, cst.Return):
+                uses.extend(n for n in _names_outside_text(small) if n.value == p.name)
+                continue
+            if isinstance(small, cst.Raise) or _is_log_call(small):
                 continue
             if isinstance(small, cst.Assign) and any(
                 isinstance(x.target, cst.Name) and x.target.value == p.name for x in small.targets
