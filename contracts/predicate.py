@@ -660,6 +660,8 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
             return f"{base}.{node.attr}" if base else node.attr
         if isinstance(node, ast.Subscript):
             base = chain(node.value, scope)
+            if base is not None and isinstance(node.slice, ast.Slice):
+                return base  # `e.start_time[:10]`: a part of the same field, not an element of it
             return None if base is None else _element(base)
         if _is_filter(node):
             # `[t for t in coll if ...]` selects elements of `coll`: treat it as the collection.

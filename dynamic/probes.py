@@ -267,7 +267,8 @@ class Harvest:
             if found and absent:
                 add([found[0][0], absent[0]], "derived:absent")
         if not out and param.description:  # fields the description names ("the name of the company")
-            words = set(re.findall(r"[a-z_]+", param.description.lower()))
+            said = re.findall(r"[a-z_]+", param.description.lower())
+            words = set(said) | {_singular(w) for w in said}  # "event titles" names the `title` field
             named = [(f, v, o) for f, v, o in self.all_values if f in words]
             # Records under a path the description also names come first ("restaurant" ->
             # /restaurants/restaurant_list/...): the name of a restaurant, not of a hotel.
@@ -290,6 +291,8 @@ class Harvest:
             # A value no record has, so "must exist" preconditions can be violated.
             digits = [int(v) for v in truthy if v.isdigit()]
             add(str(max(digits) + 1) if digits else truthy[0] + "-absent", "derived:absent")
+            if digits:  # an unused id can still occur inside free text; this occurs in no string
+                add(self.unseen_text(), "derived:absent")
         for value in param.falsy_values:
             add(value, "type:falsy")
         if param.types & {"integer", "number"}:
@@ -301,6 +304,15 @@ class Harvest:
         if fmt:  # the docstring fixes the format: values written otherwise are not legal calls
             out = [(v, o) for v, o in out if not isinstance(v, str) or not v or _fits(v, fmt)]
         return out
+
+    def unseen_text(self) -> str:
+        """A string that is no part of any string in the snapshot ("no match" for a search)."""
+        texts = [v for _f, v, _o in self.all_values if isinstance(v, str)]
+        candidate, n = "zq-no-match", 0
+        while any(candidate in t for t in texts):
+            n += 1
+            candidate = f"zq-no-match-{n}"
+        return candidate
 
     def current_value(self, param: Param, base: dict[str, Any]) -> Any:
         """The value field `param.name` has in the record the base assignment addresses (`{id=6}` in

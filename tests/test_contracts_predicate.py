@@ -227,3 +227,9 @@ def test_slow_evaluations_stop_at_the_wall_clock_cap(monkeypatch: pytest.MonkeyP
     with pytest.raises(PredicateBudgetError, match="longer than 0.05 s"):
         pred.evaluate(big, big, {}, None)
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_slice_of_a_field_reads_that_field_not_its_elements() -> None:
+    pred = compile_predicate("[e.id_ for e in rows(pre.calendar.events) if e.start_time[:10] == args.day]")
+    assert "calendar.events[*].start_time" in pred.paths
+    assert not any(p.endswith("start_time[*]") for p in pred.paths)

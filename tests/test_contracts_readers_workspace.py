@@ -205,15 +205,13 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
         assert all(row.verdict == "CONFORMS" for row in r.rows if row.clause_id == "frame.write_set"), r.tool
 
 
-def test_every_counted_clause_is_scored_but_one(run: ConfirmRun) -> None:
+def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
     untestable = [(r.tool, row.clause_id, row.reason) for r in run.reports for row in r.clause_rows
                   if row.verdict == "UNTESTABLE"]
-    # search_files's "no match -> ValueError" cannot be probed: the probe generator offers `query`
-    # the ids of the first keyed collection ("0".."16") and, as the value no record has, max+1
-    # ("26"), and every one of them occurs in some file's content, so no assignment it can build
-    # violates the precondition (dynamic/probes.py Harvest.values_for; reported to the lead).
-    assert untestable == [("search_files", "pre.some_file_matches", "no_observable_state")]
-    # Every other precondition was violated by a probe and refused with the declared ValueError.
+    # search_files's "no match -> ValueError" is probed with a query that occurs in no string of the
+    # snapshot (an unused id such as "26" still occurs inside some file's text).
+    assert untestable == []
+    # Every precondition was violated by a probe and refused with the declared ValueError.
     pres = {(r.tool, row.clause_id): row.verdict for r in run.reports for row in r.clause_rows if row.kind == "pre"}
     assert pres == {
         ("search_contacts_by_email", "pre.contact_found"): "CONFORMS",
@@ -223,7 +221,7 @@ def test_every_counted_clause_is_scored_but_one(run: ConfirmRun) -> None:
         ("search_calendar_events", "pre.date_format"): "CONFORMS",
         ("search_calendar_events", "pre.some_event_matches"): "CONFORMS",
         ("get_file_by_id", "pre.file_exists"): "CONFORMS",
-        ("search_files", "pre.some_file_matches"): "UNTESTABLE",
+        ("search_files", "pre.some_file_matches"): "CONFORMS",
     }
     refused = [(r.tool, p.probe.clause, p.result.get("error_type")) for r in run.reports for p in r.runs
                if p.probe.kind == "pre_violating"]
@@ -265,11 +263,10 @@ def test_what_the_probes_reach(run: ConfirmRun) -> None:
                       ("get_file_by_id", "file_id"), ("get_day_calendar_events", "day"),
                       ("search_files_by_filename", "filename"), ("search_files", "query")):
         assert len({a[arg] for a in legal[tool]}) >= 3, tool
-    # A limit, not a pass: search_calendar_events is accepted once only. Its `query` is offered the
-    # ids of the first keyed collection ("0", "1", ...; its docstring names "titles and descriptions",
-    # plural, which matches no field name), no event mentions one, so the only accepted call is the
-    # empty query on the first date, and `date` is never varied (dynamic/probes.py; reported).
-    assert legal["search_calendar_events"] == [{"query": "", "date": "2024-05-14"}]
+    # search_calendar_events: its docstring's "event titles" names the `title` field, so real titles
+    # are searched on the day they are on (another day would make the call illegal: no match).
+    assert legal["search_calendar_events"][0] == {"query": "Team Sync", "date": "2024-05-15"}
+    assert len({a["query"] for a in legal["search_calendar_events"]}) >= 3
     eff = {(r.tool, row.clause_id): row.scored for r in run.reports for row in r.clause_rows if row.kind == "eff"}
     assert all(n >= 1 for n in eff.values())
 
@@ -351,7 +348,9 @@ def test_every_broken_reader_is_caught(mutant_reports: list[ToolReport]) -> None
                                        "eff.only_from_sender": "TL202"}),
         "get_current_day": ("VIOLATES", {"eff.returns_current_day": "TL203"}),
         "get_day_calendar_events": ("VIOLATES", {"eff.returns_day_events": "TL203"}),
-        "search_calendar_events": ("VIOLATES", {"eff.returns_matches": "TL202", "eff.only_on_date": "TL202"}),
+        # The date dropped: also answers a query whose only matches are on other days, which must refuse.
+        "search_calendar_events": ("VIOLATES", {"eff.returns_matches": "TL202", "eff.only_on_date": "TL202",
+                                                "pre.some_event_matches": "TL201"}),
         # File "0" for every id, also for one that does not exist.
         "get_file_by_id": ("VIOLATES", {"pre.file_exists": "TL201", "eff.returns_file": "TL203"}),
         "list_files": ("VIOLATES", {"eff.returns_all_files": "TL203"}),
