@@ -122,6 +122,10 @@ class MutantResult:
             return "static-only shape: no rule matched it, and no probe can tell it apart at run time"
         if self.dynamic.status == NOT_RUN:
             return f"no static rule matched; dynamic not run ({self.dynamic.why})"
+        if self.dynamic.indistinguishable:
+            # No clause could fail: the probes never made the mutated code behave differently.
+            return (f"no probe tells it apart: all {self.dynamic.indistinguishable} calls gave the original's "
+                    "reply and state change (an equivalent mutant, or one only an unprobed input reaches)")
         if self.dynamic.masked:
             return (f"masked: the original already violates {', '.join(self.dynamic.masked[:3])}, "
                     "so the mutation adds no new violation")
@@ -131,10 +135,6 @@ class MutantResult:
         if self.dynamic.covering and self.dynamic.wrong_errors:
             return (f"checker gap: the violating call was refused with another error than declared "
                     f"({self.dynamic.wrong_errors[0]}), yet no precondition row was violated")
-        if self.dynamic.indistinguishable:
-            # No clause could fail: the probes never made the mutated code behave differently.
-            return (f"no probe tells it apart: all {self.dynamic.indistinguishable} calls gave the original's "
-                    "reply and state change (an equivalent mutant, or one only an unprobed input reaches)")
         if self.dynamic.covering:
             return (f"checker gap: clause(s) {', '.join(self.dynamic.covering)} cover it, "
                     "but no probe revealed it")

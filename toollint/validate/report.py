@@ -44,7 +44,7 @@ class Row:
         self.dynamic_run += r.dynamic.status != NOT_RUN
         self.either += r.killed
         if not r.killed:
-            if r.dynamic.masked:
+            if r.dynamic.masked and not r.dynamic.indistinguishable:
                 self.masked_survivors += 1
             elif r.dynamic.covering and r.dynamic.status != NOT_RUN:
                 self.covered_survivors += 1
