@@ -3,7 +3,8 @@
 METHOD.md Part 3: per precondition a satisfying and a violating assignment, one happy path that
 satisfies all of them, per effective argument a set of assignments differing only in that argument
 (harvested values, the record's current value, the type's legal falsy values 0, 0.0, False, ""),
-and a joint-falsy assignment when two or more effective arguments admit falsy values.
+each optional argument of the happy path left out (its null branch), and a joint-falsy assignment
+when two or more effective arguments admit falsy values.
 
 Two kinds of value no snapshot holds are derived for the precondition search only (never for happy
 or argument probes, where they would be calls the contract never promised to accept): a negative
@@ -73,7 +74,7 @@ class Param:
 
 @dataclass
 class Probe:
-    kind: str  # happy, pre_violating, arg, joint_falsy
+    kind: str  # happy, pre_violating, arg, omitted, joint_falsy
     args: dict[str, Any]
     tool: str = ""
     clause: str | None = None  # the pre clause a pre_violating probe targets
@@ -500,6 +501,13 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
             if args == happy or not all(v is not False for v in pres.values(args).values()):
                 continue
             probes.append(Probe("arg", args, varied=name, harvested_from=origins(args)))
+    # Each optional argument the happy path passes, left out: the branch a docstring gives to null
+    # ("If `null`, the end time will be computed...") is a legal call too. Not an `arg` probe: the
+    # left-out value usually means "unchanged", which would pair with the current value as ignored.
+    for name in [n for n in happy if not params[n].required and "null" in params[n].types]:
+        args = {k: v for k, v in happy.items() if k != name}
+        if all(v is not False for v in pres.values(args).values()):
+            probes.append(Probe("omitted", args, harvested_from=origins(args)))
     if len(falsy_args) >= 2:
         args = dict(happy)
         for name in falsy_args:

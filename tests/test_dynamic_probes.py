@@ -85,6 +85,10 @@ def test_plan_covers_every_kind_of_probe(tmp_path: Path) -> None:
     assert [p.args["frozen"] for p in plan.probes if p.varied == "frozen"] == [False]
     joint = [p.args for p in plan.probes if p.kind == "joint_falsy"]
     assert joint == [{"account_id": "A1", "balance": 0.0, "frozen": False}]
+    # Each optional argument left out once (its null branch is a legal call too); never varied as `arg`.
+    omitted = [p for p in plan.probes if p.kind == "omitted"]
+    assert sorted(tuple(sorted(p.args)) for p in omitted) == [("account_id", "balance"), ("account_id", "frozen")]
+    assert all(p.varied is None for p in omitted)
 
 
 def test_a_list_of_names_gets_real_names_before_the_empty_list() -> None:
