@@ -158,10 +158,17 @@ def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
     # update_user_info already drops "" (truth tests), so its eff.first_name_set is violated on the
     # original; dropping the write of first_name makes it false on calls the original passes too.
     (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
-    result = run([subject], dynamic=True, operators=["drop-write"], tools=["update_user_info"])
-    dropped = next(r for r in result.mutants if "account.first_name = first_name" in r.mutant.description)
-    assert dropped.dynamic.status == KILLED, dropped.explanation()
-    clauses = {v["clause"] for v in dropped.dynamic.violations}
+    assert subject.host is not None
+    mutant = next(m for m in mutation.mutants(subject.path.read_text(encoding="utf-8"), subject.shown,
+                                              ["drop-write"], ["update_user_info"], module_name=subject.module_name)
+                  if "account.first_name = first_name" in m.description)
+    with overlay(subject.host) as root:
+        runner = DynamicRunner(subject, root)
+        runner.run_baseline(["update_user_info"])
+        assert any(r["clause"] == "eff.first_name_set" for r in runner.baseline_rows)  # the original's own defect
+        dropped = runner.outcome(mutant)
+    assert dropped.status == KILLED, dropped
+    clauses = {v["clause"] for v in dropped.violations}
     assert clauses & {"eff.first_name_set", "arg.first_name"}
 
 
