@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from source_edits import edit_function
 from toollint.contracts.loader import bundled_library_dir, load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.validator import ValidationOptions, validate
@@ -130,7 +131,7 @@ def test_what_the_probes_reach(run: ConfirmRun) -> None:
     `general` alone (every user is in general), is told apart by the other values; read_file is also
     called with the empty path, which no file has, so `eff.missing_file_reads_empty` is exercised."""
     legal = {r.tool: [run_.args for run_ in r.runs if run_.status == "ok"] for r in run.reports}
-    assert [a["file_path"] for a in legal["read_file"]][0] == "address-change.txt"
+    assert legal["read_file"][0]["file_path"] == "address-change.txt"
     assert len(legal["read_file"]) >= 3 and {"file_path": ""} in legal["read_file"]
     assert [a["user"] for a in legal["read_inbox"]][:3] == ["Alice", "Bob", "Charlie"]
     assert {a["channel"] for a in legal["read_channel_messages"]} >= {"general", "random", "private"}
@@ -173,22 +174,13 @@ MUTANTS = {
 }
 
 
-def _mutate(source: str, function: str, old: str, new: str) -> str:
-    start = source.index(f"\ndef {function}(")
-    end = source.find("\ndef ", start + 1)
-    end = len(source) if end < 0 else end
-    body = source[start:end]
-    assert body.count(old) == 1, (function, old)
-    return source[:start] + body.replace(old, new) + source[end:]
-
-
 @pytest.fixture(scope="module")
 def mutant_reports(contracts: list[Contract], agentdojo_src: Path, agentdojo_python: Path) -> Iterator[list[ToolReport]]:
     with package_overlay(agentdojo_src) as root:
         tools = root / "agentdojo" / TOOLS_DIR
         for function, (file, _fn, old, new) in MUTANTS.items():
             path = tools / file
-            path.write_text(_mutate(path.read_text(), function, old, new))
+            path.write_text(edit_function(path.read_text(), function, old, new))
         env = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
         groups = [[c for c in contracts if READERS[c.tool_name] == suite] for suite in ("banking", "slack")]
         options = CheckOptions(deadline=60.0, confirm=False)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from source_edits import edit_function
 from toollint.contracts.loader import bundled_library_dir, load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.validator import ValidationOptions, validate
@@ -300,15 +301,6 @@ MUTANTS = {
 }
 
 
-def _mutate(source: str, function: str, old: str, new: str) -> str:
-    start = source.index(f"\ndef {function}(")
-    end = source.find("\ndef ", start + 1)
-    end = len(source) if end < 0 else end
-    body = source[start:end]
-    assert body.count(old) == 1, (function, old)
-    return source[:start] + body.replace(old, new) + source[end:]
-
-
 @pytest.fixture(scope="module")
 def mutant_reports(checked: tuple[ConfirmRun, list[ToolReport]]) -> list[ToolReport]:
     return checked[1]
@@ -324,7 +316,7 @@ def checked(contracts: dict[str, Contract], agentdojo_src: Path, agentdojo_pytho
         tools = root / "agentdojo" / TOOLS_DIR
         for function, (old, new) in MUTANTS.items():
             path = tools / f"{READERS[function]}.py"
-            path.write_text(_mutate(path.read_text(), function, old, new))
+            path.write_text(edit_function(path.read_text(), function, old, new))
         env = {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
         spec = WorkerSpec("agentdojo", {"suite": "workspace"}, str(agentdojo_python), env=env)
         with ThreadPoolExecutor(max_workers=2) as pool:
