@@ -656,10 +656,13 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
                 # The tool carries state from call to call, so a row that reproduced in the shared
                 # confirmation worker may have leaned on the re-runs before it: each is tried alone.
                 for row in report.violations:
-                    if all(row is not u for u in unreproduced) and not history.alone_reproduces(row, scorer):
+                    if all(row is not u for u in unreproduced) and not history.alone_or_unknown(row, scorer):
                         history.settle(row, scorer)
             if history.nondeterministic is not None:  # the next tool's re-runs start from a pristine process
-                worker.restart(WorkerEvent("history", "back to a pristine worker", report.tool))
+                try:
+                    worker.restart(WorkerEvent("history", "back to a pristine worker", report.tool))
+                except WorkerError:
+                    pass  # the next re-runs fail one by one, each with this worker's error
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
@@ -684,7 +687,11 @@ class _History:
     def settle(self, row: ClauseResult, scorer: Scorer) -> None:
         """A row the witness alone did not reproduce: order-dependent (TL205) or FLAKY."""
         assert row.rerun is not None
-        earlier = self.reproduces(row, scorer)
+        try:
+            earlier = self.reproduces(row, scorer)
+        except WorkerError as exc:  # the replay's worker would not start or died: say so, keep going
+            earlier, self.failed = 0, True
+            row.detail += f"; the history replay could not run ({exc})"
         if earlier:
             # Alone the call conforms; after the calls that preceded it, it does not: the process
             # kept state across calls that the benchmark's reset does not clear.
@@ -698,6 +705,13 @@ class _History:
             differing = row.rerun.get("differing_paths") or []
             row.detail += ("; a re-run in a fresh worker did not reproduce it"
                            + (f" (paths that differed: {', '.join(differing[:5])})" if differing else ""))
+
+    def alone_or_unknown(self, row: ClauseResult, scorer: Scorer) -> bool:
+        """`alone_reproduces`, but a worker that fails leaves the row as the shared re-run found it."""
+        try:
+            return self.alone_reproduces(row, scorer)
+        except WorkerError:
+            return True
 
     def alone_reproduces(self, row: ClauseResult, scorer: Scorer) -> bool:
         """The witness alone, in one more fresh process. (Used first to tell a flake from order

@@ -194,3 +194,23 @@ def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
     outcome = replay(witness, repeat=2)  # process 3 drops it, process 4 does not
     assert outcome.code == 3 and outcome.sentence.startswith("FLAKY arg.balance (TL202)")
     assert "reproduced in 1 of 2 fresh runs" in outcome.sentence
+
+
+def test_a_history_replay_whose_worker_will_not_start_leaves_a_clear_flaky_row() -> None:
+    from toollint.dynamic.checker import CheckOptions, ClauseResult, ProbeRun, Scorer, ToolReport, _History
+    from toollint.dynamic.probes import Probe
+    from toollint.dynamic.protocol import WorkerError
+
+    class DeadWorker:
+        def restart(self, reason: object) -> None:
+            raise WorkerError("startup", "host failed to start")
+
+    (contract,) = contracts("set_balance_cached")
+    first, second = (ProbeRun(Probe("happy", {"account_id": "A1", "balance": b})) for b in (1.0, 2.0))
+    report = ToolReport("set_balance_cached", contract, runs=[first, second])
+    row = ClauseResult("eff.balance_set", "eff", "VIOLATES", code="TL203", run=second,
+                       rerun={"agrees": False, "differing_paths": []})
+    history = _History(DeadWorker(), report, {}, CheckOptions())  # type: ignore[arg-type]
+    history.settle(row, Scorer(contract, {}))
+    assert row.verdict == "FLAKY" and row.code == "TL203" and not row.history
+    assert "the history replay could not run" in row.detail and "host failed to start" in row.detail
