@@ -31,8 +31,9 @@ Per METHOD.md Part 3, for each clause and probe:
 
 Effective arguments are the declared ``arg.*`` ones plus optional arguments an effect clause reads
 (an effect clause over an argument is a claim that the argument changes state). Every violation is
-re-run in a fresh worker before it is reported; if the re-run disagrees it is FLAKY, with what
-differed. UNTESTABLE rows stay in every count.
+re-run in a fresh worker before it is reported; if the re-run disagrees, the tool's calls are
+replayed in order in a fresh worker: a violation that needs its predecessors is an order-dependent
+TL205, otherwise the row is FLAKY, with what differed. UNTESTABLE rows stay in every count.
 """
 
 from __future__ import annotations
@@ -610,7 +611,8 @@ def tool_tags(contract: Contract, tags: dict[str, list[str]]) -> dict[str, list[
 
 def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: CheckOptions,
                     tags: dict[str, list[str]]) -> None:
-    """Re-run every violating probe in a fresh worker; a disagreeing re-run makes the row FLAKY.
+    """Re-run every violating probe in a fresh worker; a disagreeing re-run makes the row FLAKY,
+    unless the tool's call history reproduces it (`_History`: then it is an order-dependent TL205).
 
     One fresh worker serves the group (start-up dominates); a re-run that leaks past reset restarts
     it, so every re-run starts from the benchmark's own pristine state.
