@@ -3,8 +3,9 @@
 METHOD.md Part 3: per precondition a satisfying and a violating assignment, one happy path that
 satisfies all of them, per effective argument a set of assignments differing only in that argument
 (harvested values, the record's current value, the type's legal falsy values 0, 0.0, False, ""),
-each optional argument of the happy path left out (its null branch), and a joint-falsy assignment
-when two or more effective arguments admit falsy values.
+the happy value of each effective argument set on another record whose value differs, each optional
+argument of the happy path left out (its null branch), and a joint-falsy assignment when two or
+more effective arguments admit falsy values.
 
 Two kinds of value no snapshot holds are derived for the precondition search only (never for happy
 or argument probes, where they would be calls the contract never promised to accept): a negative
@@ -74,7 +75,7 @@ class Param:
 
 @dataclass
 class Probe:
-    kind: str  # happy, pre_violating, arg, omitted, joint_falsy
+    kind: str  # happy, pre_violating, arg, rebased, omitted, joint_falsy
     args: dict[str, Any]
     tool: str = ""
     clause: str | None = None  # the pre clause a pre_violating probe targets
@@ -501,6 +502,21 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
             if args == happy or not all(v is not False for v in pres.values(args).values()):
                 continue
             probes.append(Probe("arg", args, varied=name, harvested_from=origins(args)))
+    # A write that never happens hides on the happy record when the call sets the value the record
+    # already has (`recurring=True` on a transaction already recurring): the happy value is also set
+    # on another legal record whose current value differs.
+    for name in effective:
+        value = happy.get(name)
+        if value is None or harvest.current_value(params[name], happy) != value:
+            continue  # the happy call already changes it: its write shows
+        for base in alternatives:
+            if harvest.current_value(params[name], base) in (None, value):
+                continue
+            args = dict(base)
+            args[name] = value
+            if all(v is not False for v in pres.values(args).values()):
+                probes.append(Probe("rebased", args, harvested_from=origins(args)))
+                break
     # Each optional argument the happy path passes, left out: the branch a docstring gives to null
     # ("If `null`, the end time will be computed...") is a legal call too. Not an `arg` probe: the
     # left-out value usually means "unchanged", which would pair with the current value as ignored.

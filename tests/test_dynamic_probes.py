@@ -103,3 +103,16 @@ def test_a_list_of_names_gets_real_names_before_the_empty_list() -> None:
     meta = {"parameters": {"properties": {"restaurant_names": {"type": "array", "items": {"type": "string"}}},
                            "required": ["restaurant_names"]}}
     assert params_from_tool(meta)["restaurant_names"].items == {"string"}
+
+
+def test_a_value_the_happy_record_already_has_is_also_set_on_a_record_without_it(tmp_path: Path) -> None:
+    # Setting frozen=True on an account already frozen shows no write, dropped or not.
+    state = {"accounts": [{"id": "A1", "status": "active", "frozen": True},
+                          {"id": "A2", "status": "active", "frozen": False}]}
+    path = tmp_path / "update.yaml"
+    path.write_text(CONTRACT)
+    plan = make_plan(load_contract(path), META, state)
+    happy = plan.probes[0].args
+    assert happy["account_id"] == "A1" and happy["frozen"] is True
+    rebased = [p.args for p in plan.probes if p.kind == "rebased"]
+    assert {"account_id": "A2", "frozen": True} in [{k: a[k] for k in ("account_id", "frozen")} for a in rebased]
