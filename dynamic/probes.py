@@ -258,8 +258,9 @@ class Harvest:
             # A list of names (`restaurant_names`): lists of one, two, and one plus an absent element,
             # from the candidates of one element; an empty list alone would make every reply trivial.
             element = Param(_singular(param.name), set(param.items), True, description=param.description)
-            found = [(v, o) for v, o in self.values_for(element) if v and not o.startswith(("type:", "derived:"))]
-            absent = [v for v, o in self.values_for(element) if o == "derived:absent"]
+            elements = self.values_for(element)
+            found = [(v, o) for v, o in elements if v and not o.startswith(("type:", "derived:"))]
+            absent = [v for v, o in elements if o == "derived:absent"]
             for (a, origin), (b, _) in zip(found, found[1:] + found[:1]):
                 add([a], origin)
                 if a != b:
