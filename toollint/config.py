@@ -36,8 +36,9 @@ LIST_KEYS = (
     "contract-dirs",
 )
 TABLE_KEYS = ("confirm", "trace")
+STRING_KEYS = ("benchmark",)  # checked against the profiles where a run picks its profile
 SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", *TABLE_KEYS)
+KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", *TABLE_KEYS, *STRING_KEYS)
 
 
 class ConfigError(Exception):
@@ -105,6 +106,10 @@ def settings_from_table(table: dict[str, Any], path: Path, base: Settings | None
             if key in SELECTOR_KEYS:
                 _check_selectors(values, f"'{key}' in {where}")
             setattr(settings, field_name, values)
+        elif key in STRING_KEYS:
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"'{key}' in {where} must be a non-empty string, not {_type(value)}")
+            setattr(settings, field_name, value)
         elif key in TABLE_KEYS:
             if not isinstance(value, dict):
                 raise ConfigError(f"'{key}' in {where} must be a table, not {_type(value)}")

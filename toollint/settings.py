@@ -18,6 +18,7 @@ class Settings:
     tool_decorators: list[str] = field(default_factory=list)  # extra decorator names marking tools
     tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
     contract_dirs: list[str] = field(default_factory=list)
+    benchmark: str | None = None  # the benchmark profile of dynamic runs (default: detected from the tree)
     confirm: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.confirm]
     trace: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.trace]
     project_root: Path | None = None  # where pyproject.toml was found; SARIF paths are relative to it
