@@ -1,15 +1,17 @@
 """`--confirm` on the main path: turn static candidates into verdicts.
 
-`confirm_findings` picks the tools that have static findings and a contract (bundled library plus
-configured `contracts/` dirs), or every contracted tool with `confirm_all`, checks them through the
-benchmark's host, attaches the tool's verdict to each static finding (`properties["verdict"]`,
-`["witness"]`: CONFORMS is shown, never hidden; UNTESTABLE is never a pass) and returns one TL2xx
-finding per confirmed (or flaky) violation, each with a witness file.
+`confirm_findings` picks the tools that have static findings and a contract (every benchmark
+profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
+`confirm_all`, checks them through the benchmark's host, attaches the tool's verdict to each static
+finding (`properties["verdict"]`, `["witness"]`: CONFORMS is shown, never hidden; UNTESTABLE is never
+a pass) and returns one TL2xx finding per confirmed (or flaky) violation, each with a witness file.
 
-Configuration, `[tool.toollint.confirm]`: ``adapter`` (agentdojo, toolkit, or a path to an adapter
-file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/``reset``/
-``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``, ``deadline``.
-A contract's own ``adapter:`` block (e.g. ``{name: agentdojo, suite: banking}``) wins.
+Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
+adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
+``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
+``deadline``. A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
+either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
+(`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts.loader import ContractError, bundled_library_dir, load_contracts
+from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import (
     CONFORMS,
@@ -37,8 +39,10 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
 from toollint.dynamic.witness import sentence, write_witness
 
+from toollint.config import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
+from toollint.profiles import Profile, ProfileError, find_profile, select_profile
 from toollint.settings import Settings
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
@@ -69,12 +73,21 @@ class ConfirmRun:
         return sum(len(r.runs) for r in self.reports)
 
 
+def default_adapter(contract: Contract, profile: Profile | None = None) -> str:
+    """The adapter for a contract that names none: its benchmark's profile's, the run's profile's,
+    else the generic toolkit adapter."""
+    for candidate in (find_profile(contract.benchmark), profile):
+        if candidate is not None and candidate.adapter_file is not None:
+            return candidate.name
+    return "toolkit"
+
+
 def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = None,
-                root: Path | None = None) -> WorkerSpec:
-    """The host that serves a contract's tool: the contract's adapter block over the configuration."""
+                root: Path | None = None, profile: Profile | None = None) -> WorkerSpec:
+    """The host that serves a contract's tool: the contract's adapter block over the configuration,
+    over the profile's adapter (`default_adapter`)."""
     adapter_block = dict(contract.adapter)
-    name = str(adapter_block.get("name") or conf.get("adapter")
-               or ("agentdojo" if contract.benchmark == "agentdojo" else "toolkit"))
+    name = str(adapter_block.get("name") or conf.get("adapter") or default_adapter(contract, profile))
     options: dict[str, Any] = dict(conf.get("options") or {})
     options.update({k: conf[k] for k in TOOLKIT_KEYS if k in conf})
     options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
@@ -83,17 +96,28 @@ def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = N
     return WorkerSpec(name, options, python=str(python or conf.get("python") or sys.executable))
 
 
+def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Profile | None:
+    """The run's profile: `benchmark` in `[tool.toollint]`, else detected from the linted files.
+    An unknown name is a ConfigError naming the config file, with a "did you mean"."""
+    where = f"{settings.config_file} [tool.toollint] benchmark" if settings.config_file else "benchmark"
+    try:
+        return select_profile(settings.benchmark, linted or (), where=where)
+    except ProfileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                deadline: float | None = None) -> ConfirmRun:
-    """Check `contracts`, one warm host per adapter variant, and write a witness per violation."""
+                deadline: float | None = None, profile: Profile | None = None) -> ConfirmRun:
+    """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
+    `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own."""
     conf = dict(settings.confirm or {})
     options = CheckOptions(deadline=float(deadline or conf.get("deadline") or DEFAULT_DEADLINE), progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
-        spec = worker_spec(c, conf, python, settings.project_root)
+        spec = worker_spec(c, conf, python, settings.project_root, profile)
         key = json.dumps(spec.to_json(), sort_keys=True)
         groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
@@ -134,7 +158,7 @@ def _finding(report: ToolReport, row: Any) -> Finding:
 def covers_file(contract: Contract, path: str) -> bool:
     """Whether `path` can be the file the contract's tool lives in: the same file name as the
     contract's `source.file`. (Only the name: a vendored or copied module still counts, while a
-    project's own `tools.py` never picks up the bundled AgentDojo contract for `banking_client.py`.)"""
+    project's own `tools.py` never picks up a bundled contract for a benchmark's `banking_client.py`.)"""
     return not contract.source.file or Path(path).name == Path(contract.source.file).name
 
 
@@ -142,7 +166,7 @@ def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding],
                      linted: Sequence[str] | None = None) -> list[Contract]:
     """Contracts of tools with a static finding, or, with `confirm_all`, of every contracted tool in
     the linted files. A contract matches by tool name and by its source file, so a project's own
-    `send_money` never picks up the bundled AgentDojo contract. `linted=None`: no file filter."""
+    `send_money` never picks up a bundled benchmark's contract. `linted=None`: no file filter."""
     contracts = list(contracts)
     if confirm_all:
         if linted is None:
@@ -216,13 +240,14 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             linted: Sequence[str] | None = None) -> tuple[list[Finding], ConfirmRun]:
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`."""
-    dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
+    dirs: list[Path | str] = [*bundled_library_dirs(), *settings.contract_dirs,
                               *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
+    profile = run_profile(settings, linted)
     contracts, errors = load_contracts(dirs)
     chosen = select_contracts(contracts, findings, confirm_all, linted)
-    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress)
+    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile)
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:
         report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])

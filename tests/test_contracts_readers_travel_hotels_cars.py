@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import CONFORMS, ProbeRun, Scorer, run_probe, tool_tags
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import Worker
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 
 TOOLS = (
@@ -61,7 +62,7 @@ LIST_TOOLS = {
 
 @pytest.fixture(scope="module")
 def contracts() -> dict[str, Contract]:
-    loaded, _errors = load_contracts([bundled_library_dir() / "agentdojo" / "readers"])
+    loaded, _errors = load_contracts([AGENTDOJO_CONTRACTS / "readers"])
     # Other engineers' reader files share the directory; only ours are judged here, and they must load.
     ours = {c.tool_name: c for c in loaded if c.tool_name in TOOLS}
     assert sorted(ours) == sorted(TOOLS)

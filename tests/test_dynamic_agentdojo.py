@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, verdict_for
 from toollint.dynamic.replay import replay
 
 from toollint.model import Finding
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 
 TOOLS = ("update_scheduled_transaction", "schedule_transaction", "reserve_car_rental", "reserve_hotel",
@@ -21,7 +22,7 @@ TOOLS = ("update_scheduled_transaction", "schedule_transaction", "reserve_car_re
 
 @pytest.fixture(scope="module")
 def run(agentdojo_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
-    contracts, errors = load_contracts([bundled_library_dir() / "agentdojo"])
+    contracts, errors = load_contracts([AGENTDOJO_CONTRACTS])
     assert errors == []
     chosen = [c for c in contracts if c.tool_name in TOOLS]
     assert sorted(c.tool_name for c in chosen) == sorted(TOOLS)

@@ -1,5 +1,5 @@
 """The one gateway to the benchmark's interpreter: the host's `locate` and `eval` operations, with
-no adapter (a plain host) or beside one."""
+no adapter (a plain host) or beside one, and the rule that no other module starts that interpreter."""
 
 from __future__ import annotations
 
@@ -80,3 +80,26 @@ def test_an_adapter_host_answers_the_gateway_too() -> None:
     with Worker(WorkerSpec("toolkit", {"factory": "bank:make_bank", "sys_path": [str(BENCH)]})) as worker:
         assert evaluate_in(worker, "len(x)", names={"x": [1, 2]}) == 2
         assert locate_in(worker, "bank") == BENCH / "bank.py"  # a module: its file
+
+
+# Modules that may start the benchmark's interpreter: the gateway itself.
+GATEWAY = {ROOT / "dynamic" / "protocol.py"}
+
+
+def _python_c_calls(path: Path) -> list[int]:
+    """Lines where a list literal holds the string "-c": how `python -c SCRIPT` is spelt."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.List, ast.Tuple))
+            and any(isinstance(e, ast.Constant) and e.value == "-c" for e in node.elts)]
+
+
+def test_no_module_but_the_gateway_runs_python_dash_c() -> None:
+    offenders = {}
+    for package in ("toollint", "contracts", "dynamic", "rules"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path in GATEWAY or "examples" in path.parts:
+                continue
+            lines = _python_c_calls(path)
+            if lines:
+                offenders[str(path.relative_to(ROOT))] = lines
+    assert offenders == {}

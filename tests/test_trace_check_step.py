@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir
 
 from toollint.config import resolve_settings
 from toollint.engine import FileResult, RunResult
 from toollint.model import Finding
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 from toollint.trace.cli import add_check_options, check_step
 
@@ -27,7 +27,7 @@ def _args(*extra: str) -> argparse.Namespace:
 
 
 def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path: Path) -> None:
-    contract = bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml"
+    contract = AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml"
     tool_file = str(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py")
     confirmed = Finding("TL202", "amount=0 ignored", tool_file, 115, tool="update_scheduled_transaction",
                         properties={"clause": "eff.amount_set", "contract": str(contract)})

@@ -1,0 +1,268 @@
+"""Benchmark profiles: the registry (built-in and entry-point profiles), picking a run's profile from
+the linted tree or `benchmark = "NAME"`, and the parts a profile lends the generic modules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec, adapter_argument
+
+from toollint import profiles
+from toollint.cli import main
+from toollint.config import ConfigError, resolve_settings
+from toollint.profiles import (
+    Profile,
+    ProfileError,
+    all_profiles,
+    detect_profile,
+    detection_scores,
+    get_profile,
+    registry_problems,
+    select_profile,
+)
+
+TAU2 = Path(os.environ.get("TOOLLINT_TAU2") or Path("/work/shared/benchmarks/tau2-bench"))
+DYNAMIC_BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
+
+
+def test_builtin_profiles_are_registered_with_their_parts_on_disk() -> None:
+    names = [p.name for p in all_profiles()]
+    assert names[:2] == ["agentdojo", "tau2"]
+    agentdojo = get_profile("agentdojo")
+    assert agentdojo.adapter_file is not None and agentdojo.adapter_file.name == "adapter.py"
+    assert agentdojo.contracts_dir is not None and len(list(agentdojo.contracts_dir.rglob("*.yaml"))) == 69
+    for key in agentdojo.parts:  # every named part imports
+        assert agentdojo.load_part(key) is not None, key
+    for profile in all_profiles():  # a registered profile's paths are inside its own folder
+        for path in (profile.adapter, profile.contracts_dir):
+            if path is not None:
+                assert path.is_relative_to(Path(profiles.__file__).parent / profile.name)
+
+
+def test_a_missing_part_is_one_clear_error() -> None:
+    with pytest.raises(ProfileError, match=r"^profile 'tau2' has no 'validation' part$"):
+        get_profile("tau2").load_part("validation")
+
+
+def test_an_unknown_name_suggests_the_closest() -> None:
+    with pytest.raises(ProfileError, match=r"unknown benchmark 'agentdjo'; did you mean 'agentdojo'\?"):
+        get_profile("agentdjo")
+    with pytest.raises(ProfileError, match=r"^unknown benchmark 'zzz' \(profiles: agentdojo, tau2"):
+        get_profile("zzz")
+
+
+def test_variants_of_a_contract() -> None:
+    agentdojo = get_profile("agentdojo")
+    assert agentdojo.variants_of({"suite": "banking"}) == ["banking"]
+    assert agentdojo.variants_of({"suite": "slack", "suites": ["slack", "workspace"]}) == ["slack", "workspace"]
+    assert Profile("x").variants_of({"suite": "banking"}) == []
+
+
+# --- detection ------------------------------------------------------------------------------------
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_detection_reads_imports_and_paths(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {
+        "a/tools.py": "from agentdojo.functions_runtime import Depends\n",
+        "a/more.py": "import agentdojo.task_suite as ts\n",
+        "b/airline.py": "from tau2.environment.toolkit import ToolKitBase, is_tool\n",
+        "c/plain.py": "import json\n# agentdojo in a comment is no import\nx = 'from tau2 import y'\n",
+    })
+    assert detection_scores([tree]) == {"agentdojo": 2, "tau2": 1}
+    assert detect_profile([tree]).name == "agentdojo"  # type: ignore[union-attr]
+    assert detect_profile([tree / "b"]).name == "tau2"  # type: ignore[union-attr]
+    assert detect_profile([tree / "c"]) is None
+    assert detect_profile([tree / "c" / "plain.py", tree / "b" / "airline.py"]).name == "tau2"  # type: ignore[union-attr]
+    # a path marker alone: a file that sits inside the benchmark's own layout
+    (tmp_path / "x" / "tau2" / "domains" / "mock").mkdir(parents=True)
+    (tmp_path / "x" / "tau2" / "domains" / "mock" / "tools.py").write_text("from .data_model import DB\n")
+    assert detect_profile([tmp_path / "x"]).name == "tau2"  # type: ignore[union-attr]
+
+
+def test_detection_on_the_real_benchmarks(agentdojo_src: Path) -> None:
+    assert detect_profile([agentdojo_src / "default_suites" / "v1" / "tools"]).name == "agentdojo"  # type: ignore[union-attr]
+    domains = TAU2 / "src" / "tau2" / "domains"
+    if not domains.is_dir():
+        pytest.skip(f"no tau2-bench snapshot at {TAU2} (set TOOLLINT_TAU2)")
+    assert detect_profile([domains]).name == "tau2"  # type: ignore[union-attr]
+
+
+def test_the_benchmark_key_wins_over_detection(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {"t.py": "import agentdojo\n"})
+    assert select_profile("tau2", [tree]).name == "tau2"  # type: ignore[union-attr]
+    assert select_profile(None, [tree]).name == "agentdojo"  # type: ignore[union-attr]
+    with pytest.raises(ProfileError, match=r"^pyproject.toml \[tool.toollint\] benchmark: unknown benchmark 'tau3'; "
+                                            r"did you mean 'tau2'\?"):
+        select_profile("tau3", [tree], where="pyproject.toml [tool.toollint] benchmark")
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ('"agentdjo"', "unknown benchmark 'agentdjo'; did you mean 'agentdojo'?"),
+    ("3", "'benchmark' in {path} [tool.toollint] must be a non-empty string, not an integer"),
+])
+def test_a_bad_benchmark_key_is_a_one_line_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], value: str,
+                                                        message: str) -> None:
+    shutil.copytree(DYNAMIC_BENCH, tmp_path / "proj")
+    config = tmp_path / "proj" / "pyproject.toml"
+    config.write_text(f"[tool.toollint]\nbenchmark = {value}\ntool-decorators = [\"tool\"]\n")
+    monkeypatch.chdir(tmp_path / "proj")
+    assert main(["check", "--confirm", "bank.py"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message.format(path=config) in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_benchmark_key_is_read_into_settings(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nbenchmark = "tau2"\n')
+    assert resolve_settings([str(tmp_path)]).benchmark == "tau2"
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nbenchmrk = "tau2"\n')
+    with pytest.raises(ConfigError, match="did you mean 'benchmark'"):
+        resolve_settings([str(tmp_path)])
+
+
+# --- third-party profiles ------------------------------------------------------------------------
+
+ADAPTER = '''
+class Counter:
+    def __init__(self, options, shims):
+        self.start = int(options.get("start", 0))
+        self.value = self.start
+
+    def hello(self):
+        return {"adapter": "counter", "variant": "one", "tools": [{"name": "bump", "frame": ["/value"]}]}
+
+    def build(self, task_id):
+        self.value = self.start
+
+    def reset(self):
+        self.value = self.start
+
+    def snapshot(self):
+        return {"value": self.value}
+
+    def call(self, tool, args, want_view=True):
+        self.value += int(args.get("by", 1))
+        return {"status": "ok", "value": "bumped"}
+
+
+def make_adapter(options, shims):
+    return Counter(options, shims)
+'''
+
+
+class _EntryPoint:
+    def __init__(self, name: str, value: Any) -> None:
+        self.name, self.value, self._loaded = name, f"plugin:{name}", value
+
+    def load(self) -> Any:
+        if isinstance(self._loaded, Exception):
+            raise self._loaded
+        return self._loaded
+
+
+@pytest.fixture
+def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    adapter = tmp_path / "counter_adapter.py"
+    adapter.write_text(ADAPTER)
+    points = [
+        _EntryPoint("counter", Profile("counter", adapter=adapter, import_markers=("counterbench",))),
+        _EntryPoint("factory", lambda: Profile("made")),  # a callable returning a profile
+        _EntryPoint("broken", ImportError("No module named 'nowhere'")),
+        _EntryPoint("notaprofile", 42),
+        _EntryPoint("clash", Profile("agentdojo")),
+    ]
+    monkeypatch.setattr(profiles, "_entry_points", lambda: points)
+    profiles.reset_registry()
+    yield adapter
+    profiles.reset_registry()
+
+
+def test_entry_point_profiles_join_the_registry_and_bad_ones_are_reported(plugins: Path) -> None:
+    names = [p.name for p in all_profiles()]
+    assert names[:2] == ["agentdojo", "tau2"] and {"counter", "made"} <= set(names)
+    assert names.count("agentdojo") == 1  # a plugin cannot take a built-in's name
+    problems = registry_problems()
+    assert len(problems) == 3
+    assert any("'broken' (plugin:broken) failed to load: ImportError: No module named 'nowhere'" in p for p in problems)
+    assert any("'notaprofile' (plugin:notaprofile) is a int, not a toollint Profile" in p for p in problems)
+    assert any("names profile 'agentdojo', which is already registered; skipped" in p for p in problems)
+
+
+def test_a_third_party_profile_is_detected_and_hosts_its_benchmark(plugins: Path, tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "src", {"tools.py": "import counterbench\n"})
+    assert detect_profile([tree]).name == "counter"  # type: ignore[union-attr]
+    assert adapter_argument("counter") == str(plugins)
+    with Worker(WorkerSpec("counter", {"start": 5})) as worker:
+        assert worker.hello["adapter"] == "counter"
+        probe = worker.request("probe", tool="bump", args={"by": 2})
+        assert [(op["path"], op["before"], op["after"]) for op in probe["diff"]] == [("/value", 5, 7)]
+
+
+def test_adapter_names_are_checked_before_a_worker_starts(plugins: Path) -> None:
+    assert adapter_argument("toolkit") == "toolkit"
+    assert adapter_argument("") == ""
+    assert adapter_argument("some/dir/adapter.py") == "some/dir/adapter.py"
+    with pytest.raises(WorkerError, match=r"unknown adapter 'toolkt'; did you mean 'toolkit'\? \(adapters: "):
+        adapter_argument("toolkt")
+    with pytest.raises(WorkerError, match=r"^profile 'made' has no host adapter"):
+        adapter_argument("made")
+    with pytest.raises(WorkerError) as info:
+        Worker(WorkerSpec("toolkt", {})).start()
+    assert info.value.kind == "startup"
+
+
+# --- what the contract tools ask of a profile ---------------------------------------------------
+
+TOOL = '''from typing import Annotated
+from agentdojo.functions_runtime import Depends
+
+
+def pay(account: Annotated[dict, Depends("bank_account")], amount: float) -> str:
+    """Pay an amount.
+
+    :param amount: how much
+    """
+    account["paid"] = amount
+    return "paid"
+'''
+
+
+def _draft(args: list[str]) -> dict[str, Any]:
+    import io
+
+    from toollint.contracts.cli import main as contracts_main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert contracts_main(["draft", *args], stdout=out, stderr=err) == 0, err.getvalue()
+    import yaml
+
+    return yaml.safe_load(out.getvalue())  # type: ignore[no-any-return]
+
+
+def test_a_draft_names_an_adapter_that_exists(tmp_path: Path) -> None:
+    # a tool in the profile's package: its adapter, and the profile's hints (the registering suite)
+    tools = tmp_path / "agentdojo" / "default_suites" / "v1" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "bank.py").write_text(TOOL)
+    (tmp_path / "agentdojo" / "default_suites" / "v1" / "banking").mkdir()
+    (tmp_path / "agentdojo" / "default_suites" / "v1" / "banking" / "task_suite.py").write_text(
+        "TOOLS = [\n    pay,\n]\n")
+    adapter = _draft(["agentdojo.default_suites.v1.tools.bank:pay", "--src", str(tmp_path)])["adapter"]
+    assert adapter == {"name": "agentdojo", "suite": "banking", "depends": {"account": "bank_account"},
+                       "frame": ["bank_account"]}
+    # a package no profile knows: the generic toolkit adapter, never the package's name
+    (tmp_path / "mybench").mkdir()
+    (tmp_path / "mybench" / "tools.py").write_text(TOOL)
+    assert _draft(["mybench.tools:pay", "--src", str(tmp_path)])["adapter"]["name"] == "toolkit"
