@@ -266,3 +266,19 @@ def test_a_draft_names_an_adapter_that_exists(tmp_path: Path) -> None:
     (tmp_path / "mybench").mkdir()
     (tmp_path / "mybench" / "tools.py").write_text(TOOL)
     assert _draft(["mybench.tools:pay", "--src", str(tmp_path)])["adapter"]["name"] == "toolkit"
+
+
+def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toollint.profiles.__main__ import main as profiles_main
+
+    tree = _tree(tmp_path, {"a.py": "import agentdojo\n", "b.py": "import agentdojo\n", "c.py": "import tau2\n"})
+    assert profiles_main([str(tree)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("agentdojo  ") and "69 contracts" in lines[0]
+    assert lines[-1] == "picked: agentdojo (2 files import agentdojo or sit in its layout; tau2: 1)"
+    assert profiles_main([str(tree / "c.py"), "--benchmark", "agentdojo"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "picked: agentdojo (named by --benchmark)"
+    assert profiles_main(["--benchmark", "agentdjo"]) == 2
+    assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
+                                       "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)\n")
