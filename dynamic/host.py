@@ -396,7 +396,8 @@ class PlainAdapter:
 
 def op_locate(req: dict[str, Any]) -> dict[str, Any]:
     """Where a package is installed for this interpreter, found without importing it (a dotted name
-    imports its parents), and its distribution version when it has one."""
+    imports its parents), and with `"version": true` its distribution version (reading the
+    distributions' metadata costs more than the lookup itself)."""
     name = str(req.get("package") or "")
     if not name:
         raise HostError("bad_request", "locate needs a package name")
@@ -411,12 +412,14 @@ def op_locate(req: dict[str, Any]) -> dict[str, Any]:
         where = os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin
     else:
         where = next(iter(spec.submodule_search_locations or []), None)
-    try:
-        from importlib import metadata
+    version: str | None = None
+    if req.get("version"):
+        try:
+            from importlib import metadata
 
-        version: str | None = metadata.version(name.split(".")[0])
-    except Exception:  # noqa: BLE001 - a package need not be a distribution
-        version = None
+            version = metadata.version(name.split(".")[0])
+        except Exception:  # noqa: BLE001 - a package need not be a distribution
+            version = None
     return {"path": where, "origin": spec.origin, "version": version}
 
 

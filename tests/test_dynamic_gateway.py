@@ -47,6 +47,8 @@ def test_one_warm_plain_worker_answers_many_questions(tmp_path: Path) -> None:
     with plain_worker(PY) as worker:
         assert worker.hello["adapter"] == "" and worker.hello["shims"] == []  # no shims without an adapter
         assert locate_in(worker, "json") is not None
+        assert worker.request("locate", package="pytest")["version"] is None  # only when asked: it is slow
+        assert worker.request("locate", package="pytest", version=True)["version"] == pytest.__version__
         assert evaluate_in(worker, "1 + 1") == 2
         assert evaluate_in(worker, "__import__('uuid').uuid4().version") == 4  # the real uuid4
         with pytest.raises(WorkerError, match="runs no adapter") as info:
