@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from profile_fixtures import FakeEntryPoint, registered
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec, adapter_argument
 
 from toollint import profiles
@@ -45,8 +46,8 @@ def test_builtin_profiles_are_registered_with_their_parts_on_disk() -> None:
 
 
 def test_a_missing_part_is_one_clear_error() -> None:
-    with pytest.raises(ProfileError, match=r"^profile 'tau2' has no 'validation' part$"):
-        get_profile("tau2").load_part("validation")
+    with pytest.raises(ProfileError, match=r"^profile 'bare' has no 'validation' part$"):
+        Profile("bare").load_part("validation")
 
 
 def test_an_unknown_name_suggests_the_closest() -> None:
@@ -162,31 +163,17 @@ def make_adapter(options, shims):
 '''
 
 
-class _EntryPoint:
-    def __init__(self, name: str, value: Any) -> None:
-        self.name, self.value, self._loaded = name, f"plugin:{name}", value
-
-    def load(self) -> Any:
-        if isinstance(self._loaded, Exception):
-            raise self._loaded
-        return self._loaded
-
-
 @pytest.fixture
 def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     adapter = tmp_path / "counter_adapter.py"
     adapter.write_text(ADAPTER)
-    points = [
-        _EntryPoint("counter", Profile("counter", adapter=adapter, import_markers=("counterbench",))),
-        _EntryPoint("factory", lambda: Profile("made")),  # a callable returning a profile
-        _EntryPoint("broken", ImportError("No module named 'nowhere'")),
-        _EntryPoint("notaprofile", 42),
-        _EntryPoint("clash", Profile("agentdojo")),
-    ]
-    monkeypatch.setattr(profiles, "_entry_points", lambda: points)
-    profiles.reset_registry()
-    yield adapter
-    profiles.reset_registry()
+    with registered(monkeypatch,
+                    Profile("counter", adapter=adapter, import_markers=("counterbench",)),
+                    FakeEntryPoint("factory", lambda: Profile("made")),  # a callable returning a profile
+                    FakeEntryPoint("broken", ImportError("No module named 'nowhere'")),
+                    FakeEntryPoint("notaprofile", 42),
+                    FakeEntryPoint("clash", Profile("agentdojo"))):
+        yield adapter
 
 
 def test_entry_point_profiles_join_the_registry_and_bad_ones_are_reported(plugins: Path) -> None:

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from profile_fixtures import registered
 
 from toollint.config import resolve_settings
+from toollint.profiles import Profile
 from toollint.profiles.agentdojo.tasks import agentdojo_tasks
 from toollint.trace.cli import main
 from toollint.trace.ledger import Defect, Ledger, trace
@@ -221,9 +223,11 @@ def test_a_profiles_tasks_by_benchmark_or_by_its_own_flag(tmp_path: Path, capsys
         "0 whole_state_hash, 0 collection_only, 0 unresolved)\n"
 
 
-def test_a_profile_without_a_task_enumerator_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--benchmark", "tau2", "--tasks", ".", "--tool", "t", "--field", "f"]) == 2
-    assert capsys.readouterr().err == ("toollint trace: error: profile 'tau2' has no task enumerator; give "
+def test_a_profile_without_a_task_enumerator_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with registered(monkeypatch, Profile("bare")):
+        assert main(["--benchmark", "bare", "--tasks", ".", "--tool", "t", "--field", "f"]) == 2
+    assert capsys.readouterr().err == ("toollint trace: error: profile 'bare' has no task enumerator; give "
                                        "--tasks FILE or --grader\n")
 
 

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from profile_fixtures import registered
 
 from toollint import mutation
 from toollint.model import Finding
+from toollint.profiles import Profile
 from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
 from toollint.validate import main, report
 from toollint.validate.harness import (
@@ -201,7 +203,6 @@ def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         (None, ["--agentdojo", "."], "not an agentdojo package"),
         (None, ["--benchmark", "agentdojo", "--package", "."], "not an agentdojo package"),
         (None, ["--benchmark", "agentdjo", "--package", "."], "did you mean 'agentdojo'?"),
-        (None, ["--benchmark", "tau2", "--package", "."], "benchmark 'tau2' has no validation driver"),
         (None, ["--package", "."], "--package needs --benchmark NAME"),
         (None, ["--benchmark", "agentdojo"], "benchmark agentdojo needs its package directory (--package DIR)"),
         (None, ["--agentdojo", ".", "--benchmark", "tau2"], "options name more than one benchmark: agentdojo, tau2"),
@@ -219,6 +220,15 @@ def test_bad_input_gets_one_clear_line(tmp_path: Path, monkeypatch: pytest.Monke
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_profile_without_a_validation_driver_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with registered(monkeypatch, Profile("bare")):
+        assert main(["--benchmark", "bare", "--package", "."]) == 2
+    err = capsys.readouterr().err
+    assert "benchmark 'bare' has no validation driver (profiles with one: agentdojo" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_confirm_on_agentdojo_needs_its_interpreter(agentdojo_src: Path, capsys: pytest.CaptureFixture[str]) -> None:
