@@ -398,9 +398,15 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
                               *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
-    profile = run_profile(settings, linted)
+    if settings.benchmark:  # a misspelt benchmark is an error whether or not a contract needs it
+        run_profile(settings)
     contracts, errors = load_contracts(dirs)
     chosen = select_contracts(contracts, findings, confirm_all, linted)
+    # Detection reads the linted files: only when some contract leaves the adapter to the run's profile.
+    conf = settings.confirm or {}
+    needs_profile = not conf.get("adapter") and any(
+        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
+    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
     run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile)
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:

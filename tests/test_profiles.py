@@ -269,3 +269,29 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
     assert profiles_main(["--benchmark", "agentdjo"]) == 2
     assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
                                        "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)\n")
+
+
+def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_profile(
+        plugins: Path, tmp_path: Path) -> None:
+    from toollint.contracts.loader import load_contract
+    from toollint.dynamic.confirm import default_adapter, run_profile, worker_spec
+
+    from toollint.settings import Settings
+
+    (tmp_path / "c.yaml").write_text(
+        "tool: mybench.tools:bump\nbenchmark: BENCH\nsource: {file: tools.py}\nclauses:\n"
+        "  - id: eff.bumped\n    predicate: post.value == pre.value + 1\n"
+        "    provenance: {tier: author-specified, inferred: true}\n")
+    text = (tmp_path / "c.yaml").read_text()
+    (tmp_path / "c.yaml").write_text(text.replace("BENCH", "counter"))
+    assert default_adapter(load_contract(tmp_path / "c.yaml")) == "counter"  # its benchmark's profile
+    (tmp_path / "c.yaml").write_text(text.replace("BENCH", "mybench"))
+    mine = load_contract(tmp_path / "c.yaml")
+    assert default_adapter(mine) == "toolkit"
+    tree = _tree(tmp_path / "src", {"tools.py": "import counterbench\n"})
+    profile = run_profile(Settings(), [str(tree / "tools.py")])
+    assert profile is not None and profile.name == "counter"
+    assert worker_spec(mine, {}, profile=profile).adapter == "counter"  # the run's profile
+    assert worker_spec(mine, {"adapter": "toolkit"}, profile=profile).adapter == "toolkit"  # configuration wins
+    with pytest.raises(ConfigError, match=r"^benchmark: unknown benchmark 'countr'; did you mean 'counter'\?"):
+        run_profile(Settings(benchmark="countr"))
