@@ -41,7 +41,7 @@ def test_findings_exit_1_with_flake8_style_lines_and_summary(project: Path, caps
         "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad",
         "pkg/bad.py:5:1: TL190 [flag-bad-function] function `bad_two` is bad",
     ]
-    assert err == "Found 2 findings in 1 file\n"
+    assert err == "Found 2 findings in 1 file. Checked 2 files, 0 tools.\n"
 
 
 def test_no_subcommand_means_check(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,8 +49,15 @@ def test_no_subcommand_means_check(project: Path, capsys: pytest.CaptureFixture[
     assert run(capsys, "pkg/bad.py", "--select", FLAG)[0] == 1
 
 
-def test_clean_run_prints_nothing_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", "")
+NO_TOOLS = ("No tools found in 1 file: nothing was checked (how toollint finds tools: README, 'How toollint "
+            "finds tools'; or name them with `tools`/`tool-decorators` in [tool.toollint]).\n")
+
+
+def test_clean_run_prints_only_the_summary_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # No tool in good.py: the summary says nothing was checked rather than "all good".
+    assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", NO_TOOLS)
+    (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n")
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 1 tool.\n")
 
 
 def test_exit_zero_and_quiet(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +85,7 @@ def test_suppressed_count_in_summary(project: Path, capsys: pytest.CaptureFixtur
     (project / "pkg" / "bad.py").write_text(BAD.replace("bad_one():", "bad_one():  # noqa: TL190"))
     code, out, err = run(capsys, *ONLY_FAKE, "pkg")
     assert code == 1 and out.count("\n") == 1
-    assert err == "Found 1 finding in 1 file (1 suppressed)\n"
+    assert err == "Found 1 finding in 1 file (1 suppressed). Checked 2 files, 0 tools.\n"
 
 
 def test_json_shape(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -222,7 +229,8 @@ def test_check_steps_post_process_the_result(
 ) -> None:
     from toollint import cli
 
-    def drop_all(args, settings, result):  # type: ignore[no-untyped-def]
+    def drop_all(ctx, result):  # type: ignore[no-untyped-def]
+        assert ctx.options.paths == ("pkg",) and ctx.settings.project_root == project
         for file_result in result.files:
             file_result.findings = []
         return result
@@ -234,12 +242,12 @@ def test_check_steps_post_process_the_result(
 def test_unexpected_exception_is_one_line(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toollint import cli
-
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cli, "lint_paths", explode)
+    import toollint.pipeline.check
+
+    monkeypatch.setattr(toollint.pipeline.check, "lint_paths", explode)
     code, _, err = run(capsys, "pkg")
     assert code == 2 and err.count("\n") == 1 and "internal error: RuntimeError: disk on fire" in err
 
@@ -247,7 +255,8 @@ def test_unexpected_exception_is_one_line(
 def test_python_m_and_console_script(project: Path) -> None:
     for argv in ([sys.executable, "-m", "toollint"], [str(Path(sys.executable).parent / "toollint")]):
         proc = subprocess.run([*argv, "--select", "TL9", "pkg"], capture_output=True, text=True, check=False)
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), argv
+        assert (proc.returncode, proc.stdout) == (0, ""), argv
+        assert proc.stderr.startswith("No tools found in 2 files"), argv
     proc = subprocess.run([sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stdout.startswith("toollint ")
 
@@ -274,7 +283,7 @@ def test_config_found_from_the_target_applies_end_to_end(project: Path, capsys: 
     (project / "pkg" / "pyproject.toml").write_text(
         '[tool.toollint]\nselect = ["TL19"]\nextend-exclude = ["bad.py"]\n'
     )
-    assert run(capsys, "pkg") == (0, "", "")  # bad.py excluded by the config found above the target
+    assert run(capsys, "pkg")[:2] == (0, "")  # bad.py excluded by the config found above the target
     assert run(capsys, "pkg/bad.py")[0] == 1  # named explicitly: linted anyway
-    assert run(capsys, "--force-exclude", "pkg/bad.py") == (0, "", "")  # unless --force-exclude
+    assert run(capsys, "--force-exclude", "pkg/bad.py")[:3] == (0, "", "No Python files checked.\n")
     assert run(capsys, "--isolated", "--select", FLAG, "pkg")[0] == 1

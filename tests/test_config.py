@@ -54,10 +54,10 @@ contract-dirs = ["contracts"]
 
 [tool.toollint.confirm]
 adapter = "agentdojo"
-timeout = 30
+deadline = 30
 
 [tool.toollint.trace]
-graders = ["eval.py"]
+task-files = ["tasks.json"]
 """,
     )
     s = resolve_settings(config_file=config)
@@ -66,7 +66,7 @@ graders = ["eval.py"]
     assert (s.tool_decorators, s.tools) == (["my_tool"], ["bench.env:Env.act"])
     assert s.contract_dirs == [str(tmp_path / "contracts")]
     assert s.per_file_ignores == {"tests/*": ["TL101", "log-only-argument"]}
-    assert s.confirm == {"adapter": "agentdojo", "timeout": 30} and s.trace == {"graders": ["eval.py"]}
+    assert (s.confirm.adapter, s.confirm.deadline) == ("agentdojo", 30.0) and s.trace.task_files == ["tasks.json"]
 
 
 def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,9 +81,10 @@ def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ('[tool.toollint]\nselct = ["TL1"]\n', "unknown key 'selct' in .* did you mean 'select'"),
         ('[tool.toollint]\nextend_select = ["TL1"]\n', "did you mean 'extend-select'"),
         ("[tool.toollint]\nselect = \"TL1\"\n", "'select' in .* must be a list of strings, not a string"),
-        ("[tool.toollint]\nselect = [1]\n", "must be a list of strings, not a list with non-string items"),
+        ("[tool.toollint]\nselect = [1]\n", "must be a list of strings, not a list holding an integer"),
         ("[tool.toollint]\nper-file-ignores = [\"x\"]\n", "'per-file-ignores' .* must be a table"),
-        ('[tool.toollint.per-file-ignores]\n"t/*" = "TL1"\n', "per-file-ignores.\"t/\\*\"' .* list of strings"),
+        ('[tool.toollint.per-file-ignores]\n"t/*" = "TL1"\n',
+         "'per-file-ignores.\"t/\\*\"' in .* must be a list of strings, not a string"),
         ("[tool.toollint]\nconfirm = 3\n", "'confirm' .* must be a table, not an integer"),
         ('[tool.toollint]\nselect = ["TL777"]\n', "unknown rule selector 'TL777' in 'select'"),
         ("[tool.toollint\nselect = 1\n", "invalid TOML in"),
@@ -120,10 +121,12 @@ def test_config_and_isolated_are_exclusive(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toollint.cli import build_parser, settings_from_args
+    from toollint.cli import build_parser, check_options
+    from toollint.config import SettingsResolver
 
     write_pyproject(tmp_path, '[tool.toollint]\nselect = ["TL104"]\nignore = ["TL901"]\n')
     monkeypatch.chdir(tmp_path)
     args = build_parser().parse_args(["check", "--select", "TL101,TL102", "--ignore", "TL902", "."])
-    s = settings_from_args(args)
+    options = check_options(args)
+    s = SettingsResolver(override=options.overrides).for_run(options.paths)
     assert s.select == ["TL101", "TL102"] and s.ignore == ["TL901", "TL902"]

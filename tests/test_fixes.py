@@ -10,7 +10,7 @@ import pytest
 
 from toollint.cli import main
 from toollint.engine import lint_source
-from toollint.fixes import FixError, _read, apply_edits, fix_source, parses, uncomment_guard
+from toollint.fixes import FixError, apply_edits, decode, fix_source, parses, uncomment_guard
 from toollint.model import Edit, Finding, Fix
 from toollint.settings import Settings
 
@@ -142,10 +142,10 @@ def test_sarif_shows_the_unsafe_fix_only_when_asked(
     assert Path("tools.py").read_bytes() == FIXTURE.read_bytes()  # showing fixes changes nothing
 
 
-def test_unreadable_file_is_a_one_line_error(tmp_path: Path) -> None:
+def test_undecodable_file_is_a_one_line_error() -> None:
     with pytest.raises(FixError) as info:
-        _read(str(tmp_path / "gone.py"))
-    assert "cannot read" in str(info.value) and "\n" not in str(info.value)
+        decode(b"# -*- coding: latin-9000 -*-\nx = 1\n", "odd.py")
+    assert str(info.value) == "cannot decode odd.py; not fixing it"
 
 
 def test_demo_refuses_to_fix_the_bundled_examples(capsys: pytest.CaptureFixture[str]) -> None:
