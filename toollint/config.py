@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,15 +200,21 @@ class SettingsResolver:
             self._by_directory[directory] = config_above(directory)
         return self._by_directory[directory]
 
-    def settings(self, config: Path | None) -> Settings:
-        """The settings of one configuration file (None: the defaults), with the overrides."""
+    def settings(self, config: Path | None, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+        """The settings of one configuration file (None: the defaults), with the overrides. A broken
+        file raises ConfigError, unless `fallback` gives the settings to use (and keep) instead."""
         if config not in self._by_config:
-            base = load_settings(config) if config is not None else Settings(project_root=Path.cwd())
+            try:
+                base = load_settings(config) if config is not None else Settings(project_root=Path.cwd())
+            except ConfigError as exc:
+                if fallback is None:
+                    raise
+                base = fallback(exc)
             self._by_config[config] = self.override.apply(base)
         return self._by_config[config]
 
-    def for_path(self, path: str | Path) -> Settings:
-        return self.settings(self.config_for(path))
+    def for_path(self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+        return self.settings(self.config_for(path), fallback)
 
     def for_run(self, targets: Sequence[str | Path]) -> Settings:
         """The settings of the run as a whole (see the module docstring)."""

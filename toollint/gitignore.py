@@ -143,6 +143,7 @@ class GitIgnore:
 
     def __init__(self) -> None:
         self._files: dict[str, IgnoreFile | None] = {}  # directory -> its .gitignore
+        self._excludes: dict[str, IgnoreFile | None] = {}  # repository root -> its .git/info/exclude
         # (directory, stop) -> the files that apply there, deepest first
         self._chains: dict[tuple[str, str | None], tuple[IgnoreFile, ...]] = {}
 
@@ -169,7 +170,9 @@ class GitIgnore:
                 break
             current = current.parent
         if root is not None:
-            exclude = _read(Path(root, ".git", "info", "exclude"), Path(root))
+            if root not in self._excludes:
+                self._excludes[root] = _read(Path(root, ".git", "info", "exclude"), Path(root))
+            exclude = self._excludes[root]
             if exclude is not None:
                 chain.append(exclude)
         self._chains[(directory, stop)] = result = tuple(chain)
