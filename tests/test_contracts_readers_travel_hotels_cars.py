@@ -1,5 +1,5 @@
 """Reader contracts for AgentDojo travel's hotel, car-rental, flight and user-information tools
-(`contracts/library/agentdojo/readers/`), checked on the real benchmark in agentdojo 0.1.35's venv.
+(`toollint/profiles/agentdojo/contracts/readers/`), checked on the real benchmark in agentdojo 0.1.35's venv.
 
 These tools only read, so every clause but the frame is about the reply: each `eff.*` clause computes
 the exact reply from the pre-state and the arguments. The checker's generated plan for a reader with

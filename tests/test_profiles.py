@@ -111,7 +111,8 @@ def test_the_benchmark_key_wins_over_detection(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("value", "message"), [
     ('"agentdjo"', "unknown benchmark 'agentdjo'; did you mean 'agentdojo'?"),
-    ("3", "'benchmark' in {path} [tool.toollint] must be a non-empty string, not an integer"),
+    ("3", "'benchmark' in {path} [tool.toollint] must be a string, not an integer"),
+    ('""', "'benchmark' in {path} [tool.toollint] must not be empty (got '')"),
 ])
 def test_a_bad_benchmark_key_is_a_one_line_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str], value: str,
@@ -276,7 +277,7 @@ def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_p
     from toollint.contracts.loader import load_contract
     from toollint.dynamic.confirm import default_adapter, run_profile, worker_spec
 
-    from toollint.settings import Settings
+    from toollint.settings import ConfirmSettings, Settings
 
     (tmp_path / "c.yaml").write_text(
         "tool: mybench.tools:bump\nbenchmark: BENCH\nsource: {file: tools.py}\nclauses:\n"
@@ -291,7 +292,7 @@ def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_p
     tree = _tree(tmp_path / "src", {"tools.py": "import counterbench\n"})
     profile = run_profile(Settings(), [str(tree / "tools.py")])
     assert profile is not None and profile.name == "counter"
-    assert worker_spec(mine, {}, profile=profile).adapter == "counter"  # the run's profile
-    assert worker_spec(mine, {"adapter": "toolkit"}, profile=profile).adapter == "toolkit"  # configuration wins
+    assert worker_spec(mine, ConfirmSettings(), profile=profile).adapter == "counter"  # the run's profile
+    assert worker_spec(mine, ConfirmSettings(adapter="toolkit"), profile=profile).adapter == "toolkit"  # config wins
     with pytest.raises(ConfigError, match=r"^benchmark: unknown benchmark 'countr'; did you mean 'counter'\?"):
         run_profile(Settings(benchmark="countr"))

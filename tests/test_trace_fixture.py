@@ -13,6 +13,7 @@ from profile_fixtures import registered
 from toollint.config import resolve_settings
 from toollint.profiles import Profile
 from toollint.profiles.agentdojo.tasks import agentdojo_tasks
+from toollint.settings import TraceSettings
 from toollint.trace.cli import main
 from toollint.trace.ledger import Defect, Ledger, trace
 from toollint.trace.readsites import ModuleCache, ReadSite, classify, parse_deepdiff_path
@@ -233,15 +234,23 @@ def test_a_profile_without_a_task_enumerator_is_a_usage_error(monkeypatch: pytes
 
 def test_config_names_a_profiles_package(tmp_path: Path) -> None:
     package = _agentdojo_tree(tmp_path)
-    tasks = tasks_from_config({"agentdojo": str(package)}, tmp_path)
-    assert [t.id for t in tasks.tasks] == ["banking/user_task_0"] and tasks.problems == []
-    missing = tasks_from_config({"agentdojo": "nowhere"}, tmp_path)
-    assert [str(p) for p in missing.problems] == [
+    # the profile: `benchmark`, else the one whose package the directory is
+    for found in (tasks_from_config(TraceSettings(package=str(package)), tmp_path),
+                  tasks_from_config(TraceSettings(package="agentdojo"), tmp_path, benchmark="agentdojo")):
+        assert [t.id for t in found.tasks] == ["banking/user_task_0"] and found.problems == []
+
+    def problems(config: TraceSettings, **kw: str) -> list[str]:
+        return [str(p) for p in tasks_from_config(config, tmp_path, **kw).problems]
+
+    assert problems(TraceSettings(package="nowhere"), benchmark="agentdojo") == [
         f"[tool.toollint.trace]:1: {tmp_path / 'nowhere'}: not an agentdojo package (no default_suites/)"]
-    located = tasks_from_config({"agentdojo": True}, tmp_path, python="/nonexistent/python")
-    assert [str(p) for p in located.problems] == [
-        "[tool.toollint.trace]:1: agentdojo = true: could not run /nonexistent/python: No such file or directory"]
-    unlocated = tasks_from_config({"agentdojo": True}, tmp_path)
-    assert [str(p) for p in unlocated.problems] == [
-        ("[tool.toollint.trace]:1: agentdojo = true needs the benchmark's python ([tool.toollint.confirm] python) "
+    assert problems(TraceSettings(package="nowhere")) == [
+        ("[tool.toollint.trace]:1: package = 'nowhere': say which benchmark it is (benchmark = \"NAME\" in "
+        "[tool.toollint])")]
+    assert problems(TraceSettings(package=True), benchmark="agentdjo") == [
+        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)"]
+    assert problems(TraceSettings(package=True), benchmark="agentdojo", python="/nonexistent/python") == [
+        "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"]
+    assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
+        ("[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
         "to find the package")]

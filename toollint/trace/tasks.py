@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toollint.settings import TraceSettings
 from toollint.trace.readsites import (
     PRE_PREFIX,
     GraderError,
@@ -233,19 +234,16 @@ def _json_task(entry: dict[str, Any], shown: str, line: int, methods: Mapping[st
 # --- configured ------------------------------------------------------------------------------------
 
 
-def configured_tasks(config: Mapping[str, Any], root: Path) -> TaskSet:
+def configured_tasks(config: TraceSettings, root: Path) -> TaskSet:
     """`[tool.toollint.trace] tasks = {id = "file.py:Qual.name"}`, with optional `state-params`
     (name -> canonical prefix; default: `post_environment`, `env`, `db`, `self` are the live state and
     `pre_environment` the state before the run)
     and `record-params` (default `["model_output", "traces", "messages"]`)."""
     out = TaskSet()
-    mapping = config.get("tasks") or {}
-    if not isinstance(mapping, dict):
-        out.problems.append(Problem("[tool.toollint.trace]", 1, "tasks must be a table of task id = \"file:function\""))
-        return out
-    state = config.get("state-params") or {"post_environment": "", "pre_environment": PRE_PREFIX, "env": "",
-                                            "db": "", "self": ""}
-    record = tuple(config.get("record-params") or ("model_output", "traces", "messages"))
+    mapping = config.tasks  # typed: toollint.settings checked it is a table of strings or lists
+    state = config.state_params or {"post_environment": "", "pre_environment": PRE_PREFIX, "env": "",
+                                    "db": "", "self": ""}
+    record = tuple(config.record_params or ("model_output", "traces", "messages"))
     for task_id, ref in mapping.items():
         refs = [ref] if isinstance(ref, str) else ref
         task = Task(str(task_id), "[tool.toollint.trace]", 1)
@@ -275,43 +273,54 @@ def profile_tasks(profile: Profile, package_dir: Path, version: str | None = Non
                            display_root=display_root)
 
 
-def tasks_from_config(config: Mapping[str, Any], root: Path, python: str | None = None) -> TaskSet:
-    """Every task source `[tool.toollint.trace]` names: a profile's name (`NAME = "path/to/package"`,
-    or `NAME = true` to locate the profile's package with `python`) with `version` and `suites`,
-    `task-files` with `toolkit` files, and configured `tasks`."""
-    from toollint.dynamic.protocol import GatewayError, locate_package
-    from toollint.profiles import all_profiles
-
+def tasks_from_config(config: TraceSettings, root: Path, python: str | None = None,
+                      benchmark: str | None = None) -> TaskSet:
+    """Every task source `[tool.toollint.trace]` names: `package` (the directory a benchmark profile's
+    task enumerator reads, or true to locate the profile's package with `python`) with `version` and
+    `suites`; `task-files` with `toolkit` files; configured `tasks`. The profile is `benchmark` (the
+    `[tool.toollint]` key), else the one whose package the directory is."""
     out = TaskSet()
     cache = ModuleCache()
-    where = "[tool.toollint.trace]"
-    for profile in all_profiles():
-        value = config.get(profile.name)
-        if not value or not profile.has_part("tasks"):
-            continue
-        package: Path | None = None
-        if isinstance(value, str):
-            package = root / value
-        elif python and profile.package:
-            try:
-                package = locate_package(python, profile.package)
-            except GatewayError as exc:
-                out.problems.append(Problem(where, 1, f"{profile.name} = true: {exc}"))
-                continue
-        if package is None:
-            out.problems.append(Problem(where, 1, f"{profile.name} = true needs the benchmark's python "
-                                        "([tool.toollint.confirm] python) to find the package"))
-            continue
-        version = config.get("version")
-        try:
-            out.extend(profile_tasks(profile, package, str(version) if version else None,
-                                     tuple(config.get("suites") or ())))
-        except ValueError as exc:
-            out.problems.append(Problem(where, 1, str(exc)))
-    task_files = [root / str(p) for p in config.get("task-files") or ()]
+    if config.package:
+        found = _package_tasks(config, root, python, benchmark)
+        if isinstance(found, str):
+            out.problems.append(Problem("[tool.toollint.trace]", 1, found))
+        else:
+            out.extend(found)
+    task_files = [root / str(p) for p in config.task_files]
     if task_files:
-        methods = toolkit_methods([root / str(p) for p in config.get("toolkit") or ()], cache, out.problems, root)
+        methods = toolkit_methods([root / str(p) for p in config.toolkit], cache, out.problems, root)
         out.extend(json_tasks(task_files, methods, root))
-    if config.get("tasks"):
+    if config.tasks:
         out.extend(configured_tasks(config, root))
     return out
+
+
+def _package_tasks(config: TraceSettings, root: Path, python: str | None, benchmark: str | None) -> TaskSet | str:
+    """The tasks of `package = ...`, or the one-line problem."""
+    from toollint.dynamic.protocol import GatewayError, locate_package
+    from toollint.profiles import ProfileError, get_profile, profile_for_package
+
+    value = config.package
+    named = Path(str(value)).name if isinstance(value, str) else None
+    try:
+        profile = get_profile(benchmark) if benchmark else profile_for_package(named)
+    except ProfileError as exc:
+        return str(exc)
+    if profile is None:
+        return f"package = {value!r}: say which benchmark it is (benchmark = \"NAME\" in [tool.toollint])"
+    package: Path | None = root / value if isinstance(value, str) else None
+    if package is None:
+        if not python or not profile.package:
+            return ("package = true needs the benchmark's python ([tool.toollint.confirm] python) to find "
+                    "the package")
+        try:
+            package = locate_package(python, profile.package)
+        except GatewayError as exc:
+            return f"package = true: {exc}"
+        if package is None:
+            return f"package = true: {profile.package!r} is not installed for {python}"
+    try:
+        return profile_tasks(profile, package, config.version, tuple(config.suites))
+    except ValueError as exc:
+        return str(exc)
