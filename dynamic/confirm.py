@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,18 +88,35 @@ def default_adapter(contract: Contract, profile: Profile | None = None) -> str:
 
 
 def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python: str | None = None,
-                root: Path | None = None, profile: Profile | None = None) -> WorkerSpec:
+                root: Path | None = None, profile: Profile | None = None,
+                linted: Sequence[str] = ()) -> WorkerSpec:
     """The host that serves a contract's tool: the contract's adapter block over the configuration,
-    over the profile's adapter (`default_adapter`)."""
+    over what the linted files imply for the adapter's profile (`host_options`), with the profile's
+    adapter by default (`default_adapter`)."""
     conf = conf or ConfirmSettings()
     adapter_block = dict(contract.adapter)
     name = str(adapter_block.get("name") or conf.adapter or default_adapter(contract, profile))
-    options: dict[str, Any] = dict(conf.options)
+    options: dict[str, Any] = host_options(name, tuple(linted))
+    options.update(conf.options)
     options.update(conf.adapter_options())
     options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
     if root is not None and "sys_path" in options:  # relative to the project (pyproject) root
         options["sys_path"] = [str((root / p).resolve()) for p in options["sys_path"]]
     return WorkerSpec(name, options, python=str(python or conf.python or sys.executable))
+
+
+@lru_cache(maxsize=16)
+def _host_options(profile_name: str, linted: tuple[str, ...]) -> dict[str, Any]:
+    found = find_profile(profile_name)
+    if found is None or not found.has_part("host_options") or not linted:
+        return {}
+    return dict(found.load_part("host_options")(list(linted)))
+
+
+def host_options(adapter: str, linted: Sequence[str] = ()) -> dict[str, Any]:
+    """The adapter options the linted files imply when `adapter` is a profile's, from its
+    `host_options` part (e.g. the checkout they lie in, so the code confirmed is the code linted)."""
+    return dict(_host_options(adapter, tuple(str(p) for p in linted)))
 
 
 def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Profile | None:
@@ -113,16 +131,18 @@ def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Prof
 
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                deadline: float | None = None, profile: Profile | None = None) -> ConfirmRun:
+                deadline: float | None = None, profile: Profile | None = None,
+                linted: Sequence[str] = ()) -> ConfirmRun:
     """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
-    `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own."""
+    `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own;
+    `linted`: the files the static pass read, from which a profile may derive adapter options."""
     conf = settings.confirm
     options = CheckOptions(deadline=float(deadline or conf.deadline or DEFAULT_DEADLINE), progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
-        spec = worker_spec(c, conf, python, settings.project_root, profile)
+        spec = worker_spec(c, conf, python, settings.project_root, profile, linted)
         key = json.dumps(spec.to_json(), sort_keys=True)
         groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
@@ -407,7 +427,8 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     needs_profile = not settings.confirm.adapter and any(
         not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
     profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
-    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile)
+    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile,
+                      linted=linted or ())
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:
         report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])

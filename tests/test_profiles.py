@@ -296,3 +296,32 @@ def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_p
     assert worker_spec(mine, ConfirmSettings(adapter="toolkit"), profile=profile).adapter == "toolkit"  # config wins
     with pytest.raises(ConfigError, match=r"^benchmark: unknown benchmark 'countr'; did you mean 'counter'\?"):
         run_profile(Settings(benchmark="countr"))
+
+
+def test_a_profile_derives_adapter_options_from_the_linted_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.contracts.loader import load_contract
+    from toollint.dynamic.confirm import worker_spec
+
+    from toollint.settings import ConfirmSettings
+
+    adapter = tmp_path / "counter_adapter.py"
+    adapter.write_text(ADAPTER)
+    (tmp_path / "counter_parts.py").write_text(
+        "def host_options(linted):\n    return {'start': len(linted), 'root': 'from-the-tree'}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "c.yaml").write_text(
+        "tool: counterbench.tools:bump\nbenchmark: counter\nsource: {file: tools.py}\nclauses:\n"
+        "  - id: eff.bumped\n    predicate: post.value == pre.value + 1\n"
+        "    provenance: {tier: author-specified, inferred: true}\n")
+    contract = load_contract(tmp_path / "c.yaml")
+    with registered(monkeypatch, Profile("counter", adapter=adapter,
+                                         parts={"host_options": "counter_parts:host_options"})):
+        spec = worker_spec(contract, ConfirmSettings(), linted=["a.py", "b.py", "c.py"])
+        assert spec.options == {"start": 3, "root": "from-the-tree"}
+        # the configuration's options, then the contract's own block, win over what the tree implies
+        spec = worker_spec(contract, ConfirmSettings(options={"root": "configured"}), linted=["a.py"])
+        assert spec.options == {"start": 1, "root": "configured"}
+        assert worker_spec(contract, ConfirmSettings()).options == {}  # nothing linted: nothing implied
+        with Worker(worker_spec(contract, ConfirmSettings(), linted=["a.py", "b.py"])) as worker:
+            probe = worker.request("probe", tool="bump", args={})
+        assert [(op["before"], op["after"]) for op in probe["diff"]] == [(2, 3)]

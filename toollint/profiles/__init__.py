@@ -26,6 +26,7 @@ The parts a generic module may ask for (`Profile.load_part(KEY)`), each optional
 | `state_schemas` | `state_schemas(python) -> {variant: JSON Schema}` of the environment, asked of the benchmark's interpreter | `toollint contracts check --python` (TL308) |
 | `draft_hints` | `draft_hints(tool_file, rel, tool_name) -> {adapter option: value}` (e.g. the variant registering the tool) | `toollint contracts draft` |
 | `validation` | an object implementing `toollint.validate.drivers.BenchmarkDriver` (subjects, gold replay, grading) | `toollint validate`, `bench/validate.py` |
+| `host_options` | `host_options(linted_files) -> {adapter option: value}`: what the linted files imply for the profile's adapter (e.g. the checkout they lie in), under the configuration's and the contract's own options | `--confirm` |
 
 This module is the registry and the type; each built-in profile is a sub-package
 (`toollint/profiles/<name>/__init__.py` defines `PROFILE`).
