@@ -196,7 +196,7 @@ class Harvest:
         if isinstance(node, list):
             if name and all(not isinstance(v, (dict, list)) for v in node):
                 self.by_field.setdefault(name, []).append((node, path))  # the whole list, for array params
-            key = identity_field(node, node)
+            key = identity_field(node, node, name or None)
             for i, v in enumerate(node):
                 seg = f"{{{key}={v[key]}}}" if key else str(i)
                 # Elements of a scalar list are named after the list (`participants` -> one participant).
