@@ -11,7 +11,7 @@ Loaded by path by `dynamic/host.py` inside the benchmark's own interpreter (Pyth
   (the domain's ``get_environment()`` again) or ``copy`` (``get_environment(db=<copy>, ...)`` over a
   copy of the pristine databases);
 - ``task``: a task id whose ``initial_state`` conditions every build (``set_state``);
-- ``examples``: harvest known-legal calls from the domain's gold actions (default true).
+- ``examples``: offer the domain's gold actions' arguments as known-legal calls (default true).
 
 What it does, all through the benchmark's own code:
 
@@ -84,23 +84,27 @@ class Tau2Adapter:
         shims.freeze_clock(["tau2"])
         self.shims = shims
         self.env: Any = None
-        self.pristine_dbs: tuple[Any, Any] | None = None
+        # (agent DB type, its python-mode dump, user DB type, its dump): what a copy-reset validates.
+        self.pristine_dbs: tuple[Any, Any, Any, Any] | None = None
+        self.cached_state: Any = None  # the snapshot of an environment no call has touched yet
         self.captured: dict[str, Any] = {}
         self.reset_choice = "rebuild"
         self.timings: dict[str, float] = {}
 
     # -- environments --------------------------------------------------------------------------------
 
-    def _make(self, copy_from: tuple[Any, Any] | None = None) -> Any:
+    def _make(self, copy_from: tuple[Any, Any, Any, Any] | None = None) -> Any:
         if copy_from is None:
             env = self.get_environment()
             if self.task_id:
                 self._condition(env, self.task_id)
         else:
-            db, user_db = copy_from
-            kwargs: dict[str, Any] = {"db": db.model_copy(deep=True)}
-            if user_db is not None:
-                kwargs["user_db"] = user_db.model_copy(deep=True)
+            # Fresh models validated from the pristine dumps: what `DB.load` does with the file's
+            # data, minus reading and parsing the file (and faster than a deep copy).
+            db_type, db_dump, user_type, user_dump = copy_from
+            kwargs: dict[str, Any] = {"db": db_type.model_validate(db_dump)}
+            if user_type is not None:
+                kwargs["user_db"] = user_type.model_validate(user_dump)
             env = self.get_environment(**kwargs)
         env.sync_tools()  # the pre-snapshot must be a synced state, as after any get_response
         self._instrument(env)
@@ -125,18 +129,20 @@ class Tau2Adapter:
     def build(self, task_id: str | None) -> None:
         if task_id:
             self.task_id = task_id
+        self.cached_state = None
         start = time.perf_counter()
         self.env = self._make()
         self.timings["rebuild_ms"] = (time.perf_counter() - start) * 1000
-        self.pristine_dbs = tuple(db.model_copy(deep=True) if db is not None else None
-                                  for db in self._dbs(self.env))  # type: ignore[assignment]
+        db, user_db = self._dbs(self.env)
+        self.pristine_dbs = (type(db), db.model_dump(), type(user_db) if user_db is not None else None,
+                             user_db.model_dump() if user_db is not None else None)
         self.reset_choice = self._choose_reset()
 
     def _choose_reset(self) -> str:
         """The faster of a rebuild and a copy, when both give the same state; else rebuild."""
         params = inspect.signature(self.get_environment).parameters
-        user_db = self.pristine_dbs[1] if self.pristine_dbs else None
-        can_copy = "db" in params and (user_db is None or "user_db" in params)
+        user_type = self.pristine_dbs[2] if self.pristine_dbs else None
+        can_copy = "db" in params and (user_type is None or "user_db" in params)
         if self.reset_mode == "rebuild" or not can_copy:
             return "rebuild"
         start = time.perf_counter()
@@ -149,13 +155,20 @@ class Tau2Adapter:
         return "copy" if self.timings["copy_ms"] < self.timings["rebuild_ms"] else "rebuild"
 
     def reset(self) -> None:
+        self.cached_state = None
         if self.reset_choice == "copy" and self.pristine_dbs is not None:
             self.env = self._make(self.pristine_dbs)
         else:
             self.env = self._make()
 
     def snapshot(self) -> Any:
-        return _state(self._dbs(self.env))
+        """The host snapshots a fresh environment twice (its reset hash, then the probe's pre-state);
+        nothing can change it in between, so the second is the first. Any call drops the cache."""
+        if self.cached_state is None:
+            self.cached_state = _state(self._dbs(self.env))
+            return self.cached_state
+        state, self.cached_state = self.cached_state, None
+        return state
 
     # -- calls ---------------------------------------------------------------------------------------
 
@@ -195,6 +208,7 @@ class Tau2Adapter:
             return {"status": "validation_error", "value": None, "error_type": "TypeError",
                     "error_message": str(exc), "agent_view": f"Error: {exc}", "effective_args": args}
         self.captured.clear()
+        self.cached_state = None
         message = self.env.get_response(self.ToolCall(id=PROBE_CALL_ID, name=tool, arguments=dict(args),
                                                       requestor=TOOLKITS[self.toolkit_name]))
         out: dict[str, Any] = {"effective_args": effective, "agent_view": message.content}
@@ -280,27 +294,47 @@ class Tau2Adapter:
         return [t for t in data if isinstance(t, dict)]
 
     def _examples(self) -> dict[str, list[dict[str, Any]]]:
-        """Arguments of the domain's gold actions, from tasks that leave the default state as it is
-        (no initialization data, actions or history), so each is a legal call on the pristine build."""
+        """Arguments of the domain's gold actions: first from tasks that leave the default state as
+        it is (no initialization data, actions or history), which are legal calls on the pristine
+        build, then from the others, which often are too (a probe that is refused costs one call)."""
         out: dict[str, list[dict[str, Any]]] = {}
         if self.task_id:
             return out
         requestor = TOOLKITS[self.toolkit_name]
-        for task in self._tasks():
-            state = task.get("initial_state") or {}
-            if any(state.get(k) for k in ("initialization_data", "initialization_actions", "message_history")):
-                continue
+        tasks = self._tasks()
+        clean = [t for t in tasks if not any((t.get("initial_state") or {}).get(k) for k in (
+            "initialization_data", "initialization_actions", "message_history"))]
+        first = {id(t) for t in clean}
+        calls: dict[str, list[dict[str, Any]]] = {}
+        for task in clean + [t for t in tasks if id(t) not in first]:
             for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
-                if (action.get("requestor") or "assistant") != requestor or not isinstance(
-                        action.get("arguments"), dict):
-                    continue
-                seen = out.setdefault(str(action.get("name")), [])
-                if action["arguments"] not in seen and len(seen) < MAX_EXAMPLES:
-                    seen.append(action["arguments"])
-        return out
+                if (action.get("requestor") or "assistant") == requestor and isinstance(action.get("arguments"), dict):
+                    seen = calls.setdefault(str(action.get("name")), [])
+                    if action["arguments"] not in seen:
+                        seen.append(action["arguments"])
+        return {name: _diverse(found, MAX_EXAMPLES) for name, found in calls.items()}
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
+
+def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` calls, each round the one that brings most values no chosen call has, an
+    argument with few distinct values so far weighing most (both cancellation reasons, not six
+    orders cancelled for the same one); ties keep the task order."""
+    chosen: list[dict[str, Any]] = []
+    seen: dict[str, set[str]] = {}
+    left = list(calls)
+    while left and len(chosen) < limit:
+        def gain(call: dict[str, Any]) -> float:
+            return sum(1.0 / (1 + len(seen.get(k, ()))) for k, v in call.items() if repr(v) not in seen.get(k, ()))
+
+        best = max(range(len(left)), key=lambda i: (gain(left[i]), -i))
+        call = left.pop(best)
+        chosen.append(call)
+        for k, v in call.items():
+            seen.setdefault(k, set()).add(repr(v))
+    return chosen
 
 
 def _capturing(bound: Callable[..., Any], captured: dict[str, Any]) -> Callable[..., Any]:
