@@ -71,10 +71,7 @@ class Tau2Adapter:
         try:
             module = importlib.import_module(f"tau2.domains.{self.domain}.environment")
         except ModuleNotFoundError as exc:
-            if exc.name and not exc.name.startswith("tau2"):
-                raise RuntimeError(f"tau2 domain {self.domain} needs the package {exc.name!r}, which is not "
-                                   f"installed in this interpreter") from None
-            raise
+            raise self._missing(exc) from None
         from tau2.data_model.message import ToolCall
 
         self.ToolCall = ToolCall
@@ -126,12 +123,25 @@ class Tau2Adapter:
         user_db = getattr(env.user_tools, "db", None) if env.user_tools is not None else None
         return env.tools.db, user_db
 
+    def _missing(self, exc: ModuleNotFoundError) -> Exception:
+        """A dependency the domain imports (at import or at build time) that this venv lacks, said
+        in one line with the optional extra of tau2's pyproject.toml that declares it."""
+        if not exc.name or exc.name.split(".")[0] == "tau2":
+            return exc
+        extra = _extra_declaring(self.root, exc.name.split(".")[0])
+        where = f" (tau2's optional '{extra}' extra)" if extra else ""
+        return RuntimeError(f"tau2 domain {self.domain} needs the package {exc.name!r}{where}, "
+                            f"which is not installed in {sys.executable}")
+
     def build(self, task_id: str | None) -> None:
         if task_id:
             self.task_id = task_id
         self.cached_state = None
         start = time.perf_counter()
-        self.env = self._make()
+        try:
+            self.env = self._make()
+        except ModuleNotFoundError as exc:
+            raise self._missing(exc) from None
         self.timings["rebuild_ms"] = (time.perf_counter() - start) * 1000
         db, user_db = self._dbs(self.env)
         self.pristine_dbs = (type(db), db.model_dump(), type(user_db) if user_db is not None else None,
@@ -398,6 +408,28 @@ def _jsonable(value: Any) -> Any:
         return to_jsonable_python(value)
     except Exception:  # noqa: BLE001 - the host turns what is left into JSON leniently
         return value
+
+
+def _extra_declaring(root: str | None, module: str) -> str | None:
+    """The optional-dependency group of the checkout's pyproject.toml that lists `module`'s package."""
+    if not root:
+        return None
+    try:
+        import tomllib
+
+        with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
+            extras = tomllib.load(fh)["project"].get("optional-dependencies") or {}
+    except (OSError, ValueError, KeyError, ImportError):
+        return None
+    wanted = module.replace("_", "-").lower()
+    for name, requirements in extras.items():
+        for requirement in requirements:
+            package = requirement.split(";")[0].split("[")[0]
+            for sep in "<>=!~ ":
+                package = package.split(sep)[0]
+            if package.replace("_", "-").lower() == wanted and name != "all":
+                return str(name)
+    return None
 
 
 def _dist_version(root: str | None) -> str | None:
