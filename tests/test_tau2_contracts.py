@@ -101,3 +101,10 @@ def test_every_clause_cites_a_surface_and_tiers_are_honest() -> None:
 def test_the_published_defects_have_their_clauses(tool: str, clauses: set[str]) -> None:
     contract = next(c for c in library() if c.tool_name == tool)
     assert clauses <= {cl.id for cl in contract.counted_clauses}
+
+
+def test_the_adapter_block_example_in_the_docs_is_the_bundled_contract() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "contracts.md").read_text()
+    block = next(b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:] if "TelecomUserTools.make_payment" in b)
+    bundled = (CONTRACTS / "telecom" / "make_payment.yaml").read_text().splitlines()
+    assert all(line in bundled for line in block.strip().splitlines())
