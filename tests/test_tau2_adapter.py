@@ -42,6 +42,8 @@ def test_hello_describes_the_agent_toolkit(telecom: Worker) -> None:
     assert "/user_db/surroundings/mobile_data_usage_exceeded" in hello["derived_paths"]
     assert hello["shims"] == ["uuid4", "random", "clock"]
     assert hello["capabilities"]["reset"] in ("copy", "rebuild")
+    schema = hello["state_schema"]
+    assert set(schema["properties"]) == {"agent_db", "user_db"} and "Line" in schema["$defs"]
     # Gold actions of the domain's tasks are offered as known-legal calls.
     assert {"customer_id", "line_id", "gb_amount"} <= set(tools["refuel_data"]["examples"][0])
 

@@ -25,17 +25,7 @@ from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
 from toollint.settings import Settings
 
-PROFILE = Path(__file__).resolve().parents[1] / "toollint" / "profiles" / "tau2"
-ADAPTER = PROFILE / "adapter.py"
-CONTRACTS = PROFILE / "contracts"
-
-
-def config(tmp: Path, root: Path) -> Path:
-    """Until the tau2 profile is wired into --confirm: the adapter and the checkout by configuration."""
-    path = tmp / "pyproject.toml"
-    path.write_text(f'[tool.toollint]\ncontract-dirs = ["{CONTRACTS}"]\n\n'
-                    f'[tool.toollint.confirm]\nadapter = "{ADAPTER}"\noptions = {{root = "{root}"}}\n')
-    return path
+CONTRACTS = Path(__file__).resolve().parents[1] / "toollint" / "profiles" / "tau2" / "contracts"
 
 
 class CommandRun:
@@ -56,9 +46,10 @@ def command(tau2_python: Path, tau2_checkout: Path, tmp_path_factory: pytest.Tem
     tmp = tmp_path_factory.mktemp("tau2-confirm")
     witnesses = tmp / "witnesses"
     proc = subprocess.run(
+        # No configuration and no contract of the user's: the tau2 profile is picked from the tree,
+        # its adapter is told the checkout the linted files lie in, its contracts are bundled.
         [sys.executable, "-m", "toollint", "check", "--confirm", "--python", str(tau2_python),
-         "--config", str(config(tmp, tau2_checkout)), "--witness-dir", str(witnesses),
-         str(tau2_checkout / "src" / "tau2" / "domains")],
+         "--witness-dir", str(witnesses), str(tau2_checkout / "src" / "tau2" / "domains")],
         capture_output=True, text=True, timeout=1200, check=False, cwd=tmp)
     return CommandRun(proc, tmp)
 
@@ -76,8 +67,12 @@ def test_the_command_confirms_both_published_defects(command: CommandRun) -> Non
     assert sorted(verdicts) == ["TL201", "TL203"]
     summary = next(line for line in command.err.splitlines() if line.startswith("confirm: ") and "tool(s)" in line)
     assert "2 VIOLATES, 0 FLAKY" in summary and "0 UNTESTABLE; clause rows" in summary
-    # The static finding that pointed at it carries the verdict.
+    # The static findings that pointed at them carry the verdict of the clause that tests them.
     assert re.search(r"TL102 \[commented-out-guard\] `refuel_data` .*\[VIOLATES: ", command.out)
+    unpaired = [line for line in command.out.splitlines() if "TL105" in line and "`cancel_reservation`" in line]
+    seats = next(line for line in unpaired if "available_seats" in line)
+    assert "[VIOLATES: " in seats  # db.flights[*]...available_seats in the code, agent_db.flights[*]... read
+    assert all("[UNCHECKED: " in line for line in unpaired if line != seats)
 
 
 def test_refuel_data_refuels_and_bills_a_suspended_line_its_customer_owns(command: CommandRun) -> None:
@@ -129,8 +124,8 @@ def test_cancel_reservation_keeps_the_seats(command: CommandRun) -> None:
 def library(tau2_python: Path, tau2_checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
     contracts, errors = load_contracts([CONTRACTS])
     assert errors == []
-    settings = Settings(confirm={"adapter": str(ADAPTER), "options": {"root": str(tau2_checkout)}})
-    return run_confirm(contracts, settings, python=str(tau2_python), witness_dir=tmp_path_factory.mktemp("w"))
+    return run_confirm(contracts, Settings(), python=str(tau2_python), witness_dir=tmp_path_factory.mktemp("w"),
+                       linted=[str(tau2_checkout / "src" / "tau2" / "domains")])
 
 
 @pytest.mark.slow

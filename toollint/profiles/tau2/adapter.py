@@ -272,11 +272,9 @@ class Tau2Adapter:
                 "examples": examples.get(name, []),
             })
         try:
-            schema = {"type": "object", "properties": {
-                key: db.model_json_schema() for key, db in zip(("agent_db", "user_db"), self._dbs(env))
-                if db is not None}}
+            snapshot_schema: dict[str, Any] | None = state_schema(_state_types(env))
         except Exception:  # noqa: BLE001 - a schema is optional metadata
-            schema = None
+            snapshot_schema = None
         return {
             "adapter": "tau2",
             "variant": f"{self.domain}/{self.toolkit_name}" + (f"/task={self.task_id}" if self.task_id else ""),
@@ -284,7 +282,7 @@ class Tau2Adapter:
             "domains": list(DOMAINS),
             "root": self.root,
             "tools": tools,
-            "state_schema": schema,
+            "state_schema": snapshot_schema,
             "volatile_paths": [],
             "derived_paths": list(DERIVED.get(self.domain, [])),
             "capabilities": {"task_build": True, "user_tools": self.toolkit_name == "user",
@@ -391,6 +389,26 @@ def _data_dir() -> str:
     from tau2.utils.utils import DATA_DIR
 
     return str(DATA_DIR)
+
+
+def _state_types(env: Any) -> dict[str, Any]:
+    """The DB model of each part of the snapshot (`_state`)."""
+    types = {"agent_db": type(env.tools.db)}
+    user_db = getattr(env.user_tools, "db", None) if env.user_tools is not None else None
+    if user_db is not None:
+        types["user_db"] = type(user_db)
+    return types
+
+
+def state_schema(types: dict[str, Any]) -> dict[str, Any]:
+    """One JSON Schema of the snapshot: a property per DB, their `$defs` gathered at the root, where
+    `$ref`s resolve (a model both DBs define is the same model)."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "$defs": {}}
+    for key, model in types.items():
+        sub = model.model_json_schema()
+        schema["$defs"].update(sub.pop("$defs", {}))
+        schema["properties"][key] = sub
+    return schema
 
 
 def _state(dbs: tuple[Any, Any]) -> dict[str, Any]:
