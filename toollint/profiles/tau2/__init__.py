@@ -35,5 +35,6 @@ PROFILE = Profile(
     parts={
         "host_options": "toollint.profiles.tau2.locate:host_options",
         "draft_hints": "toollint.profiles.tau2.drafting:draft_hints",
+        "tasks": "toollint.profiles.tau2.tasks:tasks",
     },
 )
