@@ -329,7 +329,8 @@ class Tau2Adapter:
 def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Up to `limit` calls, each round the one that brings most values no chosen call has, an
     argument with few distinct values so far weighing most (both cancellation reasons, not six
-    orders cancelled for the same one); ties keep the task order."""
+    orders cancelled for the same one); on a tie the larger call (three items modified at once
+    exercise what one does not), then the task order."""
     chosen: list[dict[str, Any]] = []
     seen: dict[str, set[str]] = {}
     left = list(calls)
@@ -337,12 +338,17 @@ def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
         def gain(call: dict[str, Any]) -> float:
             return sum(1.0 / (1 + len(seen.get(k, ()))) for k, v in call.items() if repr(v) not in seen.get(k, ()))
 
-        best = max(range(len(left)), key=lambda i: (gain(left[i]), -i))
+        best = max(range(len(left)), key=lambda i: (gain(left[i]), _size(left[i]), -i))
         call = left.pop(best)
         chosen.append(call)
         for k, v in call.items():
             seen.setdefault(k, set()).add(repr(v))
     return chosen
+
+
+def _size(call: dict[str, Any]) -> int:
+    """How much a call asks for: its arguments, counting each element of a list argument."""
+    return sum(len(v) if isinstance(v, list) else 1 for v in call.values())
 
 
 def _capturing(bound: Callable[..., Any], captured: dict[str, Any]) -> Callable[..., Any]:
