@@ -71,11 +71,11 @@ class Tau2Adapter:
         self.domains = _domains(self.root)
         if self.domain not in self.domains:
             raise ValueError(f"tau2 adapter needs domain = one of {', '.join(self.domains)}, got {self.domain!r}")
-        _quiet_logging()
         try:
             module = importlib.import_module(f"tau2.domains.{self.domain}.environment")
         except ModuleNotFoundError as exc:
             raise self._missing(exc) from None
+        _quiet_logging()
         from tau2.data_model.message import ToolCall
 
         self.ToolCall = ToolCall
@@ -400,10 +400,10 @@ def _domains(root: str | None) -> tuple[str, ...]:
 
 
 def _quiet_logging() -> None:
-    """tau2 logs through loguru at DEBUG to stderr (the host's log); keep warnings and errors."""
-    try:
-        from loguru import logger
-    except ImportError:
+    """tau2 logs through loguru at DEBUG to stderr (the host's log); keep warnings and errors. The
+    logger is tau2's own, taken once tau2 has loaded it (the adapter imports only tau2)."""
+    logger = getattr(sys.modules.get("loguru"), "logger", None)
+    if logger is None:
         return
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
