@@ -55,11 +55,20 @@ from toollint.dynamic.probes import (
     params_from_tool,
     writes_nothing,
 )
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
+from toollint.dynamic.protocol import (
+    MEMORY_LIMIT,
+    START_TIMEOUT,
+    Worker,
+    WorkerError,
+    WorkerEvent,
+    WorkerSpec,
+)
 
 CONFORMS, VIOLATES, UNTESTABLE, FLAKY = "CONFORMS", "VIOLATES", "UNTESTABLE", "FLAKY"
 NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED = (
     "no_observable_state", "predicate_type_error", "no_reset_path", "adapter_unsupported")
+# A host that did not start (or build its first environment) in time: one reason for all its tools.
+START_TIMEOUT_REASON = START_TIMEOUT
 CLASS_NAMES = {"TL201": "Unenforced Precondition", "TL202": "Ignored Argument", "TL203": "Partial Effect",
                "TL204": "Phantom Effect", "TL205": "Reset Leak", "TL206": "Frame Violation"}
 IGNORED_TAGS = {"volatile", "derived"}
@@ -154,6 +163,7 @@ class ToolReport:
 @dataclass
 class CheckOptions:
     deadline: float = 30.0
+    startup_deadline: float | None = None  # None: the protocol's default (120 s, at least `deadline`)
     confirm: bool = True  # re-run violations in a fresh worker
     log_dir: Path | None = None
     progress: Callable[[str], None] | None = None
@@ -498,16 +508,13 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     """Check the contracts that share one host (one adapter variant): one warm worker for all of them."""
     reports = [ToolReport(c.tool_name, c, spec=spec) for c in contracts]
     log = options.log_dir / f"{_slug(spec)}.log" if options.log_dir else None
-    worker = Worker(spec, log_path=log, deadline=options.deadline)
+    worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
         try:
             hello = worker.start()
             pristine_resp = worker.request("pristine")
         except WorkerError as exc:
-            for r in reports:
-                r.error = f"{spec.adapter} host unusable: {exc}"
-                r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, str(exc), clause=c)
-                          for c in r.contract.counted_clauses] if r.contract else []
+            _host_unusable(reports, spec, exc)
             return reports
         pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
         tools = {t["name"]: t for t in hello.get("tools", [])}
@@ -538,6 +545,19 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     return reports
 
 
+def _host_unusable(reports: Sequence[ToolReport], spec: WorkerSpec, exc: WorkerError) -> None:
+    """Every clause of every tool of a host that would not start is UNTESTABLE, with one reason:
+    `start_timeout` when it did not start (or build its first environment) within its deadline."""
+    reason = START_TIMEOUT_REASON if exc.kind in (START_TIMEOUT, "timeout") else UNSUPPORTED
+    detail = str(exc)
+    if exc.kind == "timeout":
+        detail = f"the benchmark did not build its first environment in time: {exc}"
+    for r in reports:
+        r.error = f"{spec.adapter} host unusable: {reason + ': ' if reason == START_TIMEOUT_REASON else ''}{detail}"
+        r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, reason, detail, clause=c)
+                  for c in r.contract.counted_clauses] if r.contract else []
+
+
 class _ProbingAborted(Exception):
     """The worker hung or died on this tool; its remaining probes are skipped."""
 
@@ -554,7 +574,7 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
         # The agent-visible rendering is fetched only by the confirmation re-run, for the witness.
         run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline, want_view=False)
         report.runs.append(run)
-        if run.error is not None and run.error.kind in ("timeout", "died", "protocol"):
+        if run.error is not None and run.error.kind in ("timeout", "died", "protocol", MEMORY_LIMIT):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
             report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
             raise _ProbingAborted
@@ -618,7 +638,7 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
     it, so every re-run starts from the benchmark's own pristine state.
     """
     log = options.log_dir / f"{_slug(spec)}.confirm.log" if options.log_dir else None
-    worker = Worker(spec, log_path=log, deadline=options.deadline)
+    worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
         try:
             worker.start()

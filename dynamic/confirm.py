@@ -8,7 +8,8 @@ finding per confirmed (or flaky) violation, each with a witness file.
 
 Configuration, `[tool.toollint.confirm]`: ``adapter`` (agentdojo, toolkit, or a path to an adapter
 file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/``reset``/
-``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``, ``deadline``.
+``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``, ``deadline`` and
+``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap: bytes or "2 GiB").
 A contract's own ``adapter:`` block (e.g. ``{name: agentdojo, suite: banking}``) wins.
 """
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,9 +37,10 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds
 from toollint.dynamic.witness import sentence, write_witness
 
+from toollint.config import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.settings import Settings
@@ -83,17 +87,87 @@ def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = N
     return WorkerSpec(name, options, python=str(python or conf.get("python") or sys.executable))
 
 
+# --- the limits in [tool.toollint.confirm] ---------------------------------------------------------
+
+MIN_MEMORY = 64 << 20  # below this no interpreter starts: a typo (a number of MiB given as bytes)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _setting_error(settings: Settings, key: str, problem: str) -> ConfigError:
+    where = f"{settings.config_file} " if settings.config_file else ""
+    return ConfigError(f"{where}[tool.toollint.confirm] '{key}' {problem}")
+
+
+def parse_memory(value: Any) -> int:
+    """Bytes from `1073741824`, `"1 GiB"`, `"512M"`, `"2GB"` (units are powers of 1024); ValueError
+    with the reason otherwise."""
+    problem = f"must be a size such as \"2 GiB\" or a number of bytes, not {value!r}"
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", value, re.IGNORECASE) \
+        if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif match is not None:
+        size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    else:
+        raise ValueError(problem)
+    if size < MIN_MEMORY:
+        raise ValueError(f"is {size} bytes; at least {MIN_MEMORY >> 20} MiB is needed to start an interpreter")
+    return size
+
+
+def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[float, float | None, int | None]:
+    """`deadline`, `startup_deadline` (seconds) and `max_memory` (bytes) from [tool.toollint.confirm],
+    validated: a deadline that is not a positive number, or a size that is not one, is a ConfigError
+    naming the key (a deadline of -1 used to time every request out, and restart the host forever)."""
+    conf = settings.confirm or {}
+    out: list[Any] = []
+    for key, given, default in (("deadline", deadline, DEFAULT_DEADLINE), ("startup_deadline", None, None)):
+        value = given if given is not None else conf.get(key, default)
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            out.append(check_seconds(value, key))
+        except (TypeError, ValueError):
+            raise _setting_error(settings, key, f"must be a positive number of seconds, not {value!r}") from None
+    memory = conf.get("max_memory")
+    try:
+        max_memory = parse_memory(memory) if memory is not None else None
+    except ValueError as exc:
+        raise _setting_error(settings, "max_memory", str(exc)) from None
+    return out[0], out[1], max_memory
+
+
+def check_interpreter(python: str, what: str) -> str:
+    """`python` when it names a runnable file (a path, or a name on PATH), else ConfigError: a
+    missing interpreter is a usage error (exit 2), not a run whose every tool is UNTESTABLE."""
+    found = shutil.which(python)
+    if found is None:
+        problem = "is not executable" if os.path.exists(python) else "does not exist"
+        raise ConfigError(f"{what} {python}: the interpreter {problem}")
+    return python
+
+
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                 deadline: float | None = None) -> ConfirmRun:
-    """Check `contracts`, one warm host per adapter variant, and write a witness per violation."""
+    """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
+    Raises ConfigError for a bad limit or a missing interpreter, before any host starts."""
     conf = dict(settings.confirm or {})
-    options = CheckOptions(deadline=float(deadline or conf.get("deadline") or DEFAULT_DEADLINE), progress=progress)
+    request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    if python:
+        check_interpreter(python, "--python")
+    elif conf.get("python") is not None:
+        value = conf["python"]
+        if not isinstance(value, str) or shutil.which(value) is None:
+            raise _setting_error(settings, "python", f"= {value!r}: no such interpreter")
+    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
         spec = worker_spec(c, conf, python, settings.project_root)
+        spec.max_memory = max_memory
         key = json.dumps(spec.to_json(), sort_keys=True)
         groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
