@@ -242,12 +242,17 @@ class Scorer:
             return []
         return [op for op in run.changes if not any(jsondiff.path_matches(g, op["path"]) for g in self.write_set)]
 
+    def rescore(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> ClauseResult | None:
+        """The row's clause scored on re-runs of its witness call(s); None when the contract no
+        longer has (or implies) that clause, which is no verdict at all."""
+        return next((r for r in self.score(reruns) if r.clause_id == row.clause_id), None)
+
     def reproduces(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> bool:
         """Does a re-run of the row's witness call(s) give the same violation?"""
-        fresh = [r for r in self.score(reruns) if r.clause_id == row.clause_id]
+        fresh = self.rescore(row, reruns)
         # An order-dependent row keeps its TL205 though the clause alone reads as the effect's class.
-        return bool(fresh) and fresh[0].verdict == VIOLATES and (
-            fresh[0].code == row.code or (bool(row.history) and row.code == "TL205"))
+        return fresh is not None and fresh.verdict == VIOLATES and (
+            fresh.code == row.code or (bool(row.history) and row.code == "TL205"))
 
     # -- per clause ------------------------------------------------------------------------------
 

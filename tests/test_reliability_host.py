@@ -175,3 +175,34 @@ def test_a_tool_leaking_a_gigabyte_per_call_is_stopped_by_max_memory_and_reporte
         assert w._proc is None and [e.kind for e in w.events] == ["memory_limit"]
         assert not _alive(first)
         assert w.request("call", tool="leak", args={"mb": 64})["value"] == 1  # a fresh host, empty
+
+
+LEAK_CONTRACT = """
+tool: adapter_hostile:HostileAdapter.leak
+benchmark: hostile
+source: {{file: adapter_hostile.py}}
+adapter: {{name: {adapter}}}
+clauses:
+  - id: eff.counted
+    predicate: post.calls == pre.calls + 1
+    provenance: {{tier: author-specified, inferred: true, note: fixture}}
+"""
+
+
+def test_a_leaking_tool_under_confirm_is_untestable_with_the_reason_and_the_next_tool_runs(tmp_path: Path) -> None:
+    from toollint.contracts.loader import load_contract
+    from toollint.dynamic.checker import UNSUPPORTED, CheckOptions, check_group
+
+    path = tmp_path / "leak.yaml"
+    path.write_text(LEAK_CONTRACT.format(adapter=HOSTILE))
+    leak = load_contract(path)
+    noop_path = tmp_path / "noop.yaml"
+    noop_path.write_text(LEAK_CONTRACT.format(adapter=HOSTILE).replace(".leak", ".noop"))
+    noop = load_contract(noop_path)
+    spec = hostile()
+    spec.max_memory = 512 << 20
+    first, second = check_group([leak, noop], spec, CheckOptions(deadline=30, confirm=False))
+    assert first.error is not None and "leak ran out of memory in the host (max_memory = 512 MiB)" in first.error
+    assert "other probes were skipped" in first.error and len(first.runs) == 1
+    assert [(r.verdict, r.reason) for r in first.clause_rows] == [("UNTESTABLE", UNSUPPORTED)]
+    assert [r.verdict for r in second.clause_rows] == ["CONFORMS"]  # a fresh host for the next tool
