@@ -505,6 +505,11 @@ def compile_predicate(source: str, *, filename: str = "<predicate>", line: int =
     # first line shift by the one added character.
     col -= 1
     try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (a "\udcff" escape in YAML) is no character
+        raise fail(f"predicate holds {text[exc.start]!r}, an unpaired surrogate, which is not a character",
+                   construct="syntax") from None
+    try:
         tree = ast.parse(f"({text}\n)", mode="eval")
     except SyntaxError as exc:
         err = ForbiddenPredicate(f"not a Python expression: {exc.msg}", filename=filename,
