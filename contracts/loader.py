@@ -26,6 +26,7 @@ from toollint.contracts.model import (
     Source,
 )
 from toollint.contracts.predicate import ForbiddenPredicate, Predicate, compile_predicate
+from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 
 SCHEMA_FILE = Path(__file__).with_name("contract.schema.json")
@@ -405,6 +406,10 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
             predicate = compile_predicate(source, filename=shown, line=pline, col=pcol)
         except ForbiddenPredicate as exc:
             errors.append(ContractError("TL302", shown, exc.line, f"{cid}: {exc.message}", exc.col, clause=cid))
+        else:
+            costly = cost_problem(predicate.source)  # a constant part over a bound: costly on any data
+            if costly is not None:
+                errors.append(ContractError("TL302", shown, pline, f"{cid}: {costly}", pcol, clause=cid))
 
     on_violation = None
     if "on_violation" in raw:

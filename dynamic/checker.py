@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollint.contracts import sandbox
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import Predicate, PredicateTypeError
 from toollint.dynamic import jsondiff
@@ -90,6 +91,9 @@ class ProbeRun:
     error: WorkerError | None = None
     succeeded: bool = False  # status ok and the success clause (if any) reads success
     pres_hold: bool = False  # every precondition true on the pre-state
+    # Each predicate's outcome on this run (by id of the Predicate), evaluated in the sandbox in one
+    # round trip when the run is first scored: True/False, or the PredicateTypeError it raised.
+    outcomes: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def args(self) -> dict[str, Any]:
@@ -173,20 +177,33 @@ class CheckOptions:
 # --- evaluation ---------------------------------------------------------------------------------------
 
 
+def _outcome(pred: Predicate, run: ProbeRun) -> Any:
+    """The predicate's outcome on the run, from the run's batch when it has one (see `prefetch`)."""
+    key = id(pred)
+    if key not in run.outcomes:
+        (run.outcomes[key],) = sandbox.evaluate_many([pred], run.pre, run.post, run.args, run.result.get("value"))
+    return run.outcomes[key]
+
+
+def prefetch(preds: Sequence[Predicate], run: ProbeRun) -> None:
+    """Evaluate every predicate not yet known on `run` in one sandbox round trip."""
+    todo = [p for p in dict.fromkeys(preds) if id(p) not in run.outcomes]
+    if todo and run.pre is not None:
+        for p, outcome in zip(todo, sandbox.evaluate_many(todo, run.pre, run.post, run.args,
+                                                          run.result.get("value"))):
+            run.outcomes[id(p)] = outcome
+
+
 def _eval(pred: Predicate, run: ProbeRun) -> bool | None:
-    """True/False, or None when the predicate cannot be scored on this run (a type error)."""
-    try:
-        return pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
-    except PredicateTypeError:
-        return None
+    """True/False, or None when the predicate cannot be scored on this run (a type error, or a
+    bound the sandbox enforced)."""
+    outcome = _outcome(pred, run)
+    return None if isinstance(outcome, PredicateTypeError) else bool(outcome)
 
 
 def _eval_detail(pred: Predicate, run: ProbeRun) -> str:
-    try:
-        pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
-    except PredicateTypeError as exc:
-        return str(exc)
-    return ""
+    outcome = _outcome(pred, run)
+    return str(outcome) if isinstance(outcome, PredicateTypeError) else ""
 
 
 class Scorer:
@@ -199,6 +216,7 @@ class Scorer:
         self.success = contract.success
         params = params_from_tool(meta)
         self.effective = effective_arguments(contract, params)
+        self.predicates = [c.predicate for c in contract.clauses if c.predicate is not None]
         frame = contract.adapter.get("frame")
         if frame is None:
             frame = [p.lstrip("/") for p in meta.get("frame") or []] if meta.get("frame") is not None else None
@@ -208,6 +226,7 @@ class Scorer:
         if run.error is not None or run.pre is None:
             run.succeeded = run.pres_hold = False
             return
+        prefetch(self.predicates, run)  # all the contract's clauses on this run: one round trip
         ok = run.status == "ok"
         if ok and self.success is not None and self.success.predicate is not None:
             ok = _eval(self.success.predicate, run) is True
