@@ -177,6 +177,9 @@ class Worker:
             # `hello` is part of start-up (an adapter may build the benchmark to list its tools), on
             # the start-up clock, and never restarts the worker it is starting.
             hello = self._exchange("hello", max(end - time.monotonic(), 0.001), {})
+            if not hello.get("ok"):
+                err = hello.get("error") or {}
+                raise WorkerError("startup", f"the adapter's hello failed: {err.get('message') or 'host error'}")
         except WorkerError as exc:
             if exc.kind == "timeout":
                 raise WorkerError(START_TIMEOUT, f"the benchmark did not start within {self.startup_deadline:g} s "

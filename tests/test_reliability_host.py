@@ -41,6 +41,14 @@ def test_a_benchmark_slower_to_start_than_its_deadline_is_one_start_timeout() ->
     w.close()
 
 
+def test_an_adapter_whose_hello_fails_is_a_startup_error_in_one_line() -> None:
+    w = Worker(hostile(hello_fails=True), deadline=5)
+    with pytest.raises(WorkerError) as info:
+        w.start()
+    assert info.value.kind == "startup" and "hello failed: RuntimeError: no tools today" in str(info.value)
+    w.close()
+
+
 def test_a_request_that_times_out_restarts_the_worker_once_lazily() -> None:
     w = Worker(hostile(build_sleep=3), deadline=0.5, startup_deadline=30)
     w.start()
