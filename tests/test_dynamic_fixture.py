@@ -217,3 +217,12 @@ def test_a_history_replay_whose_worker_will_not_start_leaves_a_clear_flaky_row()
     history.settle(row, Scorer(contract, {}))
     assert row.verdict == "FLAKY" and row.code == "TL203" and not row.history
     assert "the history replay could not run" in row.detail and "host failed to start" in row.detail
+
+
+def test_every_witness_written_matches_the_witness_schema(run: ConfirmRun) -> None:
+    from toollint.dynamic.replay import witness_problem
+
+    paths = {f.properties["witness"] for f in run.findings if f.properties.get("witness")}
+    assert len(paths) >= 8  # all six classes, a partner pair, an order-dependent history
+    for path in paths:
+        assert witness_problem(json.loads(Path(path).read_text())) is None, path
