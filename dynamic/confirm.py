@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,13 +38,13 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds
 from toollint.dynamic.witness import sentence, write_witness
 
-from toollint.config import ConfigError
+from toollint.errors import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
-from toollint.settings import Settings
+from toollint.settings import ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
-TOOLKIT_KEYS = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
+TOOLKIT_KEYS = ConfirmSettings.ADAPTER_KEYS
 # Contract adapter keys that describe the tool, not the host: they must not split a suite's worker.
 CONTRACT_ONLY_KEYS = ("name", "depends", "frame", "volatile", "derived", "suites")
 
@@ -73,94 +71,51 @@ class ConfirmRun:
         return sum(len(r.runs) for r in self.reports)
 
 
-def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = None,
+def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python: str | None = None,
                 root: Path | None = None) -> WorkerSpec:
     """The host that serves a contract's tool: the contract's adapter block over the configuration."""
+    conf = conf or ConfirmSettings()
     adapter_block = dict(contract.adapter)
-    name = str(adapter_block.get("name") or conf.get("adapter")
+    name = str(adapter_block.get("name") or conf.adapter
                or ("agentdojo" if contract.benchmark == "agentdojo" else "toolkit"))
-    options: dict[str, Any] = dict(conf.get("options") or {})
-    options.update({k: conf[k] for k in TOOLKIT_KEYS if k in conf})
+    options: dict[str, Any] = dict(conf.options)
+    options.update(conf.adapter_options())
     options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
     if root is not None and "sys_path" in options:  # relative to the project (pyproject) root
         options["sys_path"] = [str((root / p).resolve()) for p in options["sys_path"]]
-    return WorkerSpec(name, options, python=str(python or conf.get("python") or sys.executable))
+    return WorkerSpec(name, options, python=str(python or conf.python or sys.executable))
 
 
 # --- the limits in [tool.toollint.confirm] ---------------------------------------------------------
 
-MIN_MEMORY = 64 << 20  # below this no interpreter starts: a typo (a number of MiB given as bytes)
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def _setting_error(settings: Settings, key: str, problem: str) -> ConfigError:
-    where = f"{settings.config_file} " if settings.config_file else ""
-    return ConfigError(f"{where}[tool.toollint.confirm] '{key}' {problem}")
-
-
-def parse_memory(value: Any) -> int:
-    """Bytes from `1073741824`, `"1 GiB"`, `"512M"`, `"2GB"` (units are powers of 1024); ValueError
-    with the reason otherwise."""
-    problem = f"must be a size such as \"2 GiB\" or a number of bytes, not {value!r}"
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", value, re.IGNORECASE) \
-        if isinstance(value, str) else None
-    if isinstance(value, int) and not isinstance(value, bool):
-        size = value
-    elif match is not None:
-        size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-    else:
-        raise ValueError(problem)
-    if size < MIN_MEMORY:
-        raise ValueError(f"is {size} bytes; at least {MIN_MEMORY >> 20} MiB is needed to start an interpreter")
-    return size
-
 
 def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[float, float | None, int | None]:
-    """`deadline`, `startup_deadline` (seconds) and `max_memory` (bytes) from [tool.toollint.confirm],
-    validated: a deadline that is not a positive number, or a size that is not one, is a ConfigError
-    naming the key (a deadline of -1 used to time every request out, and restart the host forever)."""
-    conf = settings.confirm or {}
-    out: list[Any] = []
-    for key, given, default in (("deadline", deadline, DEFAULT_DEADLINE), ("startup_deadline", None, None)):
-        value = given if given is not None else conf.get(key, default)
-        if value is None:
-            out.append(None)
-            continue
+    """`deadline`, `startup_deadline` (seconds) and `max_memory` (bytes) of a run. The settings
+    table has checked their types and signs; a deadline must also be finite (`inf` would never time
+    out a hung host), and a direct `deadline` argument gets the same checks: ConfigError naming the
+    key (a deadline of -1 used to time every request out and restart the host forever)."""
+    conf = settings.confirm
+    out: list[float | None] = []
+    for key, value in (("deadline", deadline if deadline is not None else conf.deadline or DEFAULT_DEADLINE),
+                       ("startup_deadline", conf.startup_deadline)):
         try:
-            out.append(check_seconds(value, key))
+            out.append(None if value is None else check_seconds(value, key))
         except (TypeError, ValueError):
-            raise _setting_error(settings, key, f"must be a positive number of seconds, not {value!r}") from None
-    memory = conf.get("max_memory")
-    try:
-        max_memory = parse_memory(memory) if memory is not None else None
-    except ValueError as exc:
-        raise _setting_error(settings, "max_memory", str(exc)) from None
+            where = f"{settings.config_file} " if settings.config_file else ""
+            raise ConfigError(f"'{key}' in {where}[tool.toollint.confirm] must be a positive, finite number "
+                              f"of seconds (got {value!r})") from None
+    max_memory = parse_size(conf.max_memory) if conf.max_memory is not None else None
+    assert out[0] is not None
     return out[0], out[1], max_memory
-
-
-def check_interpreter(python: str, what: str) -> str:
-    """`python` when it names a runnable file (a path, or a name on PATH), else ConfigError: a
-    missing interpreter is a usage error (exit 2), not a run whose every tool is UNTESTABLE."""
-    found = shutil.which(python)
-    if found is None:
-        problem = "is not executable" if os.path.exists(python) else "does not exist"
-        raise ConfigError(f"{what} {python}: the interpreter {problem}")
-    return python
 
 
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                 deadline: float | None = None) -> ConfirmRun:
     """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
-    Raises ConfigError for a bad limit or a missing interpreter, before any host starts."""
-    conf = dict(settings.confirm or {})
+    Raises ConfigError for a bad limit, before any host starts."""
+    conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
-    if python:
-        check_interpreter(python, "--python")
-    elif conf.get("python") is not None:
-        value = conf["python"]
-        if not isinstance(value, str) or shutil.which(value) is None:
-            raise _setting_error(settings, "python", f"= {value!r}: no such interpreter")
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
@@ -173,7 +128,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     run = ConfirmRun()
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
-    jobs = max(1, min(len(groups), int(conf.get("jobs") or os.cpu_count() or 1)))
+    jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
             run.reports.extend(reports)
@@ -291,7 +246,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`."""
     dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
-                              *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
+                              *settings.confirm.contract_dirs, *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
     contracts, errors = load_contracts(dirs)

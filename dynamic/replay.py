@@ -155,8 +155,8 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     if python:
         spec.python = python
     if not trust_witness:
-        configured = worker_spec(contract, dict((settings or Settings()).confirm or {}), python,
-                                 (settings or Settings()).project_root)
+        project = settings or Settings()
+        configured = worker_spec(contract, project.confirm, python, project.project_root)
         differs = untrusted(spec, configured)
         if differs is not None:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}; replay "

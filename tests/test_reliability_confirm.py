@@ -60,30 +60,34 @@ def test_a_benchmark_that_cannot_start_in_time_is_untestable_once_and_the_static
 
 
 @pytest.mark.parametrize(("setting", "message"), [
-    ("deadline = -1", "'deadline' must be a positive number of seconds, not -1"),
-    ("deadline = 0", "'deadline' must be a positive number of seconds, not 0"),
-    ('deadline = "soon"', "'deadline' must be a positive number of seconds, not 'soon'"),
-    ("startup_deadline = -5", "'startup_deadline' must be a positive number of seconds, not -5"),
-    ('max_memory = "lots"', "'max_memory' must be a size such as \"2 GiB\" or a number of bytes, not 'lots'"),
-    ("max_memory = 1024", "'max_memory' is 1024 bytes; at least 64 MiB is needed to start an interpreter"),
-    ('python = "/no/such/python"', "'python' = '/no/such/python': no such interpreter"),
+    ("deadline = -1", "'deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -1)"),
+    ("deadline = inf", "'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
+                       "seconds (got inf)"),
+    ("startup_deadline = -5", "'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+                              "(got -5)"),
+    ("startup_deadline = nan", "'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+                               "(got nan)"),
+    ('max_memory = "lots"', "'max_memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
+                            "or a number of bytes (got 'lots')"),
+    ("max_memory = 1024", "'max_memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
+                          "interpreter needs that much to start) (got 1024)"),
 ])
-def test_a_bad_confirm_setting_is_exit_2_naming_the_key(
+def test_a_bad_confirm_limit_is_exit_2_naming_the_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         setting: str, message: str) -> None:
-    project(tmp_path / "p", monkeypatch, extra=setting)
+    root = project(tmp_path / "p", monkeypatch, extra=setting)
     assert main(["check", "--confirm", "bank.py"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("toollint: error: ") and err.endswith(message) and "\n" not in err
-    assert "[tool.toollint.confirm]" in err and "pyproject.toml" in err
+    err = capsys.readouterr().err
+    assert err == f"toollint: error: {message.format(config=root / 'pyproject.toml')}\n"
 
 
 def test_a_missing_python_is_exit_2_not_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     project(tmp_path / "p", monkeypatch)
-    assert main(["check", "--confirm", "--python", str(tmp_path / "nope" / "python"), "bank.py"]) == 2
+    missing = tmp_path / "nope" / "python"
+    assert main(["check", "--confirm", "--python", str(missing), "bank.py"]) == 2
     err = capsys.readouterr().err
-    assert err == f"toollint: error: --python {tmp_path / 'nope' / 'python'}: the interpreter does not exist\n"
+    assert err.startswith(f"toollint: error: --python: {missing}: no such file") and err.count("\n") == 1
 
 
 def test_max_memory_is_passed_to_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
