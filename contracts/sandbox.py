@@ -61,11 +61,10 @@ MAX_WORKERS = 4
 class _Worker:
     """One evaluator process, used by one thread at a time."""
 
-    def __init__(self, memory: int, seconds: float) -> None:
+    def __init__(self, memory: int, seconds: float, python: str) -> None:
         self.seconds = seconds
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "toollint.contracts.sandbox", "--memory", str(memory),
-             "--cpu", str(CPU_SECONDS)],
+            [python, "-m", "toollint.contracts.sandbox", "--memory", str(memory), "--cpu", str(CPU_SECONDS)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         self.buf = bytearray()
@@ -202,9 +201,10 @@ class Sandbox:
     """A pool of evaluator workers, shared by threads; workers start on demand."""
 
     def __init__(self, *, memory: int = MEMORY_BUDGET, seconds: float = WALL_SECONDS,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, python: str | None = None) -> None:
         self.memory = memory
         self.seconds = seconds
+        self.python = python or sys.executable  # toollint's own interpreter: the worker imports toollint
         self.max_workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
         self._idle: list[_Worker] = []
         self._count = 0
@@ -226,7 +226,7 @@ class Sandbox:
                     break
                 self._ready.wait()
         try:
-            worker = _Worker(self.memory, self.seconds)
+            worker = _Worker(self.memory, self.seconds, self.python)
         except OSError:
             with self._ready:
                 self._count -= 1
@@ -252,7 +252,12 @@ class Sandbox:
         todo = list(predicates)
         args = dict(args or {})
         while todo:
-            worker = self._acquire()
+            try:
+                worker = self._acquire()
+            except OSError as exc:  # no evaluation without the limits: every clause says why
+                why = PredicateTypeError(f"the predicate sandbox could not start ({exc})")
+                out.extend(why for _ in todo)
+                break
             try:
                 self.requests += 1
                 got = worker.run(todo, pre, post, args, result)

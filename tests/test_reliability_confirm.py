@@ -61,16 +61,16 @@ def test_a_benchmark_that_cannot_start_in_time_is_untestable_once_and_the_static
 
 @pytest.mark.parametrize(("setting", "message"), [
     ("deadline = -1", "'deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -1)"),
-    ("deadline = inf", "'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
-                       "seconds (got inf)"),
-    ("startup_deadline = -5", "'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
-                              "(got -5)"),
-    ("startup_deadline = nan", "'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
-                               "(got nan)"),
-    ('max_memory = "lots"', "'max_memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
-                            "or a number of bytes (got 'lots')"),
-    ("max_memory = 1024", "'max_memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
-                          "interpreter needs that much to start) (got 1024)"),
+    ("deadline = inf", ("'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
+                       "seconds (got inf)")),
+    ("startup_deadline = -5", ("'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+                              "(got -5)")),
+    ("startup_deadline = nan", ("'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+                               "(got nan)")),
+    ('max_memory = "lots"', ("'max_memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
+                            "or a number of bytes (got 'lots')")),
+    ("max_memory = 1024", ("'max_memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
+                          "interpreter needs that much to start) (got 1024)")),
 ])
 def test_a_bad_confirm_limit_is_exit_2_naming_the_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -161,3 +161,10 @@ def test_a_value_that_is_not_json_data_is_a_type_error() -> None:
     outcome = sandbox.evaluate_many([compile_predicate("post.x == 1")], {}, {"x": object(), "a": 1, "b": 2, "c": 3},
                                     {}, None)
     assert isinstance(outcome[0], PredicateTypeError) and "not JSON data" in str(outcome[0])
+
+
+def test_a_sandbox_that_cannot_start_makes_every_clause_untestable_with_the_reason(tmp_path: Path) -> None:
+    broken = Sandbox(python=str(tmp_path / "no-python"), workers=1)
+    outcomes = broken.evaluate_many([compile_predicate("1 + 1 == 2")] * 2, {}, {}, {}, None)
+    assert len(outcomes) == 2 and all(isinstance(o, PredicateTypeError) for o in outcomes)
+    assert "the predicate sandbox could not start" in str(outcomes[0])
