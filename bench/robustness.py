@@ -39,6 +39,14 @@ from toollint.engine import lint_paths
 from toollint.files import collect_files
 from toollint.settings import Settings
 
+def hwm_mib():
+    # VmHWM is this process's own peak; ru_maxrss survives exec, so it would report the bench's parent.
+    try:
+        line = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 root, jobs = sys.argv[1], int(sys.argv[2])
 settings = Settings(select=["TL"])
 began = time.perf_counter()
@@ -57,7 +65,7 @@ with warnings.catch_warnings():
 print(json.dumps({
     "files": len(result.files), "wall": wall, "findings": len(findings), "engine": dict(engine),
     "rejected_by_cpython": rejected,
-    "rss_self_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "rss_self_mib": hwm_mib(),
     "rss_workers_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     "internal": [f"{f.path}:{f.line}: {f.message}" for f in findings if f.code == "TL904"][:5],
 }))
