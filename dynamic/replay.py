@@ -24,11 +24,12 @@ from typing import Any
 from toollint.contracts.loader import ContractError, load_contract, schema_errors
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
-from toollint.dynamic.confirm import worker_spec
+from toollint.dynamic.confirm import run_profile, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, WorkerSpec
 from toollint.dynamic.witness import WITNESS_VERSION, call_text
 
+from toollint.errors import ConfigError
 from toollint.settings import Settings
 
 STILL_VIOLATES, FIXED, NOT_FAITHFUL, FLAKY_EXIT = 1, 0, 2, 3
@@ -156,7 +157,12 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
         spec.python = python
     if not trust_witness:
         project = settings or Settings()
-        configured = worker_spec(contract, project.confirm, python, project.project_root)
+        # As check --confirm builds it, less what the linted files would add (replay has none).
+        try:
+            profile = run_profile(project)
+        except ConfigError as exc:
+            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {exc}")
+        configured = worker_spec(contract, project.confirm, python, project.project_root, profile)
         differs = untrusted(spec, configured)
         if differs is not None:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}; replay "

@@ -83,11 +83,11 @@ def test_only_constant_parts_are_tried_at_load() -> None:
 
 
 def test_the_library_of_contracts_loads_without_starting_anything() -> None:
-    from toollint.contracts.loader import bundled_library_dir, load_contracts
+    from toollint.contracts.loader import bundled_library_dirs, load_contracts
 
     pool = sandbox.default_sandbox()
     started = pool.started
-    contracts, errors = load_contracts([bundled_library_dir()])
+    contracts, errors = load_contracts(bundled_library_dirs())
     assert contracts and errors == []
     assert pool.started == started  # no bundled predicate has a constant part worth evaluating
 
