@@ -51,6 +51,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--modules", help="comma-separated tool modules of the benchmark (default: all)")
     p.add_argument("--minibank", type=Path, metavar="DIR", help="the minibank fixture benchmark directory")
     p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
+    p.add_argument("--cold", action="store_true",
+                   help="start every host afresh instead of forking it from a warm interpreter")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget", type=int, default=None, help="mutants per subject (default: all)")
     p.add_argument("--operators", help="comma-separated operator names (default: all)")
@@ -132,6 +134,8 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
         problem = driver.check_package(args.package)
         if problem:
             raise UsageError(problem)
+        if hasattr(driver, "for_package"):
+            driver = driver.for_package(args.package)
         python = args.benchmark_python if args.confirm else None
         if args.confirm and not python:
             raise UsageError(f"--confirm on {driver.label} needs {python_flag} (its venv's interpreter)")
@@ -179,7 +183,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
         progress = Console().progress("validate")  # one line, redrawn, on a terminal only
         result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
-                     progress=progress if progress.enabled else None)
+                     progress=progress if progress.enabled else None, warm=not args.cold)
         progress.done()
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

@@ -449,6 +449,7 @@ class ValidationRun:
     baseline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # subject -> flags on the original
     generated: dict[str, int] = field(default_factory=dict)  # subject -> mutants before sampling
     elapsed_s: float = 0.0
+    host_starts: dict[str, Any] = field(default_factory=dict)  # forked / cold host starts (dynamic half)
 
 
 def run(
@@ -460,9 +461,24 @@ def run(
     operators: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    warm: bool = True,
 ) -> ValidationRun:
     """The mutation arm and the negative controls over every subject. `budget` is per subject;
-    `operators` and `tools` (qualified names) narrow what is mutated."""
+    `operators` and `tools` (qualified names) narrow what is mutated. With `warm` (the default) the
+    dynamic half forks its hosts from a pre-imported interpreter (`toollint.dynamic.forkserver`)
+    instead of starting and importing the benchmark for every mutant."""
+    from toollint.dynamic.forkserver import warm_hosts
+
+    with warm_hosts(enabled=warm and dynamic) as pool:
+        out = _run(subjects, seed, budget, dynamic, operators, tools, progress)
+    out.host_starts = {"forked": pool.stats.forks, "cold": pool.stats.cold, "zygotes": pool.stats.zygotes,
+                       "zygote_start_s": round(pool.stats.zygote_start_s, 2), "fallbacks": pool.stats.fallbacks[:5]}
+    return out
+
+
+def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bool,
+         operators: Sequence[str] | None, tools: Sequence[str] | None,
+         progress: Callable[[str], None] | None) -> ValidationRun:
     start = time.perf_counter()
     out = ValidationRun(seed, budget, dynamic)
     for subject in subjects:
