@@ -10,9 +10,10 @@ interpreter:
 - one zygote per host spec (interpreter, adapter, options, environment; an overlay of the benchmark
   is a `PYTHONPATH` entry, so one per overlay; the last `MAX_ZYGOTES` are kept), started the first
   time such a host is wanted: it starts the adapter once as a host would, importing the benchmark
-  (the overlay's copy) in the benchmark's own order, and drops it; a fork drops the package holding
-  a file that changed since (the mutant written into the overlay) and the modules importing it,
-  which the host then imports afresh in its own order, and keeps the rest warm;
+  (the overlay's copy) in the benchmark's own order, and drops it; a fork re-imports the modules
+  whose file changed since (the mutant written into the overlay) and those importing them, in the
+  order the zygote first imported them (failing that, it drops their packages for the host to
+  import itself), and keeps the rest warm;
 - a forked host runs `host.py` exactly as a started one does (its options, seed, memory cap, shims),
   on pipes this process holds; to the `Worker` it is a process like any other (`ForkedHost` has the
   `Popen` surface it uses), killed with its process group on a timeout;

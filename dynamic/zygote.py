@@ -6,9 +6,9 @@ Starting a host costs seconds (the interpreter, then the benchmark's import, whi
 several LLM client libraries). The zygote starts the adapter once, as a host
 would (its import of the benchmark, in the benchmark's own order, the overlay's copy included, and
 its `hello`), drops it, and then forks a host per request. In the fork,
-the package holding a source file that changed since (the mutant written into the overlay), and
-every module importing it, are dropped from `sys.modules`, so the host imports them afresh, from the
-overlay; everything else stays warm. A forked host is `host.py` run in the fork (`host.main(argv)`), on the pipes the
+the modules whose source file changed since (the mutant written into the overlay) and every module
+importing them are re-imported, in the order the preload first imported them (or, should that fail,
+their packages are dropped for the host to import itself); everything else stays warm. A forked host is `host.py` run in the fork (`host.main(argv)`), on the pipes the
 parent sent with the request (SCM_RIGHTS on the control socket), with the request's environment;
 the parent speaks to it exactly as to a host it started itself (`toollint.dynamic.forkserver`).
 
@@ -113,6 +113,7 @@ class Sources:
                                                                                 "platlib")}
         self.files: dict[str, tuple[str, str | None]] = {}
         self.importers: dict[str, set[str]] = {}
+        self.order = list(sys.modules)  # the order imports began in
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
             if not file or not file.endswith(".py") or any(os.path.abspath(file).startswith(i) for i in installed):
@@ -124,21 +125,42 @@ class Sources:
                     if target in self.files and target != name:
                         self.importers.setdefault(target, set()).add(name)
 
-    def stale(self) -> set[str]:
-        """Every module of a top-level package holding a file that changed since the preload, and
-        the modules importing one of those. Whole packages, because a package's own circular imports
-        resolve only in the order its entry points take (re-importing a subset can meet a module
-        half-initialised); other packages stay warm."""
-        changed = {n for n, (f, h) in self.files.items() if _digest(f) != h}
-        tops = {n.split(".")[0] for n in changed}
-        changed |= {n for n in sys.modules if n.split(".")[0] in tops}
-        out, todo = set(changed), list(changed)
+    def changed(self) -> set[str]:
+        return {n for n, (f, h) in self.files.items() if _digest(f) != h}
+
+    def importers_of(self, names: set[str]) -> set[str]:
+        """`names` and every module importing one of them, directly or not."""
+        out, todo = set(names), list(names)
         while todo:
             for importer in self.importers.get(todo.pop(), ()):
                 if importer not in out:
                     out.add(importer)
                     todo.append(importer)
         return out
+
+    def refresh(self) -> str:
+        """Make the modules whose file changed since the preload (the mutant) and their importers
+        fresh, before the host starts: re-imported at once, in the order the preload first imported
+        them (the benchmark's own order, which its circular imports need). Should that fail, every
+        module of the packages involved is dropped instead, and the host imports them itself. Returns
+        how: warm (nothing changed), subset, or package."""
+        changed = self.changed()
+        if not changed:
+            return "warm"
+        stale = self.importers_of(changed)
+        for name in stale:
+            sys.modules.pop(name, None)
+        try:
+            for name in self.order:
+                if name in stale and name not in sys.modules:
+                    importlib.import_module(name)
+            return "subset"
+        except BaseException:  # noqa: BLE001 - whatever a module does at import: start over, wider
+            tops = {n.split(".")[0] for n in stale}
+            for name in list(sys.modules):
+                if name in stale or name.split(".")[0] in tops:
+                    sys.modules.pop(name, None)
+            return "package"
 
 
 def _prefixes(name: str) -> list[str]:
@@ -201,9 +223,8 @@ def _become_host(request: dict[str, Any], fds: list[int], control: socket.socket
     os.environ["TOOLLINT_PARENT_PID"] = str(os.getppid())  # its parent is the zygote, not toollint
     first = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
     sys.path[1:1] = first
-    for name in SOURCES[0].stale() if SOURCES else ():  # the mutated module and its importers, afresh
-        sys.modules.pop(name, None)
     importlib.invalidate_caches()
+    os.environ["TOOLLINT_FORK_REFRESH"] = SOURCES[0].refresh() if SOURCES else "cold"  # for the host's log
     if request.get("cwd"):
         os.chdir(request["cwd"])
     code = 1

@@ -184,3 +184,23 @@ def test_bad_checkouts_and_domains_are_one_line(argv: list[str], message: str, t
         argv = [*argv, "--tasks", str(tau2_checkout)]
     assert main([*argv, "--tool", "t", "--field", "f"]) == 2
     assert capsys.readouterr().err == f"toollint trace: error: {message}\n"
+
+
+def test_a_confirmed_finding_is_traced_with_its_tools_write_set_in_the_snapshots_form(
+        tau2_checkout: Path, all_tasks: TaskSet) -> None:
+    """What `toollint check --confirm --ledger` does with the TL201 `--confirm` reports on refuel_data:
+    the finding names its contract and clause; the tool's write set comes from the file it is on."""
+    from toollint.model import Finding
+    from toollint.trace.ledger import trace_findings
+
+    tools = tau2_checkout / "src" / "tau2" / "domains" / "telecom" / "tools.py"
+    finding = Finding("TL201", "refuel_data: a call on a Suspended line succeeds", str(tools), 608, 1,
+                      tool="TelecomTools.refuel_data", properties={"contract": str(REFUEL), "clause": "pre.line_active"})
+    ledger = trace_findings([finding], all_tasks)
+    assert ledger.problems == [] and ledger.untraced == {}
+    assert ledger.totals("TL201:refuel_data:pre.line_active") == {
+        "exact_field": 1120, "whole_state_hash": 0, "collection_only": 15, "unresolved": 0, "exposed": 1135,
+        "traced": 2285}
+    trace = finding.properties["trace"]
+    assert trace["exposed"] == 1135 and trace["exposed_tasks"]["collection_only"] == 15
+    assert {r.path for r in finding.related} == {str(tools.resolve())}

@@ -47,8 +47,12 @@ def _spec(root: Path, **options: object) -> WorkerSpec:
 
 
 def _probe(spec: WorkerSpec) -> tuple[dict, Worker]:
+    """A deposit's probe, and the worker (its `refresh`: how the fork serving it made its modules
+    fresh, which the zygote leaves in the host's environment; None for a host started cold)."""
     with Worker(spec) as worker:
         out = worker.request("probe", tool="deposit", args={"account_id": "A1", "amount": 5.0})
+        worker.refresh = worker.request(  # type: ignore[attr-defined]
+            "eval", expr="__import__('os').environ.get('TOOLLINT_FORK_REFRESH')")["value"]
     out["result"].pop("elapsed_ms", None)
     return out, worker
 
@@ -69,16 +73,42 @@ def test_a_fork_sees_the_mutant_written_into_its_overlay(overlay: Path) -> None:
     line = "account.balance = account.balance + amount"
     assert line in original
     with warm_hosts() as pool:
-        before, _ = _probe(_spec(overlay))
+        before, first = _probe(_spec(overlay))
         bank.write_text(original.replace(line, line + " * 2", 1))
-        mutant, _ = _probe(_spec(overlay))
+        mutant, second = _probe(_spec(overlay))
         bank.write_text(original)
-        restored, _ = _probe(_spec(overlay))
+        restored, third = _probe(_spec(overlay))
     assert pool.stats.forks == 3
     assert mutant["diff"] != before["diff"] and restored == before
+    # how each fork refreshed: nothing changed, then the changed module and its importers re-imported
+    assert [w.refresh for w in (first, second, third)] == ["warm", "subset", "warm"]  # type: ignore[attr-defined]
     bank.write_text(original.replace(line, line + " * 2", 1))
     cold_mutant, _ = _probe(_spec(overlay))
     assert cold_mutant == mutant
+
+
+def test_a_module_that_cannot_be_reimported_alone_gets_its_package_reimported(overlay: Path) -> None:
+    """`boom` refuses a second import in one interpreter (as a module whose import registers itself
+    in a registry of the same package might): the fork falls back to dropping the whole package, and
+    the host imports it afresh."""
+    package = overlay / "minibank"
+    (package / "registry.py").write_text("imported: list[str] = []\n")
+    (package / "boom.py").write_text(textwrap.dedent("""\
+        from minibank import registry
+
+        if registry.imported:
+            raise ImportError("boom is registered already")
+        registry.imported.append("boom")
+        """))
+    (package / "boomfactory.py").write_text("import minibank.boom  # noqa: F401\nfrom minibank.bank import make_bank\n")
+    spec = _spec(overlay, factory="minibank.boomfactory:make_bank")
+    with warm_hosts() as pool:
+        before, first = _probe(spec)
+        (package / "boom.py").write_text((package / "boom.py").read_text() + "# changed\n")
+        after, second = _probe(spec)
+    assert pool.stats.forks == 2 and not pool.stats.fallbacks
+    assert after == before
+    assert (first.refresh, second.refresh) == ("warm", "package")  # type: ignore[attr-defined]
 
 
 def test_a_forked_host_that_hangs_is_killed_with_its_group(overlay: Path, tmp_path: Path) -> None:
