@@ -51,14 +51,13 @@ import re
 import textwrap
 from collections.abc import Iterator
 
+from toollint.analysis import ToolInfo
+from toollint.analysis.vocabulary import ERROR_TEXT, FAULT_INJECTION, PROMISE_WORDS
 from toollint.context import Comment, ModuleContext
-from toollint.discovery import ToolInfo
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
 MAX_GUARD_LINES = 8
-ERROR_WORDS = re.compile(r"error|invalid|not |cannot|fail|denied|forbidden|unauthori", re.IGNORECASE)
-PROMISE_WORDS = re.compile(r"\b(must|should|only|check|checks|require[sd]?|cannot|can't|not allowed|raises?)\b", re.IGNORECASE)
 
 
 def _uncomment(comment: Comment) -> str:
@@ -71,7 +70,7 @@ def _is_error_return(stmt: ast.stmt) -> bool:
         return False
     if isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, None):
         return True
-    return bool(ERROR_WORDS.search(ast.unparse(stmt.value)))
+    return bool(ERROR_TEXT.search(ast.unparse(stmt.value)))
 
 
 def guard_in(stmts: list[ast.stmt]) -> ast.stmt | None:
@@ -106,6 +105,16 @@ def find_guard(run: list[Comment]) -> tuple[int, int, ast.stmt] | None:
                 if guard is not None:
                     return start, end - 1, guard
     return None
+
+
+def is_fault_injector(run: list[Comment], first: int, guard: ast.stmt) -> bool:
+    """A commented-out `raise` that injects failures: its condition draws a random number or names a
+    failure rate (`if random.random() < FAILURE_RATE:`), or the comments just above it say so
+    ("# Simulate a flaky network"). Not a precondition: never a TL102, never an `--unsafe-fixes` edit."""
+    condition = guard.test if isinstance(guard, (ast.If, ast.Assert)) else guard
+    if FAULT_INJECTION.search(ast.unparse(condition)):
+        return True
+    return any(FAULT_INJECTION.search(c.text) for c in run[max(0, first - 2):first])
 
 
 def comment_runs(comments: list[Comment], first: int, last: int) -> Iterator[list[Comment]]:
@@ -168,6 +177,8 @@ def _guards_in(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.Asy
         if found is None:
             continue
         first, last, guard = found
+        if is_fault_injector(run, first, guard):
+            continue  # switched off on purpose; reporting it would invite turning failures back on
         related = []
         promised = promise_line(tool.node, guard)
         if promised is not None:

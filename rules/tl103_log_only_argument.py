@@ -43,13 +43,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toollint.analysis import is_writer
+from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
 
 ECHO_SINKS = {"log", "message"}
-# Conventional names for parameters that exist for the framework, not the agent.
-FRAMEWORK_PARAMS = {"self", "cls", "ctx", "context", "_", "run_manager", "config", "kwargs", "args"}
 
 
 @rule(
@@ -68,7 +67,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         if not summary.writes_state or not is_writer(tool, summary):
             continue
         for param in summary.params:
-            if param.state_root is not None or param.name in FRAMEWORK_PARAMS or param.name.startswith("_"):
+            if param.state_root is not None or param.name in FRAMEWORK_PARAMS or param.name.startswith("_") \
+                    or param.name in tool.framework_params:
                 continue
             sinks = summary.sinks(param.name) - {"local"}
             if sinks - ECHO_SINKS:

@@ -51,29 +51,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from toollint.analysis import FunctionSummary, StateAccess
+from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
+from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS
 from toollint.context import ModuleContext
-from toollint.discovery import ToolInfo
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
-
-VERB_PAIRS = [
-    ("book", "cancel"), ("reserve", "cancel"), ("reserve", "release"), ("add", "remove"),
-    ("add", "delete"), ("create", "delete"), ("create", "remove"), ("open", "close"),
-    ("suspend", "resume"), ("enable", "disable"), ("block", "unblock"), ("lock", "unlock"),
-    ("subscribe", "unsubscribe"), ("activate", "deactivate"), ("assign", "unassign"),
-    ("grant", "revoke"), ("follow", "unfollow"), ("check_in", "check_out"), ("insert", "delete"),
-    ("attach", "detach"), ("mount", "unmount"), ("invite", "remove"), ("join", "leave"),
-    ("start", "stop"), ("pause", "resume"), ("archive", "unarchive"), ("pin", "unpin"),
-    ("star", "unstar"), ("mute", "unmute"), ("hold", "release"), ("schedule", "cancel"),
-]
-PARTNERS: dict[str, set[str]] = {}
-for _a, _b in VERB_PAIRS:
-    PARTNERS.setdefault(_a, set()).add(_b)
-    PARTNERS.setdefault(_b, set()).add(_a)
-
-
-CONNECTIVES = {"to", "from", "in", "into", "on", "of", "for", "a", "an", "the", "at", "by", "with"}
 
 
 def split_name(name: str) -> tuple[str, frozenset[str]] | None:

@@ -33,6 +33,8 @@ LIST_KEYS = (
     "extend-exclude",
     "tool-decorators",
     "tools",
+    "tool-classes",
+    "state-roots",
     "contract-dirs",
 )
 TABLE_KEYS = ("confirm", "trace")

@@ -26,8 +26,17 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from toollint.analysis import MUTATORS
-from toollint.discovery import annotated_class, discover_tools, resolve_annotation, type_aliases
+from toollint.analysis import annotated_class, discover_tools, resolve_annotation, type_aliases
+from toollint.analysis.vocabulary import (
+    FALSY_BY_TYPE,
+    LOG_FUNCS,
+    LOG_METHODS,
+    MUTATORS,
+    PURE_CALLS,
+    PURE_METHODS,
+    SCALAR_FALSY_TYPES,
+    is_write_verb,
+)
 from toollint.settings import Settings
 
 # The six classes of METHOD.md, as kebab-case names.
@@ -47,13 +56,8 @@ DEFECT_CLASSES = (
 )
 CONTROL = "control"
 
-# Helper methods whose name starts with one of these verbs are assumed to write when their class is
-# not defined in the module (so their body cannot be read).
-WRITER_VERBS = (
-    "add", "append", "book", "cancel", "create", "delete", "insert", "remove", "reschedule", "reserve",
-    "send", "set", "update", "write", "move", "share",
-)
-FALSY_LEGAL = frozenset({"int", "float", "bool", "str", "list", "dict", "set", "tuple", "bytes"})
+# Types whose falsy value is a legal argument: the shared legal-falsy table's.
+FALSY_LEGAL = frozenset(FALSY_BY_TYPE)
 # Constants an ignored argument is replaced with, by base annotation. Non-falsy so that the mutant
 # is not accidentally equivalent to a truth-tested original.
 CONSTANT_FOR = {
@@ -64,10 +68,6 @@ CONSTANT_FOR = {
     "list": "[]",
     "dict": "{}",
 }
-PURE_BUILTINS = frozenset(["str", "int", "float", "bool", "len", "list", "dict", "set", "tuple", "sorted", "min", "max", "abs", "round"])
-PURE_METHODS = frozenset(
-    ["strip", "lower", "upper", "split", "join", "get", "keys", "values", "items", "isoformat", "date", "time", "strftime", "copy", "format"]
-)
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ class ModuleFacts:
                 helper = Target(f"{cls}.{method}", self.class_methods[cls][method], cls, False, {"self": cls}, [])
                 helper.aliases = self._aliases(helper)
                 return bool(self.writes(helper))
-            return method.startswith(WRITER_VERBS)
+            return is_write_verb(method)  # the analysis's writer verbs, matched on the first word
         return False
 
     def writes(self, t: Target) -> list[_Stmt]:
@@ -426,7 +426,7 @@ def _names_outside_text(node: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _names_outside_text(child)
 
 
-LOG_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log", "critical"})
+LOG_FUNCTIONS = LOG_FUNCS | LOG_METHODS
 
 
 def _is_log_call(small: cst.BaseSmallStatement) -> bool:
@@ -716,7 +716,7 @@ def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
     guarded = {n.value for g in _guards(facts, t) if isinstance(g.node, cst.If)
                for c in _walk(g.node.test) if isinstance(c, cst.Comparison)
                and any(isinstance(x.operator, ordering) for x in c.comparisons) for n in _names_in(c)}
-    falsy_legal = {p.name for p in t.params if p.base in {"int", "float", "bool"}} - guarded
+    falsy_legal = {p.name for p in t.params if p.base in SCALAR_FALSY_TYPES} - guarded
     already: dict[int, set[str]] = {}  # statements already under `if p:` (mutating them again is a no-op)
     for s in facts.statements(t):
         if isinstance(s.node, cst.If) and isinstance(s.node.test, cst.Name):
@@ -970,7 +970,7 @@ def _effects(facts: ModuleFacts, stmt: cst.BaseStatement, t: Target) -> tuple[se
     for n in _walk(small.value):
         if isinstance(n, cst.Call):
             f = n.func
-            ok = (isinstance(f, cst.Name) and (f.value in PURE_BUILTINS or f.value in facts.classes)) or (
+            ok = (isinstance(f, cst.Name) and (f.value in PURE_CALLS or f.value in facts.classes)) or (
                 isinstance(f, cst.Attribute) and f.attr.value in PURE_METHODS
             )
             if not ok:

@@ -17,6 +17,8 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     tool_decorators: list[str] = field(default_factory=list)  # extra decorator names marking tools
     tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
+    tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
+    state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
     contract_dirs: list[str] = field(default_factory=list)
     confirm: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.confirm]
     trace: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.trace]
@@ -25,9 +27,18 @@ class Settings:
 
     def tool_refs_for(self, module_name: str) -> set[str]:
         """Qualified names ("Class.method" or "function") configured as tools in this module."""
-        out = set()
-        for ref in self.tools:
-            mod, _, qual = ref.partition(":")
-            if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
-                out.add(qual)
-        return out
+        return _refs_in(self.tools, module_name)
+
+    def tool_classes_for(self, module_name: str) -> set[str]:
+        """Class names configured in `tool-classes` that live in this module."""
+        return _refs_in(self.tool_classes, module_name)
+
+
+def _refs_in(refs: list[str], module_name: str) -> set[str]:
+    """The qualified names of "pkg.mod:Qual" references whose module is `module_name`."""
+    out = set()
+    for ref in refs:
+        mod, _, qual = ref.partition(":")
+        if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
+            out.add(qual)
+    return out
