@@ -135,6 +135,18 @@ def rejects_falsy(stmt: ast.stmt | None, test_node: ast.AST, form: str) -> bool:
     return isinstance(last, ast.Return) and last.value is not None and bool(ERROR_TEXT.search(ast.unparse(last.value)))
 
 
+def keeps_falsy(test_node: ast.AST, name: ast.Name) -> bool:
+    """`flag or False`, `count or 0`: the alternative is the falsy value itself, so nothing is lost."""
+    if not isinstance(test_node, ast.BoolOp):
+        return False
+    values = test_node.values
+    index = next((i for i, v in enumerate(values) if v is name), None)
+    if index is None or index + 1 >= len(values):
+        return False
+    alternative = values[index + 1]
+    return isinstance(alternative, ast.Constant) and alternative.value is not None and not alternative.value
+
+
 def falsy_branch_writes(stmt: ast.stmt | None, test_node: ast.AST, form: str, summary: FunctionSummary) -> bool:
     """`if flag: write_a() else: write_b()`: the falsy value takes a branch that writes too."""
     if not (isinstance(stmt, ast.If) and stmt is test_node):
@@ -214,7 +226,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             testable = p.state_root is None and p.name in tested and p.name not in tool.framework_params
             values = falsy_values(p, resolver) if testable else []
             containers_only = all(v in CONTAINER_FALSY for v in values)
-            if values and not (containers_only and _documented_non_empty(tool, p.name)):
+            if containers_only and (_documented_non_empty(tool, p.name) or "state" not in summary.sinks(p.name)):
+                continue  # an empty string or list matters as a value stored, not as a selector
+            if values:
                 candidates[p.name] = values
         if not candidates:
             continue
@@ -233,6 +247,10 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             param = summary.param(name.id)
             default_is_none = bool(param and isinstance(param.default, ast.Constant) and param.default.value is None)
             optional = default_is_none or (param is not None and "None" in admitted_types(param, resolver))
+            if isinstance(test_node, ast.IfExp) and not optional:
+                continue  # `"A" if flag else "B"` on a required flag chooses between two values
+            if form == "or" and keeps_falsy(test_node, name):
+                continue
             dropped = " / ".join(candidates[name.id])
             advice = (f"test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead" if optional
                       else f"handle {dropped} explicitly")

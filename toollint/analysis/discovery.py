@@ -199,7 +199,13 @@ def _is_tool_word(name: str) -> bool:
 
 
 def _marker_text(dec: ast.expr) -> str:
-    return "@" + (ast.unparse(dec) if len(ast.unparse(dec)) <= 60 else ast.unparse(dec)[:57] + "...")
+    """`@mcp.tool()`, `@is_tool(ToolType.WRITE)`; long argument lists shortened to `(...)`."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    text = "@" + (dotted(target) or ast.unparse(target))
+    if isinstance(dec, ast.Call):
+        args = ast.unparse(dec)[len(ast.unparse(target)):]
+        text += args if len(args) <= 30 else "(...)"
+    return text
 
 
 def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:

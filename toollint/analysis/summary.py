@@ -38,7 +38,9 @@ from toollint.analysis.vocabulary import (
     READ_METHODS,
     SHAPE_CALLS,
     STATE_ACCESSOR,
+    WRITE_VERBS,
     is_write_verb,
+    verb_words,
 )
 
 MAX_HELPER_HOPS = 3
@@ -475,6 +477,8 @@ class _Summariser:
             name = call.args[1]
             if base is not None and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 return f"{base}.{name.value}" if base else name.value
+            if base is not None:  # `getattr(db, table_name)`: some field of db, which one is computed
+                return f"{base}.*" if base else "*"
             return None
         accessor = call_name(call).rsplit(".", 1)[-1]
         if accessor and (accessor in self.index.accessors or STATE_ACCESSOR.match(accessor)):
@@ -895,7 +899,8 @@ class _Summariser:
         elif called not in SHAPE_CALLS and not (isinstance(func, ast.Attribute) and func.attr in READ_METHODS):
             self.opaque_args(call, called or "<computed call>")
         last = called.rsplit(".", 1)[-1]
-        if helper is None and isinstance(func, ast.Attribute) and (last in EXTERNAL_EFFECT_CALLS or is_write_verb(last)):
+        if helper is None and isinstance(func, ast.Attribute) and func.attr not in MUTATORS and (
+                last in EXTERNAL_EFFECT_CALLS or any(w in WRITE_VERBS for w in verb_words(last))):
             self.summary.external.append(ExternalCall(called or last, call, self.via))
         pure = called in PURE_CALLS or (isinstance(func, ast.Name) and func.id[:1].isupper()) or (
             isinstance(func, ast.Attribute) and func.attr in PURE_METHODS)

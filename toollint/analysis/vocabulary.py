@@ -40,6 +40,11 @@ def first_word(name: str) -> str:
     return (camel.group(0) if camel else word).lower()
 
 
+def verb_words(name: str) -> list[str]:
+    """Every word of a name, snake or camel case: `chat_postMessage` -> ["chat", "post", "message"]."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)]
+
+
 def is_write_verb(name: str) -> bool:
     return first_word(name) in WRITE_VERBS
 
@@ -117,7 +122,7 @@ def falsy_json_values(json_type: str) -> list[Any]:
 # value names nothing, so rejecting or skipping it is right, not a dropped legal value.
 IDENTIFIER_NAME = re.compile(
     r"(?:^|_)(?:id|ids|uuid|guid|path|paths|dir|directory|folder|url|uri|urls|filename|filenames|slug|"
-    r"name|names|username)$",
+    r"name|names|username|repo|repository|database|schema|table|bucket|collection|namespace|branch)$",
     re.IGNORECASE,
 )
 # ... except a name that is a value a record holds (`first_name`, `display_name`): clearing it is an
