@@ -78,10 +78,16 @@ def literal_text(value: ast.expr) -> str | None:
         if texts and all(t is not None for t in texts):
             return " ".join(t for t in texts if t)
         return None
-    if isinstance(value, ast.Tuple):
+    if isinstance(value, (ast.Tuple, ast.List)):
         texts = [literal_text(v) if not isinstance(v, ast.Constant) else str(v.value) for v in value.elts]
-        return None if any(t is None for t in texts) else " ".join(t for t in texts if t)
+        return None if not texts or any(t is None for t in texts) else " ".join(t for t in texts if t)
+    if isinstance(value, ast.Call):  # MCP's `TextContent(type="text", text="Table created")`
+        texts = [literal_text(k.value) for k in value.keywords if k.arg in REPLY_KEYWORDS]
+        return texts[0] if len(texts) == 1 else None
     return None
+
+
+REPLY_KEYWORDS = frozenset({"text", "content", "message"})
 
 
 def is_success_message(value: ast.expr | None) -> bool:

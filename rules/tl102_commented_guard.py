@@ -92,18 +92,18 @@ def _parse(lines: list[str]) -> list[ast.stmt] | None:
         return None
 
 
-def find_guard(run: list[Comment]) -> tuple[int, int, ast.stmt] | None:
-    """(first, last) indexes into `run` of a window of lines that parses as a guard."""
+def find_guard(run: list[Comment], begin: int = 0) -> tuple[int, int, ast.stmt] | None:
+    """(first, last) indexes into `run` of the first window from `begin` that parses as a guard."""
     texts = [_uncomment(c) for c in run]
-    for start in range(len(texts)):
+    for start in range(begin, len(texts)):
         if not texts[start].strip() or texts[start][:1] in " \t":
             continue  # a guard starts at the run's outermost indentation
         for end in range(min(len(texts), start + MAX_GUARD_LINES), start, -1):
             body = _parse(texts[start:end])
             if body:
                 guard = guard_in(body)
-                if guard is not None:
-                    return start, end - 1, guard
+                if guard is not None:  # the guard's own lines, not the whole window that parsed
+                    return start, start + (guard.end_lineno or guard.lineno) - 1, guard
     return None
 
 
@@ -173,11 +173,17 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
 
 def _guards_in(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Finding]:
     for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
-        found = find_guard(run)
-        if found is None:
-            continue
+        yield from _run_guards(ctx, tool, fn, run)
+
+
+def _run_guards(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                run: list[Comment]) -> Iterator[Finding]:
+    begin = 0
+    while (found := find_guard(run, begin)) is not None:
         first, last, guard = found
-        if is_fault_injector(run, first, guard):
+        injector = is_fault_injector(run[begin:], first - begin, guard)
+        begin = last + 1
+        if injector:
             continue  # switched off on purpose; reporting it would invite turning failures back on
         related = []
         promised = promise_line(tool.node, guard)

@@ -87,6 +87,8 @@ def statement_definitely_writes(s: ast.stmt, summary: FunctionSummary) -> bool:
 def _decide(s: ast.stmt, summary: FunctionSummary) -> bool:
     if id(s) not in summary.writing_nodes:
         return False
+    if id(s) in summary.header_writes:
+        return True  # `if not add_to_db(...):` writes before either branch
     if isinstance(s, ast.If):
         both = _writes_or_leaves(s.body, summary) and _writes_or_leaves(s.orelse, summary)
         return both and not (terminates(s.body) and terminates(s.orelse))
@@ -117,6 +119,7 @@ def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: Fu
             guaranteed = guaranteed or statement_definitely_writes(s, summary) or cover.step(s, summary)
         if holder is None:
             return None
+        guaranteed = guaranteed or id(holder) in summary.header_writes
         inner = _block_holding(holder, around)
         if inner is None:
             return guaranteed  # the target is inside an expression or a nested definition

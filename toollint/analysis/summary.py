@@ -135,6 +135,9 @@ class FunctionSummary:
     return_paths: set[str] = field(default_factory=set)  # state paths the function returns
     # ids of statements that write state (directly or through a helper), for path reasoning
     writing_nodes: set[int] = field(default_factory=set)
+    # ids of compound statements whose header (an `if` test, a `for` iterable, a `with` item) writes:
+    # that write happens before any branch is taken
+    header_writes: set[int] = field(default_factory=set)
     # helpers this function reaches (transitively, within MAX_HELPER_HOPS), in call order
     helpers: list[FunctionNode] = field(default_factory=list)
     opaque: list[OpaqueUse] = field(default_factory=list)  # state used whole (see OpaqueUse)
@@ -645,7 +648,10 @@ class _Summariser:
             self.block(s.body)
             self.block(s.orelse)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
+            before = len(self.summary.writes)
             self.expr(s.iter, "lookup")
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(s))
             self.iter_element(s.iter, s.target)
             for name in names_in(s.iter):
                 if name.id in self.taint and isinstance(s.target, ast.Name):
@@ -653,12 +659,15 @@ class _Summariser:
             self.block(s.body)
             self.block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
+            before = len(self.summary.writes)
             for item in s.items:
                 self.expr(item.context_expr, "other")
                 if isinstance(item.optional_vars, ast.Name):
                     p = self.path(item.context_expr)
                     if p is not None:
                         self.aliases[item.optional_vars.id] = p
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(s))
             self.block(s.body)
         elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
             self.block(s.body)  # type: ignore[attr-defined]
@@ -686,7 +695,10 @@ class _Summariser:
         chain, final = elif_chain(s)
         wrote_at: list[bool] = []
         for branch in chain:
+            before = len(self.summary.writes)
             self.cond(branch.test)
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(branch))
             wrote_at.append(self.block(branch.body))
         wrote_later = self.block(final)
         for branch, wrote in zip(reversed(chain[1:]), reversed(wrote_at[1:])):

@@ -142,7 +142,8 @@ SUCCESS_WORDS = re.compile(
     r"deposited|withdrawn|transferred|charged|paid|refunded|locked|unlocked|enabled|disabled|"
     r"activated|deactivated|suspended|resumed|assigned|unassigned|granted|revoked|posted|moved|"
     r"renamed|shared|uploaded|stored|registered|submitted|approved|placed|issued|processed|modified|"
-    r"inserted|marked|archived|published|closed|opened|released|restored|reset|set|recorded|logged)\b",
+    r"inserted|marked|archived|published|closed|opened|released|restored|reset|set|recorded|logged|cleared|"
+    r"voided|purged|emptied|edited|toggled|refuelled|refueled|suspended)\b",
     re.IGNORECASE,
 )
 # A reply with one of these is an error, or reports that nothing needed doing: neither claims a write.

@@ -1,0 +1,77 @@
+"""Discovery with no configuration, one fixture per pattern real agent-tool code uses. Each fixture
+marks its tools on their lines (`# tool`, `# tool: writer`), what looks like a tool but is not
+(`# rejected`), and the findings it must produce (`# expect: TL103`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from expectations import expected, expected_rejections, expected_tools
+
+from toollint.engine import lint_paths
+from toollint.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
+PATTERNS = [
+    "toolkit_class.py",  # plain methods of a toolkit class
+    "taubench_tool.py",  # Tool subclass with a static invoke(data, ...)
+    "accessor.py",  # writes through get_current_context()
+    "mcp_lowlevel.py",  # @server.call_tool() dispatcher nested in serve(), one tool per branch
+    "fastmcp_factory.py",  # @mcp.tool() nested in a factory, state in the closure
+    "registered.py",  # StructuredTool.from_function(func=f), FunctionTool(f), a benchmark's own decorator
+    "mailkit/send.py",  # _run of a BaseTool subclass through an intermediate base in another module
+    "helpers_pkg/tools.py",  # writes through helpers imported from another module; mutates_state=False
+]
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_tools_writers_and_findings_without_configuration(name: str) -> None:
+    path = FIXTURES / name
+    source = path.read_text()
+    (result,) = lint_paths([str(path)], Settings(select=["TL1"])).files
+    assert {(t.line, t.writes) for t in result.tools or []} == expected_tools(source)
+    assert {r.line for r in result.rejected} == expected_rejections(source)
+    assert {(f.line, f.code) for f in result.reported} == expected(source)
+
+
+def test_every_tool_says_why_it_was_taken_and_whether_it_writes() -> None:
+    (result,) = lint_paths([str(FIXTURES / "helpers_pkg" / "tools.py")], Settings(select=["TL1"])).files
+    why = {t.qualname: (t.found_by, t.why) for t in result.tools or []}
+    assert why["BankTools.change_email"][1].startswith("writes `db.*.data[*][*]`")
+    assert "through `update_record_in_db`" in why["BankTools.change_email"][1]
+    assert why["BankTools.rewrite_context"][1] == "declared not to write by `mutates_state=False`"
+    assert why["BankTools.log_verification"][0] == "decorated @is_tool('WRITE')"
+
+
+def test_a_dispatcher_branch_is_a_tool_of_its_own() -> None:
+    (result,) = lint_paths([str(FIXTURES / "mcp_lowlevel.py")], Settings(select=["TL1"])).files
+    assert [t.qualname for t in result.tools or []] == [
+        "serve.handle_call_tool[add_note]", "serve.handle_call_tool[count_notes]",
+        "serve.handle_call_tool[clear_notes]"]
+
+
+def test_the_rejection_says_which_base_did_not_resolve() -> None:
+    (result,) = lint_paths([str(FIXTURES / "mailkit" / "send.py")], Settings(select=["TL1"])).files
+    (rejected,) = result.rejected
+    assert rejected.qualname == "Orphan._run" and "SomewhereElse" in rejected.reason
+
+
+def test_tool_classes_and_state_roots_cover_what_no_pattern_guesses(tmp_path: Path) -> None:
+    module = tmp_path / "shop.py"
+    module.write_text(
+        "class Register:\n"
+        "    def ring_up(self, item: str, qty: int, clerk: str) -> str:\n"
+        "        self.sales.append((item, qty))\n"
+        "        return 'Sale recorded.'\n"
+        "def refund(ledger, amount: float | None = None) -> str:\n"
+        "    if amount:\n"
+        "        ledger.balance -= amount\n"
+        "    return 'Refunded.'\n"
+    )
+    plain = lint_paths([str(module)], Settings(select=["TL1"])).files[0]
+    assert plain.tools == [] and plain.reported == []
+    configured = Settings(select=["TL1"], tool_classes=["shop:Register"], tools=["shop:refund"], state_roots=["ledger"])
+    result = lint_paths([str(module)], configured).files[0]
+    assert {(t.qualname, t.writes) for t in result.tools or []} == {("Register.ring_up", True), ("refund", True)}
+    assert {(f.line, f.code) for f in result.reported} == {(2, "TL103"), (6, "TL104"), (8, "TL101")}
