@@ -3,10 +3,10 @@
 ## What it does
 
 Flags a state-writing tool that returns a constant success message (a string, an f-string whose
-literal text announces success, or a dict/tuple of such, like `{"message": "... updated."}`) on a
-path on which no state write is guaranteed: every write sits under a condition the return does not
-share, or nothing is written at all; or some write sits in a `try` whose `except` swallows its
-failure, so the reply can announce a write that failed.
+literal text announces success, or a dict/tuple/list of such, like `{"message": "... updated."}`,
+or MCP's `TextContent(text="...")`) on a path on which no state write is guaranteed: every write
+sits under a condition the return does not share, or nothing is written at all; or some write sits
+in a `try` whose `except` swallows its failure, so the reply can announce a write that failed.
 
 ## Why is this bad?
 
@@ -17,11 +17,16 @@ message still says it happened, the benchmark rewards an action that did not tak
 ## Example
 
 ```python
-def update_scheduled_transaction(account: Annotated[BankAccount, Depends("bank_account")],
-                                 id: int, amount: float | None = None) -> dict[str, str]:
-    transaction = find(account, id)
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None) -> dict[str, str]:
+    transaction = account["scheduled"][id]
     if amount:
-        transaction.amount = amount
+        transaction["amount"] = amount
     return {"message": f"Transaction with ID {id} updated."}
 ```
 
@@ -30,18 +35,38 @@ def update_scheduled_transaction(account: Annotated[BankAccount, Depends("bank_a
 Report what was written, or fail when nothing was:
 
 ```python
-    if amount is not None:
-        transaction.amount = amount
-    return {"message": f"Transaction {id} updated: amount={transaction.amount}."}
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None) -> dict[str, str]:
+    transaction = account["scheduled"][id]
+    if amount is None:
+        raise ValueError("nothing to update")
+    transaction["amount"] = amount
+    return {"message": f"Transaction with ID {id} updated."}
 ```
+
+## Precision
+
+Medium. A reply is a success claim only when its constant text has a success word and no error
+or no-op word: `{"error": ...}` replies, "Card already registered" and honest no-ops such as
+"Roaming was already enabled" never fire. A tool declared not to write (`ToolType.READ`,
+`mutates_state=False`) never fires. Writes through helpers are followed, in other modules of the
+linted tree too (`add_to_db(db=self.db)`); a tool that writes nothing the analysis sees but calls
+something it cannot follow whose name writes (`cursor.execute`, `client.chat_postMessage`) is not
+called "nothing written". Known misses: a write the analysis cannot see at all (a registry
+dispatch, an HTTP call with no verb in its name).
 
 ## Options
 
-- `tool-decorators`, `tools`: which functions are tools.
+- `tool-decorators`, `tools`, `tool-classes`, `state-roots`: which functions are tools, what is state.
 
 ## References
 
-- METHOD.md, Part 1 (literal success) and Part 3 (Phantom Effect, TL204).
+- docs/method.md, Part 1 (literal success) and Part 3 (Phantom Effect, TL204).
 """
 
 from __future__ import annotations

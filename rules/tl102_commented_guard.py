@@ -17,13 +17,15 @@ it, so tasks that depend on the refusal are scored against a world that behaves 
 ## Example
 
 ```python
-@is_tool(ToolType.WRITE)
-def refuel_data(self, line_id: str, gb_amount: float) -> str:
-    \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
-    line = self._get_line(line_id)
-    # if line.status != LineStatus.ACTIVE:
-    #     raise ValueError("Line is not active")
-    line.data_refueling_gb += gb_amount
+class TelecomTools:
+    @is_tool(ToolType.WRITE)
+    def refuel_data(self, line_id: str, gb_amount: float) -> str:
+        \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
+        line = self.lines[line_id]
+        # if line.status != "Active":
+        #     raise ValueError("Line is not active")
+        line.data_refueling_gb += gb_amount
+        return "Data refuelled."
 ```
 
 ## Use instead
@@ -31,9 +33,23 @@ def refuel_data(self, line_id: str, gb_amount: float) -> str:
 Restore the guard, or delete it and the docstring claim together:
 
 ```python
-    if line.status != LineStatus.ACTIVE:
-        raise ValueError("Line is not active")
+class TelecomTools:
+    @is_tool(ToolType.WRITE)
+    def refuel_data(self, line_id: str, gb_amount: float) -> str:
+        \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
+        line = self.lines[line_id]
+        if line.status != "Active":
+            raise ValueError("Line is not active")
+        line.data_refueling_gb += gb_amount
+        return "Data refuelled."
 ```
+
+## Precision
+
+High. A commented-out fault injector (its condition draws a random number or names a failure
+rate, or the comment above it says it simulates failures) is switched off on purpose: it is never
+reported, so `--unsafe-fixes` never turns it back on. A run of comments holding several guards
+reports each.
 
 ## Options
 
@@ -41,7 +57,7 @@ None.
 
 ## References
 
-- METHOD.md, Part 1 (commented-out guard) and Part 3 (Unenforced Precondition, TL201).
+- docs/method.md, Part 1 (commented-out guard) and Part 3 (Unenforced Precondition, TL201).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 ## What it does
 
-Flags `if x:`, `if not x:`, `x or default`, `x and ...` and `bool(x)` on a tool parameter whose
-annotation or default admits a meaningful falsy value (`int`, `float`, `bool`, `str`, `list`,
-`dict`, or `Optional[...]` of those), where the test gates a state write. The message names the
-legal value that is dropped (0, 0.0, False, "", [], {}) and the fix.
+Flags `if x:`, `if not x:`, `x or default`, `x and ...`, `... if x else ...` and `bool(x)` on a
+tool parameter whose annotation or default admits a meaningful falsy value (`int`, `float`,
+`bool`, `str`, `list`, `dict`, or `Optional[...]` of those), where the test gates a state write and
+the falsy value takes a path that skips it. The message names the legal value that is dropped (0,
+0.0, False, "", [], {}) and the fix.
 
 ## Why is this bad?
 
@@ -17,31 +18,58 @@ other fields of the same call are written).
 ## Example
 
 ```python
-def update_scheduled_transaction(..., amount: float | None = None, recurring: bool | None = None):
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None, recurring: bool | None = None) -> str:
+    transaction = account["scheduled"][id]
     if amount:
-        transaction.amount = amount
+        transaction["amount"] = amount
     if recurring:
-        transaction.recurring = recurring
+        transaction["recurring"] = recurring
+    return "Transaction updated."
 ```
 
 ## Use instead
 
 ```python
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None, recurring: bool | None = None) -> str:
+    transaction = account["scheduled"][id]
     if amount is not None:
-        transaction.amount = amount
+        transaction["amount"] = amount
     if recurring is not None:
-        transaction.recurring = recurring
+        transaction["recurring"] = recurring
+    return "Transaction updated."
 ```
+
+## Precision
+
+High. Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
+on() else: off()` on a required `bool`), the test refuses it out loud (`if not agent_id: raise`),
+the alternative is the falsy value itself (`flag or False`), or a ternary on a required flag
+chooses between two values. An identifier (`*_id`, `path`, `name`, `repo`, ...) names nothing when
+empty, so its `""` is not a legal value; and an empty string or list counts only for a parameter
+whose value is stored, not one that merely selects. Annotation aliases (`Amount =
+Optional[float]`, `UserId = NewType("UserId", str)`) are followed, in the same module or in the
+module they are imported from. A parameter whose docstring says it is non-empty (`non-empty`,
+`must not be empty`) is exempt for `str`/`list`/`dict` types.
 
 ## Options
 
-None. Annotation aliases (`Amount = Optional[float]`, `UserId = NewType("UserId", str)`) are
-followed, in the same module or, through astroid, in the module they are imported from. A parameter whose docstring says it is non-empty (`non-empty`, `must not be empty`) is
-exempt for `str`/`list`/`dict` types.
+None.
 
 ## References
 
-- METHOD.md, Part 1 (truthiness on a falsy-legal argument) and Part 3 (Ignored Argument, TL202).
+- docs/method.md, Part 1 (truthiness on a falsy-legal argument) and Part 3 (Ignored Argument, TL202).
 """
 
 from __future__ import annotations

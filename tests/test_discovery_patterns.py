@@ -75,3 +75,23 @@ def test_tool_classes_and_state_roots_cover_what_no_pattern_guesses(tmp_path: Pa
     result = lint_paths([str(module)], configured).files[0]
     assert {(t.qualname, t.writes) for t in result.tools or []} == {("Register.ring_up", True), ("refund", True)}
     assert {(f.line, f.code) for f in result.reported} == {(2, "TL103"), (6, "TL104"), (8, "TL101")}
+
+
+def test_tool_classes_and_state_roots_are_read_from_pyproject(tmp_path: Path) -> None:
+    from toollint.config import ConfigError, settings_from_table
+
+    settings = settings_from_table({"tool-classes": ["shop:Register"], "state-roots": ["ledger"]},
+                                   tmp_path / "pyproject.toml")
+    assert settings.tool_classes == ["shop:Register"] and settings.state_roots == ["ledger"]
+    with pytest.raises(ConfigError, match="'state-roots' in .* must be a list of strings"):
+        settings_from_table({"state-roots": "ledger"}, tmp_path / "pyproject.toml")
+
+
+def test_every_profile_folder_contributes_its_patterns() -> None:
+    from toollint.analysis.patterns import all_patterns, builtin_family_patterns
+
+    families = {p.family for p in builtin_family_patterns()}
+    assert {"agentdojo", "tau2", "taubench", "toolsandbox", "mcp", "langchain", "crewai"} <= families
+    compiled = all_patterns()
+    assert "Depends" in compiled.state_annotations and "call_tool" in compiled.dispatchers
+    assert compiled.writer_keywords["mutates_state"] is True and compiled.writer_keywords["readOnlyHint"] is False

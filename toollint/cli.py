@@ -101,6 +101,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
     out.add_argument("--statistics", action="store_true", help="count findings per code instead of listing")
     out.add_argument("-q", "--quiet", action="store_true", help="no summary or warnings on stderr")
+    out.add_argument("--show-tools", action="store_true", help="list each tool (writes? why?) on stderr")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     out.add_argument("--sarif-output", action="append", metavar="FILE", help="also write SARIF to FILE")
     out.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id (GitHub category)")
@@ -264,6 +265,10 @@ def report(args: argparse.Namespace, settings: Settings, result: RunResult) -> i
                 write_sarif_file(stream)
     for target in result.missing:
         error(f"{target}: no such file or directory")
+    if getattr(args, "show_tools", False):
+        from toollint.reporters.tools import write_tools
+
+        write_tools(result, sys.stderr)
     if not args.quiet:
         from toollint.reporters.text import summary
 

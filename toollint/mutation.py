@@ -7,8 +7,8 @@ mutated function, the tools it affects, the original line). Sampling with a fixe
 picks a reproducible subset (`sample`).
 
 The analysis is deliberately small and syntactic (libcst for positions and structure): which
-functions are tools (AgentDojo `Annotated[T, Depends("...")]` parameters, or a decorator whose name
-contains "tool"), which of their parameters are state roots, which statements write state (assign,
+functions are tools (the shared analysis's discovery: injected `Annotated[T, Depends("...")]`
+parameters, tool decorators, ...), which of their parameters are state roots, which statements write state (assign,
 augment, delete or a mutating method call on something reachable from a root or from a local bound
 to an element of state), and writer helper methods of classes in the same module. Edits are applied
 to the text, so every line outside a mutated region keeps its number.
@@ -707,7 +707,7 @@ def _truthify(facts: ModuleFacts, t: Target) -> list[_Site]:
 
 
 def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
-    """Gate a state write on the truthiness of a falsy-legal argument it uses (AgentDojo's own shape)."""
+    """Gate a state write on the truthiness of a falsy-legal argument it uses (the shape real update tools have)."""
     out = []
     # Numbers and flags: their falsy values (0, 0.0, False) are ordinary legal inputs. An empty
     # identifier string usually is not, and gating on it would make an equivalent mutant; so would a

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
 from toollint.analysis.patterns import CompiledPatterns, all_patterns
@@ -51,7 +51,7 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 class ToolInfo:
     node: FunctionNode
     qualname: str
-    profile: str  # the family whose pattern found it ("tau2", "mcp", ...), or "configured"/"generic"
+    profile: str  # the family whose pattern found it (a profile's name), or "configured"/"generic"
     class_name: str | None = None
     declared_writer: bool | None = None  # from its marker (`ToolType.WRITE`, `mutates_state=False`)
     roots: dict[str, str] = field(default_factory=dict)  # name -> canonical state prefix
@@ -150,7 +150,7 @@ def all_args(fn: FunctionNode) -> list[ast.arg]:
 
 
 def depends_roots(fn: FunctionNode, aliases: dict[str, ast.expr] | None = None,
-                  markers: frozenset[str] | None = None) -> dict[str, str]:
+                  markers: Collection[str] | None = None) -> dict[str, str]:
     """Parameters annotated `Annotated[T, Depends("name")]` (or another state marker), mapped to "name"."""
     markers = all_patterns().state_annotations if markers is None else markers
     roots: dict[str, str] = {}
@@ -402,12 +402,21 @@ def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
     if not roots:
         return False
     markers = ", ".join(f"`{p}`" for p in roots)
-    d.add(fn, scope, _family_of_annotation(d), f"injected state parameter {markers}")
+    family = next((d.patterns.state_annotations[m] for m in _annotation_markers(fn, d) if m), "annotated")
+    d.add(fn, scope, family, f"injected state parameter {markers}")
     return True
 
 
-def _family_of_annotation(d: _Discoverer) -> str:
-    return "agentdojo" if "Depends" in d.patterns.state_annotations else "annotated"
+def _annotation_markers(fn: FunctionNode, d: _Discoverer) -> list[str]:
+    """The state markers (`Depends`) a function's annotations use, in parameter order."""
+    out = []
+    for p in all_args(fn):
+        ann = resolve_annotation(p.annotation, d.aliases)
+        if isinstance(ann, ast.Subscript) and decorator_name(ann.value) == "Annotated":
+            items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            out += [decorator_name(i) for i in items[1:] if isinstance(i, ast.Call)
+                    and decorator_name(i) in d.patterns.state_annotations]
+    return out
 
 
 def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:

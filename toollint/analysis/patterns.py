@@ -143,8 +143,8 @@ class CompiledPatterns:
     decorators: dict[str, str] = field(default_factory=dict)  # name -> family
     writer_kinds: dict[str, bool] = field(default_factory=dict)  # upper-cased kind -> writes
     writer_keywords: dict[str, bool] = field(default_factory=dict)  # keyword -> writes when true
-    state_annotations: frozenset[str] = frozenset()
-    # base -> every (marker, family) naming it (smolagents' and tau-bench's `Tool` differ in method)
+    state_annotations: dict[str, str] = field(default_factory=dict)  # marker -> family
+    # base -> every (marker, family) naming it (two families' `Tool` bases differ in method)
     tool_bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]] = field(default_factory=dict)
     toolkit_classes: tuple[tuple[re.Pattern[str], ToolkitClass, str], ...] = ()
     registrations: dict[str, tuple[RegistrationCall, str]] = field(default_factory=dict)
@@ -156,7 +156,7 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
     decorators: dict[str, str] = {}
     kinds: dict[str, bool] = {}
     keywords: dict[str, bool] = {}
-    annotations: set[str] = set()
+    annotations: dict[str, str] = {}
     bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]] = {}
     toolkits: list[tuple[re.Pattern[str], ToolkitClass, str]] = []
     registrations: dict[str, tuple[RegistrationCall, str]] = {}
@@ -169,7 +169,8 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
             kinds.setdefault(k.kind.upper(), k.writes)
         for w in p.writer_keywords:
             keywords.setdefault(w.keyword, w.writes_when_true)
-        annotations.update(a.marker for a in p.state_annotations)
+        for a in p.state_annotations:
+            annotations.setdefault(a.marker, p.family)
         for b in p.tool_bases:
             bases[b.base] = (*bases.get(b.base, ()), (b, p.family))
         toolkits += [(re.compile(t.pattern), t, p.family) for t in p.toolkit_classes]
@@ -178,7 +179,7 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
         accessors.update(a.name for a in p.state_accessors)
         for x in p.dispatchers:
             dispatchers.setdefault(x.decorator, p.family)
-    return CompiledPatterns(decorators, kinds, keywords, frozenset(annotations), bases, tuple(toolkits),
+    return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers)
 
 

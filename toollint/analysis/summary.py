@@ -6,7 +6,7 @@ argument, log call, returned message, condition), its return statements, which s
 the calls it could not follow that may write elsewhere (a database cursor, an HTTP client).
 
 Paths are canonical: the state root is replaced by its name in the environment (`self.` is dropped,
-an AgentDojo `Depends("bank_account")` parameter becomes `bank_account`), element selection becomes
+an injected `Depends("bank_account")` parameter becomes `bank_account`), element selection becomes
 `[*]`, a constant string key becomes a field (`data["users"]` is `users`), and locals bound to state
 (`t = next(t for t in account.items if ...)`, `a, b = self.x, self.y`) are followed. Helpers are
 followed up to `MAX_HELPER_HOPS`: by bare name in this module, through `self`/`cls` and the class's
