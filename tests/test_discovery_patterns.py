@@ -95,3 +95,21 @@ def test_every_profile_folder_contributes_its_patterns() -> None:
     compiled = all_patterns()
     assert "Depends" in compiled.state_annotations and "call_tool" in compiled.dispatchers
     assert compiled.writer_keywords["mutates_state"] is True and compiled.writer_keywords["readOnlyHint"] is False
+
+
+def test_a_third_party_profile_adds_its_patterns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.analysis.patterns import plugin_family_patterns
+
+    (tmp_path / "acme_profile.py").write_text(
+        "from toollint.analysis.patterns import Patterns, ToolDecorator\n"
+        "from toollint.profiles import Profile\n"
+        "PROFILE = Profile('acme', patterns=Patterns(decorators=(ToolDecorator('acme_action'),)))\n"
+    )
+    dist = tmp_path / "acme_profile-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-profile\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[toollint.profiles]\nacme = acme_profile:PROFILE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (found,) = plugin_family_patterns(set())
+    assert found.family == "acme" and found.decorators[0].name == "acme_action"
+    assert plugin_family_patterns({"acme"}) == []  # a built-in of the same name wins

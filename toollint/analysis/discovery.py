@@ -257,6 +257,12 @@ class _Discoverer:
         self.found = Discovery()
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
+        self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
+                                      for m in b.methods)
+        # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
+        self.class_marked = False
+        self.class_toolkit = False
+        self.class_bases: list[Resolved | str] | None = None
 
     # -- one function ------------------------------------------------------------------------------
     def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
@@ -309,7 +315,7 @@ class _Discoverer:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.consider(node, scope)
-                if depth < MAX_NESTING and scope.cls is None:
+                if depth < MAX_NESTING and scope.cls is None and _defines_inside(node):
                     inner_state = dict(scope.closure_state)
                     inner_state.update(module_state_names(node.body))
                     self.walk(node.body, _Scope(None, (*scope.outer, node), inner_state), depth + 1)
@@ -322,17 +328,17 @@ class _Discoverer:
 
     def walk_class(self, cls: ast.ClassDef, scope: _Scope) -> None:
         methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        marked = [m for m in methods if any(self.tool_decorator(d) for d in m.decorator_list)]
         scope.cls = cls
-        self._class_marked = bool(marked)
-        self._class_bases: list[Resolved | str] | None = None
+        self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
+        self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
+        self.class_bases = None
         for m in methods:
             self.consider(m, scope)
 
     def ancestors(self, cls: ast.ClassDef) -> list[Resolved | str]:
-        if self._class_bases is None:
-            self._class_bases = class_ancestors(cls, self.module) if cls.bases else []
-        return self._class_bases
+        if self.class_bases is None:
+            self.class_bases = class_ancestors(cls, self.module) if cls.bases else []
+        return self.class_bases
 
     def _registered_functions(self) -> dict[str, tuple[str, str]]:
         """Function names passed to a registration call anywhere in the module -> (family, call)."""
@@ -355,12 +361,19 @@ class _Discoverer:
         return out
 
 
+def _defines_inside(fn: FunctionNode) -> bool:
+    """A factory: the function's body defines a function or class (where nested tools live)."""
+    return any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for x in fn.body)
+
+
 # -- the finders, in order ---------------------------------------------------------------------------
 
 Finder = Callable[[_Discoverer, FunctionNode, _Scope], bool]
 
 
 def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not fn.decorator_list:
+        return False
     for dec in fn.decorator_list:
         family = d.tool_decorator(dec)
         if family is None:
@@ -376,6 +389,8 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not fn.decorator_list:
+        return False
     dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
     if dec is None:
         return False
@@ -421,7 +436,7 @@ def _annotation_markers(fn: FunctionNode, d: _Discoverer) -> list[str]:
 
 def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     cls = scope.cls
-    if cls is None or not cls.bases or not d.patterns.tool_bases:
+    if cls is None or not cls.bases or fn.name not in d.base_methods:
         return False
     candidates = [m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods]
     if not candidates:
@@ -452,13 +467,12 @@ def _by_toolkit_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     cls = scope.cls
     if cls is None:
         return False
-    configured = cls.name in d.configured_classes
-    toolkit = configured or _toolkit_marker(d, cls)
-    if not toolkit:
+    if not d.class_toolkit:
         return False
+    configured = cls.name in d.configured_classes
     public = not fn.name.startswith("_")
     plain = not any(decorator_name(x) in NOT_TOOL_DECORATORS or not configured for x in fn.decorator_list)
-    if d._class_marked and not configured:
+    if d.class_marked and not configured:
         if public and plain and fn.name not in _TOOLKIT_EXCLUDE:
             d.reject(fn, scope, f"public method of `{cls.name}` without the tool marker its sibling methods carry")
         return False
@@ -473,11 +487,12 @@ _TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_po
                               "model_dump", "copy", "close", "reset"})
 
 
-def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef) -> bool:
-    defined = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if defined & {"get_tools", "to_tool_list"}:
-        return False  # a container that hands out tool objects, not a toolkit of methods
+def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNode]) -> bool:
     names = [cls.name, *(base_name(b) for b in cls.bases)]
+    if not any(TOOLKIT_CLASS_NAME.search(n) for n in names if n) and not d.patterns.toolkit_classes:
+        return False
+    if any(m.name in ("get_tools", "to_tool_list") for m in methods):
+        return False  # a container that hands out tool objects, not a toolkit of methods
     if any(TOOLKIT_CLASS_NAME.search(n) for n in names if n):
         return True
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
@@ -493,6 +508,8 @@ def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.configured:
+        return False
     qual = scope.qualname(fn.name)
     if qual not in d.configured:
         return False

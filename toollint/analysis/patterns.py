@@ -21,24 +21,23 @@ read whole. Nothing here names a benchmark: the markers are data, and what they 
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class ToolDecorator:
+class ToolDecorator(NamedTuple):
     """`@name`, `@name(...)`, `@owner.name(...)`: the function is a tool. `name` is matched against
     the decorator's last dotted component, or against its whole dotted name when it has a dot."""
 
     name: str
 
 
-@dataclass(frozen=True)
-class WriterKind:
+class WriterKind(NamedTuple):
     """A positional or keyword argument of a tool marker whose last dotted component names the
     tool's kind: `@is_tool(ToolType.WRITE)` -> writer; `READ` -> not a writer."""
 
@@ -46,8 +45,7 @@ class WriterKind:
     writes: bool
 
 
-@dataclass(frozen=True)
-class WriterKeyword:
+class WriterKeyword(NamedTuple):
     """A keyword of a tool marker (or of a call nested in it) that declares whether the tool writes:
     `mutates_state=False` (writes when true), `readOnlyHint=True` (writes when false)."""
 
@@ -55,16 +53,14 @@ class WriterKeyword:
     writes_when_true: bool = True
 
 
-@dataclass(frozen=True)
-class StateAnnotation:
+class StateAnnotation(NamedTuple):
     """`Annotated[T, marker("name")]`: the parameter is state injected by the framework, named by the
     marker's first string argument (else by the parameter's name)."""
 
     marker: str
 
 
-@dataclass(frozen=True)
-class ToolBaseClass:
+class ToolBaseClass(NamedTuple):
     """A class deriving from `base` (directly or through classes of the linted tree, across modules)
     is a tool whose body is its first method named in `methods`. Parameters named in `state_params`
     are state (a static `invoke(data, ...)`); `self` is state for instance methods."""
@@ -74,8 +70,7 @@ class ToolBaseClass:
     state_params: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ToolkitClass:
+class ToolkitClass(NamedTuple):
     """A class whose name (or a base's name) matches `pattern` is a toolkit: every public method is a
     tool, unless some method carries a tool marker (then the marker decides) or it is in `exclude`."""
 
@@ -84,8 +79,7 @@ class ToolkitClass:
                                          "model_dump", "json", "copy"})
 
 
-@dataclass(frozen=True)
-class RegistrationCall:
+class RegistrationCall(NamedTuple):
     """A call that turns a function into a tool: `FunctionTool(fn)`, `Tool(func=fn)`,
     `StructuredTool.from_function(fn)`. `callee` is matched like `ToolDecorator.name`; the function is
     the first positional argument or one of `keywords`."""
@@ -94,16 +88,14 @@ class RegistrationCall:
     keywords: tuple[str, ...] = ("func", "fn", "function", "coroutine")
 
 
-@dataclass(frozen=True)
-class StateAccessor:
+class StateAccessor(NamedTuple):
     """A call returning benchmark state, matched by the called name's last component:
     `get_current_context()` in `get_current_context().add_to_database(...)`."""
 
     name: str
 
 
-@dataclass(frozen=True)
-class ToolDispatcher:
+class ToolDispatcher(NamedTuple):
     """A function decorated `@x.<decorator>()` that serves many tools: each branch comparing its
     name parameter (the first) with a string (`if name == "add":`, `match name: case "add":`) is one
     tool. Registry and HTTP-verb dispatch are other dispatch patterns (see `discovery.DISPATCH`)."""
@@ -111,9 +103,8 @@ class ToolDispatcher:
     decorator: str
 
 
-@dataclass(frozen=True)
-class Patterns:
-    """Every marker a family uses. Combine with `|`; a family's module exposes one as `PATTERNS`."""
+class Patterns(NamedTuple):
+    """Every marker a family uses (combine two with `merge`); a family's module exposes one as `PATTERNS`."""
 
     family: str = ""
     decorators: tuple[ToolDecorator, ...] = ()
@@ -126,9 +117,10 @@ class Patterns:
     state_accessors: tuple[StateAccessor, ...] = ()
     dispatchers: tuple[ToolDispatcher, ...] = ()
 
-    def __or__(self, other: Patterns) -> Patterns:
-        merged: dict[str, Any] = {f.name: _union(getattr(self, f.name), getattr(other, f.name))
-                                  for f in fields(self) if f.name != "family"}
+    def merge(self, other: Patterns) -> Patterns:
+        """Both families' markers (this one's first); the first non-empty family name."""
+        merged: dict[str, Any] = {name: _union(getattr(self, name), getattr(other, name))
+                                  for name in self._fields if name != "family"}
         return Patterns(family=self.family or other.family, **merged)
 
 
@@ -136,20 +128,19 @@ def _union(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
     return a + tuple(x for x in b if x not in a)
 
 
-@dataclass(frozen=True)
-class CompiledPatterns:
+class CompiledPatterns(NamedTuple):
     """All families' patterns, indexed for the lookups discovery makes on every function."""
 
-    decorators: dict[str, str] = field(default_factory=dict)  # name -> family
-    writer_kinds: dict[str, bool] = field(default_factory=dict)  # upper-cased kind -> writes
-    writer_keywords: dict[str, bool] = field(default_factory=dict)  # keyword -> writes when true
-    state_annotations: dict[str, str] = field(default_factory=dict)  # marker -> family
+    decorators: dict[str, str]  # name -> family
+    writer_kinds: dict[str, bool]  # upper-cased kind -> writes
+    writer_keywords: dict[str, bool]  # keyword -> writes when true
+    state_annotations: dict[str, str]  # marker -> family
     # base -> every (marker, family) naming it (two families' `Tool` bases differ in method)
-    tool_bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]] = field(default_factory=dict)
-    toolkit_classes: tuple[tuple[re.Pattern[str], ToolkitClass, str], ...] = ()
-    registrations: dict[str, tuple[RegistrationCall, str]] = field(default_factory=dict)
-    state_accessors: frozenset[str] = frozenset()
-    dispatchers: dict[str, str] = field(default_factory=dict)  # decorator -> family
+    tool_bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]]
+    toolkit_classes: tuple[tuple[re.Pattern[str], ToolkitClass, str], ...]
+    registrations: dict[str, tuple[RegistrationCall, str]]
+    state_accessors: frozenset[str]
+    dispatchers: dict[str, str]  # decorator -> family
 
 
 def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
@@ -193,16 +184,50 @@ def builtin_family_patterns() -> list[Patterns]:
     for name in names:  # a folder need not be a regular package: patterns.py alone is enough
         found = getattr(importlib.import_module(f"{profiles.__name__}.{name}.patterns"), "PATTERNS", None)
         if isinstance(found, Patterns):
-            out.append(found if found.family else Patterns(family=name) | found)
+            out.append(found if found.family else Patterns(family=name).merge(found))
     return out
+
+
+ENTRY_POINT_GROUP = "toollint.profiles"
+
+
+def _plugin_entry_points() -> list[Any]:
+    """Entry points of the `toollint.profiles` group. Only distributions whose `entry_points.txt`
+    names the group are opened: `importlib.metadata.entry_points()` reads every installed
+    distribution's metadata, which costs a linter's whole start-up budget in a large environment."""
+    declaring: list[Path] = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                text = Path(entry or ".", name, "entry_points.txt").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if f"[{ENTRY_POINT_GROUP}]" in text:
+                declaring.append(Path(entry or ".", name))
+    if not declaring:
+        return []  # the common case: importlib.metadata (and the email package it loads) is never imported
+    from importlib.metadata import PathDistribution
+
+    found: list[Any] = []
+    seen: set[str] = set()
+    for path in declaring:
+        for ep in PathDistribution(path).entry_points.select(group=ENTRY_POINT_GROUP):
+            if ep.name not in seen:
+                seen.add(ep.name)
+                found.append(ep)
+    return found
 
 
 def plugin_family_patterns(known: set[str]) -> list[Patterns]:
     """`Profile.patterns` of third-party profiles (the `toollint.profiles` entry-point group)."""
-    from importlib.metadata import entry_points
-
     out: list[Patterns] = []
-    for ep in entry_points(group="toollint.profiles"):
+    for ep in _plugin_entry_points():
         try:
             profile = ep.load()
         except Exception:  # noqa: BLE001, S112 -- a broken plugin must not stop linting; it adds nothing
@@ -210,7 +235,7 @@ def plugin_family_patterns(known: set[str]) -> list[Patterns]:
         patterns = getattr(profile, "patterns", None)
         name = str(getattr(profile, "name", ep.name))
         if isinstance(patterns, Patterns) and name not in known:
-            out.append(patterns if patterns.family else Patterns(family=name) | patterns)
+            out.append(patterns if patterns.family else Patterns(family=name).merge(patterns))
     return out
 
 

@@ -26,7 +26,10 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toollint.analysis.patterns import Patterns
 
 HERE = Path(__file__).parent
 
@@ -44,7 +47,7 @@ class Profile:
     import_markers: tuple[str, ...] = ()  # top-level packages whose import identifies the family
     path_markers: tuple[str, ...] = ()  # relative paths (globs) whose presence identifies it
     # -- static: discovery data read by toollint.analysis (its types live there) ------------------
-    patterns: Any = None
+    patterns: Patterns | None = None  # the family's markers (its `patterns.py` defines them)
     # -- dynamic ---------------------------------------------------------------------------------
     adapter: Path | None = None  # host-side adapter file (stdlib + the benchmark only)
     contracts_dir: Path | None = None  # bundled contracts (one YAML file per tool)
