@@ -26,7 +26,14 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from toollint.analysis import annotated_class, discover_tools, resolve_annotation, type_aliases
+from toollint.analysis import (
+    FunctionSummary,
+    analyze_module,
+    annotated_class,
+    resolve_annotation,
+    summarize,
+    type_aliases,
+)
 from toollint.analysis.vocabulary import (
     FALSY_BY_TYPE,
     LOG_FUNCS,
@@ -107,6 +114,8 @@ class Target:
     params: list[Param]  # non-root parameters
     aliases: set[str] = field(default_factory=set)  # locals bound to an element of state
     tools: tuple[str, ...] = ()
+    # lines where the shared analysis records a state write (directly or through a helper)
+    write_lines: frozenset[int] | None = None  # None: not summarised, judge by shape
 
 
 @dataclass
@@ -193,7 +202,8 @@ class ModuleFacts:
                     if isinstance(item, cst.FunctionDef):
                         defs[f"{stmt.name.value}.{item.name.value}"] = (item, stmt.name.value)
         tools: list[Target] = []
-        for info in discover_tools(tree, settings, module_name):
+        analysis = analyze_module(tree, settings, module_name)
+        for info in analysis.tools:
             if info.qualname not in defs:
                 continue
             root_classes: dict[str, str | None] = {}
@@ -204,6 +214,7 @@ class ModuleFacts:
             fn, cls = defs[info.qualname]
             t = self._target(fn, cls, {k: v or "" for k, v in root_classes.items()})
             t.is_tool, t.tools = True, (t.qualname,)
+            t.write_lines = _write_lines(analysis.summary(info))
             tools.append(t)
         tool_names = {t.qualname for t in tools}
         helpers: list[Target] = []
@@ -213,6 +224,9 @@ class ModuleFacts:
                 continue
             h = self._target(fn, cls, {"self": cls})
             h.tools = tuple(t.qualname for t in tools if _calls_method(t, fn.name.value))
+            helper_node = analysis.index.methods.get(cls, {}).get(fn.name.value)
+            if helper_node is not None:
+                h.write_lines = _write_lines(summarize(helper_node, {"self": ""}, analysis.index, cls=cls))
             if h.tools and self.writes(h):
                 helpers.append(h)
         return tools + helpers
@@ -258,9 +272,17 @@ class ModuleFacts:
         yield from _block_statements(cast(Sequence[cst.BaseStatement], t.node.body.body))
 
     def is_write(self, stmt: cst.BaseStatement, t: Target) -> bool:
+        """A simple statement the shared analysis records a state write on (assignment, deletion,
+        mutating or writer call, a helper that writes), or, for a function the analysis did not
+        summarise, one of those shapes on something reachable from a state root."""
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             return False
         small = stmt.body[0]
+        if not isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Expr)):
+            return False
+        if t.write_lines is not None:
+            first, last = self.line_span(stmt)
+            return any(first <= line <= last for line in t.write_lines)
         roots = set(t.roots) | t.aliases
         if isinstance(small, cst.Assign):
             if any(_chain_root(x.target) in roots and not isinstance(x.target, cst.Name) for x in small.targets):
@@ -337,6 +359,11 @@ class ModuleFacts:
 
 
 # -- small syntactic helpers ------------------------------------------------------------------------
+
+
+def _write_lines(summary: FunctionSummary) -> frozenset[int]:
+    return frozenset(w.line for w in summary.writes)
+
 
 
 def _params(fn: cst.FunctionDef) -> list[cst.Param]:
