@@ -235,10 +235,11 @@ class _Scope:
     cls: ast.ClassDef | None = None
     outer: tuple[FunctionNode, ...] = ()
     closure_state: dict[str, str | None] = field(default_factory=dict)
+    prefix: str = ""  # the class of a method whose body registers tools (`Server._register.add`)
 
     def qualname(self, name: str) -> str:
         parts = [f.name for f in self.outer] + ([self.cls.name] if self.cls else []) + [name]
-        return ".".join(parts)
+        return self.prefix + ".".join(parts)
 
 
 class _Discoverer:
@@ -315,16 +316,26 @@ class _Discoverer:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.consider(node, scope)
-                if depth < MAX_NESTING and scope.cls is None and _defines_inside(node):
-                    inner_state = dict(scope.closure_state)
-                    inner_state.update(module_state_names(node.body))
-                    self.walk(node.body, _Scope(None, (*scope.outer, node), inner_state), depth + 1)
+                self.walk_inside(node, scope, depth)
             elif isinstance(node, ast.ClassDef) and scope.cls is None:
-                self.walk_class(node, _Scope(node, scope.outer, scope.closure_state))
+                self.walk_class(node, _Scope(node, scope.outer, scope.closure_state, scope.prefix))
             elif isinstance(node, (ast.If, ast.Try)) and depth == 0:
                 # `if TYPE_CHECKING:` / `try: ... except ImportError:` at module level
                 for block in (getattr(node, "body", []), getattr(node, "orelse", [])):
                     self.walk(block, scope, depth)
+
+    def walk_inside(self, fn: FunctionNode, scope: _Scope, depth: int) -> None:
+        """A factory (or a method that registers tools): its locals, and its `self`, are the state
+        the tools nested in it close over."""
+        if depth >= MAX_NESTING or not _defines_inside(fn):
+            return
+        inner_state = dict(scope.closure_state)
+        inner_state.update(module_state_names(fn.body))
+        prefix = scope.prefix
+        if scope.cls is not None:
+            inner_state.setdefault("self", scope.cls.name)
+            prefix = f"{scope.prefix}{scope.cls.name}."
+        self.walk(fn.body, _Scope(None, (*scope.outer, fn), inner_state, prefix), depth + 1)
 
     def walk_class(self, cls: ast.ClassDef, scope: _Scope) -> None:
         methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -334,6 +345,8 @@ class _Discoverer:
         self.class_bases = None
         for m in methods:
             self.consider(m, scope)
+        for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
+            self.walk_inside(m, scope, 1)
 
     def ancestors(self, cls: ast.ClassDef) -> list[Resolved | str]:
         if self.class_bases is None:
