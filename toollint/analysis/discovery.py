@@ -31,6 +31,7 @@ import copy
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from toollint.analysis.patterns import CompiledPatterns, all_patterns
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
@@ -356,10 +357,22 @@ class _Discoverer:
     def _registered_functions(self) -> dict[str, tuple[str, str]]:
         """Function names passed to a registration call anywhere in the module -> (family, call)."""
         regs = self.patterns.registrations
-        if not regs or (self.source is not None and not any(r.rsplit(".", 1)[-1] in self.source for r in regs)):
+        if not regs:
             return {}
+        roots: list[ast.stmt] = self.tree.body
+        if self.source is not None:
+            # only the top-level statements whose lines hold text like a registration call are walked
+            # (most modules have none)
+            names = frozenset(regs)
+            if not any(f"{r.rsplit('.', 1)[-1]}(" in self.source for r in names):
+                return {}  # a substring test first: the regex scan costs more than most files' discovery
+            starts = [m.start() for m in _registration_call(names).finditer(self.source)]
+            if not starts:
+                return {}
+            lines = {self.source.count("\n", 0, i) + 1 for i in starts}
+            roots = [s for s in self.tree.body if any(s.lineno <= n <= (s.end_lineno or s.lineno) for n in lines)]
         out: dict[str, tuple[str, str]] = {}
-        for node in ast.walk(self.tree):
+        for node in (n for root in roots for n in ast.walk(root)):
             if not isinstance(node, ast.Call):
                 continue
             full, last = dotted(node.func), decorator_name(node)
@@ -377,6 +390,13 @@ class _Discoverer:
 def _defines_inside(fn: FunctionNode) -> bool:
     """A factory: the function's body defines a function or class (where nested tools live)."""
     return any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for x in fn.body)
+
+
+@lru_cache(maxsize=4)
+def _registration_call(regs: frozenset[str]) -> re.Pattern[str]:
+    """Text that could be a registration call: `FunctionTool(`, `.from_function(`."""
+    names = sorted({r.rsplit(".", 1)[-1] for r in regs})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
 
 
 # -- the finders, in order ---------------------------------------------------------------------------

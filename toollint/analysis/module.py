@@ -34,9 +34,20 @@ class ToolFact:
 class ModuleAnalysis:
     tools: list[ToolInfo]
     summaries: dict[str, FunctionSummary]  # by tool qualname
-    index: FunctionIndex
+    tree: ast.Module
+    module: ModuleSource | None = None
+    accessors: frozenset[str] = frozenset()
     rejected: list[Rejection] = field(default_factory=list)
     too_complex: list[tuple[ToolInfo, str]] = field(default_factory=list)
+    _index: FunctionIndex | None = None
+
+    @property
+    def index(self) -> FunctionIndex:
+        """The module's function index (built on first use: a module without tools never needs it)."""
+        if self._index is None:
+            self._index = FunctionIndex(self.tree, self.module, self.accessors)
+            self._index.module_state = {name: name for name in module_state_names(self.tree.body)}
+        return self._index
 
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
@@ -59,14 +70,12 @@ def analyze_module(tree: ast.Module, settings: Settings | None = None, module_na
     settings = settings or Settings()
     module = ModuleSource(path, module_name, tree) if path else None
     accessors = all_patterns().state_accessors | frozenset(settings.state_roots)
-    index = FunctionIndex(tree, module, accessors)
-    index.module_state = {name: name for name in module_state_names(tree.body)}
     found = discover(tree, settings, module_name, module, source)
-    analysis = ModuleAnalysis([], {}, index, found.rejected)
+    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected)
     for tool in found.tools:
         try:
-            analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, index, cls=tool.class_name,
-                                                          types=tool.types)
+            analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, analysis.index,
+                                                          cls=tool.class_name, types=tool.types)
         except (TooComplex, RecursionError) as exc:
             reason = str(exc) if isinstance(exc, TooComplex) else "nested too deeply for the analysis"
             analysis.too_complex.append((tool, reason))
