@@ -127,17 +127,19 @@ def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextI
 
 def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, partial: bool = False) -> None:
     if fmt == "json":
+        from toollint.reporters import Report
         from toollint.reporters.json_ import write_json
 
-        write_json(findings, out)
+        write_json(Report(findings), out)
     elif fmt == "sarif":
         from toollint.reporters.sarif import SarifOptions, write_sarif
 
         write_sarif(out, findings, SarifOptions(root=settings.project_root))
     else:
+        from toollint.reporters import Report
         from toollint.reporters.text import write_concise
 
-        write_concise(findings, out)
+        write_concise(Report(findings), out)
         count = len(findings)
         if count:
             out.write(f"Found {count} contract problem{'s' if count != 1 else ''}.\n")

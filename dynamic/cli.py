@@ -2,23 +2,28 @@
 
 - `toollint replay WITNESS` (`replay_main`): exit 1 still violates, 0 fixed, 2 could not replay
   faithfully, 3 flaky; one compact sentence on stdout, the old-versus-new comparison with `-v`.
-- `toollint check --confirm` (`add_arguments` + `check_step`, registered in toollint/cli.py):
-  verdicts attached to the static findings, TL2xx findings added, witnesses written.
+- `toollint check --confirm` (`add_arguments` + `check_step`, a `toollint.pipeline` step registered
+  in toollint/cli.py): verdicts attached to the static findings' properties (each reporter shows
+  them; messages and fingerprints stay as they were), TL2xx findings added, witnesses written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from toollint.dynamic.protocol import DEFAULT_DEADLINE
 
+from toollint.errors import UsageError
+
 if TYPE_CHECKING:
     from toollint.engine import RunResult
-    from toollint.settings import Settings
+    from toollint.pipeline import StepContext
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
@@ -52,56 +57,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--witness-dir", metavar="DIR", help="where witnesses go (default .toollint/witnesses)")
 
 
-class _Progress:
-    """A one-line progress bar on a TTY; silent otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.count = 0
-
-    def __call__(self, tool: str) -> None:
-        self.count += 1
-        self.stream.write(f"\r\033[Kconfirm [{self.count}] {tool}")
-        self.stream.flush()
-
-    def done(self) -> None:
-        if self.count:
-            self.stream.write("\r\033[K")
+def _check_python(ctx: StepContext) -> str | None:
+    """The benchmark's interpreter (`--python`, else `python` in [tool.toollint.confirm]); one that
+    does not exist is a usage error (exit 2), not a run of UNTESTABLE tools."""
+    python = ctx.options.confirm.python
+    where = "--python"
+    if python is None and ctx.settings.confirm.python is not None:
+        python = ctx.settings.confirm.python
+        where = f"'python' in {ctx.settings.config_file or 'the configuration'} [tool.toollint.confirm]"
+    if python is not None and shutil.which(python) is None:  # a path, or a name looked up on PATH
+        problem = "not an executable file" if os.path.exists(python) else "no such file"
+        raise UsageError(f"{where}: {python}: {problem} (the benchmark's interpreter, for --confirm)")
+    return ctx.options.confirm.python
 
 
-def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
+def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     """Attach verdicts to the static findings and add the TL2xx findings, grouped by file."""
-    if not (getattr(args, "confirm", False) or getattr(args, "confirm_all", False)):
+    options, console = ctx.options.confirm, ctx.console
+    if not options.requested:
         return result
     from toollint.dynamic.confirm import confirm, summary_lines
-    from toollint.dynamic.witness import display_path
 
     from toollint.engine import FileResult
 
-    quiet = bool(getattr(args, "quiet", False))
-    confirm_all = bool(getattr(args, "confirm_all", False))
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not quiet else None
+    python = _check_python(ctx)
     static = result.reported
-    if not confirm_all and not any(f.code.startswith("TL1") for f in static) and not quiet:
+    if not options.confirm_all and not any(f.code.startswith("TL1") for f in static):
         # --confirm probes the tools the static rules flagged: a selection without TL1 picks none.
-        sys.stderr.write("toollint: warning: --confirm: no static (TL1xx) finding selects a tool to probe; "
-                         "select TL1 or use --confirm-all\n")
-    found, run = confirm(static, settings, confirm_all=confirm_all, python=getattr(args, "python", None),
-                         witness_dir=Path(args.witness_dir) if getattr(args, "witness_dir", None) else None,
-                         progress=progress, linted=[r.path for r in result.files])
-    if progress is not None:
-        progress.done()
-    if not quiet and run.reports:
-        sys.stderr.writelines(line + "\n" for line in summary_lines(run))
-    elif not quiet:
-        sys.stderr.write("confirm: no contract covers the tools checked (bundled library and contract-dirs); "
-                         "`toollint contracts draft TOOLREF` starts one\n")
-    for f in static:
-        verdict = f.properties.get("verdict")
-        if verdict:
-            witness = f.properties.get("witness")
-            extra = display_path(Path(witness)) if witness else f.properties.get("verdict_detail")
-            f.message += f" [{verdict}{': ' + str(extra) if extra else ''}]"
+        console.warn("--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all")
+    progress = console.progress("confirm")
+    found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
+                         witness_dir=options.witness_dir, progress=progress, linted=[r.path for r in result.files])
+    progress.done()
+    if run.reports:
+        for line in summary_lines(run):
+            console.note(line)
+    else:
+        console.note("confirm: no contract covers the tools checked (bundled library and contract-dirs); "
+                     "`toollint contracts draft TOOLREF` starts one")
     by_path = {r.path: r for r in result.files}
     resolved = {str(Path(r.path).resolve()): r for r in result.files}
     for f in found:

@@ -39,10 +39,10 @@ from toollint.dynamic.witness import sentence, write_witness
 
 from toollint.files import display_path
 from toollint.model import Finding
-from toollint.settings import Settings
+from toollint.settings import ConfirmSettings, Settings
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
-TOOLKIT_KEYS = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
+TOOLKIT_KEYS = ConfirmSettings.ADAPTER_KEYS
 # Contract adapter keys that describe the tool, not the host: they must not split a suite's worker.
 CONTRACT_ONLY_KEYS = ("name", "depends", "frame", "volatile", "derived", "suites")
 
@@ -69,26 +69,27 @@ class ConfirmRun:
         return sum(len(r.runs) for r in self.reports)
 
 
-def worker_spec(contract: Contract, conf: dict[str, Any], python: str | None = None,
+def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python: str | None = None,
                 root: Path | None = None) -> WorkerSpec:
     """The host that serves a contract's tool: the contract's adapter block over the configuration."""
+    conf = conf or ConfirmSettings()
     adapter_block = dict(contract.adapter)
-    name = str(adapter_block.get("name") or conf.get("adapter")
+    name = str(adapter_block.get("name") or conf.adapter
                or ("agentdojo" if contract.benchmark == "agentdojo" else "toolkit"))
-    options: dict[str, Any] = dict(conf.get("options") or {})
-    options.update({k: conf[k] for k in TOOLKIT_KEYS if k in conf})
+    options: dict[str, Any] = dict(conf.options)
+    options.update(conf.adapter_options())
     options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
     if root is not None and "sys_path" in options:  # relative to the project (pyproject) root
         options["sys_path"] = [str((root / p).resolve()) for p in options["sys_path"]]
-    return WorkerSpec(name, options, python=str(python or conf.get("python") or sys.executable))
+    return WorkerSpec(name, options, python=str(python or conf.python or sys.executable))
 
 
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                 deadline: float | None = None) -> ConfirmRun:
     """Check `contracts`, one warm host per adapter variant, and write a witness per violation."""
-    conf = dict(settings.confirm or {})
-    options = CheckOptions(deadline=float(deadline or conf.get("deadline") or DEFAULT_DEADLINE), progress=progress)
+    conf = settings.confirm
+    options = CheckOptions(deadline=float(deadline or conf.deadline or DEFAULT_DEADLINE), progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
@@ -99,7 +100,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     run = ConfirmRun()
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
-    jobs = max(1, min(len(groups), int(conf.get("jobs") or os.cpu_count() or 1)))
+    jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
             run.reports.extend(reports)
@@ -217,7 +218,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`."""
     dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
-                              *(settings.confirm or {}).get("contract_dirs", []), *contract_dirs]
+                              *settings.confirm.contract_dirs, *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
     contracts, errors = load_contracts(dirs)

@@ -77,7 +77,7 @@ def test_null_byte(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"   \n# only a comment\n"])
 def test_empty_file(cwd: Path, capsys: pytest.CaptureFixture[str], content: bytes) -> None:
     (cwd / "empty.py").write_bytes(content)
-    assert run(capsys, "empty.py") == (0, [], "")
+    assert run(capsys, "empty.py")[:2] == (0, [])
 
 
 def test_deeply_nested_expression(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -136,7 +136,8 @@ def test_unreadable_file_is_an_io_error(
 def test_directory_without_python(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (cwd / "docs").mkdir()
     (cwd / "docs" / "index.md").write_text("# hi\n")
-    assert run(capsys, "docs") == (0, [], "toollint: warning: no Python files found under docs\n")
+    warning = "toollint: warning: no Python files found under docs\n"
+    assert run(capsys, "docs") == (0, [], warning + "No Python files checked.\n")
     assert run(capsys, "-q", "docs") == (0, [], "")
 
 
@@ -148,10 +149,17 @@ def test_nonexistent_path_is_exit_2_and_the_rest_is_linted(cwd: Path, capsys: py
     assert err.splitlines()[0] == "toollint: error: missing.py: no such file or directory"
 
 
-def test_non_python_file_named_explicitly(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (cwd / "README.md").write_text("# Title\n\nSome *prose*.\n")
-    code, out, _ = run(capsys, "README.md")
-    assert code == 1 and len(out) == 1 and "TL901" in out[0]
+def test_non_python_file_named_explicitly_is_skipped_with_a_warning(
+    cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (cwd / "README.md").write_text("# Title\n")  # parses as Python: it used to pass in silence
+    code, out, err = run(capsys, "README.md")
+    assert (code, out) == (0, [])
+    assert err.splitlines()[0] == ("toollint: warning: README.md: not a Python file (no .py/.pyi suffix or "
+                                   "Python #! line); skipped")
+    (cwd / "script").write_text("#!/usr/bin/env python3\ndef f(:\n")  # a Python script without a suffix
+    code, out, _ = run(capsys, "script")
+    assert code == 1 and "TL901" in out[0]
 
 
 def test_surrogates_in_text_input() -> None:
@@ -161,4 +169,5 @@ def test_surrogates_in_text_input() -> None:
 
 def test_path_with_a_null_character(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "a\0b.py")
-    assert (code, out) == (2, []) and err == "toollint: error: 'a\\x00b.py': no such file or directory\n"
+    assert (code, out) == (2, [])
+    assert err.splitlines()[0] == "toollint: error: 'a\\x00b.py': no such file or directory"

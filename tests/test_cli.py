@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +44,7 @@ def test_findings_exit_1_with_flake8_style_lines_and_summary(project: Path, caps
         "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad",
         "pkg/bad.py:5:1: TL190 [flag-bad-function] function `bad_two` is bad",
     ]
-    assert err == "Found 2 findings in 1 file\n"
+    assert err == "Found 2 findings in 1 file. Checked 2 files, 0 tools.\n"
 
 
 def test_no_subcommand_means_check(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,8 +52,15 @@ def test_no_subcommand_means_check(project: Path, capsys: pytest.CaptureFixture[
     assert run(capsys, "pkg/bad.py", "--select", FLAG)[0] == 1
 
 
-def test_clean_run_prints_nothing_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", "")
+NO_TOOLS = ("No tools found in 1 file: nothing was checked (how toollint finds tools: README, 'How toollint "
+            "finds tools'; or name them with `tools`/`tool-decorators` in [tool.toollint]).\n")
+
+
+def test_clean_run_prints_only_the_summary_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # No tool in good.py: the summary says nothing was checked rather than "all good".
+    assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", NO_TOOLS)
+    (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n")
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 1 tool.\n")
 
 
 def test_exit_zero_and_quiet(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +88,7 @@ def test_suppressed_count_in_summary(project: Path, capsys: pytest.CaptureFixtur
     (project / "pkg" / "bad.py").write_text(BAD.replace("bad_one():", "bad_one():  # noqa: TL190"))
     code, out, err = run(capsys, *ONLY_FAKE, "pkg")
     assert code == 1 and out.count("\n") == 1
-    assert err == "Found 1 finding in 1 file (1 suppressed)\n"
+    assert err == "Found 1 finding in 1 file (1 suppressed). Checked 2 files, 0 tools.\n"
 
 
 def test_json_shape(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -222,7 +232,8 @@ def test_check_steps_post_process_the_result(
 ) -> None:
     from toollint import cli
 
-    def drop_all(args, settings, result):  # type: ignore[no-untyped-def]
+    def drop_all(ctx, result):  # type: ignore[no-untyped-def]
+        assert ctx.options.paths == ("pkg",) and ctx.settings.project_root == project
         for file_result in result.files:
             file_result.findings = []
         return result
@@ -234,12 +245,12 @@ def test_check_steps_post_process_the_result(
 def test_unexpected_exception_is_one_line(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toollint import cli
-
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cli, "lint_paths", explode)
+    import toollint.pipeline.check
+
+    monkeypatch.setattr(toollint.pipeline.check, "lint_paths", explode)
     code, _, err = run(capsys, "pkg")
     assert code == 2 and err.count("\n") == 1 and "internal error: RuntimeError: disk on fire" in err
 
@@ -247,7 +258,8 @@ def test_unexpected_exception_is_one_line(
 def test_python_m_and_console_script(project: Path) -> None:
     for argv in ([sys.executable, "-m", "toollint"], [str(Path(sys.executable).parent / "toollint")]):
         proc = subprocess.run([*argv, "--select", "TL9", "pkg"], capture_output=True, text=True, check=False)
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), argv
+        assert (proc.returncode, proc.stdout) == (0, ""), argv
+        assert proc.stderr.startswith("No tools found in 2 files"), argv
     proc = subprocess.run([sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stdout.startswith("toollint ")
 
@@ -274,7 +286,133 @@ def test_config_found_from_the_target_applies_end_to_end(project: Path, capsys: 
     (project / "pkg" / "pyproject.toml").write_text(
         '[tool.toollint]\nselect = ["TL19"]\nextend-exclude = ["bad.py"]\n'
     )
-    assert run(capsys, "pkg") == (0, "", "")  # bad.py excluded by the config found above the target
+    assert run(capsys, "pkg")[:2] == (0, "")  # bad.py excluded by the config found above the target
     assert run(capsys, "pkg/bad.py")[0] == 1  # named explicitly: linted anyway
-    assert run(capsys, "--force-exclude", "pkg/bad.py") == (0, "", "")  # unless --force-exclude
+    assert run(capsys, "--force-exclude", "pkg/bad.py")[:3] == (0, "", "No Python files checked.\n")
     assert run(capsys, "--isolated", "--select", FLAG, "pkg")[0] == 1
+
+
+# --- habits: stdin, output formats, colour ------------------------------------------------------
+
+FRONTENDS = Path(__file__).parent / "fixtures" / "frontends" / "banking_tools.py"
+
+
+def test_stdin_with_stdin_filename_gives_that_files_findings(tmp_path: Path) -> None:
+    shutil.copy(FRONTENDS, tmp_path / "file.py")
+    on_disk = subprocess.run([sys.executable, "-m", "toollint", "check", "file.py"], cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+    piped = subprocess.run(f"cat file.py | {sys.executable} -m toollint check --stdin-filename file.py -",
+                           shell=True, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert (piped.returncode, piped.stdout) == (on_disk.returncode, on_disk.stdout) == (1, on_disk.stdout)
+    assert on_disk.stdout.count("file.py:") == 6
+    # Without a name the findings are named "-"; --stdin-filename alone also reads stdin.
+    bare = subprocess.run([sys.executable, "-m", "toollint", "check", "-"], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, input=FRONTENDS.read_text(encoding="utf-8"))
+    assert bare.stdout.splitlines()[0].startswith("-:26:5: TL102")
+    alone = subprocess.run([sys.executable, "-m", "toollint", "check", "--stdin-filename", "x/file.py"],
+                           cwd=tmp_path, capture_output=True, text=True, check=False, input="x = 1\n")
+    assert alone.returncode == 0 and alone.stderr.startswith("No tools found in 1 file")
+
+
+def test_stdin_uses_the_configuration_of_its_file_name(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "pkg" / "pyproject.toml").write_text('[tool.toollint]\nignore = ["TL190"]\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    assert run(capsys, *ONLY_FAKE, "--stdin-filename", "pkg/bad.py", "-")[:2] == (0, "")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
+    code, out, _ = run(capsys, *ONLY_FAKE, "--stdin-filename", "elsewhere/bad.py", "-")
+    assert code == 1 and out.splitlines()[0].startswith("elsewhere/bad.py:1:1: TL190")
+
+
+def test_stdin_cannot_be_fixed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--fix", "-")
+    assert code == 2 and err == "toollint: error: --fix and --diff rewrite files; they cannot be used with stdin (-)\n"
+
+
+def test_github_format_is_workflow_commands_with_escaping(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "github", "pkg")
+    assert code == 1
+    assert out.splitlines()[0] == ("::warning file=pkg/bad.py,line=1,col=1,endLine=2,endColumn=9,"
+                                   "title=toollint (TL190)::TL190 [flag-bad-function] function `bad_one` is bad")
+    from toollint.model import Finding
+    from toollint.reporters.github import annotation
+
+    tricky = Finding("TL901", "100% broken:\r\nline two", "a,b:c%.py", 3, 4)
+    assert annotation(tricky) == ("::error file=a%2Cb%3Ac%25.py,line=3,col=4,title=toollint (TL901)::"
+                                  "TL901 [syntax-error] 100%25 broken:%0D%0Aline two")
+
+
+def test_gitlab_format_is_code_quality_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "gitlab", "pkg")
+    issues = json.loads(out)
+    assert code == 1 and len(issues) == 2
+    first = issues[0]
+    assert first["check_name"] == "TL190" and first["severity"] == "minor"
+    assert first["location"] == {"path": "pkg/bad.py", "lines": {"begin": 1, "end": 2}}
+    assert first["description"] == "TL190 [flag-bad-function] function `bad_one` is bad"
+    assert len({i["fingerprint"] for i in issues}) == 2  # distinct, stable (toollint/v1)
+    assert run(capsys, *ONLY_FAKE, "--output-format", "gitlab", "pkg")[1] == out
+
+
+def test_junit_format_is_xml_with_a_failure_per_finding(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import xml.etree.ElementTree as ET
+
+    code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "junit", "pkg")
+    root = ET.fromstring(out)
+    assert code == 1 and root.tag == "testsuites" and root.get("failures") == "2"
+    cases = root.findall("./testsuite/testcase")
+    assert [(c.get("classname"), c.get("line")) for c in cases] == [("pkg/bad.py", "1"), ("pkg/bad.py", "5")]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.get("type") == "TL190"
+    assert failure.text == "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad"
+    clean = ET.fromstring(run(capsys, *ONLY_FAKE, "--output-format", "junit", "pkg/good.py")[1])
+    assert clean.get("failures") == "0" and clean.find("./testsuite/testcase").get("name") == "All checks passed"
+
+
+def test_junit_escapes_what_xml_cannot_hold() -> None:
+    import xml.etree.ElementTree as ET
+
+    from toollint.model import Finding
+    from toollint.reporters import Report
+    from toollint.reporters.junit import write_junit
+
+    stream = io.StringIO()
+    write_junit(Report([Finding("TL901", "bad \x00 byte", "caf\udce9.py", 1)]), stream)
+    case = ET.fromstring(stream.getvalue()).find("./testsuite/testcase")
+    assert case is not None and case.get("classname") == "caf\\xe9.py"
+    assert "bad \\x00 byte" in (case.find("failure").text or "")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("environ", "choice", "colored"),
+    [({}, "auto", False), ({"FORCE_COLOR": "1"}, "auto", True), ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, "auto", False),
+     ({}, "always", True), ({"FORCE_COLOR": "1"}, "never", False)],
+)
+def test_colour_follows_no_color_force_color_and_the_option(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str], choice: str, colored: bool
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run(capsys, *ONLY_FAKE, "--color", choice, "pkg")
+    assert code == 1
+    assert ("\033[" in out) is colored and ("\033[" in err) is colored
+    plain = re.sub(r"\033\[[0-9;]*m", "", out)
+    assert plain.splitlines()[0] == "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad"
+
+
+def test_colour_on_a_terminal_and_not_in_a_pipe() -> None:
+    from toollint.console import use_color
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert use_color(Tty(), environ={}) and not use_color(io.StringIO(), environ={})
+    assert not use_color(Tty(), environ={"TERM": "dumb"}) and not use_color(Tty(), environ={"NO_COLOR": "x"})
+    assert use_color(Tty(), environ={"NO_COLOR": ""})  # an empty NO_COLOR does not count (no-color.org)

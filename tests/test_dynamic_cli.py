@@ -101,3 +101,49 @@ def test_replay_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
     assert capsys.readouterr().out.strip() == f"NOT REPLAYED: no witness file {tmp_path / 'nope.json'}"
     assert main(["replay"]) == 2  # usage error, one line from argparse
+
+
+def test_messages_and_fingerprints_are_the_same_with_and_without_confirm(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toollint.fingerprint import toollint_fingerprints
+    from toollint.model import Finding
+
+    def static(*argv: str) -> list[tuple[str, str, str]]:
+        findings = [f for f in run_json(capsys, *argv)[1] if f["code"].startswith("TL1")]
+        as_findings = [Finding(f["code"], f["message"], f["filename"], f["location"]["row"], tool=f["tool"])
+                       for f in findings]
+        return [(f["code"], f["message"], fp) for f, fp in zip(findings, toollint_fingerprints(as_findings))]
+
+    plain = static()
+    assert plain == static("--confirm", "--witness-dir", "elsewhere")  # and test_sarif_cli: three ways
+    main(["check", "--confirm", "--witness-dir", "w2", "bank.py"])
+    text = capsys.readouterr().out  # the text report still shows the verdict, rendered from properties
+    assert any(line.endswith(".json]") and "[VIOLATES: w2/" in line for line in text.splitlines())
+
+
+def test_a_missing_interpreter_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--confirm", "--python", "/no/such/python", "bank.py"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("toollint: error: --python: /no/such/python: no such file "
+                                 "(the benchmark's interpreter, for --confirm)\n")
+    (project / "pyproject.toml").write_text(CONFIG + 'python = "/no/such/python"\n')
+    assert main(["check", "--confirm", "bank.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toollint: error: 'python' in ") and "[tool.toollint.confirm]: /no/such/python" in err
+    assert main(["check", "bank.py"]) == 1  # without --confirm the interpreter is not needed
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("deadline = -1", "'deadline' in .* must be greater than 0"),
+    ('deadline = "3"', "'deadline' in .* must be a number, not a string"),
+    ("deadlin = 3", "unknown key 'deadlin' .* did you mean 'deadline'"),
+])
+def test_bad_confirm_settings_name_the_key(project: Path, capsys: pytest.CaptureFixture[str], line: str,
+                                           message: str) -> None:
+    import re
+
+    (project / "pyproject.toml").write_text(CONFIG.replace("deadline = 3", line))
+    assert main(["check", "--confirm", "bank.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(message, err) and "internal error" not in err

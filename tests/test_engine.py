@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fake_rules import CRASH, FLAG, fake_rules  # noqa: F401 - fixture
 
+from toollint import registry
 from toollint.engine import SelectionError, lint_paths, lint_source, lint_tree
 from toollint.files import collect_files, guess_module_name
 from toollint.settings import Settings
@@ -25,7 +26,7 @@ def test_rule_findings_carry_location_and_tool() -> None:
     result = lint_source(BAD, "m.py", Settings(select=[FLAG]))
     assert codes(result.findings) == [(FLAG, 1), (FLAG, 9)]
     first = result.findings[0]
-    assert (first.path, first.col, first.tool, first.name) == ("m.py", 1, "bad_one", "flag-bad-function")
+    assert (first.path, first.col, first.tool, registry.rule_name(first.code)) == ("m.py", 1, "bad_one", "flag-bad-function")
 
 
 def test_crashing_rule_becomes_one_internal_error_and_other_rules_still_run() -> None:

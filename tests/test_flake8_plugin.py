@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toollint.flake8_plugin import ToollintChecker, _settings_cache
+from toollint.flake8_plugin import ToollintChecker, reset_cache
 
 FIXTURE = Path(__file__).parent / "fixtures" / "frontends" / "banking_tools.py"
 Row = tuple[str, int, int, str, str]
@@ -19,7 +19,7 @@ Row = tuple[str, int, int, str, str]
 
 @pytest.fixture(autouse=True)
 def _fresh_settings_cache() -> None:
-    _settings_cache.clear()
+    reset_cache()
 
 
 def _flake8(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,9 +45,9 @@ def _flake8_rows(cwd: Path, target: str, *args: str) -> list[Row]:
     return sorted(rows)
 
 
-def _toollint_rows(cwd: Path, target: str) -> list[Row]:
+def _toollint_rows(cwd: Path, *targets: str) -> list[Row]:
     proc = subprocess.run(
-        [sys.executable, "-m", "toollint", "check", "--output-format", "json", target],
+        [sys.executable, "-m", "toollint", "check", "--output-format", "json", *targets],
         cwd=cwd,
         check=False,
         capture_output=True,
@@ -111,3 +111,18 @@ def test_checker_protocol_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     by_code = {text.split(" ", 1)[0]: (line, col) for line, col, text, _ in rows}
     assert by_code["TL102"] == (26, 4)  # flake8 columns are 0-based
     assert all(text[:2] == "TL" and text[5] == " " for _, _, text, _ in rows)
+
+
+def test_a_monorepo_gives_the_same_answer_as_the_cli_in_any_order(tmp_path: Path) -> None:
+    """Each file is linted with its own nearest configuration, by flake8 and by `toollint check a b`
+    and `toollint check b a` alike (the CLI used to read only the first target's)."""
+    for name, ignored in (("a", "TL104"), ("b", "TL102")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(f'[tool.toollint]\nignore = ["{ignored}"]\n')
+        shutil.copy(FIXTURE, tmp_path / name / "tools.py")
+    via_flake8 = _flake8_rows(tmp_path, "a/tools.py", "b/tools.py")
+    forward = _toollint_rows(tmp_path, "a", "b")
+    backward = _toollint_rows(tmp_path, "b", "a")
+    assert via_flake8 == forward == backward
+    assert {r[3] for r in forward if r[0] == "a/tools.py"} == {"TL101", "TL102", "TL103", "TL105"}
+    assert {r[3] for r in forward if r[0] == "b/tools.py"} == {"TL101", "TL103", "TL104", "TL105"}

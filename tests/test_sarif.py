@@ -17,7 +17,7 @@ import pytest
 from toollint.fingerprint import line_hashes
 from toollint.model import Edit, Finding, Fix, RelatedLocation
 from toollint.registry import all_rules, get
-from toollint.reporters.sarif import SarifOptions, build_sarif, render_sarif, to_json_obj, utf16_column
+from toollint.reporters.sarif import MAX_RESULTS, SarifOptions, build_sarif, render_sarif, utf16_column
 
 PRECISIONS = {"very-high", "high", "medium", "low"}
 SEVERITIES = {"error", "warning", "recommendation"}
@@ -59,7 +59,7 @@ def assert_valid_sarif(log: dict[str, Any], *, allow_suppressed: bool = False) -
     bases = run.get("originalUriBaseIds", {})
     assert bases["%SRCROOT%"]["uri"].startswith("file://") and bases["%SRCROOT%"]["uri"].endswith("/")
     results = run["results"]
-    assert len(results) <= 5000
+    assert len(results) <= 25_000  # GitHub's per-run limit
     for res in results:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["level"] in LEVELS and res["message"]["text"]
@@ -150,7 +150,7 @@ def test_warning_level_is_written_not_dropped(project: Path) -> None:
     assert warn_rule is not None and warn_rule.level == "warning"
     log = _log([Finding("TL900", "unused", "pkg/tools.py", 1)], root=project)
     result = log["runs"][0]["results"][0]
-    assert result["level"] == "warning" and result["kind"] == "fail"
+    assert result["level"] == "warning" and "kind" not in result  # "fail" is the schema's default
     assert (
         log["runs"][0]["tool"]["driver"]["rules"][result["ruleIndex"]]["defaultConfiguration"]["level"]
         == "warning"
@@ -218,32 +218,35 @@ def test_suppressed_left_out_unless_asked(project: Path) -> None:
     assert len(results) == 2 and results[1]["suppressions"] == [{"kind": "inSource"}]
 
 
-def test_cap_with_a_warning(project: Path) -> None:
-    findings = [_tl104(line=1 + i % 6, message=f"finding {i}") for i in range(7)]
+def test_cap_keeps_errors_then_precise_rules_and_says_how_many_were_left_out(project: Path) -> None:
+    # Five warnings at the top of the file and an error-level TL202 at the bottom: with room for two,
+    # the error stays (sorting by path and line used to keep the first two warnings).
+    warnings_ = [_tl104(line=1 + i, message=f"warning {i}") for i in range(5)]
+    error = Finding("TL202", "ignored argument", "pkg/tools.py", 6, 1)
+    low = Finding("TL900", "unused noqa", "pkg/tools.py", 2, 1)  # warning, precision very-high
     warnings: list[str] = []
-    log = json.loads(
-        json.dumps(
-            to_json_obj(
-                build_sarif(findings, SarifOptions(root=project, max_results=5), warn=warnings.append)
-            )
-        )
-    )
+    log = json.loads(json.dumps(build_sarif([*warnings_, error, low], SarifOptions(root=project, max_results=2),
+                                            warn=warnings.append)))
     assert_valid_sarif(log)
     run = log["runs"][0]
-    assert len(run["results"]) == 5
-    assert len(warnings) == 1 and "7 results; only the first 5" in warnings[0]
+    kept = [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run["results"]]
+    assert kept == [("TL900", 2), ("TL202", 6)]  # source order among those kept
+    assert len(warnings) == 1
+    assert warnings[0].startswith("5 of 7 results left out of the SARIF file (5 TL104)")
+    assert "at most 2 per run" in warnings[0]
     notes = run["invocations"][0]["toolExecutionNotifications"]
     assert notes[-1]["level"] == "warning" and notes[-1]["message"]["text"] == warnings[0]
 
 
-def test_default_cap_is_githubs_5000(project: Path) -> None:
-    findings = [_tl104(message=f"finding {i}") for i in range(5001)]
+def test_default_cap_is_githubs_25000_per_run(project: Path) -> None:
+    assert MAX_RESULTS == 25_000
+    findings = [_tl104(message=f"finding {i}") for i in range(MAX_RESULTS + 1)]
     warnings: list[str] = []
     log = build_sarif(findings, SarifOptions(root=project), warn=warnings.append)
-    assert len(log.runs[0].results) == 5000 and len(warnings) == 1
+    assert len(log["runs"][0]["results"]) == MAX_RESULTS and len(warnings) == 1
     exactly: list[str] = []
-    log = build_sarif(findings[:5000], SarifOptions(root=project), warn=exactly.append)
-    assert len(log.runs[0].results) == 5000 and exactly == []
+    log = build_sarif(findings[:MAX_RESULTS], SarifOptions(root=project), warn=exactly.append)
+    assert len(log["runs"][0]["results"]) == MAX_RESULTS and exactly == []
 
 
 def test_related_locations_from_finding(project: Path) -> None:
@@ -310,18 +313,25 @@ def test_uri_is_percent_encoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     )
 
 
-def test_walker_uses_schema_names_and_skips_only_unset_sentinels() -> None:
-    import sarif_om as om
+def test_schema_defaults_are_left_out_but_level_is_kept(project: Path) -> None:
+    log = _log([_tl104()], root=project)
+    run = log["runs"][0]
+    for absent in ("language", "newlineSequences"):
+        assert absent not in run
+    assert "language" not in run["tool"]["driver"] and "contents" not in run["tool"]["driver"]
+    rule = run["tool"]["driver"]["rules"][0]
+    assert rule["defaultConfiguration"] == {"level": rule["defaultConfiguration"]["level"]}  # no enabled: true
+    assert run["results"][0]["level"] == "warning"
 
-    data = to_json_obj(om.Result(message=om.Message(text="m"), rule_id="TL104"))
-    assert data == {"message": {"text": "m"}, "kind": "fail", "level": "warning", "ruleId": "TL104"}
-    data = to_json_obj(om.Result(message=om.Message(text="m"), rule_index=0))
-    assert data["ruleIndex"] == 0
-    assert to_json_obj(om.SarifLog(runs=[], version="2.1.0", schema_uri="s")) == {
-        "runs": [],
-        "version": "2.1.0",
-        "$schema": "s",
-    }
+
+def test_the_writer_generates_no_code() -> None:
+    import ast
+
+    from toollint.reporters import sarif
+
+    tree = ast.parse(Path(sarif.__file__).read_text(encoding="utf-8"))
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    assert not called & {"exec", "eval", "compile"}
 
 
 def test_rendering_leaves_the_garbage_collector_as_it_was(project: Path) -> None:

@@ -188,3 +188,33 @@ def test_text_alias_with_a_sarif_side_output(tmp_path: Path, monkeypatch: pytest
     assert main(["check", "--output-format", "text", "--sarif-output", "toollint.sarif", "t.py"]) == 1
     assert "t.py:3:8: TL104 [truthiness-on-falsy-legal-arg]" in capsys.readouterr().out
     assert json.loads((tmp_path / "toollint.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "TL104"
+
+
+def test_fingerprints_and_messages_do_not_change_with_confirm_on_agentdojo(
+    agentdojo_python: Path, agentdojo_src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real banking tools: the TL1xx results of a plain run, of `--confirm`, and of `--confirm`
+    with another `--witness-dir` carry the same fingerprints and messages; the verdict and witness
+    are in `properties` (they used to be appended to the message, and so to the fingerprint)."""
+    shutil.copy(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    runs = {}
+    for name, extra in (("plain", []), ("confirm", ["--confirm"]),
+                        ("elsewhere", ["--confirm", "--witness-dir", "other/witnesses"])):
+        main(["check", "--python", str(agentdojo_python), *extra, "--output-format", "sarif",
+              "-o", f"{name}.sarif", "banking_client.py"])
+        results = json.loads((tmp_path / f"{name}.sarif").read_text())["runs"][0]["results"]
+        runs[name] = [r for r in results if r["ruleId"].startswith("TL1")]
+    capsys.readouterr()
+
+    def keys(results: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return [(r["ruleId"], r["message"]["text"], r["partialFingerprints"]["toollint/v1"]) for r in results]
+
+    assert len(runs["plain"]) == 6
+    assert keys(runs["plain"]) == keys(runs["confirm"]) == keys(runs["elsewhere"])
+    assert all("verdict" not in r.get("properties", {}) for r in runs["plain"])
+    verdicts = {r["properties"]["verdict"] for r in runs["confirm"]}
+    assert verdicts == {"VIOLATES", "CONFORMS"}
+    witnesses = [r["properties"]["witness"] for r in runs["elsewhere"] if "witness" in r["properties"]]
+    assert witnesses and all("other/witnesses" in w for w in witnesses)

@@ -1,29 +1,28 @@
-"""The glue for `toollint check --confirm --ledger F --report R`: a CHECK_STEPS entry tracing the
+"""The glue for `toollint check --confirm --ledger F --report R`: a pipeline step tracing the
 TL2xx findings of the run over the tasks `[tool.toollint.trace]` names."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 from toollint.contracts.loader import bundled_library_dir
 
-from toollint.config import resolve_settings
+from toollint.config import SettingsResolver, resolve_settings
+from toollint.console import Console
 from toollint.engine import FileResult, RunResult
 from toollint.model import Finding
+from toollint.pipeline import CheckOptions, StepContext, TraceOptions
 from toollint.settings import Settings
-from toollint.trace.cli import add_check_options, check_step
+from toollint.trace.check import check_step
 
 BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
 
 
-def _args(*extra: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_check_options(parser)
-    parser.add_argument("-q", "--quiet", action="store_true")
-    return parser.parse_args([*extra])
+def _ctx(settings: Settings, ledger: Path | None = None, report: Path | None = None, quiet: bool = False) -> StepContext:
+    options = CheckOptions(trace=TraceOptions(ledger=ledger, report=report))
+    return StepContext(options, settings, SettingsResolver(), Console(quiet=quiet))
 
 
 def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path: Path) -> None:
@@ -34,8 +33,7 @@ def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path
     static = Finding("TL104", "truthiness", tool_file, 136)
     result = RunResult([FileResult(tool_file, [static, confirmed])])
     settings = Settings(trace={"agentdojo": str(agentdojo_src), "suites": ["banking"]}, project_root=tmp_path)
-    args = _args("--ledger", str(tmp_path / "ledger"), "--report", str(tmp_path / "r.html"), "-q")
-    out = check_step(args, settings, result)
+    out = check_step(_ctx(settings, tmp_path / "ledger", tmp_path / "r.html", quiet=True), result)
     assert out is result and len(result.findings) == 2  # TL401 not selected: nothing added
     assert confirmed.properties["trace"]["exposed_tasks"] == {
         "exact_field": 5, "whole_state_hash": 1, "collection_only": 0, "unresolved": 0}
@@ -47,7 +45,7 @@ def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path
 
 def test_without_ledger_or_report_the_step_does_nothing(tmp_path: Path) -> None:
     result = RunResult([FileResult("a.py", [Finding("TL202", "m", "a.py", 1)])])
-    assert check_step(_args(), Settings(trace={"agentdojo": "/nonexistent"}), result) is result
+    assert check_step(_ctx(Settings(trace={"agentdojo": "/nonexistent"})), result) is result
     assert "trace" not in result.findings[0].properties
 
 
@@ -55,7 +53,7 @@ def test_ungrounded_oracles_are_added_when_selected(tmp_path: Path, capsys: pyte
     settings = resolve_settings([str(BENCH)], config_file=str(BENCH / "pyproject.toml"))
     settings.extend_select = ["TL401"]
     result = RunResult([])
-    check_step(_args("--ledger", str(tmp_path / "l.csv")), settings, result)
+    check_step(_ctx(settings, tmp_path / "l.csv"), result)
     assert sorted((f.code, f.path, f.line) for f in result.findings) == [
         ("TL401", "graders.py", 17), ("TL401", "tasks.json", 11)]
     err = capsys.readouterr().err

@@ -10,7 +10,7 @@ from test_sarif import assert_valid_sarif
 from toollint.contracts.loader import bundled_library_dir
 
 from toollint.model import Finding
-from toollint.reporters.sarif import SarifOptions, build_sarif, to_json_obj
+from toollint.reporters.sarif import SarifOptions, build_sarif
 from toollint.trace.ledger import trace_findings
 from toollint.trace.tasks import agentdojo_tasks
 
@@ -35,7 +35,7 @@ def test_traced_finding_in_sarif(agentdojo_src: Path, monkeypatch: pytest.Monkey
         "exposed_tasks": {"exact_field": 5, "whole_state_hash": 1, "collection_only": 0, "unresolved": 0},
         "exposed": 6, "traced": 16,
     }
-    log = to_json_obj(build_sarif([finding], SarifOptions(root=root)))
+    log = build_sarif([finding], SarifOptions(root=root))
     assert_valid_sarif(log)
     result = log["runs"][0]["results"][0]
     related = {(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])

@@ -18,25 +18,28 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toollint import atomic
+from toollint.console import printable
+from toollint.errors import BaselineError, StopCheck
 from toollint.fingerprint import FINGERPRINT_KEY, relative_path, toollint_fingerprints
 from toollint.model import Finding
 
 if TYPE_CHECKING:
+    from toollint.config import SettingsResolver
     from toollint.engine import RunResult
+    from toollint.pipeline import StepContext
     from toollint.settings import Settings
+
+__all__ = ["BaselineEntry", "BaselineError", "apply_baseline", "check_step", "load_baseline", "new_since",
+           "write_baseline"]
 
 FORMAT_VERSION = 1
 NEVER_BASELINED = frozenset({"TL904"})  # an internal error is never silenced
-
-
-class BaselineError(Exception):
-    """A baseline or diff-base problem, with a message fit for one line of output."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class BaselineEntry:
 
     def describe(self) -> str:
         where = f" in `{self.tool}`" if self.tool else ""
-        return f"{self.path}:{self.line}: {self.code}{where}: {self.message}"
+        return printable(f"{self.path}:{self.line}: {self.code}{where}: {self.message}")
 
 
 def _keyed(findings: Sequence[Finding], root: Path) -> list[tuple[str, Finding]]:
@@ -68,17 +71,21 @@ def entries_for(findings: Sequence[Finding], root: Path) -> list[BaselineEntry]:
 
 
 def write_baseline(path: str | Path, findings: Sequence[Finding], root: Path) -> int:
-    """Record the reported findings; returns how many were written."""
+    """Record the reported findings; returns how many were written. The file is replaced whole or
+    not at all. A file name that is not UTF-8 is kept exactly: its surrogate escapes are written as
+    JSON `\\udcXX` escapes, which read back as the same name."""
     entries = sorted(entries_for(findings, root), key=lambda e: (e.path, e.line, e.code, e.fingerprint))
     data = {
         "toollint-baseline": FORMAT_VERSION,
         "fingerprint": FINGERPRINT_KEY,
         "findings": [asdict(e) for e in entries],
     }
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     try:
-        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # backslashreplace turns a lone surrogate into the JSON escape that means it.
+        atomic.write_text(path, text, errors="backslashreplace")
     except OSError as exc:
-        raise BaselineError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
+        raise BaselineError(f"cannot write baseline {printable(str(path))}: {exc.strerror or exc}") from None
     return len(entries)
 
 
@@ -206,9 +213,14 @@ def files_at_ref(ref: str, paths: Sequence[str], cwd: Path | None = None) -> dic
 
 
 def new_since(
-    ref: str, result_findings: Sequence[Finding], linted: Sequence[str], settings: Settings
+    ref: str,
+    result_findings: Sequence[Finding],
+    linted: Sequence[str],
+    settings: Settings,
+    resolver: SettingsResolver | None = None,
 ) -> tuple[list[Finding], int]:
-    """Findings that are not present at `ref`, and how many were dropped as already there."""
+    """Findings that are not present at `ref`, and how many were dropped as already there. Each old
+    file is linted with the settings its path has today (`resolver`), else with `settings`."""
     from toollint.engine import lint_source
 
     root = settings.project_root or Path.cwd()
@@ -216,7 +228,8 @@ def new_since(
     for path, content in files_at_ref(ref, linted).items():
         if content is not None:
             # Linted under the same displayed path, so fingerprints compare directly.
-            before.extend(lint_source(content, path, settings).findings)
+            file_settings = resolver.for_path(path) if resolver is not None else settings
+            before.extend(lint_source(content, path, file_settings).findings)
     old = {fp for fp, f in _keyed(before, root) if not f.suppressed}
     kept = [
         f
@@ -248,37 +261,29 @@ def _replace_findings(result: RunResult, keep: Iterable[Finding]) -> None:
         file_result.findings = [f for f in file_result.findings if id(f) in kept]
 
 
-def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
+def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     """The CLI step: --diff-base, then --baseline; --write-baseline records and ends the run."""
-    from toollint.cli import StopCheck, warn
-
-    root = settings.project_root or Path.cwd()
+    options, console = ctx.options.baseline, ctx.console
+    root = ctx.settings.project_root or Path.cwd()
     linted = [r.path for r in result.files]
-    quiet = getattr(args, "quiet", False)
-    try:
-        if getattr(args, "diff_base", None):
-            kept, dropped = new_since(args.diff_base, result.findings, linted, settings)
-            _replace_findings(result, kept)
-            if dropped and not quiet:
-                warn(f"{dropped} finding(s) already present at {args.diff_base} not shown (--diff-base)")
-        if getattr(args, "write_baseline", None):
-            count = write_baseline(args.write_baseline, result.findings, root)
-            if not quiet:
-                sys.stderr.write(f"toollint: wrote {count} finding(s) to baseline {args.write_baseline}\n")
-            raise StopCheck(0)
-        if getattr(args, "baseline", None):
-            outcome = apply_baseline(result.findings, load_baseline(args.baseline), root, linted)
-            _replace_findings(result, outcome.kept)
-            if outcome.stale and not quiet:
-                count = len(outcome.stale)
-                warn(
-                    f"baseline {args.baseline}: {count} stale entr{'y' if count == 1 else 'ies'} that no "
-                    f"finding matches any more (fixed, or changed); refresh with --write-baseline {args.baseline}"
-                )
-                for entry in outcome.stale:
-                    warn(f"  stale: {entry.describe()}")
-    except BaselineError as exc:
-        from toollint.cli import UsageError
-
-        raise UsageError(str(exc)) from None
+    if options.diff_base:
+        kept, dropped = new_since(options.diff_base, result.findings, linted, ctx.settings, ctx.resolver)
+        _replace_findings(result, kept)
+        if dropped:
+            console.warn(f"{dropped} finding(s) already present at {options.diff_base} not shown (--diff-base)")
+    if options.write:
+        count = write_baseline(options.write, result.findings, root)
+        console.note(f"toollint: wrote {count} finding(s) to baseline {printable(options.write)}")
+        raise StopCheck(0)
+    if options.read:
+        outcome = apply_baseline(result.findings, load_baseline(options.read), root, linted)
+        _replace_findings(result, outcome.kept)
+        if outcome.stale:
+            count = len(outcome.stale)
+            console.warn(
+                f"baseline {options.read}: {count} stale entr{'y' if count == 1 else 'ies'} that no "
+                f"finding matches any more (fixed, or changed); refresh with --write-baseline {options.read}"
+            )
+            for entry in outcome.stale:
+                console.warn(f"  stale: {entry.describe()}")
     return result

@@ -1,10 +1,11 @@
-"""The `toollint` command.
+"""The `toollint` command: arguments in, a typed pipeline run, an exit code out.
 
-`toollint check PATH...` (or just `toollint PATH...`) runs as: parse arguments -> settings ->
-`lint_paths` -> post-process steps (`CHECK_STEPS`) -> report. Other parts of toollint extend it in
-three marked places: options of `check` go in `add_check_options`, steps that rewrite the result
-(baseline, diff-base, fix, confirm) go in `CHECK_STEPS`, and subcommands that live in another
-package go in `DELEGATED` (registered only when their module can be imported).
+`toollint check PATH...` (or just `toollint PATH...`) parses its arguments into one `CheckOptions`
+and runs `toollint.pipeline.check.run_check` with the steps in `CHECK_STEPS`. Other parts of toollint
+extend it in three marked places: options of `check` go in `add_check_options` (each step module
+adds its own group), steps that rewrite the result (baseline, fix, confirm, trace) go in
+`CHECK_STEPS`, and subcommands that live in another package go in `DELEGATED` (registered only when
+their module can be imported). Nothing imports this module.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 """
@@ -12,25 +13,28 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
 
 from toollint import __version__, baseline, fixes, registry
-from toollint.config import ConfigError, resolve_settings
+from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
-from toollint.engine import RunResult, SelectionError, lint_paths
-from toollint.settings import Settings
-from toollint.trace import check as trace_cli
+from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, UsageError
+from toollint.pipeline import CheckStep
+from toollint.pipeline.check import run_check
+from toollint.pipeline.options import CheckOptions
+from toollint.reporters import FORMATS
+from toollint.trace import check as trace_step
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("concise", "text", "full", "json", "sarif")  # "text" is an alias of concise (flake8's word)
+__all__ = ["CHECK_STEPS", "EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "StopCheck", "UsageError", "main"]
+
+OUTPUT_FORMATS = tuple(FORMATS)
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
 # Subcommands implemented elsewhere: name -> (module, function taking argv, help). Each is offered only
@@ -42,30 +46,10 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }
 
-# Post-processing of a check run, in order: (args, settings, result) -> result. Baseline, diff-base,
-# fix and confirm append themselves here (and their options in `add_check_options`).
-CheckStep = Callable[[argparse.Namespace, Settings, RunResult], RunResult]
-CHECK_STEPS: list[CheckStep] = [baseline.check_step, fixes.check_step, confirm_cli.check_step, trace_cli.check_step]
-
-
-class UsageError(Exception):
-    """Bad arguments found after parsing; reported in one line with exit code 2."""
-
-
-class StopCheck(Exception):
-    """Raised by a check step that has produced the run's whole output (--write-baseline, --diff)."""
-
-    def __init__(self, exit_code: int) -> None:
-        super().__init__(exit_code)
-        self.exit_code = exit_code
-
-
-def error(message: str) -> None:
-    sys.stderr.write(f"toollint: error: {message}\n")
-
-
-def warn(message: str) -> None:
-    sys.stderr.write(f"toollint: warning: {message}\n")
+# What runs after linting, in order (see toollint.pipeline): --diff-base/--baseline/--write-baseline,
+# --fix/--diff, --confirm, --ledger/--report.
+CHECK_STEPS: tuple[CheckStep, ...] = (baseline.check_step, fixes.check_step, confirm_cli.check_step,
+                                      trace_step.check_step)
 
 
 # --- parser ---------------------------------------------------------------------------------------
@@ -88,28 +72,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = subparsers.add_parser("check", help="lint tool implementations (the default command)")
-    check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories")
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files or directories (default: .); - reads the file from stdin")
     add_check_options(check)
-    check.set_defaults(handler=run_check)
+    check.set_defaults(handler=run_check_command)
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by `check` and `demo`."""
     out = parser.add_argument_group("output")
-    out.add_argument("--output-format", choices=OUTPUT_FORMATS, default="concise")
+    out.add_argument("--output-format", choices=OUTPUT_FORMATS, default="concise",
+                     help="; ".join(f"{name}: {what}" for name, (_, _, what) in FORMATS.items()))
     out.add_argument("--show-source", action="store_true", help="same as --output-format full")
     out.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
     out.add_argument("--statistics", action="store_true", help="count findings per code instead of listing")
     out.add_argument("-q", "--quiet", action="store_true", help="no summary or warnings on stderr")
     out.add_argument("--show-tools", action="store_true", help="list each tool (writes? why?) on stderr")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the text report and messages (auto: on a terminal, honouring NO_COLOR "
+                     "and FORCE_COLOR)")
     out.add_argument("--sarif-output", action="append", metavar="FILE", help="also write SARIF to FILE")
     out.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id (GitHub category)")
     out.add_argument("--sarif-include-suppressed", action="store_true", help="keep noqa'd findings in SARIF")
     baseline.add_arguments(parser)
     fixes.add_arguments(parser)
     confirm_cli.add_arguments(parser)
-    trace_cli.add_check_options(parser)
+    trace_step.add_check_options(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
     sel.add_argument("--select", type=_selector_list, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
@@ -119,6 +108,10 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--config", metavar="FILE", help="read [tool.toollint] from this file")
     where.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     cfg.add_argument("--force-exclude", action="store_true", help="apply exclusions to paths given explicitly")
+    cfg.add_argument("--no-respect-gitignore", action="store_true",
+                     help="lint files that .gitignore files ignore too")
+    cfg.add_argument("--stdin-filename", metavar="NAME",
+                     help="the file name stdin (-) is linted under: its configuration and how findings name it")
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                      help="processes to use (default 0: one per CPU, serial for small runs)")
 
@@ -178,6 +171,7 @@ def _jobs(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
         return run_delegated(args_list[0], args_list[1:])
@@ -189,10 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse has printed usage and a one-line error
         return EXIT_CLEAN if exc.code in (0, None) else EXIT_ERROR
+    console = Console(quiet=bool(getattr(args, "quiet", False)), color=getattr(args, "color", "auto"))
     try:
-        return int(args.handler(args))
+        return int(args.handler(args, console))
     except KeyboardInterrupt:
-        error("interrupted")
+        console.error("interrupted")
         return EXIT_ERROR
     except BrokenPipeError:  # `toollint ... | head`
         sys.stderr.close()
@@ -200,15 +195,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # no traceback reaches the user unless asked for
         if os.environ.get("TOOLLINT_DEBUG"):
             raise
-        error(f"internal error: {type(exc).__name__}: {exc} (set TOOLLINT_DEBUG=1 for a traceback)")
+        console.error(f"internal error: {type(exc).__name__}: {exc} (set TOOLLINT_DEBUG=1 for a traceback)")
         return EXIT_ERROR
+
+
+def _tolerant_streams() -> None:
+    """Whatever the terminal's encoding, a report never dies on a character it cannot show."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a detached or closed stream
+                pass
 
 
 def run_delegated(name: str, argv: list[str]) -> int:
     module_name, function, _ = DELEGATED[name]
     entry = getattr(importlib.import_module(module_name), function, None)
     if entry is None:
-        error(f"'{name}' is not available in this installation")
+        Console().error(f"'{name}' is not available in this installation")
         return EXIT_ERROR
     return int(entry(argv) or 0)
 
@@ -216,135 +222,32 @@ def run_delegated(name: str, argv: list[str]) -> int:
 # --- check ----------------------------------------------------------------------------------------
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Configuration file (found, given or none), then the command line over it."""
-    settings = resolve_settings(args.paths, config_file=args.config, isolated=args.isolated)
-    if args.select is not None:
-        settings.select = args.select
-    if args.extend_select:
-        settings.extend_select = [*settings.extend_select, *args.extend_select]
-    if args.ignore:
-        settings.ignore = [*settings.ignore, *args.ignore]
-    return settings
+def check_options(args: argparse.Namespace, command: str = "check") -> CheckOptions:
+    """The options object of a run, built once; the only reader of the parsed namespace."""
+    options = CheckOptions.from_namespace(args, command)
+    if not options.paths:
+        options = dataclasses.replace(options, paths=("-",) if options.stdin_filename else (".",))
+    return options
 
 
-def run_check(args: argparse.Namespace) -> int:
-    try:
-        settings = settings_from_args(args)
-        result = lint_paths(args.paths, settings, jobs=args.jobs, force_exclude=args.force_exclude)
-        for step in CHECK_STEPS:
-            result = step(args, settings, result)
-        return report(args, settings, result)
-    except StopCheck as stop:
-        return stop.exit_code
-    except (ConfigError, SelectionError, UsageError) as exc:
-        error(str(exc))
-        return EXIT_ERROR
+def run_check_command(args: argparse.Namespace, console: Console) -> int:
+    return run_check(check_options(args), CHECK_STEPS, console)
 
 
-def run_demo(args: argparse.Namespace) -> int:
+def run_demo(args: argparse.Namespace, console: Console) -> int:
     if not any(EXAMPLES_DIR.glob("**/*.py")):
-        error(f"the bundled examples are missing from {EXAMPLES_DIR}")
+        console.error(f"the bundled examples are missing from {EXAMPLES_DIR}")
         return EXIT_ERROR
-    args.paths = [str(EXAMPLES_DIR)]
-    args.isolated, args.config = True, None  # the demo shows the defaults, whatever the CWD's config
-    return run_check(args)
-
-
-def report(args: argparse.Namespace, settings: Settings, result: RunResult) -> int:
-    """Write the report, the warnings and summary (stderr), and choose the exit code."""
-    reported = result.reported
-    write = choose_writer(args, settings, result)  # before opening -o, so a bad format leaves no file
-    with _output(args.output_file) as stream:
-        write(stream)
-    sarif_files = getattr(args, "sarif_output", None) or []  # several outputs in one run
-    if sarif_files:
-        write_sarif_file = sarif_writer(args, settings, result)
-        for sarif_file in sarif_files:
-            with _output(sarif_file) as stream:
-                write_sarif_file(stream)
-    for target in result.missing:
-        error(f"{target}: no such file or directory")
-    if getattr(args, "show_tools", False):
-        from toollint.reporters.tools import write_tools
-
-        write_tools(result, sys.stderr)
-    if not args.quiet:
-        from toollint.reporters.text import summary
-
-        for target in result.no_python:
-            warn(f"no Python files found under {target}")
-        if reported or args.statistics:
-            sys.stderr.write(summary(reported, result.suppressed_count) + "\n")
-    if result.missing or result.internal_errors:
-        return EXIT_ERROR
-    return EXIT_FINDINGS if reported and not args.exit_zero else EXIT_CLEAN
-
-
-def choose_writer(args: argparse.Namespace, settings: Settings, result: RunResult) -> Callable[[TextIO], None]:
-    reported = result.reported
-    output_format = "concise" if args.output_format == "text" else args.output_format
-    if args.show_source and output_format == "concise":
-        output_format = "full"
-    if args.statistics:
-        if output_format == "json":
-            from toollint.reporters.json_ import write_statistics_json
-
-            return lambda stream: write_statistics_json(reported, stream)
-        from toollint.reporters.text import write_statistics
-
-        return lambda stream: write_statistics(reported, stream)
-    if output_format == "sarif":
-        return sarif_writer(args, settings, result)
-    if output_format == "json":
-        from toollint.reporters.json_ import write_json
-
-        return lambda stream: write_json(reported, stream)
-    from toollint.reporters.text import write_concise, write_full
-
-    return lambda stream: (write_full if output_format == "full" else write_concise)(reported, stream)
-
-
-def sarif_writer(args: argparse.Namespace, settings: Settings, result: RunResult) -> Callable[[TextIO], None]:
-    try:
-        from toollint.reporters.sarif import SarifOptions, render_sarif
-    except ImportError:
-        raise UsageError("sarif output is not available in this installation") from None
-    options = SarifOptions(
-        root=settings.project_root,
-        category=getattr(args, "sarif_category", None),
-        include_suppressed=getattr(args, "sarif_include_suppressed", False),
-        unsafe_fixes=getattr(args, "unsafe_fixes", False),
-    )
-    rendered: list[str] = []
-
-    def write(stream: TextIO) -> None:
-        if not rendered:  # once, however many files it goes to (and its warnings once)
-            # All findings: the SARIF writer drops suppressed ones unless its options ask for them.
-            rendered.append(render_sarif(result.findings, options, warn=warn))
-        stream.write(rendered[0] + "\n")
-
-    return write
-
-
-@contextmanager
-def _output(path: str | None):  # type: ignore[no-untyped-def]
-    if path is None or path == "-":
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    try:
-        stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    with stream:
-        yield stream
+    options = check_options(args, "demo")
+    # The demo shows the defaults, whatever the working directory's configuration.
+    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None)
+    return run_check(options, CHECK_STEPS, console)
 
 
 # --- rule -----------------------------------------------------------------------------------------
 
 
-def run_rule(args: argparse.Namespace) -> int:
+def run_rule(args: argparse.Namespace, console: Console) -> int:
     from toollint.reporters.json_ import rule_to_dict
 
     as_json = args.output_format == "json"
@@ -359,7 +262,7 @@ def run_rule(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
     found = registry.get(args.code)
     if found is None:
-        error(f"unknown rule '{args.code}'; `toollint rule --all` lists them")
+        console.error(f"unknown rule '{args.code}'; `toollint rule --all` lists them")
         return EXIT_ERROR
     if as_json:
         _print_json(rule_to_dict(found))

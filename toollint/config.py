@@ -1,64 +1,50 @@
-"""`[tool.toollint]` in pyproject.toml, turned into `Settings`.
+"""Finding and reading configuration: `[tool.toollint]` in `pyproject.toml`, per file.
 
-The file is found by walking up from the first target (then from the current directory) to the
-first `pyproject.toml` that has a `[tool.toollint]` table; `--config FILE` names it instead and
-`--isolated` ignores all configuration. Keys are kebab-case (`extend-select`, `per-file-ignores`);
-the `confirm` and `trace` sub-tables are passed through unread for `--confirm` and the tracer.
-Relative `contract-dirs` are resolved against the config file's directory. Unknown keys and wrong
-types raise `ConfigError` with a one-line message naming the file and the key.
+Each file is linted with the settings of the nearest `pyproject.toml` above it that has a
+`[tool.toollint]` table (as ruff does), so `toollint check a/ b/` and `toollint check b/ a/` agree
+in a monorepo and the flake8 plugin, which sees one file at a time, agrees with both. A
+`SettingsResolver` finds and loads each configuration file once and keeps the result by file.
+`--config FILE` names one file for everything and `--isolated` ignores all configuration.
+
+The settings of the run as a whole (the project root SARIF paths and baselines are relative to,
+`[tool.toollint.confirm]`, `[tool.toollint.trace]`) are those of the configuration above the
+targets' common directory (then the working directory), which does not depend on their order.
+
+The schema itself (keys, types, checks) lives in `toollint.settings`; here: finding files, TOML
+errors, rule selectors and paths relative to the configuration file.
 """
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toollint import registry
-from toollint.settings import Settings
+from toollint.errors import ConfigError
+from toollint.settings import Settings, parse_table, table_keys
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-LIST_KEYS = (
-    "select",
-    "ignore",
-    "extend-select",
-    "exclude",
-    "extend-exclude",
-    "tool-decorators",
-    "tools",
-    "tool-classes",
-    "state-roots",
-    "contract-dirs",
-)
-TABLE_KEYS = ("confirm", "trace")
-SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*LIST_KEYS, "per-file-ignores", *TABLE_KEYS)
+__all__ = [
+    "ConfigError",
+    "Settings",
+    "SettingsOverride",
+    "SettingsResolver",
+    "find_config",
+    "load_table",
+    "resolve_settings",
+    "settings_from_table",
+]
 
-
-class ConfigError(Exception):
-    """A configuration problem, with a message fit for one line of output."""
-
-
-def find_config(targets: Sequence[str | Path] = ()) -> Path | None:
-    """The nearest pyproject.toml with a [tool.toollint] table above the first target or the CWD."""
-    starts = [Path(targets[0])] if targets else []
-    starts.append(Path.cwd())
-    for start in starts:
-        directory = Path(os.path.abspath(start))
-        if not directory.is_dir():
-            directory = directory.parent
-        for candidate_dir in (directory, *directory.parents):
-            candidate = candidate_dir / "pyproject.toml"
-            if candidate.is_file() and _has_toollint_table(candidate):
-                return candidate
-    return None
+KNOWN_KEYS = tuple(table_keys(Settings))
 
 
 def _has_toollint_table(path: Path) -> bool:
@@ -72,6 +58,40 @@ def _has_toollint_table(path: Path) -> bool:
         return "toollint" in tomllib.loads(data.decode("utf-8")).get("tool", {})
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return True  # it mentions us: load it so the user sees the parse error
+
+
+def config_above(directory: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.toollint] table in `directory` or above."""
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file() and _has_toollint_table(candidate):
+            return candidate
+    return None
+
+
+def _directory_of(path: str | Path) -> Path:
+    absolute = Path(os.path.abspath(path))
+    return absolute if absolute.is_dir() else absolute.parent
+
+
+def find_config(targets: Sequence[str | Path] = ()) -> Path | None:
+    """The configuration of a run: the nearest one above the targets' common directory, else above
+    the working directory."""
+    starts = [common_directory(targets)] if targets else []
+    starts.append(Path.cwd())
+    for start in starts:
+        found = config_above(start)
+        if found is not None:
+            return found
+    return None
+
+
+def common_directory(targets: Iterable[str | Path]) -> Path:
+    directories = [str(_directory_of(t)) for t in targets]
+    try:
+        return Path(os.path.commonpath(directories)) if directories else Path.cwd()
+    except ValueError:  # different drives
+        return Path.cwd()
 
 
 def load_table(path: Path) -> dict[str, Any]:
@@ -92,60 +112,115 @@ def load_table(path: Path) -> dict[str, Any]:
     return table
 
 
-def settings_from_table(table: dict[str, Any], path: Path, base: Settings | None = None) -> Settings:
-    """Validate a [tool.toollint] table and apply it over `base` (default settings)."""
-    settings = base or Settings()
-    where = f"{path} [tool.toollint]"
-    for key, value in table.items():
-        if key not in KNOWN_KEYS:
-            close = difflib.get_close_matches(key.replace("_", "-"), KNOWN_KEYS, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(KNOWN_KEYS)}"
-            raise ConfigError(f"unknown key '{key}' in {where}{hint}")
-        field_name = key.replace("-", "_")
-        if key in LIST_KEYS:
-            values = _string_list(value, f"'{key}' in {where}")
-            if key in SELECTOR_KEYS:
-                _check_selectors(values, f"'{key}' in {where}")
-            setattr(settings, field_name, values)
-        elif key in TABLE_KEYS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"'{key}' in {where} must be a table, not {_type(value)}")
-            setattr(settings, field_name, dict(value))
-        else:  # per-file-ignores
-            if not isinstance(value, dict):
-                raise ConfigError(f"'{key}' in {where} must be a table of glob = [codes], not {_type(value)}")
-            settings.per_file_ignores = {}
-            for glob, codes in value.items():
-                what = f"'{key}.\"{glob}\"' in {where}"
-                settings.per_file_ignores[str(glob)] = _check_selectors(_string_list(codes, what), what)
+def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
+    """Validate a [tool.toollint] table read from `path`; relative paths are made relative to it."""
+    settings = parse_table(Settings, table, str(path))
+    where = f"{path} {Settings.TABLE}"
+    for key_name, f in table_keys(Settings).items():
+        if f.metadata.get("selectors") and key_name in table:
+            value = getattr(settings, f.name)
+            if isinstance(value, dict):
+                for glob, codes in value.items():
+                    _check_selectors(codes, f"'{key_name}.\"{glob}\"' in {where}")
+            else:
+                _check_selectors(value, f"'{key_name}' in {where}")
     root = path.parent
-    settings.contract_dirs = [str(root / d) if not os.path.isabs(d) else d for d in settings.contract_dirs]
+    settings.contract_dirs = [d if os.path.isabs(d) else str(root / d) for d in settings.contract_dirs]
     settings.project_root = root
     settings.config_file = path
     return settings
 
 
-def _check_selectors(values: list[str], what: str) -> list[str]:
+def _check_selectors(values: Iterable[str], what: str) -> None:
     for value in values:
         try:
             list(registry.expand([value]))
         except KeyError:
             raise ConfigError(f"unknown rule selector '{value}' in {what}") from None
-    return values
 
 
-def _string_list(value: object, what: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{what} must be a list of strings, not {_type(value)}")
-    return list(value)
+def load_settings(path: Path) -> Settings:
+    return settings_from_table(load_table(path), Path(os.path.abspath(path)))
 
 
-def _type(value: object) -> str:
-    if isinstance(value, list):
-        return "a list with non-string items"
-    return {dict: "a table", str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(
-        type(value), type(value).__name__
-    )
+@dataclass(frozen=True)
+class SettingsOverride:
+    """What the command line sets over every file's settings: `--select`, `--extend-select`,
+    `--ignore`, `--no-respect-gitignore`."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+
+    def apply(self, settings: Settings) -> Settings:
+        if self == SettingsOverride():
+            return settings
+        return dataclasses.replace(
+            settings,
+            select=list(self.select) if self.select is not None else settings.select,
+            extend_select=[*settings.extend_select, *self.extend_select],
+            ignore=[*settings.ignore, *self.ignore],
+            respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
+        )
+
+
+class SettingsResolver:
+    """The settings for each file of a run, each configuration file read once.
+
+    `config_file` (`--config`) gives every file the same settings; `isolated` gives every file the
+    defaults. Settings are cached by configuration file (and which file applies, by directory), so a
+    tree of thousands of files reads each pyproject.toml once."""
+
+    def __init__(
+        self,
+        *,
+        config_file: str | Path | None = None,
+        isolated: bool = False,
+        override: SettingsOverride | None = None,
+    ) -> None:
+        self.isolated = isolated
+        self.override = override or SettingsOverride()
+        self._fixed: Path | None = None
+        if config_file is not None and not isolated:
+            self._fixed = Path(os.path.abspath(config_file))
+            if not self._fixed.is_file():
+                raise ConfigError(f"config file not found: {config_file}")
+        self._by_directory: dict[Path, Path | None] = {}
+        self._by_config: dict[Path | None, Settings] = {}
+
+    def config_for(self, path: str | Path) -> Path | None:
+        """The configuration file that applies to a file or directory (None: the defaults)."""
+        if self.isolated:
+            return None
+        if self._fixed is not None:
+            return self._fixed
+        directory = _directory_of(path)
+        if directory not in self._by_directory:
+            self._by_directory[directory] = config_above(directory)
+        return self._by_directory[directory]
+
+    def settings(self, config: Path | None, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+        """The settings of one configuration file (None: the defaults), with the overrides. A broken
+        file raises ConfigError, unless `fallback` gives the settings to use (and keep) instead."""
+        if config not in self._by_config:
+            try:
+                base = load_settings(config) if config is not None else Settings(project_root=Path.cwd())
+            except ConfigError as exc:
+                if fallback is None:
+                    raise
+                base = fallback(exc)
+            self._by_config[config] = self.override.apply(base)
+        return self._by_config[config]
+
+    def for_path(self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+        return self.settings(self.config_for(path), fallback)
+
+    def for_run(self, targets: Sequence[str | Path]) -> Settings:
+        """The settings of the run as a whole (see the module docstring)."""
+        if self.isolated:
+            return self.settings(None)
+        return self.settings(self._fixed or find_config(targets))
 
 
 def resolve_settings(
@@ -154,12 +229,5 @@ def resolve_settings(
     config_file: str | Path | None = None,
     isolated: bool = False,
 ) -> Settings:
-    """Settings for a run: defaults, then the config file (found or given), unless isolated."""
-    if isolated:
-        return Settings(project_root=Path.cwd())
-    path = Path(config_file) if config_file is not None else find_config(targets)
-    if path is None:
-        return Settings(project_root=Path.cwd())
-    if config_file is not None and not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    return settings_from_table(load_table(path), Path(os.path.abspath(path)))
+    """The settings of a run: defaults, then the config file (found or given), unless isolated."""
+    return SettingsResolver(config_file=config_file, isolated=isolated).for_run(targets)

@@ -1,7 +1,10 @@
 """The engine every front end shares: decode, parse, run the enabled rules, apply noqa.
 
 `lint_source` lints one file's text, `lint_paths` walks targets (optionally on a process pool), and
-`lint_tree` runs the rules on a tree someone else parsed (the flake8 plugin). Problems with the input
+`lint_tree` runs the rules on a tree someone else parsed (the flake8 plugin). Every file is linted
+with its own settings (those of the nearest configuration file, from a `SettingsResolver`), and its
+result records a digest of the bytes it was computed from, so `--fix` can tell a file that changed
+since. Problems with the input
 become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it does not decode,
 TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
 too complex for the analysis (the others are still analysed). TL904 is reported even when not
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import hashlib
 import io
 import os
 import tokenize
@@ -24,10 +28,14 @@ from pathlib import Path
 
 from toollint import noqa, registry
 from toollint.analysis import Rejection, ToolFact
+from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
+from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
 from toollint.settings import Settings
+
+__all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
 SYNTAX_ERROR = "TL901"
 DECODE_ERROR = "TL902"
@@ -39,8 +47,10 @@ MIN_FILES_PER_JOB = 8
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
 
-class SelectionError(ValueError):
-    """A select/ignore entry names no code, prefix or rule name."""
+def digest(data: bytes | str) -> str:
+    """What a file's content is identified by: `--fix` writes only over the very bytes it linted."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()
 
 
 @dataclass
@@ -48,6 +58,7 @@ class FileResult:
     path: str  # as shown to the user
     findings: list[Finding] = field(default_factory=list)  # including suppressed ones
     module_name: str = ""
+    digest: str | None = None  # of the content linted (None: not read)
     # What discovery made of the file (None when no static rule ran on it): each tool with whether it
     # writes and why, and each function that looks like a tool but was not taken, with why.
     tools: list[ToolFact] | None = None
@@ -61,12 +72,19 @@ class FileResult:
     def writers(self) -> list[ToolFact]:
         return [t for t in self.tools or [] if t.writes]
 
+    @property
+    def tool_count(self) -> int:
+        """Tools the analysis found in the file."""
+        return len(self.tools or [])
+
 
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files
+    not_python: list[str] = field(default_factory=list)  # named files that are not Python (skipped)
+    root: Path | None = None  # the run's project root: paths in SARIF and baselines are relative to it
 
     @property
     def findings(self) -> list[Finding]:
@@ -84,6 +102,11 @@ class RunResult:
     @property
     def internal_errors(self) -> list[Finding]:
         return [f for f in self.reported if f.code == INTERNAL_ERROR]
+
+    @property
+    def checked_count(self) -> int:
+        """Files read and linted (not directories that could not be listed)."""
+        return sum(r.digest is not None for r in self.files)
 
     @property
     def tool_count(self) -> int:
@@ -211,9 +234,11 @@ def too_complex(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
 
 
 def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejection]]:
-    """What the analysis found in the file, when a rule computed it."""
-    analysis = ctx.__dict__.get("analysis")
-    if analysis is None:
+    """What the analysis found in the file, for the summary line and --show-tools. The rules have
+    built the analysis already (it is cached); None when it cannot be built (a TL904 says why)."""
+    try:
+        analysis = ctx.analysis
+    except Exception:  # noqa: BLE001 - a crash here was already reported as the rules' TL904
         return None, []
     return analysis.facts(), list(analysis.rejected)
 
@@ -244,7 +269,7 @@ def _lint_source(
     source: bytes | str, path: str, settings: Settings, selection: Selection, module_name: str
 ) -> FileResult:
     enabled = selection.for_file(path, settings.project_root)
-    result = FileResult(path, module_name=module_name or guess_module_name(path))
+    result = FileResult(path, module_name=module_name or guess_module_name(path), digest=digest(source))
     problem = _problem(source, path, enabled)
     if isinstance(problem, Finding):
         result.findings = [problem] if problem.code in enabled else []
@@ -306,7 +331,7 @@ def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selecti
     try:
         return _lint_source(data, shown, settings, selection, guess_module_name(path))
     except Exception as exc:  # noqa: BLE001 - a bug outside the rules costs this file, not the run
-        return FileResult(shown, [internal_error(shown, "the engine", exc)])
+        return FileResult(shown, [internal_error(shown, "the engine", exc)], digest=digest(data))
 
 
 def io_error(shown: str, reason: str, settings: Settings, selection: Selection) -> FileResult:
@@ -315,26 +340,60 @@ def io_error(shown: str, reason: str, settings: Settings, selection: Selection) 
     return FileResult(shown, [finding] if IO_ERROR in enabled else [])
 
 
+class _Configurations:
+    """Settings and their resolved selection per configuration, numbered so that process-pool
+    workers receive each once, not once per file."""
+
+    def __init__(self, source: Settings | SettingsResolver) -> None:
+        self.source = source
+        self.entries: list[tuple[Settings, Selection]] = []
+        self._index: dict[int, int] = {}  # id(settings) -> position
+
+    def index_for(self, path: Path) -> int:
+        settings = self.source.for_path(path) if isinstance(self.source, SettingsResolver) else self.source
+        position = self._index.get(id(settings))
+        if position is None:
+            # Raises SelectionError for a bad selector before any file is linted with it.
+            position = self._index[id(settings)] = len(self.entries)
+            self.entries.append((settings, Selection.from_settings(settings)))
+        return position
+
+    def settings_for(self, path: Path) -> Settings:
+        return self.entries[self.index_for(path)][0]
+
+
 def lint_paths(
-    paths: Sequence[str | Path], settings: Settings, jobs: int = 1, *, force_exclude: bool = False
+    paths: Sequence[str | Path],
+    settings: Settings | SettingsResolver,
+    jobs: int = 1,
+    *,
+    force_exclude: bool = False,
 ) -> RunResult:
-    """Lint every Python file under the targets. `jobs` > 1 uses that many processes (0: one per CPU)."""
-    selection = Selection.from_settings(settings)  # raises SelectionError before any work
-    found = collect_files(paths, settings, force_exclude=force_exclude)
-    result = RunResult(missing=found.missing, no_python=found.no_python)
+    """Lint every Python file under the targets. `settings`: one for every file, or a resolver that
+    gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
+    CPU)."""
+    configs = _Configurations(settings)
+    run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
+    Selection.from_settings(run_settings)  # a bad selector fails before any work
+    found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
+    result = RunResult(
+        missing=found.missing, no_python=found.no_python, not_python=found.not_python,
+        root=run_settings.project_root,
+    )
     cwd = Path.cwd()
     for directory, reason in found.unreadable:
-        result.files.append(io_error(display_path(directory, cwd), reason, settings, selection))
-    work = [(p, display_path(p, cwd)) for p in found.files]
+        dir_settings, dir_selection = configs.entries[configs.index_for(directory)]
+        result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
+    work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
     try:
         if jobs > 1 and len(work) >= MIN_FILES_PER_JOB * jobs:
-            result.files.extend(_lint_parallel(work, settings, selection, jobs))
+            result.files.extend(_lint_parallel(work, configs.entries, jobs))
         else:
-            for i, (path, shown) in enumerate(work, 1):
-                result.files.append(read_and_lint(path, shown, settings, selection))
+            for i, (path, shown, config) in enumerate(work, 1):
+                result.files.append(read_and_lint(path, shown, *configs.entries[config]))
                 if i % GC_EVERY == 0:
                     gc.collect()
     finally:
@@ -343,22 +402,21 @@ def lint_paths(
     return result
 
 
-_worker_state: tuple[Settings, Selection] | None = None
+_worker_state: list[tuple[Settings, Selection]] = []
 
 
-def _init_worker(settings: Settings, selection: Selection) -> None:
-    global _worker_state
-    _worker_state = (settings, selection)
+def _init_worker(entries: list[tuple[Settings, Selection]]) -> None:
+    _worker_state[:] = entries
     gc.disable()
 
 
-def _lint_in_worker(item: tuple[Path, str]) -> FileResult:
-    assert _worker_state is not None
-    return read_and_lint(item[0], item[1], *_worker_state)
+def _lint_in_worker(item: tuple[Path, str, int]) -> FileResult:
+    path, shown, config = item
+    return read_and_lint(path, shown, *_worker_state[config])
 
 
 def _lint_parallel(
-    work: list[tuple[Path, str]], settings: Settings, selection: Selection, jobs: int
+    work: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]], jobs: int
 ) -> list[FileResult]:
     # Imported here: a process pool costs every single-file (pre-commit) run its import time otherwise.
     from concurrent.futures import ProcessPoolExecutor
@@ -366,7 +424,7 @@ def _lint_parallel(
 
     chunksize = max(1, min(32, len(work) // (jobs * 8)))
     try:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings, selection)) as pool:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries,)) as pool:
             return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
     except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
-        return [read_and_lint(path, shown, settings, selection) for path, shown in work]
+        return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]

@@ -2,21 +2,28 @@
 
 Exclusion follows ruff: `exclude` replaces the built-in list, `extend-exclude` adds to it; a pattern
 without a `/` matches any single path component (`build`, `*_pb2.py`), a pattern with one matches the
-path relative to the project root (`tests/fixtures/*`). Paths named explicitly on the command line are
-linted even when excluded, unless `--force-exclude` is given (what a pre-commit hook wants).
+path relative to the project root (`tests/fixtures/*`). What `.gitignore` files ignore is skipped too
+(`respect-gitignore = false` or `--no-respect-gitignore` turns that off; see `toollint.gitignore`).
+Each directory is walked with the settings of its own configuration file (`settings_for`). Paths
+named explicitly on the command line are linted even when excluded, unless `--force-exclude` is given
+(what a pre-commit hook wants); a named file that is not Python (no `.py`/`.pyi` suffix and no
+Python `#!` line) is skipped with a warning.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
+from toollint.gitignore import GitIgnore
 from toollint.settings import Settings
+
+SettingsFor = Callable[[Path], Settings]  # the settings that apply to a file or directory
 
 DEFAULT_EXCLUDE = (
     ".bzr",
@@ -41,7 +48,8 @@ DEFAULT_EXCLUDE = (
     "site-packages",
     "venv",
 )
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py",)  # what a directory walk picks up
+EXPLICIT_SUFFIXES = (".py", ".pyi")  # what a file named explicitly may end with
 
 
 @dataclass
@@ -52,6 +60,7 @@ class FileSet:
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets holding no Python file
     unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories we could not list
+    not_python: list[str] = field(default_factory=list)  # files named explicitly that are not Python
 
 
 class Excluder:
@@ -95,10 +104,55 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
     return rel if rel is not None else str(absolute)
 
 
-def collect_files(targets: Sequence[str | Path], settings: Settings, force_exclude: bool = False) -> FileSet:
-    """Walk the targets in order, following symlinks once each (a symlink loop ends the walk there)."""
+def is_python_file(path: Path) -> bool:
+    """A file named explicitly is linted when it ends in .py/.pyi or starts with a Python `#!` line."""
+    if path.name.endswith(EXPLICIT_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return True  # reading it reports the problem (TL903)
+    return first.startswith(b"#!") and b"python" in first
+
+
+class _Walker:
+    """Per-directory settings, their excluders and the .gitignore files, shared by one walk."""
+
+    def __init__(self, settings_for: SettingsFor) -> None:
+        self.settings_for = settings_for
+        self.gitignore = GitIgnore()
+        self._excluders: dict[int, Excluder] = {}
+
+    def excluder(self, settings: Settings) -> Excluder:
+        found = self._excluders.get(id(settings))
+        if found is None:
+            found = self._excluders[id(settings)] = Excluder(settings)
+        return found
+
+    def skipped(self, path: Path, is_dir: bool, settings: Settings, stop: Path) -> bool:
+        if self.excluder(settings).excluded(path):
+            return True
+        return settings.respect_gitignore and self.gitignore.ignored(path, is_dir, stop)
+
+    def force_excluded(self, path: Path) -> bool:
+        settings = self.settings_for(path)
+        if self.excluder(settings).excluded_anywhere(path):
+            return True
+        return settings.respect_gitignore and self.gitignore.ignored_anywhere(path)
+
+
+def _constant(settings: Settings) -> SettingsFor:
+    return lambda _path: settings
+
+
+def collect_files(
+    targets: Sequence[str | Path], settings: Settings | SettingsFor, force_exclude: bool = False
+) -> FileSet:
+    """Walk the targets in order, following symlinks once each (a symlink loop ends the walk there).
+    `settings`: one `Settings` for every file, or a function giving each directory its own."""
     out = FileSet()
-    excluder = Excluder(settings)
+    walker = _Walker(settings if callable(settings) else _constant(settings))
     seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
     for target in targets:
         path = Path(target)
@@ -116,13 +170,15 @@ def collect_files(targets: Sequence[str | Path], settings: Settings, force_exclu
         except ValueError:  # an embedded null character: no such path can exist
             out.missing.append(repr(str(target)))
             continue
-        if force_exclude and excluder.excluded_anywhere(path):
+        if force_exclude and walker.force_excluded(path):
             continue
         if stat.S_ISDIR(st.st_mode):
             before = len(out.files)
-            _walk(path, excluder, seen, out)
+            _walk(path, walker, seen, out)
             if len(out.files) == before:
                 out.no_python.append(str(target))
+        elif not is_python_file(path):
+            out.not_python.append(str(target))
         elif _first_visit(st, seen):
             out.files.append(path)
     return out
@@ -136,8 +192,9 @@ def _first_visit(st: os.stat_result, seen: set[tuple[int, int]]) -> bool:
     return True
 
 
-def _walk(root: Path, excluder: Excluder, seen: set[tuple[int, int]], out: FileSet) -> None:
+def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet) -> None:
     stack = [root]
+    stop = Path(os.path.abspath(root))
     while stack:
         directory = stack.pop()
         try:
@@ -148,18 +205,21 @@ def _walk(root: Path, excluder: Excluder, seen: set[tuple[int, int]], out: FileS
         except OSError as exc:
             out.unreadable.append((directory, exc.strerror or type(exc).__name__))
             continue
+        settings = walker.settings_for(directory)  # one configuration for everything directly in it
         subdirs: list[Path] = []
         for entry in entries:
             path = Path(entry.path)
-            if excluder.excluded(path):
-                continue
             try:
                 is_dir = entry.is_dir()  # follows symlinks; loops are cut by `seen`
             except OSError:
                 is_dir = False
+            if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+                continue
+            if walker.skipped(path, is_dir, settings, stop):
+                continue
             if is_dir:
                 subdirs.append(path)
-            elif entry.name.endswith(PYTHON_SUFFIXES):
+            else:
                 try:
                     if not _first_visit(entry.stat(), seen):
                         continue

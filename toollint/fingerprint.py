@@ -8,7 +8,9 @@ Two kinds:
   warns, so this must be bit-for-bit; `tests/test_fingerprint.py` replays GitHub's test vectors.
 * `toollint_fingerprints` is toollint's own `toollint/v1` key: rule, repository-relative path,
   enclosing tool and the message with line numbers taken out. It survives edits that only move code,
-  which is what baselines and `--diff-base` compare by.
+  which is what baselines and `--diff-base` compare by. It never sees what `--confirm` learns (the
+  verdict and witness live in `Finding.properties`, not in the message), so it is the same with and
+  without `--confirm`.
 """
 
 from __future__ import annotations
@@ -116,7 +118,9 @@ def base_fingerprint(finding: Finding, relative: str) -> str:
     """The `toollint/v1` key of a finding whose path relative to the project root is `relative`,
     before the occurrence counter is appended."""
     parts = (finding.code, relative, finding.tool or "", normalise_message(finding.message))
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
+    # surrogatepass: a file name that is not UTF-8 (surrogate-escaped) hashes as well as any other;
+    # valid text encodes exactly as with plain UTF-8, so no existing fingerprint changes.
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def toollint_fingerprints(findings: Sequence[Finding], root: Path | None = None) -> list[str]:

@@ -6,41 +6,57 @@ Rules may attach a fix to their finding (TL104 does: `if amount:` -> `if amount 
 parameter defaults to None, marked safe); fixes no rule attaches are computed here (TL102: uncomment
 the guard, marked unsafe because it changes which calls succeed).
 
-Every fixed file is re-parsed with libcst before it is written; a fix whose result does not parse is
-dropped, never written. Fixes whose edits overlap an earlier fix's wait for the next run, as in ruff.
+All the fixes of one file are applied together and the result parsed once (Python's own parser);
+when it does not parse, the fix at the reported error is dropped and the rest parsed again, so a
+file with 400 fixes costs a parse or two, not 400. A fix whose result does not parse is never
+written. Fixes whose edits overlap an earlier fix's wait for the next run, as in ruff.
+
+A fix is written only over the very text it was computed from: the engine records a digest of the
+bytes it linted; a file that differs by the time `--fix` reads it is linted again first (with a
+warning), and one that changes between that read and the write is left alone with an error. Files
+are replaced atomically (`toollint.atomic`); one that cannot be written is reported and the others
+are still fixed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import io
+import os
 import re
 import sys
+import textwrap
 import tokenize
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toollint import atomic
+from toollint.console import printable
+from toollint.errors import FixError, StopCheck, UsageError
 from toollint.model import Edit, Finding, Fix
 
 if TYPE_CHECKING:
-    from toollint.engine import RunResult
-    from toollint.settings import Settings
+    from toollint.engine import FileResult, RunResult
+    from toollint.pipeline import StepContext
+
+__all__ = ["FixError", "apply_edits", "check_step", "fix_source", "parses", "uncomment_guard"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-class FixError(Exception):
-    """A file could not be fixed (unreadable, unwritable); one line for the user."""
 
 
 # --------------------------------------------------------------------------------------------------
 # Computing fixes
 
 
+@lru_cache(maxsize=4)
 def _lines(source: str) -> list[str]:
+    # Cached: every guard of a file asks for the same file's lines (a str caches its own hash).
     return _LINE_BREAK.split(source)
 
 
@@ -75,7 +91,9 @@ def uncomment_guard(finding: Finding, source: str) -> Fix | None:
     guard = str(finding.properties.get("guard", "")).splitlines()
     what = f" `{guard[0]}`" if guard else ""
     fix = Fix(f"Uncomment the guard{what}", tuple(edits), safe=False)
-    return fix if parses(apply_edits(source, fix.edits)) else None
+    # The guard on its own must parse; whether it fits where it stands is checked with the file's
+    # other fixes, in one parse (see fix_source).
+    return fix if parses(textwrap.dedent("\n".join(e.replacement for e in edits)) + "\n") else None
 
 
 COMPUTED = {"TL102": uncomment_guard}
@@ -93,14 +111,21 @@ def fix_for(finding: Finding, source: str) -> Fix | None:
 # Applying fixes
 
 
-def parses(source: str) -> bool:
-    import libcst
-
+def syntax_error_line(source: str) -> int | None:
+    """The line of the first syntax error in `source`, 0 when it has no line, None when it parses."""
     try:
-        libcst.parse_module(source)
-    except (libcst.ParserSyntaxError, SyntaxError, ValueError):
-        return False
-    return True
+        with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except SyntaxError as exc:
+        return exc.lineno or 0
+    except (ValueError, RecursionError, MemoryError):
+        return 0
+    return None
+
+
+def parses(source: str) -> bool:
+    return syntax_error_line(source) is None
 
 
 def _offsets(source: str) -> list[int]:
@@ -117,19 +142,19 @@ def _offset(starts: list[int], line: int, col: int) -> int:
 
 
 def apply_edits(source: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits (1-based positions, exclusive end) to `source`."""
+    """Apply non-overlapping edits (1-based positions, exclusive end) to `source`, in one pass."""
     starts = _offsets(source)
     spans = sorted(
-        (
-            (_offset(starts, e.line, e.col), _offset(starts, e.end_line, e.end_col), e.replacement)
-            for e in edits
-        ),
-        reverse=True,
+        (_offset(starts, e.line, e.col), _offset(starts, e.end_line, e.end_col), e.replacement) for e in edits
     )
-    out = source
+    pieces: list[str] = []
+    position = 0
     for start, end, replacement in spans:
-        out = out[:start] + replacement + out[end:]
-    return out
+        pieces.append(source[position:start])
+        pieces.append(replacement)
+        position = max(position, end)
+    pieces.append(source[position:])
+    return "".join(pieces)
 
 
 @dataclass
@@ -164,14 +189,31 @@ def fix_source(path: str, source: str, findings: Sequence[Finding], unsafe: bool
     if not accepted:
         return outcome
     fixed = apply_edits(source, [e for _, fix in accepted for e in fix.edits])
-    if not parses(fixed):
-        # Each fix parses on its own (or came from a rule); keep the largest prefix that still parses.
-        while accepted and not parses(fixed):
-            accepted.pop()
-            fixed = apply_edits(source, [e for _, fix in accepted for e in fix.edits])
+    error_line = syntax_error_line(fixed)
+    while accepted and error_line is not None:
+        # Each fix parses on its own (or came from a rule), so the one that breaks the file is where it
+        # stands: drop the fix nearest above the error and parse again.
+        accepted.pop(_culprit(accepted, error_line))
+        fixed = apply_edits(source, [e for _, fix in accepted for e in fix.edits])
+        error_line = syntax_error_line(fixed)
     outcome.fixed = fixed
     outcome.applied = [f for f, _ in accepted]
     return outcome
+
+
+def _culprit(accepted: list[tuple[Finding, Fix]], error_line: int) -> int:
+    """Which accepted fix (index) most likely causes a syntax error at `error_line` of the fixed text:
+    the last one starting at or above it (positions in the fixed text shift by the lines the fixes
+    above add or remove)."""
+    best = max(range(len(accepted)), key=lambda i: min(e.line for e in accepted[i][1].edits))
+    best_start = -1
+    shift = 0
+    for index, (_, fix) in sorted(enumerate(accepted), key=lambda item: min(e.line for e in item[1][1].edits)):
+        start = min(e.line for e in fix.edits) + shift
+        if best_start <= start <= error_line:
+            best, best_start = index, start
+        shift += sum(e.replacement.count("\n") - (e.end_line - e.line) for e in fix.edits)
+    return best
 
 
 def unified_diff(outcome: FileFixes) -> str:
@@ -185,24 +227,30 @@ def unified_diff(outcome: FileFixes) -> str:
     )
 
 
-def _read(path: str) -> tuple[str, str]:
+def decode(data: bytes, path: str) -> tuple[str, str]:
     """Text and the encoding to write it back with (a BOM or coding cookie is kept)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise FixError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), encoding
     except (SyntaxError, UnicodeDecodeError, LookupError):
-        raise FixError(f"cannot decode {path}; not fixing it") from None
+        raise FixError(f"cannot decode {printable(path)}; not fixing it") from None
 
 
-def _write(path: str, text: str, encoding: str) -> None:
+def write_fixed(path: str, linted: bytes, text: str, encoding: str) -> None:
+    """Replace the file with `text` if it still holds exactly `linted`; atomically."""
+    shown = printable(path)
     try:
-        Path(path).write_bytes(text.encode(encoding))
-    except (OSError, UnicodeEncodeError) as exc:
-        raise FixError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        data = text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise FixError(f"cannot write {shown}: the fix is not representable in {encoding} ({exc.reason})") from None
+    try:
+        if Path(path).read_bytes() != linted:
+            raise FixError(f"{shown} changed while it was being fixed; not written (run --fix again)")
+        if not os.access(path, os.W_OK):  # a rename would replace a read-only file: respect it
+            raise FixError(f"cannot write {shown}: permission denied (the file is read-only)")
+        atomic.write_bytes(path, data)
+    except OSError as exc:
+        raise FixError(f"cannot write {shown}: {exc.strerror or exc}") from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -229,55 +277,76 @@ def attach_fixes(findings: Iterable[Finding], sources: dict[str, str]) -> None:
             f.fix = fix_for(f, sources[f.path])
 
 
-def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
-    """--fix writes fixes and reports what remains; --diff prints them and ends the run (exit 1 if any)."""
-    from toollint.cli import StopCheck, UsageError
+def _candidates(file_result: FileResult) -> list[Finding]:
+    return [f for f in file_result.findings if not f.suppressed and (f.fix is not None or f.code in COMPUTED)]
 
-    do_fix, do_diff = getattr(args, "fix", False), getattr(args, "diff", False)
-    unsafe = getattr(args, "unsafe_fixes", False)
-    if not (do_fix or do_diff or unsafe):
-        return result
-    if do_fix and getattr(args, "command", None) == "demo":
-        raise UsageError("--fix would rewrite toollint's bundled examples; use --diff with demo")
-    quiet = getattr(args, "quiet", False)
-    fixed_count = files_changed = unsafe_skipped = 0
-    diffs: list[str] = []
+
+def _current(ctx: StepContext, file_result: FileResult) -> bytes:
+    """The file's bytes now; when they are not what was linted, the file is linted again from them
+    (its findings replaced), so fixes are computed from the text they will be applied to."""
+    from toollint.engine import digest, lint_source
+
     try:
-        for file_result in result.files:
-            candidates = [
-                f
-                for f in file_result.findings
-                if not f.suppressed and (f.fix is not None or f.code in COMPUTED)
-            ]
-            if not candidates:
+        data = Path(file_result.path).read_bytes()
+    except OSError as exc:
+        raise FixError(f"cannot read {printable(file_result.path)}: {exc.strerror or exc}") from None
+    if file_result.digest is not None and digest(data) != file_result.digest:
+        ctx.console.warn(f"{file_result.path} changed since it was linted; linted again before fixing")
+        fresh = lint_source(data, file_result.path, ctx.resolver.for_path(file_result.path),
+                            file_result.module_name)
+        file_result.findings, file_result.digest = fresh.findings, fresh.digest
+    return data
+
+
+def check_step(ctx: StepContext, result: RunResult) -> RunResult:
+    """--fix writes fixes and reports what remains; --diff prints them and ends the run (exit 1 if any)."""
+    options, console = ctx.options.fixes, ctx.console
+    if not options.requested:
+        return result
+    if options.fix and ctx.options.command == "demo":
+        raise UsageError("--fix would rewrite toollint's bundled examples; use --diff with demo")
+    fixed_count = files_changed = unsafe_skipped = 0
+    failed: list[str] = []
+    diffs: list[str] = []
+    for file_result in result.files:
+        if not _candidates(file_result):
+            continue
+        try:
+            data = _current(ctx, file_result)
+            text, encoding = decode(data, file_result.path)
+        except FixError as exc:
+            ctx.error(str(exc))
+            failed.append(file_result.path)
+            continue
+        candidates = _candidates(file_result)
+        attach_fixes(candidates, {file_result.path: text})
+        if not (options.fix or options.diff):
+            continue  # --unsafe-fixes alone: fixes attached for SARIF only
+        outcome = fix_source(file_result.path, text, candidates, options.unsafe)
+        unsafe_skipped += outcome.unsafe_skipped
+        if not outcome.applied:
+            continue
+        if options.diff:
+            diffs.append(unified_diff(outcome))
+        else:
+            try:
+                write_fixed(file_result.path, data, outcome.fixed, encoding)
+            except FixError as exc:
+                ctx.error(str(exc))  # the other files are still fixed; this one keeps its findings
+                failed.append(file_result.path)
                 continue
-            text, encoding = _read(file_result.path)
-            attach_fixes(candidates, {file_result.path: text})
-            if not (do_fix or do_diff):
-                continue  # --unsafe-fixes alone: fixes attached for SARIF only
-            outcome = fix_source(file_result.path, text, candidates, unsafe)
-            unsafe_skipped += outcome.unsafe_skipped
-            if not outcome.applied:
-                continue
-            fixed_count += len(outcome.applied)
-            files_changed += 1
-            if do_diff:
-                diffs.append(unified_diff(outcome))
-            else:
-                _write(file_result.path, outcome.fixed, encoding)
-                applied = {id(f) for f in outcome.applied}
-                file_result.findings = [f for f in file_result.findings if id(f) not in applied]
-    except FixError as exc:
-        raise UsageError(str(exc)) from None
+            applied = {id(f) for f in outcome.applied}
+            file_result.findings = [f for f in file_result.findings if id(f) not in applied]
+        fixed_count += len(outcome.applied)
+        files_changed += 1
     more = f"; {unsafe_skipped} more with --unsafe-fixes" if unsafe_skipped else ""
-    if do_diff:
-        sys.stdout.write("".join(diffs))
+    if failed:
+        more += f"; {len(failed)} file(s) not fixed: {', '.join(printable(p) for p in failed)}"
+    if options.diff:
+        sys.stdout.write(printable("".join(diffs)))
         sys.stdout.flush()
-        if not quiet:
-            sys.stderr.write(
-                f"toollint: {fixed_count} fix(es) would be applied in {files_changed} file(s){more}\n"
-            )
-        raise StopCheck(1 if diffs else 0)
-    if do_fix and not quiet and (fixed_count or more):
-        sys.stderr.write(f"toollint: fixed {fixed_count} finding(s) in {files_changed} file(s){more}\n")
+        console.note(f"toollint: {fixed_count} fix(es) would be applied in {files_changed} file(s){more}")
+        raise StopCheck(2 if ctx.errors else 1 if diffs else 0)
+    if options.fix and (fixed_count or more):
+        console.note(f"toollint: fixed {fixed_count} finding(s) in {files_changed} file(s){more}")
     return result

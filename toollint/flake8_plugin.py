@@ -18,32 +18,36 @@ from typing import Any
 from toollint import __version__
 from toollint.settings import Settings
 
-_settings_cache: dict[Path | None, Settings] = {}
+_resolver: Any = None  # a toollint.config.SettingsResolver, made on first use
 _warned: set[str] = set()
 
 
 def settings_for(filename: str) -> Settings:
-    """The settings `toollint check FILE` would use, cached per configuration file."""
-    from toollint.config import ConfigError, find_config, load_table, settings_from_table
+    """The settings `toollint check FILE` would use for this file: those of the nearest configuration
+    file above it, resolved and cached by configuration file by the same resolver as the CLI's."""
+    global _resolver
+    from toollint.config import SettingsResolver
 
-    config = find_config([filename])
-    cached = _settings_cache.get(config)
-    if cached is not None:
-        return cached
-    if config is None:
-        settings = Settings(project_root=Path.cwd())
-    else:
-        try:
-            settings = settings_from_table(load_table(config), config.resolve())
-        except ConfigError as exc:
-            # flake8 has no channel for a configuration error; say it once, in one line, and lint
-            # with the defaults rather than fail every file with a traceback.
-            if str(exc) not in _warned:
-                _warned.add(str(exc))
-                sys.stderr.write(f"toollint (flake8 plugin): {exc}; using the default settings\n")
-            settings = Settings(project_root=Path.cwd())
-    _settings_cache[config] = settings
+    if _resolver is None:
+        _resolver = SettingsResolver()
+    settings: Settings = _resolver.for_path(filename, fallback=_defaults_after)
     return settings
+
+
+def _defaults_after(problem: Exception) -> Settings:
+    # flake8 has no channel for a configuration error; say it once, in one line, and lint with the
+    # defaults rather than fail every file with a traceback.
+    if str(problem) not in _warned:
+        _warned.add(str(problem))
+        sys.stderr.write(f"toollint (flake8 plugin): {problem}; using the default settings\n")
+    return Settings(project_root=Path.cwd())
+
+
+def reset_cache() -> None:
+    """Forget every configuration read (for tests, and long-lived flake8 servers after an edit)."""
+    global _resolver
+    _resolver = None
+    _warned.clear()
 
 
 class ToollintChecker:

@@ -2,7 +2,12 @@
 
 A `Finding` is what a rule (static TL1xx), the dynamic checker (TL2xx), the contract validator
 (TL3xx), the tracer (TL4xx) or the engine itself (TL9xx) reports. Reporters (text, json, sarif) and
-front ends (CLI, flake8, pre-commit) only ever see these.
+front ends (CLI, flake8, pre-commit) only ever see these. Its `message` is fixed when it is made:
+what later steps learn (a `--confirm` verdict and witness, a trace) goes into `properties`, which
+each reporter renders in its own way, so a finding's message and fingerprint are the same with and
+without `--confirm`, whatever `--witness-dir` and whatever the output format.
+
+This module imports nothing of toollint: everything else imports it.
 """
 
 from __future__ import annotations
@@ -58,12 +63,6 @@ class Finding:
     fix: Fix | None = None
     properties: dict[str, Any] = field(default_factory=dict)
     suppressed: bool = False  # by a noqa comment; reporters leave these out unless asked
-
-    @property
-    def name(self) -> str:
-        from toollint.registry import rule_name
-
-        return rule_name(self.code)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)

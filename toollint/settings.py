@@ -1,29 +1,127 @@
-"""Resolved settings for one run. `toollint.config` builds these from pyproject and the CLI."""
+"""Typed settings: `[tool.toollint]` and its `confirm` and `trace` tables.
+
+Each table is a dataclass whose fields *are* its schema: the key a field is read from (the field
+name with `_` spelled as the table's separator, or `meta(key=...)`), its type (the annotation), and
+an optional extra `meta(check=...)` (a positive deadline, a known reset mode). A new key is one
+more field. `parse_table` reads any of them
+from a TOML table: an unknown key is an error with "did you mean", a wrong type names the key and the
+type it must have. `toollint.config` finds the files and resolves paths; nothing else reads a
+table by hand.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import types
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar, Union
+
+from toollint.errors import ConfigError
+
+T = TypeVar("T")
+Check = Callable[[Any], "str | None"]  # a problem with an already well-typed value, or None
+
+
+def meta(*, key: str | None = None, check: Check | None = None, selectors: bool = False) -> dict[str, Any]:
+    """A settings field's metadata: its TOML key when not derived from the field name ("" for a field
+    no table sets), an extra check, and whether its strings are rule selectors (`toollint.config`
+    checks those against the registry)."""
+    return {"key": key, "check": check, "selectors": selectors}
+
+
+def _positive(value: Any) -> str | None:
+    return None if value is None or value > 0 else "must be greater than 0"
+
+
+def _one_of(*choices: str) -> Check:
+    def check(value: Any) -> str | None:
+        return None if value is None or value in choices else f"must be one of {', '.join(map(repr, choices))}"
+
+    return check
+
+
+@dataclass
+class ConfirmSettings:
+    """`[tool.toollint.confirm]`: how `--confirm` reaches the benchmark (docs/confirm.md)."""
+
+    SEPARATOR: ClassVar[str] = "_"  # the keys docs/confirm.md documents: sys_path, contract_dirs, ...
+    TABLE: ClassVar[str] = "[tool.toollint.confirm]"
+    # Keys the toolkit adapter reads; passed to the host only when set.
+    ADAPTER_KEYS: ClassVar[tuple[str, ...]] = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
+
+    adapter: str | None = None  # agentdojo, toolkit, or a path to an adapter file
+    python: str | None = None  # the benchmark's interpreter (--python wins)
+    # seconds per request before the worker is killed
+    deadline: float | None = field(default=None, metadata=meta(check=_positive))
+    jobs: int | None = field(default=None, metadata=meta(check=_positive))  # hosts run side by side
+    contract_dirs: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)  # passed as is to the adapter
+    factory: str | None = None
+    sys_path: list[str] | None = None
+    state: str | None = None
+    reset: str | None = field(default=None, metadata=meta(check=_one_of("rebuild", "deepcopy")))
+    tools: list[str] | None = None
+    clock_modules: list[str] | None = None
+
+    def adapter_options(self) -> dict[str, Any]:
+        """The toolkit-adapter keys that were set, for the host."""
+        return {k: getattr(self, k) for k in self.ADAPTER_KEYS if getattr(self, k) is not None}
+
+
+@dataclass
+class TraceSettings:
+    """`[tool.toollint.trace]`: the task sources `--ledger`/`--report` trace over (docs/trace.md)."""
+
+    SEPARATOR: ClassVar[str] = "-"
+    TABLE: ClassVar[str] = "[tool.toollint.trace]"
+
+    agentdojo: str | bool | None = None  # a package directory, or true to find it with the confirm python
+    version: str | None = None
+    suites: list[str] = field(default_factory=list)
+    task_files: list[str] = field(default_factory=list)
+    toolkit: list[str] = field(default_factory=list)
+    tasks: dict[str, str | list[str]] = field(default_factory=dict)  # task id -> "file.py:function" (or a list)
+    state_params: dict[str, str] | None = None  # grader parameter -> canonical state prefix
+    record_params: list[str] | None = None  # grader parameters holding the agent record
 
 
 @dataclass
 class Settings:
-    select: list[str] = field(default_factory=lambda: ["TL1", "TL9"])
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob -> codes
+    """`[tool.toollint]` (the rules, files and tools a run covers) with its sub-tables, plus where
+    it was read from. One `Settings` applies to the files below its configuration file."""
+
+    SEPARATOR: ClassVar[str] = "-"
+    TABLE: ClassVar[str] = "[tool.toollint]"
+
+    select: list[str] = field(default_factory=lambda: ["TL1", "TL9"], metadata=meta(selectors=True))
+    ignore: list[str] = field(default_factory=list, metadata=meta(selectors=True))
+    extend_select: list[str] = field(default_factory=list, metadata=meta(selectors=True))
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict, metadata=meta(selectors=True))  # glob: codes
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True  # skip what .gitignore files ignore when walking directories
     tool_decorators: list[str] = field(default_factory=list)  # extra decorator names marking tools
     tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
     tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
     state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
-    contract_dirs: list[str] = field(default_factory=list)
-    confirm: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.confirm]
-    trace: dict[str, Any] = field(default_factory=dict)  # [tool.toollint.trace]
-    project_root: Path | None = None  # where pyproject.toml was found; SARIF paths are relative to it
-    config_file: Path | None = None
+    contract_dirs: list[str] = field(default_factory=list)  # relative ones are resolved against the config file
+    confirm: ConfirmSettings = field(default_factory=ConfirmSettings)
+    trace: TraceSettings = field(default_factory=TraceSettings)
+    # Not keys: where the settings came from. SARIF paths and globs are relative to project_root.
+    project_root: Path | None = field(default=None, metadata=meta(key=""))
+    config_file: Path | None = field(default=None, metadata=meta(key=""))
+
+    def __post_init__(self) -> None:
+        # Programs (tests, benches) may give the sub-tables as plain dicts; they are checked as a
+        # configuration file's tables are.
+        if isinstance(self.confirm, Mapping):
+            self.confirm = parse_table(ConfirmSettings, self.confirm, "Settings(confirm=...):")
+        if isinstance(self.trace, Mapping):
+            self.trace = parse_table(TraceSettings, self.trace, "Settings(trace=...):")
 
     def tool_refs_for(self, module_name: str) -> set[str]:
         """Qualified names ("Class.method" or "function") configured as tools in this module."""
@@ -42,3 +140,127 @@ def _refs_in(refs: list[str], module_name: str) -> set[str]:
         if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
             out.add(qual)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading a table
+
+
+def table_keys(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """The TOML keys of a settings class, each with its field."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        name = f.metadata.get("key")
+        if name == "":  # not read from configuration
+            continue
+        out[name or f.name.replace("_", cls.SEPARATOR)] = f  # type: ignore[attr-defined]
+    return out
+
+
+def parse_table(cls: type[T], table: Mapping[str, Any], source: str) -> T:
+    """An instance of the settings class `cls` from a TOML table; errors name `source` (the file)
+    and the table: `'deadline' in /p/pyproject.toml [tool.toollint.confirm] must be a number`."""
+    where = f"{source} {cls.TABLE}"  # type: ignore[attr-defined]
+    keys = table_keys(cls)
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        f = keys.get(name)
+        if f is None:
+            raise ConfigError(f"unknown key '{name}' in {where}{_did_you_mean(str(name), keys, cls)}")
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"'{name}' in {where} must be a table, not {describe_value(value)}")
+            values[f.name] = parse_table(tp, value, source)  # type: ignore[arg-type]
+            continue
+        if not conforms(value, tp):
+            raise ConfigError(_type_error(name, value, tp, where))
+        check = f.metadata.get("check")
+        problem = check(value) if check else None
+        if problem:
+            raise ConfigError(f"'{name}' in {where} {problem} (got {value!r})")
+        values[f.name] = float(value) if tp in (float, float | None) and isinstance(value, int) else value
+    return cls(**values)
+
+
+def _type_error(name: str, value: Any, tp: Any, where: str) -> str:
+    """The key (or, in a table of values, the entry) that has the wrong type, and what it must be."""
+    if typing.get_origin(tp) is dict and isinstance(value, Mapping):
+        value_tp = typing.get_args(tp)[1]
+        for entry, item in value.items():
+            if not conforms(item, value_tp):
+                return f"'{name}.\"{entry}\"' in {where} must be {describe_type(value_tp)}, not {describe_value(item)}"
+    return f"'{name}' in {where} must be {describe_type(tp)}, not {describe_value(value)}"
+
+
+def _did_you_mean(name: str, keys: Mapping[str, Any], cls: type) -> str:
+    spelled = name.replace("_" if cls.SEPARATOR == "-" else "-", cls.SEPARATOR)  # type: ignore[attr-defined]
+    close = difflib.get_close_matches(spelled, list(keys), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; known keys: {', '.join(keys)}"
+
+
+def conforms(value: Any, tp: Any) -> bool:
+    """Whether a TOML value has the annotated type (bool is not a number; an int is a float)."""
+    if tp is Any:
+        return True
+    if tp is type(None):
+        return value is None
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return any(conforms(value, arg) for arg in typing.get_args(tp))
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return isinstance(value, list) and all(conforms(v, item) for v in value)
+    if origin is dict:
+        key_tp, value_tp = typing.get_args(tp)
+        return isinstance(value, Mapping) and all(
+            conforms(k, key_tp) and conforms(v, value_tp) for k, v in value.items()
+        )
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, tp)
+
+
+def describe_type(tp: Any) -> str:
+    """`list[str]` as "a list of strings", for error messages."""
+    if tp is Any:
+        return "anything"
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " or ".join(describe_type(a) for a in typing.get_args(tp) if a is not type(None))
+    if origin is list:
+        return f"a list of {_plural(typing.get_args(tp)[0])}"
+    if origin is dict:
+        return f"a table of {_plural(typing.get_args(tp)[1])}"
+    return {str: "a string", bool: "a boolean (true or false)", int: "an integer", float: "a number"}.get(
+        tp, getattr(tp, "__name__", str(tp))
+    )
+
+
+def _plural(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_plural(a) for a in typing.get_args(tp) if a is not type(None))
+    if origin is list:
+        return f"lists of {_plural(typing.get_args(tp)[0])}"
+    if origin is dict:
+        return f"tables of {_plural(typing.get_args(tp)[1])}"
+    return {str: "strings", bool: "booleans", int: "integers", float: "numbers"}.get(tp, "values")
+
+
+def describe_value(value: Any) -> str:
+    if isinstance(value, list):
+        kinds = sorted({describe_value(v) for v in value})
+        return f"a list holding {', '.join(kinds)}" if kinds else "an empty list"
+    if isinstance(value, Mapping):
+        return "a table"
+    return {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(
+        type(value), type(value).__name__
+    )

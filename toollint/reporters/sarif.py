@@ -1,15 +1,19 @@
 """SARIF 2.1.0 output that GitHub code scanning can use as is.
 
-The log is built from `sarif_om` objects and written by `to_json_obj`, a small walker over their attrs
-fields that takes each JSON name from the field's `schema_property_name` metadata. The usual
-`jschema_to_python` serialiser is not used: it drops every value equal to its schema default (so
-`level: "warning"` vanishes) and is slow (1.2 s for 5,000 results in the linter-anchors notes).
+The log is built from plain dicts and written with `json.dumps` (the C encoder): no generated code,
+and no object model to walk. Values equal to the schema's default are left out (`kind: "fail"`,
+`enabled: true`, `language`, `newlineSequences`), except `level`, which is written on every result
+and rule because GitHub reads it.
 
 What GitHub reads and how this module provides it (see docs/integrations.md):
 every registered rule in `rules[]` with help rendered from the rule doc; repository-relative URIs
 under `%SRCROOT%`; UTF-16 columns; `primaryLocationLineHash` computed exactly as upload-sarif does
 plus a `toollint/v1` fingerprint; `executionSuccessful: false` when a file could not be analysed;
-suppressed findings left out; at most 5,000 results.
+suppressed findings left out; at most 25,000 results (GitHub's per-run limit), keeping the most
+severe and most precise when there are more, with a warning that says how many were left out.
+
+File names that are not valid UTF-8 (surrogate-escaped text) are percent-encoded byte for byte in
+URIs and shown with `\\xNN` escapes in messages.
 """
 
 from __future__ import annotations
@@ -24,22 +28,26 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
-import attr
-import sarif_om as om
-
 from toollint import __version__
+from toollint.console import printable
 from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
 from toollint.registry import Rule, all_rules
+from toollint.reporters import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/toollint/toollint"
 SRCROOT = "%SRCROOT%"
-MAX_RESULTS = 5000  # GitHub displays at most this many results per run
+MAX_RESULTS = 25_000  # GitHub code scanning accepts at most this many results per run
 # Findings that mean a file was not (fully) analysed: the run did not succeed on it.
 FAILURE_CODES = frozenset({"TL901", "TL902", "TL903", "TL904"})
+# Which results stay when there are more than the limit: errors before warnings before notes, then
+# the most precise rules first, then source order.
+LEVEL_RANK = {"error": 0, "warning": 1, "note": 2, "none": 3}
+PRECISION_RANK = {"very-high": 0, "high": 1, "medium": 2, "low": 3}
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+Warn = Callable[[str], None]
 
 
 @dataclass
@@ -51,75 +59,6 @@ class SarifOptions:
     max_results: int = MAX_RESULTS
     # Text of files by the path used in findings; files not given are read from disk when needed.
     sources: Mapping[str, str] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------------------------------
-# Serialisation
-
-_SCALARS = frozenset({str, int, float, bool})
-_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
-
-
-def _converter(cls: type) -> Callable[[Any], Any]:
-    """A function writing one sarif-om class as a dict, generated once per class for speed.
-
-    Field names come from the `schema_property_name` metadata. sarif-om marks "not set" integers
-    with -1 (ruleIndex, rank, index...), so those are skipped; every other default (level "warning",
-    kind "fail") is a real value and is written.
-    """
-    lines = ["def convert(obj):", "    d = obj.__dict__", "    out = {}"]
-    value = "v if v.__class__ in SCALARS else (CONVERTERS.get(v.__class__) or walk)(v)"
-    for a in attr.fields(cls):
-        unset = "v is None"
-        if not isinstance(a.default, bool) and a.default in (-1, -1.0):
-            unset += " or v == -1"
-        lines += [
-            f"    v = d[{a.name!r}]",
-            f"    if not ({unset}):",
-            f"        out[{a.metadata['schema_property_name']!r}] = {value}",
-        ]
-    lines.append("    return out")
-    namespace: dict[str, Any] = {"SCALARS": _SCALARS, "CONVERTERS": _CONVERTERS, "walk": to_json_obj}
-    exec(compile("\n".join(lines), f"<sarif {cls.__name__}>", "exec"), namespace)  # noqa: S102
-    convert: Callable[[Any], Any] = namespace["convert"]
-    return convert
-
-
-def to_json_obj(value: Any) -> Any:
-    """Plain JSON data for a sarif-om object tree; dicts, lists and scalars pass through."""
-    cls = value.__class__
-    if value is None or cls in _SCALARS:
-        return value
-    convert = _CONVERTERS.get(cls)
-    if convert is not None:
-        return convert(value)
-    if attr.has(cls):
-        convert = _CONVERTERS[cls] = _converter(cls)
-        return convert(value)
-    if isinstance(value, Mapping):
-        return _mapping(value)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return _sequence(value)
-    if isinstance(value, (str, int, float, bool)):  # subclasses (enums)
-        return value
-    return str(value)
-
-
-def _mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
-    get = _CONVERTERS.get
-    return {
-        str(k): v if v.__class__ in _SCALARS else (get(v.__class__) or to_json_obj)(v)
-        for k, v in value.items()
-    }
-
-
-def _sequence(value: Iterable[Any]) -> list[Any]:
-    get = _CONVERTERS.get
-    return [v if v.__class__ in _SCALARS else (get(v.__class__) or to_json_obj)(v) for v in value]
-
-
-# The common containers skip the attrs and ABC checks above.
-_CONVERTERS.update({dict: _mapping, list: _sequence, tuple: _sequence})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -135,6 +74,14 @@ def utf16_column(line_text: str | None, col: int) -> int:
     return col + extra
 
 
+def artifact_uri(relative: str) -> tuple[str, bool]:
+    """The URI of a file and whether it is relative to %SRCROOT%. Bytes that are not UTF-8 (carried as
+    surrogate escapes) are percent-encoded as the bytes they are."""
+    if relative.startswith("/"):  # outside the project root: an absolute file URI
+        return Path(relative).as_uri(), False
+    return quote(os.fsencode(relative), safe="/"), True
+
+
 class _Files:
     """The files findings point into: their text (read once, as bytes, so CRLF survives for the line
     hash), lines, line hashes and SARIF artifact locations."""
@@ -147,7 +94,7 @@ class _Files:
         self._text: dict[str, str | None] = {}
         self._lines: dict[str, list[str]] = {}
         self._hashes: dict[str, dict[int, str]] = {}
-        self._artifacts: dict[str, om.ArtifactLocation] = {}
+        self._artifacts: dict[str, dict[str, str]] = {}
 
     def relative(self, path: str) -> str:
         return relative_path(path, self._root)
@@ -159,7 +106,7 @@ class _Files:
             else:
                 try:
                     self._text[path] = Path(self._cwd, path).read_bytes().decode("utf-8", "replace")
-                except OSError:
+                except (OSError, ValueError):
                     self._text[path] = None
         return self._text[path]
 
@@ -178,19 +125,15 @@ class _Files:
             hashes = self._hashes[path] = line_hashes(text, upto) if text is not None else {}
         return hashes.get(line)
 
-    def artifact(self, path: str) -> om.ArtifactLocation:
-        """One shared (never mutated) object per file."""
+    def artifact(self, path: str) -> dict[str, str]:
+        """One shared (never mutated) dict per file."""
         loc = self._artifacts.get(path)
         if loc is None:
-            rel = self.relative(path)
-            if rel.startswith("/"):  # outside the project root: no base id, an absolute file URI
-                loc = om.ArtifactLocation(uri=Path(rel).as_uri())
-            else:
-                loc = om.ArtifactLocation(uri=quote(rel, safe="/"), uri_base_id=SRCROOT)
-            self._artifacts[path] = loc
+            uri, under_root = artifact_uri(self.relative(path))
+            loc = self._artifacts[path] = {"uri": uri, "uriBaseId": SRCROOT} if under_root else {"uri": uri}
         return loc
 
-    def region(self, path: str, line: int, col: int, end_line: int | None, end_col: int | None) -> om.Region:
+    def region(self, path: str, line: int, col: int, end_line: int | None, end_col: int | None) -> dict[str, int]:
         text = self.line(path, line)
         if end_line is None or end_line < line:
             end_line = line
@@ -199,26 +142,18 @@ class _Files:
             end_col = len(end_text) + 1 if end_text is not None else col
         if end_line == line and end_col < col:
             end_col = col
-        return om.Region(
-            start_line=line,
-            start_column=utf16_column(text, col),
-            end_line=end_line,
-            end_column=utf16_column(end_text, end_col),
-        )
+        return {
+            "startLine": line,
+            "startColumn": utf16_column(text, col),
+            "endLine": end_line,
+            "endColumn": utf16_column(end_text, end_col),
+        }
 
     def location(
-        self,
-        path: str,
-        line: int,
-        col: int,
-        end_line: int | None,
-        end_col: int | None,
-        **kw: Any,
-    ) -> om.Location:
-        physical = om.PhysicalLocation(
-            artifact_location=self.artifact(path), region=self.region(path, line, col, end_line, end_col)
-        )
-        return om.Location(physical_location=physical, **kw)
+        self, path: str, line: int, col: int, end_line: int | None, end_col: int | None, **extra: Any
+    ) -> dict[str, Any]:
+        physical = {"artifactLocation": self.artifact(path), "region": self.region(path, line, col, end_line, end_col)}
+        return {**extra, "physicalLocation": physical}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -232,46 +167,39 @@ def _plain_text(markdown: str) -> str:
     return text.replace("`", "").strip()
 
 
-def rule_descriptor(r: Rule) -> om.ReportingDescriptor:
+def rule_descriptor(r: Rule) -> dict[str, Any]:
     markdown = r.doc.strip() or r.short
     tags = list(dict.fromkeys([*r.tags, r.kind]))[:20]  # GitHub keeps at most 20 tags
-    properties: dict[str, Any] = {
-        "tags": tags,
-        "precision": r.precision,
-        "problem.severity": r.severity,
-    }
+    properties: dict[str, Any] = {"tags": tags, "precision": r.precision, "problem.severity": r.severity}
     if r.hint:
         properties["defect-class"] = r.hint
-    return om.ReportingDescriptor(
-        id=r.code,
-        name=r.name,
-        short_description=om.MultiformatMessageString(text=r.short),
-        full_description=om.MultiformatMessageString(text=r.full),
-        help=om.MultiformatMessageString(text=_plain_text(markdown), markdown=markdown),
-        help_uri=r.help_uri,
-        default_configuration=om.ReportingConfiguration(level=r.level),
-        properties=properties,
-    )
+    return {
+        "id": r.code,
+        "name": r.name,
+        "shortDescription": {"text": r.short},
+        "fullDescription": {"text": r.full},
+        "help": {"text": _plain_text(markdown), "markdown": markdown},
+        "helpUri": r.help_uri,
+        "defaultConfiguration": {"level": r.level},
+        "properties": properties,
+    }
 
 
 # --------------------------------------------------------------------------------------------------
 # Results
 
 
-def _fix(fix: Fix, files: _Files) -> om.Fix:
-    by_path: dict[str, list[om.Replacement]] = {}
+def _fix(fix: Fix, files: _Files) -> dict[str, Any]:
+    by_path: dict[str, list[dict[str, Any]]] = {}
     for e in fix.edits:
         region = files.region(e.path, e.line, e.col, e.end_line, e.end_col)
-        by_path.setdefault(e.path, []).append(
-            om.Replacement(deleted_region=region, inserted_content=om.ArtifactContent(text=e.replacement))
-        )
-    return om.Fix(
-        description=om.Message(text=fix.description),
-        artifact_changes=[
-            om.ArtifactChange(artifact_location=files.artifact(p), replacements=reps)
-            for p, reps in by_path.items()
+        by_path.setdefault(e.path, []).append({"deletedRegion": region, "insertedContent": {"text": e.replacement}})
+    return {
+        "description": {"text": fix.description},
+        "artifactChanges": [
+            {"artifactLocation": files.artifact(p), "replacements": reps} for p, reps in by_path.items()
         ],
-    )
+    }
 
 
 def _result(
@@ -281,153 +209,196 @@ def _result(
     rule_level: Mapping[str, str],
     opts: SarifOptions,
     files: _Files,
-) -> om.Result:
+) -> dict[str, Any]:
     partial = {FINGERPRINT_KEY: fingerprint}
     line_hash = files.line_hash(f.path, f.line)
     if line_hash is not None:
         partial["primaryLocationLineHash"] = line_hash
-    properties: dict[str, Any] = dict(f.properties)
+    properties: dict[str, Any] = dict(f.properties)  # the verdict and witness of --confirm among them
     # Threads of steps (path, line, col, message), e.g. the tracer's tool write -> field -> grader read.
     code_flow = properties.pop("code_flow", None)
     if f.tool:
         properties.setdefault("tool", f.tool)
-    result = om.Result(
-        rule_id=f.code,
-        rule_index=rule_index.get(f.code, -1),
-        level=rule_level.get(f.code, "warning"),
-        kind="fail",
-        message=om.Message(text=f.message),
-        locations=[files.location(f.path, f.line, f.col, f.end_line, f.end_col)],
-        partial_fingerprints=partial,
-        properties=properties or None,
-    )
+    result: dict[str, Any] = {"ruleId": f.code}
+    if f.code in rule_index:
+        result["ruleIndex"] = rule_index[f.code]
+    result["level"] = rule_level.get(f.code, "warning")
+    result["message"] = {"text": printable(f.message)}
+    result["locations"] = [files.location(f.path, f.line, f.col, f.end_line, f.end_col)]
+    result["partialFingerprints"] = partial
+    if properties:
+        result["properties"] = properties
     if f.related:
-        result.related_locations = [
-            files.location(
-                r.path, r.line, r.col, r.end_line, r.end_col, id=i, message=om.Message(text=r.message)
-            )
+        result["relatedLocations"] = [
+            files.location(r.path, r.line, r.col, r.end_line, r.end_col, id=i, message={"text": printable(r.message)})
             for i, r in enumerate(f.related, 1)
         ]
     if code_flow:
-        result.code_flows = [_code_flow(code_flow, files)]
+        result["codeFlows"] = [_code_flow(code_flow, files)]
     if f.fix is not None and f.fix.edits and (f.fix.safe or opts.unsafe_fixes):
-        result.fixes = [_fix(f.fix, files)]
+        result["fixes"] = [_fix(f.fix, files)]
     if f.suppressed:
-        result.suppressions = [om.Suppression(kind="inSource")]
+        result["suppressions"] = [{"kind": "inSource"}]
     return result
 
 
-def _code_flow(threads: Sequence[Sequence[Mapping[str, Any]]], files: _Files) -> om.CodeFlow:
-    return om.CodeFlow(
-        thread_flows=[
-            om.ThreadFlow(
-                locations=[
-                    om.ThreadFlowLocation(
-                        location=files.location(
+def _code_flow(threads: Sequence[Sequence[Mapping[str, Any]]], files: _Files) -> dict[str, Any]:
+    return {
+        "threadFlows": [
+            {
+                "locations": [
+                    {
+                        "location": files.location(
                             str(step["path"]),
                             int(step.get("line") or 1),
                             int(step.get("col") or 1),
                             None,
                             None,
-                            message=om.Message(text=str(step.get("message", ""))),
+                            message={"text": printable(str(step.get("message", "")))},
                         )
-                    )
+                    }
                     for step in thread
                 ]
-            )
+            }
             for thread in threads
         ]
-    )
+    }
 
 
-def _notification(f: Finding, files: _Files) -> om.Notification:
-    return om.Notification(
-        level="error",
-        message=om.Message(text=f"{files.relative(f.path)}: {f.message}"),
-        descriptor=om.ReportingDescriptorReference(id=f.code),
-        locations=[files.location(f.path, f.line, f.col, f.end_line, f.end_col)],
-    )
+def _notification(f: Finding, files: _Files) -> dict[str, Any]:
+    return {
+        "level": "error",
+        "message": {"text": printable(f"{files.relative(f.path)}: {f.message}")},
+        "descriptor": {"id": f.code},
+        "locations": [files.location(f.path, f.line, f.col, f.end_line, f.end_col)],
+    }
+
+
+def _keep_most_important(
+    shown: list[Finding], limit: int, rules: Mapping[str, Rule]
+) -> tuple[list[Finding], list[Finding]]:
+    """At most `limit` findings, the most severe and precise first; both lists in source order."""
+    if len(shown) <= limit:
+        return shown, []
+
+    def importance(item: tuple[int, Finding]) -> tuple[int, int, int]:
+        position, f = item
+        r = rules.get(f.code)
+        return (LEVEL_RANK.get(r.level if r else "warning", 1), PRECISION_RANK.get(r.precision if r else "low", 3),
+                position)
+
+    ranked = sorted(enumerate(shown), key=importance)
+    kept = sorted(ranked[: max(limit, 0)])
+    dropped = sorted(ranked[max(limit, 0):])
+    return [f for _, f in kept], [f for _, f in dropped]
+
+
+def _count_by_code(findings: Iterable[Finding]) -> str:
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    return ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def build_sarif(
     findings: Iterable[Finding],
     options: SarifOptions | None = None,
     rules: Sequence[Rule] | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> om.SarifLog:
-    """One SARIF log with exactly one run for `findings`."""
+    warn: Warn | None = None,
+) -> dict[str, Any]:
+    """One SARIF log, as JSON data, with exactly one run for `findings`."""
     opts = options or SarifOptions()
     rules = list(rules) if rules is not None else all_rules()
+    by_code = {r.code: r for r in rules}
     everything = sorted(findings, key=Finding.sort_key)
     # Fingerprints count over all findings, suppressed or not, so they do not shift when a noqa is added.
     fingerprints = dict(zip(map(id, everything), toollint_fingerprints(everything, opts.root)))
     shown = [f for f in everything if opts.include_suppressed or not f.suppressed]
     failures = [f for f in everything if f.code in FAILURE_CODES]
-    shown_capped = shown[: opts.max_results]
+    shown, dropped = _keep_most_important(shown, opts.max_results, by_code)
     hashed_upto: dict[str, int] = {}
-    for f in shown_capped:
+    for f in shown:
         hashed_upto[f.path] = max(hashed_upto.get(f.path, 0), f.line)
     files = _Files(opts.sources, opts.root, hashed_upto)
 
     notifications = [_notification(f, files) for f in failures]
-    if len(shown) > opts.max_results:
+    if dropped:
         message = (
-            f"{len(shown)} results; only the first {opts.max_results} are written "
-            "(GitHub code scanning displays at most 5,000 per run)"
+            f"{len(dropped)} of {len(shown) + len(dropped)} results left out of the SARIF file "
+            f"({_count_by_code(dropped)}): GitHub code scanning accepts at most {opts.max_results:,} per run; "
+            "the ones kept are the most severe, then the most precise"
         )
         if warn is not None:
             warn(message)
-        notifications.append(om.Notification(level="warning", message=om.Message(text=message)))
-    shown = shown_capped
+        notifications.append({"level": "warning", "message": {"text": message}})
 
     rule_index = {r.code: i for i, r in enumerate(rules)}
     rule_level = {r.code: r.level for r in rules}
     results = [_result(f, fingerprints[id(f)], rule_index, rule_level, opts, files) for f in shown]
 
     root = (opts.root or Path.cwd()).resolve()
-    invocation = om.Invocation(
-        execution_successful=not failures,
-        tool_execution_notifications=notifications or None,
-    )
-    run = om.Run(
-        tool=om.Tool(
-            driver=om.ToolComponent(
-                name="toollint",
-                version=__version__,
-                semantic_version=__version__,
-                information_uri=INFORMATION_URI,
-                rules=[rule_descriptor(r) for r in rules],
-            )
-        ),
-        results=results,
-        invocations=[invocation],
-        original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=root.as_uri().rstrip("/") + "/")},
-        column_kind="utf16CodeUnits",
-    )
+    invocation: dict[str, Any] = {"executionSuccessful": not failures}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "toollint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [rule_descriptor(r) for r in rules],
+            }
+        },
+        "invocations": [invocation],
+        "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
+        "columnKind": "utf16CodeUnits",
+        "results": results,
+    }
     if opts.category:
         # GitHub reads the category as the part of the id up to its last "/".
         category = opts.category if opts.category.endswith("/") else opts.category + "/"
-        run.automation_details = om.RunAutomationDetails(id=category)
-    return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
+        run["automationDetails"] = {"id": category}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def json_text(data: Any) -> str:
+    """Compact JSON that any UTF-8 writer accepts: a string holding a lone surrogate (an undecodable
+    file-name byte in a property) is escaped, never left to fail the write."""
+    # Compact: json's C encoder only runs without `indent`, and GitHub caps uploads by size.
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(_printable_data(data), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text
+
+
+def _printable_data(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, Mapping):
+        return {printable(str(k)): _printable_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable_data(v) for v in value]
+    return value
 
 
 def render_sarif(
     findings: Iterable[Finding],
     options: SarifOptions | None = None,
     rules: Sequence[Rule] | None = None,
-    warn: Callable[[str], None] | None = None,
+    warn: Warn | None = None,
 ) -> str:
     # The log is tens of thousands of small acyclic objects: the cyclic GC would only rescan them
     # (a quarter of the time at 5,000 results), so it is paused while they are built, as in the engine.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        log = to_json_obj(build_sarif(findings, options, rules, warn))
+        return json_text(build_sarif(findings, options, rules, warn))
     finally:
         if was_enabled:
             gc.enable()
-    # Compact: json's C encoder only runs without `indent`, and GitHub caps uploads by size.
-    return json.dumps(log, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_sarif(
@@ -435,7 +406,19 @@ def write_sarif(
     findings: Iterable[Finding],
     options: SarifOptions | None = None,
     rules: Sequence[Rule] | None = None,
-    warn: Callable[[str], None] | None = None,
+    warn: Warn | None = None,
 ) -> None:
     out.write(render_sarif(findings, options, rules, warn))
     out.write("\n")
+
+
+def write_report(report: Report, stream: IO[str]) -> None:
+    """`--output-format sarif` / `--sarif-output`: every finding (the writer leaves out suppressed
+    ones unless asked to keep them)."""
+    options = SarifOptions(
+        root=report.root,
+        category=report.sarif_category,
+        include_suppressed=report.sarif_include_suppressed,
+        unsafe_fixes=report.unsafe_fixes,
+    )
+    write_sarif(stream, report.findings, options, warn=report.warn)

@@ -1,5 +1,9 @@
 """flake8-style text output: `concise` (one line per finding), `full` (with source context and
-the fix hint), `--statistics`, and the summary line."""
+the fix hint), `--statistics`, and the summary line of every run.
+
+A `--confirm` verdict is shown at the end of a finding's line (`[VIOLATES: WITNESS]`), rendered here
+from the finding's properties; the finding's message itself never carries it.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,23 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from toollint import registry
+from toollint.console import Style, printable
 from toollint.model import Finding
+from toollint.reporters import Report, verdict_note
 
 LineSource = Callable[[str], "list[str] | None"]
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the parser's line breaks (str.splitlines also splits on \f)
 
 
-def concise_line(finding: Finding) -> str:
-    return f"{finding.path}:{finding.line}:{finding.col}: {finding.code} [{finding.name}] {finding.message}"
+def concise_line(finding: Finding, style: Style | None = None) -> str:
+    s = style or Style(False)
+    where = f"{s.bold(printable(finding.path))}{s.cyan(':')}{finding.line}{s.cyan(':')}{finding.col}{s.cyan(':')}"
+    name = registry.rule_name(finding.code)
+    return f"{where} {s.red(finding.code)} [{name}] {printable(finding.message)}{verdict_note(finding)}"
 
 
-def write_concise(findings: Iterable[Finding], stream: TextIO) -> None:
-    stream.writelines(concise_line(finding) + "\n" for finding in findings)
+def write_concise(report: Report, stream: TextIO) -> None:
+    stream.writelines(concise_line(finding, report.style) + "\n" for finding in report.reported)
 
 
 def read_lines(path: str) -> list[str] | None:
@@ -30,19 +39,21 @@ def read_lines(path: str) -> list[str] | None:
     try:
         with open(path, "rb") as handle:
             return _NEWLINE.split(decode_source(handle.read()))
-    except (OSError, DecodeProblem):
+    except (OSError, ValueError, DecodeProblem):
         return None
 
 
-def write_full(findings: Iterable[Finding], stream: TextIO, lines_of: LineSource = read_lines) -> None:
+def write_full(report: Report, stream: TextIO, lines_of: LineSource = read_lines) -> None:
     """Each finding, then its source line with the span underlined, the fix hint and related places."""
+    style = report.style
     cache: dict[str, list[str] | None] = {}
-    for finding in findings:
-        stream.write(concise_line(finding) + "\n")
+    for finding in report.reported:
+        stream.write(concise_line(finding, style) + "\n")
         if finding.path not in cache:
             cache[finding.path] = lines_of(finding.path)
         lines = cache[finding.path]
         gutter = len(str(finding.line))
+        bar = style.cyan("|")
         if lines is not None and 1 <= finding.line <= len(lines):
             text = lines[finding.line - 1].rstrip().replace("\t", " ")
             start = min(max(finding.col - 1, 0), len(text))
@@ -50,19 +61,20 @@ def write_full(findings: Iterable[Finding], stream: TextIO, lines_of: LineSource
                 end = min(max(finding.end_col - 1, start + 1), max(len(text), start + 1))
             else:
                 end = max(len(text), start + 1)
-            stream.write(f"{' ' * gutter} |\n{finding.line} | {text}\n")
-            stream.write(f"{' ' * gutter} | {' ' * start}{'^' * (end - start)}\n")
+            stream.write(f"{' ' * gutter} {bar}\n{style.cyan(str(finding.line))} {bar} {printable(text)}\n")
+            stream.write(f"{' ' * gutter} {bar} {' ' * start}{style.red('^' * (end - start))}\n")
         if finding.fix is not None:
-            stream.write(f"{' ' * gutter} = help: {finding.fix.description}\n")
+            stream.write(f"{' ' * gutter} = {style.bold('help')}: {printable(finding.fix.description)}\n")
         stream.writelines(
-            f"{' ' * gutter} = note: {r.path}:{r.line}:{r.col}: {r.message}\n" for r in finding.related
+            f"{' ' * gutter} = {style.bold('note')}: {printable(r.path)}:{r.line}:{r.col}: {printable(r.message)}\n"
+            for r in finding.related
         )
         stream.write("\n")
 
 
-def write_statistics(findings: Iterable[Finding], stream: TextIO) -> None:
+def write_statistics(report: Report, stream: TextIO) -> None:
     """One row per code, most frequent first (ruff's --statistics)."""
-    counts = Counter(f.code for f in findings)
+    counts = Counter(f.code for f in report.reported)
     if not counts:
         stream.write("No findings.\n")
         return
@@ -74,11 +86,31 @@ def write_statistics(findings: Iterable[Finding], stream: TextIO) -> None:
         stream.write(f"{count:>{width}}\t{code}\t[{name}] {short}\n")
 
 
-def summary(reported: list[Finding], suppressed: int) -> str:
-    """`Found 7 findings in 3 files (2 suppressed)`."""
-    files = len({f.path for f in reported})
-    line = (
-        f"Found {len(reported)} finding{'s' if len(reported) != 1 else ''} "
-        f"in {files} file{'s' if files != 1 else ''}"
-    )
-    return line + (f" ({suppressed} suppressed)" if suppressed else "")
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def summary(
+    reported: Iterable[Finding], suppressed: int, *, checked: int, tools: int, style: Style | None = None
+) -> str:
+    """The last line of every run, on stderr: what was found, then what was looked at.
+
+    `Found 7 findings in 3 files (2 suppressed). Checked 40 files, 12 tools.` or
+    `All checks passed! Checked 40 files, 12 tools.`; a run that found no tool at all says so, since
+    nothing was checked then."""
+    s = style or Style(False)
+    findings = list(reported)
+    looked = f"Checked {_plural(checked, 'file')}, {_plural(tools, 'tool')}."
+    if findings:
+        files = len({f.path for f in findings})
+        head = f"Found {_plural(len(findings), 'finding')} in {_plural(files, 'file')}"
+        head += f" ({suppressed:,} suppressed)." if suppressed else "."
+        return f"{s.bold(head)} {looked}"
+    if checked and not tools:
+        return (f"{s.yellow('No tools found')} in {_plural(checked, 'file')}: nothing was checked "
+                "(how toollint finds tools: README, 'How toollint finds tools'; or name them with "
+                "`tools`/`tool-decorators` in [tool.toollint]).")
+    if not checked:
+        return f"{s.yellow('No Python files checked.')}"
+    tail = f" ({suppressed:,} suppressed)" if suppressed else ""
+    return f"{s.green('All checks passed!')} {looked[:-1]}{tail}."

@@ -5,11 +5,13 @@ which only needs the two options, does not import the tracer."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toollint.engine import FileResult, RunResult, Selection
-from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.pipeline import StepContext
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -19,32 +21,31 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
 
 
-def check_step(args: argparse.Namespace, settings: Settings, result: RunResult) -> RunResult:
-    """A `CHECK_STEPS` entry, after confirm: trace the confirmed findings over the tasks
+def check_step(ctx: StepContext, result: RunResult) -> RunResult:
+    """A `toollint.pipeline` step, after confirm: trace the confirmed findings over the tasks
     `[tool.toollint.trace]` names, attach the trace to them (SARIF), write the ledger and report, and
     add TL401 findings when TL401 is selected."""
-    ledger_path, report_path = getattr(args, "ledger", None), getattr(args, "report", None)
+    ledger_path, report_path = ctx.options.trace.ledger, ctx.options.trace.report
     if ledger_path is None and report_path is None:
         return result
+    from toollint.errors import UsageError
     from toollint.trace.cli import TraceUsageError, write_outputs
     from toollint.trace.ledger import trace_findings
     from toollint.trace.tasks import tasks_from_config
 
+    settings = ctx.settings
     root = settings.project_root or Path.cwd()
-    python = getattr(args, "python", None) or (settings.confirm or {}).get("python")
+    python = ctx.options.confirm.python or settings.confirm.python
     tasks = tasks_from_config(settings.trace, root, python=python)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
     ledger = trace_findings(confirmed, tasks)
-    if not getattr(args, "quiet", False):
-        if not confirmed:
-            sys.stderr.write("toollint: warning: --ledger/--report: no confirmed (TL2xx) finding to trace\n")
-        for problem in ledger.problems:
-            sys.stderr.write(f"toollint: warning: trace: {problem}\n")
+    if not confirmed:
+        ctx.console.warn("--ledger/--report: no confirmed (TL2xx) finding to trace")
+    for problem in ledger.problems:
+        ctx.console.warn(f"trace: {problem}")
     try:
         write_outputs(ledger, ledger_path, report_path, confirmed)
     except TraceUsageError as exc:
-        from toollint.cli import UsageError
-
         raise UsageError(str(exc)) from None
     if "TL401" in Selection.from_settings(settings).enabled:
         by_path = {r.path: r for r in result.files}

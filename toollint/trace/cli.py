@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from toollint.model import Finding
-from toollint.trace.check import add_check_options, check_step  # noqa: F401 -- the check step's home
+from toollint.settings import TraceSettings
 from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
 from toollint.trace.readsites import BASES, ModuleCache
 from toollint.trace.tasks import (
@@ -107,7 +107,7 @@ def collect_tasks(args: argparse.Namespace) -> TaskSet:
             if not sep:
                 raise TraceUsageError(f"--grader {item!r} is not ID=FILE:FUNCTION")
             mapping[task_id] = ref
-        tasks.extend(configured_tasks({"tasks": mapping}, Path.cwd()))
+        tasks.extend(configured_tasks(TraceSettings(tasks=mapping), Path.cwd()))
     if not tasks.tasks and not tasks.problems:
         raise TraceUsageError("no tasks: give --agentdojo DIR, --tasks FILE or --grader ID=FILE:FUNC")
     return tasks

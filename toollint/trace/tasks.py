@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from toollint.settings import TraceSettings
 from toollint.trace.readsites import (
     PRE_PREFIX,
     GraderError,
@@ -379,19 +380,16 @@ def _json_task(entry: dict[str, Any], shown: str, line: int, methods: Mapping[st
 # --- configured ------------------------------------------------------------------------------------
 
 
-def configured_tasks(config: Mapping[str, Any], root: Path) -> TaskSet:
+def configured_tasks(config: TraceSettings, root: Path) -> TaskSet:
     """`[tool.toollint.trace] tasks = {id = "file.py:Qual.name"}`, with optional `state-params`
     (name -> canonical prefix; default: `post_environment`, `env`, `db`, `self` are the live state and
     `pre_environment` the state before the run)
     and `record-params` (default `["model_output", "traces", "messages"]`)."""
     out = TaskSet()
-    mapping = config.get("tasks") or {}
-    if not isinstance(mapping, dict):
-        out.problems.append(Problem("[tool.toollint.trace]", 1, "tasks must be a table of task id = \"file:function\""))
-        return out
-    state = config.get("state-params") or {"post_environment": "", "pre_environment": PRE_PREFIX, "env": "",
-                                            "db": "", "self": ""}
-    record = tuple(config.get("record-params") or ("model_output", "traces", "messages"))
+    mapping = config.tasks  # typed: toollint.settings checked it is a table of strings or lists
+    state = config.state_params or {"post_environment": "", "pre_environment": PRE_PREFIX, "env": "",
+                                    "db": "", "self": ""}
+    record = tuple(config.record_params or ("model_output", "traces", "messages"))
     for task_id, ref in mapping.items():
         refs = [ref] if isinstance(ref, str) else ref
         task = Task(str(task_id), "[tool.toollint.trace]", 1)
@@ -422,12 +420,12 @@ def locate_package(python: str, package: str = "agentdojo") -> Path | None:
     return Path(text) if out.returncode == 0 and text else None
 
 
-def tasks_from_config(config: Mapping[str, Any], root: Path, python: str | None = None) -> TaskSet:
+def tasks_from_config(config: TraceSettings, root: Path, python: str | None = None) -> TaskSet:
     """Every task source `[tool.toollint.trace]` names: `agentdojo` (a package dir, or true to find it
     with `python`), `version`, `suites`, `task-files` with `toolkit` files, and configured `tasks`."""
     out = TaskSet()
     cache = ModuleCache()
-    agentdojo = config.get("agentdojo")
+    agentdojo = config.agentdojo
     if agentdojo:
         package = (root / str(agentdojo)) if isinstance(agentdojo, str) else (
             locate_package(python) if python else None)
@@ -435,13 +433,13 @@ def tasks_from_config(config: Mapping[str, Any], root: Path, python: str | None 
             out.problems.append(Problem("[tool.toollint.trace]", 1, "agentdojo = true needs the benchmark's "
                                         "python ([tool.toollint.confirm] python) to find the package"))
         else:
-            version = config.get("version")
+            version = config.version
             out.extend(agentdojo_tasks(package, parse_version(str(version)) if version else None,
-                                       tuple(config.get("suites") or ())))
-    task_files = [root / str(p) for p in config.get("task-files") or ()]
+                                       tuple(config.suites)))
+    task_files = [root / str(p) for p in config.task_files]
     if task_files:
-        methods = toolkit_methods([root / str(p) for p in config.get("toolkit") or ()], cache, out.problems, root)
+        methods = toolkit_methods([root / str(p) for p in config.toolkit], cache, out.problems, root)
         out.extend(json_tasks(task_files, methods, root))
-    if config.get("tasks"):
+    if config.tasks:
         out.extend(configured_tasks(config, root))
     return out

@@ -132,15 +132,12 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
             if value is not None and not 0 <= value <= 1:
                 raise UsageError(f"--{name.replace('_', '-')} is a rate between 0 and 1, got {value}")
         subjects = _subjects(args)
-        tty = sys.stderr.isatty()
+        from toollint.console import Console
 
-        def progress(mutant_id: str) -> None:  # a one-line progress display, on a terminal only
-            print(f"\r\033[K{mutant_id[:100]}", end="", file=sys.stderr, flush=True)
-
+        progress = Console().progress("validate")  # one line, redrawn, on a terminal only
         result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
-                     progress=progress if tty else None)
-        if tty:
-            print("\r\033[K", end="", file=sys.stderr)
+                     progress=progress if progress.enabled else None)
+        progress.done()
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

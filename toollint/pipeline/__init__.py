@@ -1,0 +1,61 @@
+"""The pipeline under `toollint check`: options -> settings -> lint -> steps -> report.
+
+A *step* rewrites the run's result after linting (`--diff-base`/`--baseline`, `--fix`, `--confirm`,
+`--ledger`): any callable `(ctx: StepContext, result: RunResult) -> RunResult`. It reads its own
+options from `ctx.options`, the run's settings from `ctx.settings` (a file's own from
+`ctx.resolver`), writes to the user through `ctx.console`, raises a `toollint.errors` error for a
+problem that ends the run (exit 2), records one that does not in `ctx.errors` (the run goes on and
+then exits 2), or raises `StopCheck` when it has written the run's whole output. The CLI keeps the
+list of steps (`toollint.cli.CHECK_STEPS`); steps never import the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from toollint.pipeline.options import (
+    BaselineOptions,
+    CheckOptions,
+    ConfirmOptions,
+    FixOptions,
+    OutputOptions,
+    TraceOptions,
+)
+
+if TYPE_CHECKING:
+    from toollint.config import SettingsResolver
+    from toollint.console import Console
+    from toollint.engine import RunResult
+    from toollint.settings import Settings
+
+__all__ = [
+    "BaselineOptions",
+    "CheckOptions",
+    "CheckStep",
+    "ConfirmOptions",
+    "FixOptions",
+    "OutputOptions",
+    "StepContext",
+    "TraceOptions",
+]
+
+
+@dataclass
+class StepContext:
+    """What every step of one run shares."""
+
+    options: CheckOptions
+    settings: Settings  # the run's: project root, [tool.toollint.confirm], [tool.toollint.trace]
+    resolver: SettingsResolver  # each file's own settings
+    console: Console
+    errors: list[str] = field(default_factory=list)  # problems that did not stop the run (exit 2)
+
+    def error(self, message: str) -> None:
+        """A problem that does not stop the run: said now, and the run exits 2."""
+        self.errors.append(message)
+        self.console.error(message)
+
+
+class CheckStep(Protocol):
+    def __call__(self, ctx: StepContext, result: RunResult, /) -> RunResult: ...

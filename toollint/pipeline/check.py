@@ -1,0 +1,128 @@
+"""Running `toollint check`: settings, lint (files or stdin), the steps, the report, the exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from toollint import atomic
+from toollint.config import SettingsResolver
+from toollint.console import Console, Style, printable, use_color
+from toollint.engine import RunResult, lint_paths, lint_source
+from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, ToollintError, UsageError
+from toollint.pipeline import CheckStep, StepContext
+from toollint.pipeline.options import CheckOptions
+from toollint.reporters import Report, Writer, writer
+
+STDIN = "-"
+
+
+def run_check(options: CheckOptions, steps: Sequence[CheckStep], console: Console) -> int:
+    """One `toollint check` run; the exit code (0 clean, 1 findings, 2 an error)."""
+    try:
+        resolver = SettingsResolver(config_file=options.config, isolated=options.isolated,
+                                    override=options.overrides)
+        settings = resolver.for_run(_config_targets(options))
+        result = lint(options, resolver)
+        ctx = StepContext(options, settings, resolver, console)
+        for step in steps:
+            result = step(ctx, result)
+        return report(ctx, result)
+    except StopCheck as stop:
+        return stop.exit_code
+    except ToollintError as exc:
+        console.error(str(exc))
+        return EXIT_ERROR
+
+
+def reads_stdin(options: CheckOptions) -> bool:
+    return STDIN in options.paths
+
+
+def _config_targets(options: CheckOptions) -> list[str]:
+    """The paths configuration is found from; stdin counts as its `--stdin-filename`."""
+    stdin_name = options.stdin_filename or str(Path.cwd() / "stdin.py")
+    return [stdin_name if p == STDIN else p for p in options.paths]
+
+
+def lint(options: CheckOptions, resolver: SettingsResolver) -> RunResult:
+    files = [p for p in options.paths if p != STDIN]
+    if reads_stdin(options) and (options.fixes.fix or options.fixes.diff):
+        raise UsageError("--fix and --diff rewrite files; they cannot be used with stdin (-)")
+    result = lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude) if files else \
+        RunResult(root=resolver.for_run(_config_targets(options)).project_root)
+    if reads_stdin(options):
+        name = options.stdin_filename or STDIN
+        settings = resolver.for_path(options.stdin_filename or Path.cwd() / "stdin.py")
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        result.files.append(lint_source(data, name, settings))
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Report
+
+
+def report(ctx: StepContext, result: RunResult) -> int:
+    """Write the report (stdout or -o), any --sarif-output files, then on stderr the problems and the
+    summary line; choose the exit code."""
+    out, console = ctx.options.output, ctx.console
+    findings = result.findings
+    root = ctx.settings.project_root or result.root
+    write: Writer
+    if out.statistics:
+        from toollint.reporters import json_, text
+
+        write = json_.write_statistics_json if out.format == "json" else text.write_statistics
+    else:
+        write = writer(out.format)
+    with _output(out.file) as stream:
+        colored = out.format in ("concise", "full") and stream is sys.stdout and use_color(stream, out.color)
+        write(Report(findings, root, Style(colored), console.warn, out.sarif_category,
+                     out.sarif_include_suppressed, ctx.options.fixes.unsafe), stream)
+    if out.sarif_files:  # several outputs in one run; the SARIF is rendered once
+        from toollint.reporters.sarif import SarifOptions, render_sarif
+
+        sarif_options = SarifOptions(root=root, category=out.sarif_category,
+                                     include_suppressed=out.sarif_include_suppressed,
+                                     unsafe_fixes=ctx.options.fixes.unsafe)
+        rendered = render_sarif(findings, sarif_options, warn=console.warn)
+        for sarif_file in out.sarif_files:
+            with _output(sarif_file) as stream:
+                stream.write(rendered + "\n")
+    for target in result.missing:
+        console.error(f"{printable(target)}: no such file or directory")
+    for target in result.no_python:
+        console.warn(f"no Python files found under {printable(target)}")
+    for target in result.not_python:
+        console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
+    if out.show_tools:
+        from toollint.reporters.tools import write_tools
+
+        write_tools(result, sys.stderr)
+    if not out.quiet:
+        from toollint.reporters.text import summary
+
+        console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
+                                   tools=result.tool_count, style=console.style))
+    if result.missing or result.internal_errors or ctx.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """stdout, or a file written whole or not at all (two runs writing it never mix)."""
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    try:
+        with atomic.atomic_text(path, errors="backslashreplace") as stream:
+            yield stream
+    except OSError as exc:
+        raise UsageError(f"cannot write {printable(path)}: {exc.strerror or exc}") from None
+

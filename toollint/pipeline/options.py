@@ -1,0 +1,123 @@
+"""The typed options of one `toollint check` run, built once from the parsed command line.
+
+Each group belongs to one step (output, baselines, fixes, confirm, trace); a step reads its own
+group and nothing else of the command line. `CheckOptions.from_namespace` is the only place that
+knows argparse's attribute names.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toollint.config import SettingsOverride
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    format: str = "concise"  # a key of toollint.reporters.FORMATS
+    file: str | None = None  # -o; None or "-" is stdout
+    statistics: bool = False
+    quiet: bool = False
+    exit_zero: bool = False
+    color: str = "auto"  # auto, always, never
+    sarif_files: tuple[str, ...] = ()  # --sarif-output, besides the report
+    sarif_category: str | None = None
+    sarif_include_suppressed: bool = False
+    show_tools: bool = False  # --show-tools: each tool, whether it writes and why, on stderr
+
+
+@dataclass(frozen=True)
+class BaselineOptions:
+    write: str | None = None  # --write-baseline FILE
+    read: str | None = None  # --baseline FILE
+    diff_base: str | None = None  # --diff-base REF
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    fix: bool = False
+    unsafe: bool = False
+    diff: bool = False
+
+    @property
+    def requested(self) -> bool:
+        return self.fix or self.diff or self.unsafe
+
+
+@dataclass(frozen=True)
+class ConfirmOptions:
+    confirm: bool = False
+    confirm_all: bool = False
+    python: str | None = None
+    witness_dir: Path | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.confirm or self.confirm_all
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    ledger: Path | None = None
+    report: Path | None = None
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    command: str = "check"  # or "demo"
+    paths: tuple[str, ...] = (".",)
+    stdin_filename: str | None = None  # the name stdin (`-`) is linted under
+    config: str | None = None
+    isolated: bool = False
+    force_exclude: bool = False
+    jobs: int = 0
+    overrides: SettingsOverride = field(default_factory=SettingsOverride)
+    output: OutputOptions = field(default_factory=OutputOptions)
+    baseline: BaselineOptions = field(default_factory=BaselineOptions)
+    fixes: FixOptions = field(default_factory=FixOptions)
+    confirm: ConfirmOptions = field(default_factory=ConfirmOptions)
+    trace: TraceOptions = field(default_factory=TraceOptions)
+
+    @classmethod
+    def from_namespace(cls, ns: argparse.Namespace, command: str = "check") -> CheckOptions:
+        a: dict[str, Any] = vars(ns)
+        output_format = "full" if a["show_source"] and a["output_format"] in ("concise", "text") else a["output_format"]
+        return cls(
+            command=command,
+            paths=tuple(a.get("paths") or ()),  # demo has none: it lints the examples
+            stdin_filename=a["stdin_filename"],
+            config=a["config"],
+            isolated=a["isolated"],
+            force_exclude=a["force_exclude"],
+            jobs=a["jobs"],
+            overrides=SettingsOverride(
+                select=tuple(a["select"]) if a["select"] is not None else None,
+                extend_select=tuple(a["extend_select"] or ()),
+                ignore=tuple(a["ignore"] or ()),
+                respect_gitignore=False if a["no_respect_gitignore"] else None,
+            ),
+            output=OutputOptions(
+                format="concise" if output_format == "text" else output_format,
+                file=a["output_file"],
+                statistics=a["statistics"],
+                quiet=a["quiet"],
+                exit_zero=a["exit_zero"],
+                color=a["color"],
+                sarif_files=tuple(a["sarif_output"] or ()),
+                sarif_category=a["sarif_category"],
+                sarif_include_suppressed=a["sarif_include_suppressed"],
+                show_tools=a.get("show_tools", False),
+            ),
+            baseline=BaselineOptions(write=a["write_baseline"], read=a["baseline"], diff_base=a["diff_base"]),
+            fixes=FixOptions(fix=a["fix"], unsafe=a["unsafe_fixes"], diff=a["diff"]),
+            confirm=ConfirmOptions(
+                confirm=a["confirm"],
+                confirm_all=a["confirm_all"],
+                python=a["python"],
+                witness_dir=Path(a["witness_dir"]) if a["witness_dir"] else None,
+            ),
+            trace=TraceOptions(ledger=a["ledger"], report=a["report"]),
+        )
