@@ -176,13 +176,14 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
 
 def builtin_family_patterns() -> list[Patterns]:
     """`PATTERNS` of every built-in profile folder that has a `patterns.py`, in name order."""
-    from toollint import profiles
-
-    names = sorted({d.name for root in profiles.__path__ for d in Path(root).iterdir()
-                    if (d / "patterns.py").is_file() and d.name.isidentifier() and not d.name.startswith("_")})
+    # The profiles package sits beside this one; it is found by path and its modules imported by
+    # name, so the analysis does not depend on the profiles package (which depends on it).
+    root = Path(__file__).resolve().parents[1] / "profiles"
+    names = sorted(d.name for d in root.iterdir()
+                   if (d / "patterns.py").is_file() and d.name.isidentifier() and not d.name.startswith("_"))
     out: list[Patterns] = []
     for name in names:  # a folder need not be a regular package: patterns.py alone is enough
-        found = getattr(importlib.import_module(f"{profiles.__name__}.{name}.patterns"), "PATTERNS", None)
+        found = getattr(importlib.import_module(f"toollint.profiles.{name}.patterns"), "PATTERNS", None)
         if isinstance(found, Patterns):
             out.append(found if found.family else Patterns(family=name).merge(found))
     return out
