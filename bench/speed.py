@@ -43,7 +43,8 @@ PY = sys.executable
 MEASURE = (
     "import resource, subprocess, sys, time; t = time.perf_counter(); "
     "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(time.perf_counter() - t, r.ru_maxrss, r.ru_utime + r.ru_stime)"
 )
 PARSE_ALL = (
     "import ast, sys\n"
@@ -60,6 +61,7 @@ class Timing:
     low: float
     high: float
     rss_mib: float
+    cpu: float = 0.0  # least user + system CPU time of the runs (steadier than wall time on a busy machine)
 
 
 def bench_env(pycache: Path) -> dict[str, str]:
@@ -75,15 +77,16 @@ ENV: dict[str, str] = dict(os.environ)
 
 
 def measure(label: str, cmd: list[str], runs: int) -> Timing:
-    def once() -> tuple[float, float]:
+    def once() -> tuple[float, float, float]:
         proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
         out = proc.stdout.split()
-        return float(out[0]), int(out[1]) / 1024  # ru_maxrss is KiB on Linux
+        return float(out[0]), int(out[1]) / 1024, float(out[2])  # ru_maxrss is KiB on Linux
 
     once()  # warm-up: file cache, .pyc files
     samples = [once() for _ in range(runs)]
     walls = [s[0] for s in samples]
-    return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples))
+    return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples),
+                  min(s[2] for s in samples))
 
 
 def python_files(paths: list[Path]) -> list[Path]:
@@ -152,9 +155,9 @@ def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs
 
 def report(rows: list[Timing]) -> None:
     by_label = {r.label: r for r in rows}
-    print(f"{'command':<30} {'median s':>9} {'min-max s':>13} {'peak RSS MiB':>13}")
+    print(f"{'command':<30} {'median s':>9} {'min-max s':>13} {'peak RSS MiB':>13} {'min CPU s':>10}")
     for r in rows:
-        print(f"{r.label:<30} {r.median:9.3f} {r.low:6.3f}-{r.high:<6.3f} {r.rss_mib:13.1f}")
+        print(f"{r.label:<30} {r.median:9.3f} {r.low:6.3f}-{r.high:<6.3f} {r.rss_mib:13.1f} {r.cpu:10.3f}")
     best = min((by_label[k] for k in by_label if k.startswith("toollint")), key=lambda r: r.median)
     before = by_label.get("before: toollint --jobs 1") or by_label.get("before: toollint")
     if "  engine only (--select TL9)" in by_label and "ast.parse of every file" in by_label:
@@ -169,7 +172,8 @@ def report(rows: list[Timing]) -> None:
             if anchor in by_label:
                 base = by_label[anchor].median
                 print(f"ratio {now.label} / {anchor}: {now.median / base:.2f} now, "
-                      f"{before.median / base:.2f} before ({now.median / before.median:.2f}x)")
+                      f"{before.median / base:.2f} before ({now.median / before.median:.2f}x); "
+                      f"CPU time {now.cpu / before.cpu:.2f}x before")
 
 
 def main(argv: list[str] | None = None) -> int:

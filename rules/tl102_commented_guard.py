@@ -179,10 +179,14 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         yield from _guards_in(ctx, tool, tool.node)
     # Helpers the tools call (by name, up to three hops): a guard moved into `_check_line()` and
     # commented out there is the same defect. A helper shared by several tools is reported once.
+    # Only helpers of this file: one imported from another module has its comments there (that
+    # module's own tools report it when it is linted).
+    index = ctx.analysis.index
+    here = {id(f) for f in index.functions.values()} | {id(m) for ms in index.methods.values() for m in ms.values()}
     seen = {id(tool.node) for tool in tools}
     for tool in tools:
         for helper in ctx.analysis.summary(tool).helpers:
-            if id(helper) not in seen:
+            if id(helper) in here and id(helper) not in seen:
                 seen.add(id(helper))
                 yield from _guards_in(ctx, tool, helper)
 

@@ -113,3 +113,26 @@ def test_a_third_party_profile_adds_its_patterns(tmp_path: Path, monkeypatch: py
     (found,) = plugin_family_patterns(set())
     assert found.family == "acme" and found.decorators[0].name == "acme_action"
     assert plugin_family_patterns({"acme"}) == []  # a built-in of the same name wins
+
+
+def test_a_helper_from_another_module_is_followed_but_its_lines_are_not_read_here(tmp_path: Path) -> None:
+    """The write through an imported helper counts; TL102 does not read the helper's line numbers
+    in the importing file (they are another file's)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("def set_status(db, line_id, status):\n    db.lines[line_id].status = status\n")
+    (pkg / "tools.py").write_text(
+        "# if line.status != 'active':\n"
+        "#     raise ValueError('not active')\n"
+        "from pkg.helpers import set_status\n"
+        "def is_tool(kind):\n    return lambda f: f\n"
+        "class Tools:\n"
+        "    @is_tool('WRITE')\n"
+        "    def suspend(self, line_id: str) -> str:\n"
+        "        set_status(self.db, line_id, 'suspended')\n"
+        "        return 'Suspended.'\n"
+    )
+    (result,) = lint_paths([str(pkg / "tools.py")], Settings(select=["TL1"])).files
+    assert [(t.qualname, t.writes) for t in result.tools or []] == [("Tools.suspend", True)]
+    assert result.reported == []
