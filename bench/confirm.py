@@ -1,12 +1,14 @@
-"""How long `--confirm-all` takes over the bundled AgentDojo contract library, and how many clause rows it
-leaves UNTESTABLE (targets: under 60 s on 2 cores, worker start-up paid once per suite plus one fresh
-worker per suite for confirmation; under 10% UNTESTABLE).
+"""How long `--confirm-all` takes over each benchmark profile's bundled contracts, and how many clause
+rows it leaves UNTESTABLE (targets: under 60 s on 2 cores per profile, worker start-up paid once per
+variant plus one fresh worker per variant for confirmation; under 10% UNTESTABLE).
 
-    python bench/confirm.py [--python PATH] [--jobs N] [--repeat N]
+    python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N]
 
-Without --python it uses (and on first use creates) the cached agentdojo 0.1.35 venv the tests use.
-Prints wall time, probes, probes per second, the clause-row verdict counts and the untestable share,
-per suite and in total, and the violations found.
+Each profile runs in its benchmark's own interpreter: `--python NAME=PATH`, else the cached venv the
+tests use for it (created on first use), else the profile is skipped with a line saying so. Prints,
+per profile and per variant: tools, probes, clause rows by verdict, the untestable share (each
+untestable row named with its reason), the violations found and the wall time; then one line per
+profile side by side.
 """
 
 from __future__ import annotations
@@ -16,68 +18,130 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _corpora import ensure_agentdojo_venv
-from toollint.contracts.loader import bundled_library_dir, load_contracts
-from toollint.dynamic.confirm import run_confirm
+from toollint.contracts.loader import load_contracts
+from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
+from toollint.profiles import Profile, all_profiles, get_profile
 from toollint.settings import Settings
 
+# The cached interpreter each profile's tests use (bench/_corpora.py); a profile not listed here needs
+# --python NAME=PATH.
+CACHED_INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv}
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", help="interpreter of a venv with agentdojo 0.1.35")
-    parser.add_argument("--jobs", type=int, default=0, help="suites checked side by side (0: one per CPU)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs to time (the best is reported too)")
-    args = parser.parse_args()
-    python = args.python or str(ensure_agentdojo_venv())
-    contracts, errors = load_contracts([bundled_library_dir() / "agentdojo"])
+
+@dataclass
+class ProfileFigures:
+    profile: str
+    tools: int = 0
+    probes: int = 0
+    rows: int = 0
+    untestable: int = 0
+    violations: int = 0
+    wall: float = 0.0
+    skipped: str = ""
+
+
+def _interpreters(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"bench/confirm.py: --python expects NAME=PATH, got {pair!r}")
+        out[name] = path
+    return out
+
+
+def bench_profile(profile: Profile, python: str, jobs: int, repeat: int) -> ProfileFigures:
+    figures = ProfileFigures(profile.name)
+    contracts, errors = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
     for e in errors:
-        print(f"contract error: {e}")
-    settings = Settings(confirm={"jobs": args.jobs} if args.jobs else {})
+        print(f"  contract error: {e}")
+    settings = Settings(confirm={"jobs": jobs} if jobs else {}, benchmark=profile.name)
     times = []
-    for _ in range(max(1, args.repeat)):
+    run = ConfirmRun()
+    for _ in range(max(1, repeat)):
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            run = run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w")
+            run = run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile)
             times.append(time.perf_counter() - start)
     wall = times[-1]
-    print(f"contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} suites")
-    by_suite: dict[str, Counter[str]] = {}
+    print(f"  contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} variants")
+    by_variant: dict[str, Counter[str]] = {}
     for r in run.reports:
-        c = by_suite.setdefault(str(r.hello.get("variant")), Counter())
+        c = by_variant.setdefault(str(r.hello.get("variant")), Counter())
         c["tools"] += 1
         c["probes"] += len(r.runs)
         for row in r.clause_rows:
             c[row.verdict] += 1
-    for suite, c in sorted(by_suite.items()):
+    for variant, c in sorted(by_variant.items()):
         rows = c["CONFORMS"] + c["VIOLATES"] + c["UNTESTABLE"] + c["FLAKY"]
-        print(f"  {suite:22s} tools {c['tools']:3d}  probes {c['probes']:4d}  rows {rows:4d}  "
+        print(f"  {variant:22s} tools {c['tools']:3d}  probes {c['probes']:4d}  rows {rows:4d}  "
               f"conforms {c['CONFORMS']:4d}  violates {c['VIOLATES']:3d}  untestable {c['UNTESTABLE']:3d}  "
               f"flaky {c['FLAKY']:2d}")
     counts = run.counts()
     rows = sum(counts.values())
     share = counts["UNTESTABLE"] / rows if rows else 0.0
-    print(f"wall time: {wall:.1f} s (target < 60 s)" + (f"; best of {len(times)}: {min(times):.1f} s"
-                                                         if len(times) > 1 else ""))
+    print(f"  wall time: {wall:.1f} s (target < 60 s)" + (f"; best of {len(times)}: {min(times):.1f} s"
+                                                           if len(times) > 1 else ""))
     probing = sum(r.elapsed_s for r in run.reports)
-    print(f"worker start-ups: {len(run.startup_s)} taking {sum(run.startup_s):.1f} s in all "
-          f"(max {max(run.startup_s, default=0):.1f} s; suites run side by side)")
-    print(f"probes: {run.probes} ({run.probes / wall:.1f} probes/s over the wall time; "
+    print(f"  worker start-ups: {len(run.startup_s)} taking {sum(run.startup_s):.1f} s in all "
+          f"(max {max(run.startup_s, default=0):.1f} s; variants run side by side)")
+    print(f"  probes: {run.probes} ({run.probes / wall:.1f} probes/s over the wall time; "
           f"{run.probes / probing if probing else 0:.0f} probes/s in warm workers, {probing:.1f} s)")
-    print(f"clause rows: {rows}  CONFORMS {counts['CONFORMS']}  VIOLATES {counts['VIOLATES']}  "
+    print(f"  clause rows: {rows}  CONFORMS {counts['CONFORMS']}  VIOLATES {counts['VIOLATES']}  "
           f"UNTESTABLE {counts['UNTESTABLE']}  FLAKY {counts['FLAKY']}")
-    print(f"UNTESTABLE share: {share:.1%} (target < 10%)")
-    untestable = [(r.tool, row.clause_id, row.reason) for r in run.reports for row in r.clause_rows
-                  if row.verdict == "UNTESTABLE"]
-    for tool, clause, reason in untestable:
-        print(f"  untestable: {tool} {clause} ({reason})")
-    print(f"violations ({len(run.findings)}):")
+    print(f"  UNTESTABLE share: {share:.1%} (target < 10%)")
+    for r in run.reports:
+        for row in r.clause_rows:
+            if row.verdict == "UNTESTABLE":
+                print(f"    untestable: {r.tool} {row.clause_id} ({row.reason})")
+    print(f"  violations ({len(run.findings)}):")
     for f in run.findings:
-        print(f"  {f.code} {f.tool} {f.properties['clause']}")
+        print(f"    {f.code} {f.tool} {f.properties['clause']}")
+    figures.tools, figures.probes, figures.rows = len(run.reports), run.probes, rows
+    figures.untestable, figures.violations, figures.wall = counts["UNTESTABLE"], len(run.findings), wall
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", action="append", default=[], metavar="NAME",
+                        help="a profile to run (repeatable; default: every profile with bundled contracts)")
+    parser.add_argument("--python", action="append", default=[], metavar="NAME=PATH",
+                        help="the interpreter of a profile's benchmark venv")
+    parser.add_argument("--jobs", type=int, default=0, help="variants checked side by side (0: one per CPU)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs to time (the best is reported too)")
+    args = parser.parse_args()
+    given = _interpreters(args.python)
+    profiles = [get_profile(n) for n in args.profile] or [
+        p for p in all_profiles() if p.contracts_dir is not None and p.contracts_dir.is_dir()]
+    results = []
+    for profile in profiles:
+        print(f"=== {profile.name} ===")
+        python = given.get(profile.name)
+        if python is None and profile.name in CACHED_INTERPRETERS:
+            python = str(CACHED_INTERPRETERS[profile.name]())
+        if python is None:
+            reason = f"no interpreter (pass --python {profile.name}=PATH)"
+            print(f"  skipped: {reason}")
+            results.append(ProfileFigures(profile.name, skipped=reason))
+            continue
+        results.append(bench_profile(profile, python, args.jobs, args.repeat))
+    print("\nprofile      tools  probes  clause rows  untestable  violations  wall s")
+    for r in results:
+        if r.skipped:
+            print(f"{r.profile:12s} skipped: {r.skipped}")
+            continue
+        share = f"{r.untestable / r.rows:.1%}" if r.rows else "-"
+        print(f"{r.profile:12s} {r.tools:5d}  {r.probes:6d}  {r.rows:11d}  {r.untestable:4d} {share:>6s}  "
+              f"{r.violations:10d}  {r.wall:6.1f}")
     return 0
 
 

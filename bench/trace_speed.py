@@ -16,9 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from toollint.profiles.agentdojo.tasks import agentdojo_tasks
 from toollint.trace.ledger import Defect, trace
 from toollint.trace.readsites import ModuleCache
-from toollint.trace.tasks import agentdojo_tasks, json_tasks, toolkit_methods
+from toollint.trace.tasks import json_tasks, toolkit_methods
 
 FIELD = "db.lines[*].data_balance"
 # Assertion bodies of each shape the tracer distinguishes; {i} makes each method distinct.

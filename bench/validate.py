@@ -23,11 +23,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _corpora import ensure_agentdojo_venv, package_dir
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 
+from toollint.profiles import get_profile
 from toollint.validate import constructed, replay, report
+from toollint.validate.drivers import driver_for
 from toollint.validate.harness import ValidationRun, run
-from toollint.validate.subjects import agentdojo_registered_tools, agentdojo_subjects, minibank_subject
+from toollint.validate.subjects import minibank_subject
 
 MINIBANK = HERE.parent / "tests" / "fixtures" / "mutation" / "minibank"
 
@@ -51,24 +53,26 @@ def main() -> int:
 
     start = time.perf_counter()
     python = ensure_agentdojo_venv()
-    src = package_dir(python, "agentdojo")
-    registered = agentdojo_registered_tools(str(python))
+    profile = get_profile("agentdojo")
+    driver = driver_for(profile.name)
+    src = package_dir(python, str(profile.package))
+    registered = driver.registered_tools(str(python))
     out: dict[str, object] = {}
     if not args.skip_mutation:
         out["minibank"] = _section("minibank, every mutant, static + dynamic",
                                    run([minibank_subject(MINIBANK)], seed=args.seed, dynamic=True))
         out["agentdojo_static"] = _section("AgentDojo v1 tool modules, every mutant, static half",
-                                           run(agentdojo_subjects(src, registered=registered), seed=args.seed))
+                                           run(driver.subjects(src, registered=registered), seed=args.seed))
     if args.agentdojo_budget is not None and not args.skip_mutation:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
             f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed})",
-            run(agentdojo_subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
+            run(driver.subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
                 dynamic=True))
     if args.gold_replay:
-        contracts, _ = load_contracts([bundled_library_dir()])
+        contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
         replay_start = time.perf_counter()
-        results = replay.gold_replay(python, contracts)
+        results = replay.gold_replay(driver, python, contracts)
         print("\n=== Gold replay (arm 3) ===")
         print(replay.to_text(results))
         print(f"{time.perf_counter() - replay_start:.1f} s")
@@ -77,8 +81,8 @@ def main() -> int:
         arm_start = time.perf_counter()
         print("\n=== Constructed paths (arm 4) ===")
         built: list[dict[str, object]] = []
-        for module, suite in (("banking_client", "banking"), ("user_account", "banking")):
-            paths = constructed.constructed_paths(str(python), src, module, suite)
+        for module, suite in driver.constructed_modules:
+            paths = constructed.constructed_paths(driver, str(python), src, module, suite)
             print(constructed.to_text(paths))
             built.extend(p.to_json() for p in paths)
         print(f"{time.perf_counter() - arm_start:.1f} s")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from toollint.contracts.draft import DraftError, draft_contract
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import bundled_library_dirs, load_contracts
 from toollint.contracts.model import CLAUSE_KINDS
 from toollint.contracts.validator import SourceResolver, ValidationOptions, validate
 
@@ -41,10 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate contract files (the bundled library by default)")
     check.add_argument("paths", nargs="*", type=Path, metavar="DIR", help="contract files or directories")
     check.add_argument("--output-format", choices=["text", "json", "sarif"], default="text")
-    check.add_argument("--agentdojo-src", type=Path, metavar="DIR",
-                       help="the installed agentdojo package dir (when agentdojo is not importable here)")
     check.add_argument("--package-dir", action="append", default=[], metavar="NAME=DIR",
                        help="where a benchmark package's files are (repeatable)")
+    for package in profile_packages():  # `--PACKAGE-src DIR`: the same, one flag per profile's package
+        check.add_argument(f"--{package}-src", dest="package_src", action=_PackageSrc, type=Path, metavar="DIR",
+                           default=[], help=f"same as --package-dir {package}=DIR")
     check.add_argument("--python", metavar="PY",
                        help="the benchmark's interpreter: locates its package and gives the state schema")
     check.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
@@ -97,6 +98,22 @@ def main(argv: list[str] | None = None, settings: Settings | None = None,
         return EXIT_ERROR
 
 
+def profile_packages() -> list[str]:
+    """The packages the benchmark profiles' contracts cite (`source.package`)."""
+    from toollint.profiles import all_profiles
+
+    return sorted({p.package for p in all_profiles() if p.package})
+
+
+class _PackageSrc(argparse.Action):
+    """`--PACKAGE-src DIR` -> (PACKAGE, DIR)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        name = (option_string or "").removeprefix("--").removesuffix("-src")
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), (name, values)])
+
+
 def _package_dirs(args: argparse.Namespace) -> dict[str, Path] | str:
     dirs: dict[str, Path] = {}
     for item in args.package_dir:
@@ -104,8 +121,8 @@ def _package_dirs(args: argparse.Namespace) -> dict[str, Path] | str:
         if not sep or not name or not path:
             return f"--package-dir expects NAME=DIR, got {item!r}"
         dirs[name] = Path(path)
-    if args.agentdojo_src is not None:
-        dirs["agentdojo"] = args.agentdojo_src
+    for name, path in getattr(args, "package_src", None) or []:
+        dirs[name] = path
     for name, path in dirs.items():
         if not path.is_dir():
             return f"package dir for {name!r} is not a directory: {path}"
@@ -150,7 +167,7 @@ def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:
     """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible share."""
-    contracts, errors = load_contracts(args.paths or [bundled_library_dir()])
+    contracts, errors = load_contracts(args.paths or bundled_library_dirs())
     rows = []
     for c in sorted(contracts, key=lambda c: c.tool):
         counted = c.counted_clauses

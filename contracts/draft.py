@@ -242,34 +242,21 @@ def _return_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
 
 
 def _adapter_hints(src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> dict[str, object]:
-    hints: dict[str, object] = {"name": src.package}
+    """The `adapter:` block: an adapter that exists (the profile's whose package the tool is in, else
+    the generic `toolkit`), the profile's own hints (e.g. the variant registering the tool), and
+    the injected state parameters."""
+    from toollint.profiles import profile_for_package
+
+    profile = profile_for_package(src.package)
+    adapter = profile.name if profile is not None and profile.adapter_file is not None else "toolkit"
+    hints: dict[str, object] = {"name": adapter}
+    if profile is not None and profile.has_part("draft_hints"):
+        hints.update(profile.load_part("draft_hints")(src.path, src.rel, fn.name))
     depends = depends_of(fn, tree)
-    suites = _agentdojo_suites(src, fn.name)
-    if suites:
-        hints["suite"] = suites[0]
-        if len(suites) > 1:
-            hints["suites"] = suites
     if depends:
         hints["depends"] = depends
         hints["frame"] = sorted(set(depends.values()))
     return hints
-
-
-def _agentdojo_suites(src: ToolSource, name: str) -> list[str]:
-    """AgentDojo registers tools in `default_suites/<v>/<suite>/task_suite.py`; list the suites naming it."""
-    parts = Path(src.rel).parts
-    if "tools" not in parts:
-        return []
-    version_dir = src.path.parents[1]
-    found = []
-    for suite_file in sorted(version_dir.glob("*/task_suite.py")):
-        try:
-            text = suite_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if re.search(rf"^\s*{re.escape(name)},", text, re.MULTILINE):
-            found.append(suite_file.parent.name)
-    return found
 
 
 def _scalar(value: object) -> str:

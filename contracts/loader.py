@@ -47,9 +47,11 @@ class ContractError(Exception):
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
 
 
-def bundled_library_dir() -> Path:
-    """The contract library shipped inside the package."""
-    return Path(__file__).with_name("library")
+def bundled_library_dirs() -> list[Path]:
+    """The contracts shipped inside the package: every benchmark profile's `contracts_dir`."""
+    from toollint.profiles import bundled_contract_dirs
+
+    return bundled_contract_dirs()
 
 
 @lru_cache(maxsize=1)
@@ -452,9 +454,9 @@ def load_contracts(dirs: Iterable[Path | str]) -> tuple[list[Contract], list[Con
 
 
 def find_contract(tool_ref_or_name: str, dirs: Iterable[Path | str] | None = None) -> Contract | None:
-    """The contract for a tool, by full reference (`pkg.mod:func`) or bare name; the bundled library
-    is searched when no dirs are given. A bare name shared by two contracts is ambiguous: None."""
-    contracts, _ = load_contracts(list(dirs) if dirs is not None else [bundled_library_dir()])
+    """The contract for a tool, by full reference (`pkg.mod:func`) or bare name; the bundled contracts
+    are searched when no dirs are given. A bare name shared by two contracts is ambiguous: None."""
+    contracts, _ = load_contracts(list(dirs) if dirs is not None else bundled_library_dirs())
     exact = [c for c in contracts if c.tool == tool_ref_or_name]
     if exact:
         return exact[0]

@@ -82,7 +82,7 @@ class Clause:
 @dataclass(frozen=True)
 class Source:
     file: str
-    package: str | None = None  # importable package the file path is relative to, e.g. "agentdojo"
+    package: str | None = None  # importable package the file path is relative to, e.g. "mybench"
     version: str | None = None
     commit: str | None = None
     repo: str | None = None  # repository dir for `git show <commit>:<file>`, relative to the contract

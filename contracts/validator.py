@@ -11,8 +11,10 @@
 plus TL309 when the tool's source file or function cannot be found.
 
 Cited files are resolved relative to the benchmark's installed package dir (found with
-`importlib.util.find_spec`, a given `--python` interpreter, or an explicit dir such as
-`--agentdojo-src`), the contract's dir and the working tree; `git show <commit>:<file>` when pinned.
+`importlib.util.find_spec`, asked of a given `--python` interpreter through the host gateway, or an
+explicit `--package-dir NAME=DIR`), the contract's dir and the working tree; `git show
+<commit>:<file>` when pinned. State schemas (check 8) come from the contract's benchmark profile
+(its `state_schemas` part, asked of `--python`).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts.loader import ContractError, bundled_library_dir, contract_files, parse_contract
+from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, parse_contract
 from toollint.contracts.model import AGENT_VISIBLE_KINDS, MAINTAINER_KINDS, Clause, Contract
 
 from toollint.analysis import depends_roots, type_aliases
 from toollint.model import Finding
+from toollint.profiles import find_profile, profile_for_package
 from toollint.settings import Settings
 
 NON_PYTHON_KINDS = ("template", "readme", "standard")
@@ -183,7 +186,7 @@ def _call_owner(func: ast.expr) -> str | None:
 
 def tool_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None) -> dict[str, ast.arg]:
     """The agent-facing parameters: not self/cls, not injected state (`Annotated[..., Depends(...)]`,
-    directly or through a module-level alias such as AgentDojo's `AnnotatedSlack`)."""
+    directly or through a module-level alias such as `AnnotatedSlack = Annotated[Slack, Depends("slack")]`)."""
     injected = depends_of(fn, tree)
     out: dict[str, ast.arg] = {}
     for i, a in enumerate([*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]):
@@ -221,15 +224,12 @@ class SourceResolver:
 
     def _locate(self, package: str) -> Path | None:
         if self.python:
-            code = ("import importlib.util, os, sys; s = importlib.util.find_spec(sys.argv[1]); "
-                    "print(os.path.dirname(s.origin) if s and s.origin else '')")
+            from toollint.dynamic.protocol import GatewayError, locate_package
+
             try:
-                out = subprocess.run([self.python, "-c", code, package], capture_output=True, text=True,
-                                     timeout=60, check=False)
-            except (OSError, subprocess.TimeoutExpired):
+                return locate_package(self.python, package)
+            except GatewayError:
                 return None
-            text = out.stdout.strip()
-            return Path(text) if out.returncode == 0 and text else None
         try:
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
@@ -272,30 +272,6 @@ class SourceResolver:
 
 
 # --- state schemas (check 8) ----------------------------------------------------------------------------
-
-_AGENTDOJO_SCHEMAS = """
-import json, sys
-from agentdojo.task_suite import get_suites
-suites = get_suites(sys.argv[1])
-print(json.dumps({name: s.environment_type.model_json_schema(mode="serialization")
-                  for name, s in suites.items()}))
-"""
-
-
-def agentdojo_state_schemas(python: str, version: str = "v1") -> dict[str, Any]:
-    """The state JSON Schema of every AgentDojo suite, from the benchmark's own interpreter."""
-    try:
-        out = subprocess.run([python, "-c", _AGENTDOJO_SCHEMAS, version], capture_output=True, text=True,
-                             timeout=300, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if out.returncode != 0:
-        return {}
-    try:
-        return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-    except (ValueError, IndexError):
-        return {}
-
 
 def schema_has_path(schema: Mapping[str, Any], path: str) -> bool:
     """Whether a canonical path (`a.b[*].c`) exists in a JSON Schema (refs, unions and maps followed)."""
@@ -347,13 +323,13 @@ def schema_has_path(schema: Mapping[str, Any], path: str) -> bool:
 class ValidationOptions:
     package_dirs: dict[str, Path] = field(default_factory=dict)
     python: str | None = None  # the benchmark's interpreter: locates packages and gives state schemas
-    state_schemas: dict[str, Any] = field(default_factory=dict)  # suite name -> JSON Schema
+    state_schemas: dict[str, Any] = field(default_factory=dict)  # variant (suite, domain) -> JSON Schema
     roots: list[Path] = field(default_factory=list)
 
 
 def default_contract_paths(settings: Settings) -> list[Path]:
     base = settings.project_root or Path.cwd()
-    return [bundled_library_dir(), *((base / d) for d in settings.contract_dirs)]
+    return [*bundled_library_dirs(), *((base / d) for d in settings.contract_dirs)]
 
 
 def validate(paths: ProjectPaths | None, settings: Settings | None = None,
@@ -377,15 +353,15 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
         findings.extend(_finding(e) for e in errors)
         if contract is not None:
             contracts.append(contract)
-    if options.python and any(c.benchmark == "agentdojo" for c in contracts) and not schemas:
-        schemas = agentdojo_state_schemas(options.python)
+    if options.python and not schemas:
+        schemas = profile_state_schemas(contracts, options.python)
     unchecked: list[Contract] = []
     for contract in contracts:
         findings.extend(_finding(e) for e in check_contract(contract, resolver, schemas, unchecked))
     if warn is not None:
         for package in sorted({c.source.package for c in unchecked if c.source.package}):
             count = sum(1 for c in unchecked if c.source.package == package)
-            hint = ", or --agentdojo-src DIR" if package == "agentdojo" else ""
+            hint = f", or --{package}-src DIR" if profile_for_package(package) is not None else ""
             warn(f"package {package!r} is not installed here, so the cited sources of {count} contract"
                  f"{'s' if count != 1 else ''} were not checked (pass --python PY, --package-dir {package}=DIR{hint})")
     return sorted(findings, key=Finding.sort_key)
@@ -460,11 +436,22 @@ def _state_schema(contract: Contract, state_schemas: Mapping[str, Any]) -> Mappi
         except (OSError, ValueError) as exc:
             return ContractError("TL301", str(contract.path), contract.line,
                                  f"adapter.state_schema {hint!r} cannot be read: {exc}")
-    suites = [contract.adapter.get("suite"), *contract.adapter.get("suites", [])]
-    for suite in suites:
-        if isinstance(suite, str) and suite in state_schemas:
-            return state_schemas[suite]  # type: ignore[no-any-return]
+    profile = find_profile(contract.benchmark)
+    for variant in profile.variants_of(contract.adapter) if profile is not None else ():
+        if variant in state_schemas:
+            return state_schemas[variant]  # type: ignore[no-any-return]
     return None
+
+
+def profile_state_schemas(contracts: Iterable[Contract], python: str) -> dict[str, Any]:
+    """The state schemas, by variant, of every benchmark profile the contracts name that can give
+    them (its `state_schemas` part, asked of the benchmark's interpreter)."""
+    out: dict[str, Any] = {}
+    for name in sorted({c.benchmark for c in contracts}):
+        profile = find_profile(name)
+        if profile is not None and profile.has_part("state_schemas"):
+            out.update(profile.load_part("state_schemas")(python))
+    return out
 
 
 def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolver) -> Iterator[ContractError]:

@@ -5,8 +5,8 @@ Options (from ``[tool.toollint.confirm]``):
 - ``factory``: ``"module:callable"`` returning the environment object (required);
 - ``sys_path``: directories to put on ``sys.path`` first (the benchmark's source root);
 - ``tools``: names of the environment's methods that are tools; default: methods carrying a tool
-  marker attribute (``__tool__``, ``__is_tool__``, ``is_tool``, ``_is_tool``: what tau2's
-  ``@is_tool``, MCP/LangChain-style decorators set);
+  marker attribute (``__tool__``, ``__is_tool__``, ``is_tool``, ``_is_tool``: what ``@is_tool``-style,
+  MCP/LangChain-style decorators set);
 - ``state``: attribute of the environment holding its state (e.g. ``"db"``); default: the object;
 - ``reset``: ``"rebuild"`` (call the factory again; default, so module-level state that survives a
   rebuild shows up as a Reset Leak) or ``"deepcopy"`` (copy a pristine build);

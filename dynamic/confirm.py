@@ -1,30 +1,36 @@
 """`--confirm` on the main path: turn static candidates into verdicts.
 
-`confirm_findings` picks the tools that have static findings and a contract (bundled library plus
-configured `contracts/` dirs), or every contracted tool with `confirm_all`, checks them through the
-benchmark's host, attaches the tool's verdict to each static finding (`properties["verdict"]`,
-`["witness"]`: CONFORMS is shown, never hidden; UNTESTABLE is never a pass) and returns one TL2xx
-finding per confirmed (or flaky) violation, each with a witness file.
+`confirm_findings` picks the tools that have static findings and a contract (every benchmark
+profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
+`confirm_all`, checks them through the benchmark's host, attaches to each static finding the
+verdict of the clauses that test it (`clauses_testing`: `properties["verdict"]`, `["clauses"]`,
+`["witness"]`; CONFORMS is shown, never hidden; UNTESTABLE is never a pass; a finding no clause
+tests is UNCHECKED) and returns one TL2xx finding per confirmed (or flaky) violation, each with a
+witness file.
 
-Configuration, `[tool.toollint.confirm]`: ``adapter`` (agentdojo, toolkit, or a path to an adapter
-file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/``reset``/
-``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``, ``deadline``.
-A contract's own ``adapter:`` block (e.g. ``{name: agentdojo, suite: banking}``) wins.
+Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
+adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
+``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
+``deadline``. A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
+either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
+(`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts.loader import ContractError, bundled_library_dir, load_contracts
-from toollint.contracts.model import Contract
+from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
+from toollint.contracts.model import Clause, Contract
 from toollint.dynamic.checker import (
     CONFORMS,
     FLAKY,
@@ -37,8 +43,11 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
 from toollint.dynamic.witness import sentence, write_witness
 
+from toollint import registry
+from toollint.config import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
+from toollint.profiles import Profile, ProfileError, find_profile, select_profile
 from toollint.settings import ConfirmSettings, Settings
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
@@ -69,14 +78,26 @@ class ConfirmRun:
         return sum(len(r.runs) for r in self.reports)
 
 
+def default_adapter(contract: Contract, profile: Profile | None = None) -> str:
+    """The adapter for a contract that names none: its benchmark's profile's, the run's profile's,
+    else the generic toolkit adapter."""
+    for candidate in (find_profile(contract.benchmark), profile):
+        if candidate is not None and candidate.adapter_file is not None:
+            return candidate.name
+    return "toolkit"
+
+
 def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python: str | None = None,
-                root: Path | None = None) -> WorkerSpec:
-    """The host that serves a contract's tool: the contract's adapter block over the configuration."""
+                root: Path | None = None, profile: Profile | None = None,
+                linted: Sequence[str] = ()) -> WorkerSpec:
+    """The host that serves a contract's tool: the contract's adapter block over the configuration,
+    over what the linted files imply for the adapter's profile (`host_options`), with the profile's
+    adapter by default (`default_adapter`)."""
     conf = conf or ConfirmSettings()
     adapter_block = dict(contract.adapter)
-    name = str(adapter_block.get("name") or conf.adapter
-               or ("agentdojo" if contract.benchmark == "agentdojo" else "toolkit"))
-    options: dict[str, Any] = dict(conf.options)
+    name = str(adapter_block.get("name") or conf.adapter or default_adapter(contract, profile))
+    options: dict[str, Any] = host_options(name, tuple(linted))
+    options.update(conf.options)
     options.update(conf.adapter_options())
     options.update({k: v for k, v in adapter_block.items() if k not in CONTRACT_ONLY_KEYS})
     if root is not None and "sys_path" in options:  # relative to the project (pyproject) root
@@ -84,17 +105,44 @@ def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python:
     return WorkerSpec(name, options, python=str(python or conf.python or sys.executable))
 
 
+@lru_cache(maxsize=16)
+def _host_options(profile_name: str, linted: tuple[str, ...]) -> dict[str, Any]:
+    found = find_profile(profile_name)
+    if found is None or not found.has_part("host_options") or not linted:
+        return {}
+    return dict(found.load_part("host_options")(list(linted)))
+
+
+def host_options(adapter: str, linted: Sequence[str] = ()) -> dict[str, Any]:
+    """The adapter options the linted files imply when `adapter` is a profile's, from its
+    `host_options` part (e.g. the checkout they lie in, so the code confirmed is the code linted)."""
+    return dict(_host_options(adapter, tuple(str(p) for p in linted)))
+
+
+def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Profile | None:
+    """The run's profile: `benchmark` in `[tool.toollint]`, else detected from the linted files.
+    An unknown name is a ConfigError naming the config file, with a "did you mean"."""
+    where = f"{settings.config_file} [tool.toollint] benchmark" if settings.config_file else "benchmark"
+    try:
+        return select_profile(settings.benchmark, linted or (), where=where)
+    except ProfileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                deadline: float | None = None) -> ConfirmRun:
-    """Check `contracts`, one warm host per adapter variant, and write a witness per violation."""
+                deadline: float | None = None, profile: Profile | None = None,
+                linted: Sequence[str] = ()) -> ConfirmRun:
+    """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
+    `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own;
+    `linted`: the files the static pass read, from which a profile may derive adapter options."""
     conf = settings.confirm
     options = CheckOptions(deadline=float(deadline or conf.deadline or DEFAULT_DEADLINE), progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
-        spec = worker_spec(c, conf, python, settings.project_root)
+        spec = worker_spec(c, conf, python, settings.project_root, profile, linted)
         key = json.dumps(spec.to_json(), sort_keys=True)
         groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
@@ -135,7 +183,7 @@ def _finding(report: ToolReport, row: Any) -> Finding:
 def covers_file(contract: Contract, path: str) -> bool:
     """Whether `path` can be the file the contract's tool lives in: the same file name as the
     contract's `source.file`. (Only the name: a vendored or copied module still counts, while a
-    project's own `tools.py` never picks up the bundled AgentDojo contract for `banking_client.py`.)"""
+    project's own `tools.py` never picks up a bundled contract for a benchmark's `banking_client.py`.)"""
     return not contract.source.file or Path(path).name == Path(contract.source.file).name
 
 
@@ -143,7 +191,7 @@ def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding],
                      linted: Sequence[str] | None = None) -> list[Contract]:
     """Contracts of tools with a static finding, or, with `confirm_all`, of every contracted tool in
     the linted files. A contract matches by tool name and by its source file, so a project's own
-    `send_money` never picks up the bundled AgentDojo contract. `linted=None`: no file filter."""
+    `send_money` never picks up a bundled benchmark's contract. `linted=None`: no file filter."""
     contracts = list(contracts)
     if confirm_all:
         if linted is None:
@@ -155,25 +203,175 @@ def select_contracts(contracts: Iterable[Contract], findings: Iterable[Finding],
                    for f in flagged)]
 
 
+UNCHECKED = "UNCHECKED"  # a finding that no clause of its tool's contract tests
+
+# Which clause kinds can test a finding, by the METHOD.md defect class its rule hints at (a rule's
+# `hint`; "A / B" hints at both). Rows of other kinds never decide the finding's verdict.
+CLASS_KINDS: dict[str, tuple[str, ...]] = {
+    "Unenforced Precondition": ("pre",),
+    "Ignored Argument": ("arg", "eff"),
+    "Partial Effect": ("eff", "inv"),
+    "Phantom Effect": ("eff", "success"),
+    "Reset Leak": ("reset",),
+    "Frame Violation": ("frame",),
+}
+ALL_KINDS = ("pre", "eff", "frame", "arg", "inv", "success")
+_SEGMENT = re.compile(r"\[\*\]|[^.\[\]]+")
+
+
+def finding_kinds(finding: Finding) -> tuple[str, ...]:
+    """The clause kinds that can test `finding`: from its rule's defect class, all kinds when unknown."""
+    rule = registry.get(finding.code)
+    hint = rule.hint if rule is not None else ""
+    kinds = [k for part in hint.split("/") for k in CLASS_KINDS.get(part.strip(), ())]
+    return tuple(dict.fromkeys(kinds)) or ALL_KINDS
+
+
+def _segments(path: str) -> list[str]:
+    return _SEGMENT.findall(path)
+
+
+def _starts_with(long: list[str], short: list[str]) -> bool:
+    """`short` is a prefix of `long`, segment by segment; `[*]` (an element, or a field under a
+    computed key such as `acc[key]`) matches any one segment."""
+    return bool(short) and len(long) >= len(short) and all(
+        a == b or "[*]" in (a, b) for a, b in zip(long, short))
+
+
+def path_tests(clause_path: str, named: str) -> bool:
+    """Whether a clause reading `clause_path` tests the state path `named` a finding names: it reads
+    that field or something inside it, or compares whole records holding it (`x[*]`). The two may
+    differ by one leading state root (`db.lines[*].status` in the code, `lines[*].status` in a
+    snapshot of `db`)."""
+    read, want = _segments(clause_path), _segments(named)
+    for r, w in ((read, want), (read[1:], want), (read, want[1:])):
+        if not r or not w or any(s == "[*]" for s in w[:1] + r[:1]):
+            continue
+        if _starts_with(r, w) or (r[-1] == "[*]" and _starts_with(w, r)):
+            return True
+    return False
+
+
+def _guard_names(guard: str) -> tuple[set[str], set[str]]:
+    """(names, fields) the condition of a commented-out guard mentions (`if acc['status'] != x:
+    raise ...` -> {acc, x}, {status}): bare names, and attribute or constant-key fields."""
+    import ast
+    import textwrap
+
+    text = textwrap.dedent(guard).strip()
+    tree: ast.AST | None = None
+    for candidate in (text, text + "\n    pass", text.removeprefix("el")):
+        try:
+            tree = ast.parse(candidate)
+            break
+        except SyntaxError:
+            continue
+    if tree is None:
+        return set(), set()
+    tests: list[ast.AST] = [n.test for n in ast.walk(tree) if isinstance(n, (ast.If, ast.Assert, ast.While))]
+    tests = tests or [tree]
+    names: set[str] = set()
+    fields: set[str] = set()
+    for node in (sub for test in tests for sub in ast.walk(test)):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            fields.add(node.attr)
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str):
+            fields.add(node.slice.value)
+    return names, fields
+
+
+def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence[str] | None = None
+                    ) -> tuple[list[str], str]:
+    """The ids of the clauses (and implicit checks) that test a static finding, and what they were
+    matched on (the scope): never every clause of the tool by default.
+
+    Only clauses of the kinds the finding's defect class can show count (`finding_kinds`). Among them:
+    - `argument`: the finding names a parameter (`param`): `arg.<param>` and the clauses whose
+      predicate reads `args.<param>`;
+    - `state`: the finding names state paths (`field`, `writes`): the clauses whose compiled
+      predicate reads one of them (`path_tests`); a finding naming one field (`field`) that no clause
+      reads is UNCHECKED;
+    - `guard`: a commented-out guard (`guard`): the clauses reading an argument or a field the guard
+      mentions;
+    - `tool`: otherwise every clause of those kinds (a finding about the tool's reply as a whole);
+    - `none`: no clause of those kinds exists.
+    A success clause belongs with the effect clauses it vouches for whenever `success` is a kind.
+    """
+    kinds = tuple(kinds) if kinds is not None else finding_kinds(finding)
+    if contract is None:
+        return [], "none"
+    candidates = [c for c in contract.counted_clauses if c.kind in kinds]
+    implicit = [k for k in ("reset",) if k in kinds]
+    success = [c.id for c in candidates if c.kind == "success"]
+
+    def reads_arg(c: Clause, name: str) -> bool:
+        return c.arg == name or (c.predicate is not None and name in c.predicate.args_read)
+
+    props = finding.properties
+    param = props.get("param")
+    if isinstance(param, str) and param:
+        hit = [c.id for c in candidates if reads_arg(c, param)]
+        return (hit, "argument") if hit else ([], "none")
+    field = props.get("field")
+    named = [field] if isinstance(field, str) and field else []
+    writes = props.get("writes")
+    named += [w for w in writes if isinstance(w, str)] if isinstance(writes, list) else []
+    if named:
+        hit = [c.id for c in candidates if c.kind != "success" and c.predicate is not None
+               and any(path_tests(p, n) for p in c.predicate.paths for n in named)]
+        if hit:
+            return [*hit, *(s for s in success if s not in hit)], "state"
+        if field:
+            return [], "none"
+    guard = props.get("guard")
+    if isinstance(guard, str) and guard:
+        names, fields = _guard_names(guard)
+        hit = [c.id for c in candidates if any(reads_arg(c, n) for n in names) or (
+            c.predicate is not None and any(_segments(p)[-1:] and _segments(p)[-1] in fields
+                                            for p in c.predicate.paths))]
+        if hit:
+            return hit, "guard"
+    everything = [c.id for c in candidates] + implicit
+    return (everything, "tool") if everything else ([], "none")
+
+
 def verdict_for(finding: Finding, report: ToolReport) -> tuple[str, str | None, str]:
-    """The verdict a static finding gets: its argument's rows when it names one (TL103/TL104 carry
-    `param`) and the contract covers that argument, else the tool's. Returns (verdict, witness, scope)."""
-    param = finding.properties.get("param")
-    rows = [r for r in report.rows if param and (
-        r.clause_id == f"arg.{param}"
-        or (r.kind == "eff" and r.clause is not None and r.clause.predicate is not None
-            and param in r.clause.predicate.args_read))] if param else []
-    if not any(r.clause_id == f"arg.{param}" for r in rows):
-        rows = []
-    if rows:
-        bad = [r for r in rows if r.verdict in (VIOLATES, FLAKY)]
-        if bad:
-            verdict = VIOLATES if any(r.verdict == VIOLATES for r in bad) else FLAKY
-            return verdict, next((str(r.witness) for r in bad if r.witness), None), "argument"
-        scored = any(r.verdict == CONFORMS for r in rows)
-        return (CONFORMS if scored else UNTESTABLE), None, "argument"
-    witness = next((str(r.witness) for r in report.violations if r.witness), None)
-    return report.verdict, witness, "tool"
+    """The verdict a static finding gets from the rows of the clauses that test it
+    (`clauses_testing`): VIOLATES if one violates, FLAKY if one is flaky, CONFORMS if one was scored,
+    else UNTESTABLE; UNCHECKED when no clause tests it. Returns (verdict, witness, scope)."""
+    ids, scope = clauses_testing(finding, report.contract)
+    rows = [r for r in report.rows if r.clause_id in ids]
+    if report.error and not rows:  # the host never ran: every clause is UNTESTABLE for the same reason
+        return (UNTESTABLE if ids else UNCHECKED), None, scope
+    if not rows:
+        return UNCHECKED, None, scope
+    bad = [r for r in rows if r.verdict in (VIOLATES, FLAKY)]
+    if bad:
+        verdict = VIOLATES if any(r.verdict == VIOLATES for r in bad) else FLAKY
+        return verdict, next((str(r.witness) for r in bad if r.witness), None), scope
+    return (CONFORMS if any(r.verdict == CONFORMS for r in rows) else UNTESTABLE), None, scope
+
+
+def attach_verdict(finding: Finding, report: ToolReport) -> None:
+    """Put the verdict of the clauses testing `finding` on it (`verdict_for`), with those clauses'
+    ids, the scope they were matched on, the first violation's witness and why it is UNTESTABLE or
+    UNCHECKED."""
+    verdict, witness, scope = verdict_for(finding, report)
+    ids, _ = clauses_testing(finding, report.contract)
+    finding.properties["verdict"] = verdict
+    finding.properties["verdict_scope"] = scope
+    finding.properties["clauses"] = ids
+    if witness:
+        finding.properties["witness"] = witness
+    if report.error:
+        finding.properties["verdict_detail"] = report.error
+    elif verdict == UNCHECKED:
+        name = report.contract.path.name if report.contract is not None else "the contract"
+        what = finding.properties.get("param") or finding.properties.get("field") or "it"
+        finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
 
 
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
@@ -217,25 +415,26 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             linted: Sequence[str] | None = None) -> tuple[list[Finding], ConfirmRun]:
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`."""
-    dirs: list[Path | str] = [bundled_library_dir(), *settings.contract_dirs,
+    dirs: list[Path | str] = [*bundled_library_dirs(), *settings.contract_dirs,
                               *settings.confirm.contract_dirs, *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
+    if settings.benchmark:  # a misspelt benchmark is an error whether or not a contract needs it
+        run_profile(settings)
     contracts, errors = load_contracts(dirs)
     chosen = select_contracts(contracts, findings, confirm_all, linted)
-    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress)
+    # Detection reads the linted files: only when some contract leaves the adapter to the run's profile.
+    needs_profile = not settings.confirm.adapter and any(
+        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
+    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
+    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile,
+                      linted=linted or ())
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:
         report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
         if report is None:
             continue
-        verdict, witness, scope = verdict_for(f, report)
-        f.properties["verdict"] = verdict
-        f.properties["verdict_scope"] = scope
-        if witness:
-            f.properties["witness"] = witness
-        if report.error:
-            f.properties["verdict_detail"] = report.error
+        attach_verdict(f, report)
     out = list(run.findings)
     for e in errors:
         out.append(Finding(code=e.code, message=e.message, path=display_path(Path(e.path)), line=e.line, col=e.col))

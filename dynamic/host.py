@@ -1,6 +1,7 @@
 """toollint's benchmark host: run as a *script* inside the benchmark's own interpreter.
 
-    python /path/to/toollint/dynamic/host.py --adapter agentdojo --options '{"suite": "banking"}'
+    python /path/to/toollint/dynamic/host.py --adapter /path/to/adapter.py --options '{"suite": "banking"}'
+    python /path/to/toollint/dynamic/host.py          # no adapter: the gateway's locate/eval only
 
 Stdlib only, Python 3.9-3.13, so toollint never has to be importable in the benchmark's venv. It
 speaks newline-delimited JSON: requests on stdin, responses on a private duplicate of the original
@@ -10,7 +11,10 @@ run's log file instead of corrupting the protocol stream.
 Each request is ``{"id": n, "op": ..., ...}``; each response ``{"id": n, "ok": true, ...}`` or
 ``{"id": n, "ok": false, "error": {"kind": ..., "message": ...}}``. Operations: hello, build,
 snapshot, call, reset, probe (fresh env, pre-hash, call, post, diff, reset check in one round trip),
-pristine, shutdown. Adapters are sibling files (`adapter_<name>.py`) or a path, loaded by file.
+pristine, shutdown; and, with or without an adapter, locate (where is this package) and eval (this
+expression's value as JSON). `--adapter` is a file path (the parent resolves profile names to their
+adapter file) or the name of a sibling `adapter_<name>.py`; without one the host runs no adapter and
+installs no shims: a plain interpreter for one-off questions.
 """
 
 from __future__ import annotations
@@ -192,7 +196,7 @@ class Host:
         self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "hello": self.op_hello, "build": self.op_build, "snapshot": self.op_snapshot,
             "call": self.op_call, "reset": self.op_reset, "probe": self.op_probe,
-            "pristine": self.op_pristine,
+            "pristine": self.op_pristine, "locate": op_locate, "eval": op_eval,
         }
 
     def snapshot(self) -> Any:
@@ -322,7 +326,8 @@ class Host:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="toollint benchmark host (JSON lines on stdin/stdout)")
-    parser.add_argument("--adapter", required=True, help="agentdojo, toolkit, or a path to an adapter file")
+    parser.add_argument("--adapter", default="", help="a path to an adapter file, or a sibling adapter's name "
+                        "(none: no adapter, for locate/eval only)")
     parser.add_argument("--options", default="{}", help="adapter options as a JSON object")
     parser.add_argument("--seed", type=int, default=0)
     ns = parser.parse_args(argv)
@@ -338,14 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
     shims = Shims(ns.seed)
-    shims.install()
     try:
-        options = json.loads(ns.options)
-        if ns.adapter in ("agentdojo", "toolkit"):
-            module = load_sibling("adapter_" + ns.adapter)
-        else:
-            module = load_sibling("adapter_custom", ns.adapter)
-        adapter = module.make_adapter(options, shims)
+        adapter = load_adapter(ns.adapter, json.loads(ns.options), shims)
     except HostError as exc:
         return fatal(exc.kind, str(exc))
     except BaseException as exc:  # noqa: BLE001 - the benchmark failed to import: one line for the parent
@@ -355,6 +354,111 @@ def main(argv: list[str] | None = None) -> int:
     proto.flush()
     Host(adapter, shims).serve(sys.stdin, proto)
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Adapter loading and the gateway operations (locate, eval)
+
+
+def load_adapter(name_or_path: str, options: dict[str, Any], shims: Shims) -> Any:
+    """The adapter object: from a file path, a sibling `adapter_<name>.py`, or none (a plain host).
+
+    Shims are installed only for an adapter: a plain host answers questions about the interpreter
+    and must see the benchmark as it is."""
+    if not name_or_path:
+        return PlainAdapter()
+    if os.sep in name_or_path or "/" in name_or_path or name_or_path.endswith(".py"):
+        path = name_or_path
+        if not os.path.isfile(path):
+            raise HostError("startup", f"adapter file {path} does not exist")
+    else:
+        path = os.path.join(HERE, "adapter_" + name_or_path + ".py")
+        if not os.path.isfile(path):
+            raise HostError("startup", f"unknown adapter {name_or_path!r}")
+    shims.install()  # before the adapter (and through it the benchmark) is imported
+    module = load_sibling("adapter", path)  # one adapter per host
+    return module.make_adapter(options, shims)
+
+
+class PlainAdapter:
+    """No benchmark environment: every environment operation is unsupported, locate/eval work."""
+
+    json_snapshots = True
+
+    def hello(self) -> dict[str, Any]:
+        return {"adapter": "", "variant": None, "tools": [], "capabilities": {"plain": True}}
+
+    def _unsupported(self, *args: Any) -> Any:
+        raise HostError("adapter_unsupported", "this host runs no adapter (it answers locate and eval only)")
+
+    build = reset = snapshot = call = _unsupported
+
+
+def op_locate(req: dict[str, Any]) -> dict[str, Any]:
+    """Where a package is installed for this interpreter, found without importing it (a dotted name
+    imports its parents), and with `"version": true` its distribution version (reading the
+    distributions' metadata costs more than the lookup itself)."""
+    name = str(req.get("package") or "")
+    if not name:
+        raise HostError("bad_request", "locate needs a package name")
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as exc:
+        raise HostError("locate_error", f"cannot look up {name}: {type(exc).__name__}: {exc}")
+    if spec is None:
+        return {"path": None, "origin": None, "version": None}
+    where: str | None
+    if spec.origin and spec.origin not in ("namespace", "built-in", "frozen"):
+        where = os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin
+    else:
+        where = next(iter(spec.submodule_search_locations or []), None)
+    version: str | None = None
+    if req.get("version"):
+        try:
+            from importlib import metadata
+
+            version = metadata.version(name.split(".")[0])
+        except Exception:  # noqa: BLE001 - a package need not be a distribution
+            version = None
+    return {"path": where, "origin": spec.origin, "version": version}
+
+
+_EVAL_MODULES: dict[str, types.ModuleType] = {}
+
+
+def op_eval(req: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate `expr` and answer its value as JSON. `module` (a file path, loaded once) gives the
+    expression its globals, e.g. a profile's host-side helpers; `names` binds JSON values."""
+    expr = req.get("expr")
+    if not isinstance(expr, str) or not expr.strip():
+        raise HostError("bad_request", "eval needs an expression")
+    names = req.get("names") or {}
+    if not isinstance(names, dict):
+        raise HostError("bad_request", "eval names must be an object")
+    namespace: dict[str, Any] = {}
+    path = req.get("module")
+    if path:
+        module = _EVAL_MODULES.get(path)
+        if module is None:
+            if not os.path.isfile(path):
+                raise HostError("eval_error", f"module file {path} does not exist")
+            module = load_sibling(f"eval_{len(_EVAL_MODULES)}", path)
+            _EVAL_MODULES[path] = module
+        namespace.update(vars(module))
+    namespace.update(names)
+    try:
+        code = compile(expr, "<toollint eval>", "eval")
+    except SyntaxError as exc:
+        raise HostError("bad_request", f"eval expression does not parse: {exc.msg}")
+    try:
+        value = eval(code, namespace)
+    except Exception as exc:  # noqa: BLE001 - the benchmark's failure, one line for the parent
+        traceback.print_exc()
+        raise HostError("eval_error", f"{type(exc).__name__}: {exc}")
+    try:
+        return {"value": to_json(value, "", strict=True)}
+    except HostError as exc:
+        raise HostError("eval_not_json", str(exc).replace("state at", "the value at", 1))
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ def json_type(value: Any) -> str:
 
 
 def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
-    """Parameters from the host's tool metadata: a JSON schema (AgentDojo) or annotations (toolkit)."""
+    """Parameters from the host's tool metadata: a JSON schema (a profile's adapter) or annotations (toolkit)."""
     schema = meta.get("parameters") or {}
     out: dict[str, Param] = {}
     if isinstance(schema.get("properties"), dict):

@@ -4,6 +4,10 @@ A worker is `python host.py --adapter ...` run with the benchmark's interpreter 
 (its own process group), so on a timeout or crash the whole group, including anything the benchmark
 spawned, is killed. The client then starts a fresh worker and records the restart; it never retries
 the failed request itself, the caller decides what the failure means (a verdict, an error).
+
+This is the one gateway to the benchmark's interpreter: besides the environment operations, a
+worker answers `locate` (where is this package) and `eval` (an expression's value as JSON), with or
+without an adapter (`plain_worker`, `locate_package`, `evaluate`). No other module starts it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ class WorkerError(Exception):
 class WorkerSpec:
     """Everything needed to start an identical worker again (for confirmation and replay)."""
 
-    adapter: str  # agentdojo, toolkit, or a path to an adapter file
+    adapter: str  # a profile's name, a sibling adapter's (toolkit), a path to an adapter file, or "" (none)
     options: dict[str, Any] = field(default_factory=dict)
     python: str = sys.executable
     seed: int = 0
@@ -88,7 +92,7 @@ class Worker:
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the worker
-        cmd = [self.spec.python, str(HOST_PATH), "--adapter", self.spec.adapter,
+        cmd = [self.spec.python, str(HOST_PATH), "--adapter", adapter_argument(self.spec.adapter),
                "--options", json.dumps(self.spec.options), "--seed", str(self.spec.seed)]
         env = dict(os.environ)
         env.update(self.spec.env)
@@ -230,3 +234,123 @@ class Worker:
         if code < 0:
             return f"killed by signal {-code}"
         return f"exit status {code}"
+
+
+# -- adapter names -------------------------------------------------------------------------------------
+
+
+def sibling_adapters() -> list[str]:
+    """Adapters that ship beside the host and serve any benchmark (`adapter_<name>.py`)."""
+    return sorted(p.stem.removeprefix("adapter_") for p in HOST_PATH.parent.glob("adapter_*.py"))
+
+
+def adapter_names() -> list[str]:
+    """Every adapter name a worker spec may use: the sibling adapters and each profile with one."""
+    from toollint.profiles import all_profiles
+
+    return sorted({*sibling_adapters(), *(p.name for p in all_profiles() if p.adapter_file is not None)})
+
+
+def adapter_argument(adapter: str) -> str:
+    """What the host's `--adapter` gets: a profile's name becomes its adapter file's path, a path
+    or a sibling adapter's name passes as it is, "" means no adapter. An unknown name, or a profile
+    without an adapter, is WorkerError(kind="startup") with one line, before any process starts."""
+    if not adapter or "/" in adapter or os.sep in adapter or adapter.endswith(".py"):
+        return adapter
+    if adapter in sibling_adapters():
+        return adapter
+    from toollint.profiles import find_profile
+
+    profile = find_profile(adapter)
+    if profile is not None:
+        if profile.adapter_file is None:
+            raise WorkerError("startup", f"profile {adapter!r} has no host adapter; use adapter = \"toolkit\" "
+                              "with a factory, or a path to an adapter file")
+        return str(profile.adapter_file)
+    import difflib
+
+    known = adapter_names()
+    close = difflib.get_close_matches(adapter, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise WorkerError("startup", f"unknown adapter {adapter!r}{hint} (adapters: {', '.join(known)}, "
+                      "or a path to an adapter file)")
+
+
+# -- the gateway: questions to the benchmark's interpreter ------------------------------------------------
+
+GATEWAY_DEADLINE = 300.0  # importing a benchmark and walking its tasks can take minutes on 2 cores
+
+
+class GatewayError(RuntimeError):
+    """The benchmark's interpreter could not answer; the message is one line."""
+
+
+def plain_worker(python: str, *, env: dict[str, str] | None = None, cwd: str | None = None,
+                 log_path: Path | None = None, deadline: float = GATEWAY_DEADLINE) -> Worker:
+    """A worker with no adapter and no shims (start it with `with`): for `locate`/`evaluate`."""
+    _check_interpreter(python)
+    return Worker(WorkerSpec("", {}, python, env=dict(env or {}), cwd=cwd), log_path=log_path, deadline=deadline)
+
+
+def _check_interpreter(python: str) -> None:
+    """One clear line for an interpreter that is not there, before a worker is tried."""
+    import errno
+    import shutil
+
+    if shutil.which(python) is None:
+        code = errno.EACCES if os.path.exists(python) else errno.ENOENT
+        raise GatewayError(f"could not run {python}: {os.strerror(code)}")
+
+
+def locate_in(worker: Worker, package: str) -> Path | None:
+    """Where `package` is installed for the worker's interpreter (not imported), or None."""
+    try:
+        found = worker.request("locate", package=package).get("path")
+    except WorkerError as exc:
+        raise GatewayError(f"cannot locate {package!r} with {worker.spec.python}: {exc}") from None
+    return Path(found) if found else None
+
+
+def evaluate_in(worker: Worker, expr: str, *, module: Path | str | None = None,
+                names: dict[str, Any] | None = None, failure: str = "", deadline: float | None = None) -> Any:
+    """The JSON value of `expr` in the worker's interpreter; `module` (a host-side file) gives it its
+    globals, `names` binds JSON values. GatewayError: `failure` (or the expression) and the cause."""
+    try:
+        resp = worker.request("eval", deadline=deadline, expr=expr, module=str(module) if module else None,
+                              names=names or {})
+    except WorkerError as exc:
+        raise GatewayError(f"{failure or 'evaluating ' + expr[:60]}: {exc}") from None
+    return resp.get("value")
+
+
+def locate_package(python: str, package: str, *, env: dict[str, str] | None = None) -> Path | None:
+    """`locate_in` on a worker of its own."""
+    with _started(plain_worker(python, env=env, deadline=60.0)) as worker:
+        return locate_in(worker, package)
+
+
+def evaluate(python: str, expr: str, *, module: Path | str | None = None, names: dict[str, Any] | None = None,
+             env: dict[str, str] | None = None, failure: str = "", deadline: float = GATEWAY_DEADLINE) -> Any:
+    """`evaluate_in` on a worker of its own."""
+    with _started(plain_worker(python, env=env, deadline=deadline), failure) as worker:
+        return evaluate_in(worker, expr, module=module, names=names, failure=failure)
+
+
+class _started:
+    """Start a worker, turning a start-up failure into a GatewayError; close it on the way out."""
+
+    def __init__(self, worker: Worker, failure: str = "") -> None:
+        self.worker = worker
+        self.failure = failure
+
+    def __enter__(self) -> Worker:
+        try:
+            self.worker.start()
+        except WorkerError as exc:
+            self.worker.close()
+            prefix = f"{self.failure}: " if self.failure else ""
+            raise GatewayError(f"{prefix}{self.worker.spec.python}: {exc}") from None
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        self.worker.close()

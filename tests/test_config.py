@@ -150,7 +150,7 @@ def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.Monk
         ('[tool.toollint.trace]\ntask-file = ["t.json"]\n',
          r"unknown key 'task-file' in .* \[tool.toollint.trace\]; did you mean 'task-files'\?"),
         ('[tool.toollint.trace]\nsuites = "banking"\n', r"'suites' in .* \[tool.toollint.trace\] must be a list"),
-        ("[tool.toollint.trace]\nagentdojo = 3\n", "'agentdojo' in .* must be a string or a boolean"),
+        ("[tool.toollint.trace]\npackage = 3\n", "'package' in .* must be a string or a boolean"),
         ('[tool.toollint.trace.tasks]\nt1 = 3\n', "'tasks.\"t1\"' in .* must be a string or a list of strings"),
         ("[tool.toollint]\nrespect-gitignore = 1\n", "'respect-gitignore' in .* must be a boolean"),
     ],
@@ -178,7 +178,7 @@ deadline = 3
 options = { lazy = true }
 
 [tool.toollint.trace]
-agentdojo = true
+package = true
 suites = ["banking"]
 tasks = { t1 = "graders.py:grade", t2 = ["a.py:f", "b.py:g"] }
 state-params = { db = "" }
@@ -187,7 +187,7 @@ state-params = { db = "" }
     assert s.confirm.adapter_options() == {"factory": "bank:make_bank", "sys_path": ["."]}
     assert (s.confirm.deadline, s.confirm.options, s.confirm.python) == (3.0, {"lazy": True}, None)
     assert isinstance(s.confirm.deadline, float)
-    assert (s.trace.agentdojo, s.trace.suites, s.trace.state_params) == (True, ["banking"], {"db": ""})
+    assert (s.trace.package, s.trace.suites, s.trace.state_params) == (True, ["banking"], {"db": ""})
     assert s.trace.tasks == {"t1": "graders.py:grade", "t2": ["a.py:f", "b.py:g"]}
 
 

@@ -17,10 +17,13 @@ from typing import Any
 import pytest
 from toollint.contracts.cli import main
 from toollint.contracts.draft import draft_contract
-from toollint.contracts.loader import bundled_library_dir, load_contract, load_contracts
+from toollint.contracts.loader import load_contract, load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.predicate import PredicateTypeError
-from toollint.contracts.validator import ValidationOptions, agentdojo_state_schemas, schema_has_path, validate
+from toollint.contracts.validator import ValidationOptions, schema_has_path, validate
+
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
+from toollint.profiles.agentdojo.contracts_support import state_schemas as agentdojo_state_schemas
 
 TOOLS = "agentdojo.default_suites.v1.tools."
 # Every AgentDojo v1 tool registered in a suite that writes environment state.
@@ -107,7 +110,7 @@ DEFECTS = [
 @pytest.fixture(scope="module")
 def library() -> dict[str, Contract]:
     """The writers' contracts (the readers' live in `agentdojo/readers/`, checked in their own tests)."""
-    contracts, errors = load_contracts([bundled_library_dir()])
+    contracts, errors = load_contracts([AGENTDOJO_CONTRACTS])
     assert errors == []
     return {c.tool_name: c for c in contracts if c.path.parent.name != "readers"}
 
@@ -181,7 +184,7 @@ def test_library_finds_a_moved_quote(agentdojo_src: Path, tmp_path: Path) -> Non
     target.mkdir(parents=True)
     source = (agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py").read_text()
     (target / "banking_client.py").write_text("\n" + source)
-    contract = bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml"
+    contract = AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml"
     findings = validate([contract], options=ValidationOptions(package_dirs={"agentdojo": fake}))
     assert findings and {f.code for f in findings} == {"TL304"}
 
@@ -196,7 +199,7 @@ def test_draft_for_every_writer_is_valid(writer: str, agentdojo_src: Path, tmp_p
     assert contract.tool == TOOLS + writer and contract.is_draft and contract.counted_clauses == []
     assert contract.clauses_of("eff", include_drafts=True)
     assert contract.adapter["depends"] == load_contract(
-        bundled_library_dir() / "agentdojo" / f"{contract.tool_name}.yaml").adapter["depends"]
+        AGENTDOJO_CONTRACTS / f"{contract.tool_name}.yaml").adapter["depends"]
     assert validate([out], options=ValidationOptions(package_dirs={"agentdojo": agentdojo_src})) == []
 
 

@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 from source_edits import edit_function
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.validator import ValidationOptions, validate
 from toollint.dynamic.checker import CheckOptions, ToolReport, check_group
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 from toollint.dynamic.protocol import WorkerSpec
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 from toollint.validate.harness import package_overlay
 
@@ -38,7 +39,7 @@ READERS = {
     "get_channels": "slack", "get_users_in_channel": "slack", "read_channel_messages": "slack",
     "read_inbox": "slack",
 }
-READERS_DIR = bundled_library_dir() / "agentdojo" / "readers"
+READERS_DIR = AGENTDOJO_CONTRACTS / "readers"
 TOOLS_DIR = Path("default_suites") / "v1" / "tools"
 
 

@@ -1,5 +1,5 @@
 """Reader contracts for AgentDojo travel's hotel, car-rental, flight and user-information tools
-(`contracts/library/agentdojo/readers/`), checked on the real benchmark in agentdojo 0.1.35's venv.
+(`toollint/profiles/agentdojo/contracts/readers/`), checked on the real benchmark in agentdojo 0.1.35's venv.
 
 These tools only read, so every clause but the frame is about the reply: each `eff.*` clause computes
 the exact reply from the pre-state and the arguments. The checker's generated plan for a reader with
@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import CONFORMS, ProbeRun, Scorer, run_probe, tool_tags
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import Worker
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 
 TOOLS = (
@@ -61,7 +62,7 @@ LIST_TOOLS = {
 
 @pytest.fixture(scope="module")
 def contracts() -> dict[str, Contract]:
-    loaded, _errors = load_contracts([bundled_library_dir() / "agentdojo" / "readers"])
+    loaded, _errors = load_contracts([AGENTDOJO_CONTRACTS / "readers"])
     # Other engineers' reader files share the directory; only ours are judged here, and they must load.
     ours = {c.tool_name: c for c in loaded if c.tool_name in TOOLS}
     assert sorted(ours) == sorted(TOOLS)

@@ -22,16 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import Scorer, run_probe
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import Worker
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 
-READERS = bundled_library_dir() / "agentdojo" / "readers"
+READERS = AGENTDOJO_CONTRACTS / "readers"
 BY_NAMES = ("check_restaurant_opening_hours", "get_contact_information_for_restaurants",
             "get_cuisine_type_for_restaurants", "get_dietary_restrictions_for_all_restaurants",
             "get_price_for_restaurants", "get_rating_reviews_for_restaurants", "get_restaurants_address")

@@ -23,13 +23,14 @@ from typing import Any
 
 import pytest
 from source_edits import edit_function
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.contracts.model import Contract
 from toollint.contracts.validator import ValidationOptions, validate
 from toollint.dynamic.checker import CheckOptions, ToolReport, check_group
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 from toollint.dynamic.protocol import WorkerSpec
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 from toollint.validate.harness import package_overlay
 
@@ -44,7 +45,7 @@ READERS = {
 }
 # Every suite that registers the tool (agentdojo 0.1.35's get_suites("v1")).
 ALSO_IN_TRAVEL = {"get_day_calendar_events", "search_calendar_events"}
-READERS_DIR = bundled_library_dir() / "agentdojo" / "readers"
+READERS_DIR = AGENTDOJO_CONTRACTS / "readers"
 TOOLS_DIR = Path("default_suites") / "v1" / "tools"
 
 

@@ -14,12 +14,13 @@ from toollint.contracts.cli import main
 from toollint.contracts.loader import (
     SCHEMA_FILE,
     ContractError,
-    bundled_library_dir,
     find_contract,
     load_contract,
     load_contracts,
 )
 from toollint.contracts.validator import ValidationOptions, validate
+
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contracts"
 GOOD = FIXTURES / "good" / "set_limit.yaml"
@@ -145,7 +146,7 @@ def test_published_schema_is_valid_and_agrees_with_the_loader() -> None:
     schema = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(yaml.safe_load(GOOD.read_text()), schema)
-    for contract in sorted((bundled_library_dir() / "agentdojo").rglob("*.yaml")):  # readers/ too
+    for contract in sorted(AGENTDOJO_CONTRACTS.rglob("*.yaml")):  # readers/ too
         jsonschema.validate(yaml.safe_load(contract.read_text()), schema)
     for name in ("tl301_unknown_key.yaml", "tl301_wrong_type.yaml", "tl301_missing_key.yaml"):
         with pytest.raises(jsonschema.ValidationError):

@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contracts
+from toollint.contracts.loader import load_contracts
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, verdict_for
 from toollint.dynamic.replay import replay
 
 from toollint.model import Finding
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 
 TOOLS = ("update_scheduled_transaction", "schedule_transaction", "reserve_car_rental", "reserve_hotel",
@@ -21,7 +22,7 @@ TOOLS = ("update_scheduled_transaction", "schedule_transaction", "reserve_car_re
 
 @pytest.fixture(scope="module")
 def run(agentdojo_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
-    contracts, errors = load_contracts([bundled_library_dir() / "agentdojo"])
+    contracts, errors = load_contracts([AGENTDOJO_CONTRACTS])
     assert errors == []
     chosen = [c for c in contracts if c.tool_name in TOOLS]
     assert sorted(c.tool_name for c in chosen) == sorted(TOOLS)
@@ -104,3 +105,37 @@ def test_a_static_finding_on_an_argument_gets_that_arguments_verdict(run: Confir
     assert verdict_for(flagged("recurring"), report)[0] == "VIOLATES"
     assert verdict_for(Finding("TL101", "literal", "banking_client.py", 149, tool=report.tool), report)[::2] == (
         "VIOLATES", "tool")
+
+
+def test_each_static_finding_gets_the_verdict_of_the_clauses_that_test_it(
+        agentdojo_python: Path, agentdojo_src: Path, tmp_path: Path) -> None:
+    """On the real banking tools: the five TL104 findings of update_scheduled_transaction each get
+    their own argument's clauses, so `if recipient:`/`if date:` CONFORM beside three VIOLATES, each
+    with its own witness; TL101 is tested by the effects reading what the tool writes."""
+    from toollint.dynamic.confirm import confirm
+
+    from toollint.engine import lint_paths
+
+    tool_file = str(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py")
+    static = lint_paths([tool_file], Settings()).reported
+    _, run = confirm(static, Settings(), python=str(agentdojo_python), witness_dir=tmp_path / "w",
+                     linted=[tool_file])
+    assert [r.tool for r in run.reports] == ["update_scheduled_transaction"]
+    got = {(f.code, f.properties.get("param")): (f.properties["verdict"], f.properties["verdict_scope"],
+                                                 f.properties["clauses"],
+                                                 Path(f.properties.get("witness") or "-").name)
+           for f in static if f.tool == "update_scheduled_transaction"}
+    assert got == {
+        ("TL104", "recipient"): ("CONFORMS", "argument", ["eff.recipient_set", "arg.recipient"], "-"),
+        ("TL104", "amount"): ("VIOLATES", "argument", ["eff.amount_set", "arg.amount"],
+                              "update_scheduled_transaction.eff.amount_set.arg.1.json"),
+        ("TL104", "subject"): ("VIOLATES", "argument", ["eff.subject_set", "arg.subject"],
+                               "update_scheduled_transaction.eff.subject_set.arg.1.json"),
+        ("TL104", "date"): ("CONFORMS", "argument", ["eff.date_set", "arg.date"], "-"),
+        ("TL104", "recurring"): ("VIOLATES", "argument", ["eff.recurring_set", "arg.recurring"],
+                                 "update_scheduled_transaction.eff.recurring_set.arg.1.json"),
+        ("TL101", None): ("VIOLATES", "state", ["eff.recipient_set", "eff.amount_set", "eff.subject_set",
+                                                 "eff.date_set", "eff.recurring_set", "eff.unset_fields_kept",
+                                                 "success"],
+                          "update_scheduled_transaction.eff.amount_set.arg.1.json"),
+    }

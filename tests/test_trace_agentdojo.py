@@ -17,10 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, load_contract
+from toollint.contracts.loader import load_contract
 
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
+from toollint.profiles.agentdojo.tasks import agentdojo_tasks
 from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
-from toollint.trace.tasks import agentdojo_tasks
 
 AMOUNT = "bank_account.scheduled_transactions[*].amount"
 RECURRING = "bank_account.scheduled_transactions[*].recurring"
@@ -101,7 +102,7 @@ def test_an_earlier_version_uses_the_earlier_task_definitions(agentdojo_src: Pat
 
 
 def test_fields_come_from_the_compiled_predicate_kept_to_what_the_tool_writes(agentdojo_src: Path) -> None:
-    contract = load_contract(bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml")
+    contract = load_contract(AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml")
     writes, line = tool_writes(agentdojo_src / contract.source.file, contract.qualname)
     assert line > 0 and AMOUNT in writes
     effects = contract.clauses_of("eff")

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir
 
 from toollint.config import SettingsResolver, resolve_settings
 from toollint.console import Console
 from toollint.engine import FileResult, RunResult
 from toollint.model import Finding
 from toollint.pipeline import CheckOptions, StepContext, TraceOptions
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
 from toollint.trace.check import check_step
 
@@ -26,13 +26,13 @@ def _ctx(settings: Settings, ledger: Path | None = None, report: Path | None = N
 
 
 def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path: Path) -> None:
-    contract = bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml"
+    contract = AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml"
     tool_file = str(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py")
     confirmed = Finding("TL202", "amount=0 ignored", tool_file, 115, tool="update_scheduled_transaction",
                         properties={"clause": "eff.amount_set", "contract": str(contract)})
     static = Finding("TL104", "truthiness", tool_file, 136)
     result = RunResult([FileResult(tool_file, [static, confirmed])])
-    settings = Settings(trace={"agentdojo": str(agentdojo_src), "suites": ["banking"]}, project_root=tmp_path)
+    settings = Settings(trace={"package": str(agentdojo_src), "suites": ["banking"]}, project_root=tmp_path)
     out = check_step(_ctx(settings, tmp_path / "ledger", tmp_path / "r.html", quiet=True), result)
     assert out is result and len(result.findings) == 2  # TL401 not selected: nothing added
     assert confirmed.properties["trace"]["exposed_tasks"] == {
@@ -45,7 +45,7 @@ def test_confirmed_findings_are_traced_and_written(agentdojo_src: Path, tmp_path
 
 def test_without_ledger_or_report_the_step_does_nothing(tmp_path: Path) -> None:
     result = RunResult([FileResult("a.py", [Finding("TL202", "m", "a.py", 1)])])
-    assert check_step(_ctx(Settings(trace={"agentdojo": "/nonexistent"})), result) is result
+    assert check_step(_ctx(Settings(trace={"package": "/nonexistent"})), result) is result
     assert "trace" not in result.findings[0].properties
 
 
@@ -71,8 +71,8 @@ def test_check_confirm_ledger_report_end_to_end(agentdojo_python: Path, agentdoj
 
     shutil.copy(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py", tmp_path)
     (tmp_path / "pyproject.toml").write_text(
-        f'[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
-        '[tool.toollint.trace]\nagentdojo = true\nsuites = ["banking"]\n')
+        f'[tool.toollint]\nbenchmark = "agentdojo"\n\n[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
+        '[tool.toollint.trace]\npackage = true\nsuites = ["banking"]\n')
     proc = subprocess.run(
         [toollint_python, "-m", "toollint", "check", "banking_client.py", "--confirm", "--ledger", "out/ledger",
          "--report", "out/report.html", "--output-format", "sarif", "-o", "out.sarif"],

@@ -8,12 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from profile_fixtures import registered
 
 from toollint.config import resolve_settings
+from toollint.profiles import Profile
+from toollint.profiles.agentdojo.tasks import agentdojo_tasks
+from toollint.settings import TraceSettings
 from toollint.trace.cli import main
 from toollint.trace.ledger import Defect, Ledger, trace
 from toollint.trace.readsites import ModuleCache, ReadSite, classify, parse_deepdiff_path
-from toollint.trace.tasks import agentdojo_tasks, json_tasks, tasks_from_config, toolkit_methods
+from toollint.trace.tasks import json_tasks, tasks_from_config, toolkit_methods
 
 BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
 FIELD = "db.lines[*].data_balance"
@@ -182,12 +186,71 @@ def test_cli_writes_ledger_and_report(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--tool", "x"], "no tasks: give --agentdojo DIR, --tasks FILE or --grader ID=FILE:FUNC"),
+    (["--tool", "x"], "no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC"),
     (["--grader", "nonsense"], "--grader 'nonsense' is not ID=FILE:FUNCTION"),
     (["--grader", "a=g.py:f"], "give --tool and --field, or --contract and --clause"),
     (["--agentdojo", "/nonexistent", "--tool", "t", "--field", "f"],
      "/nonexistent: not an agentdojo package (no default_suites/)"),
+    (["--benchmark", "agentdojo", "--tasks", "/nonexistent", "--tool", "t", "--field", "f"],
+     "/nonexistent: not an agentdojo package (no default_suites/)"),
+    (["--benchmark", "agentdjo", "--tasks", ".", "--tool", "t", "--field", "f"],
+     "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)"),
+    (["--benchmark", "agentdojo", "--tool", "t", "--field", "f"],
+     "--benchmark agentdojo needs --tasks PATH (where its tasks are)"),
 ])
 def test_cli_usage_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == f"toollint trace: error: {message}\n"
+
+
+def _agentdojo_tree(root: Path) -> Path:
+    suite = root / "agentdojo" / "default_suites" / "v1" / "banking"
+    suite.mkdir(parents=True)
+    (suite / "user_tasks.py").write_text(
+        "@task_suite.register_user_task\n"
+        "class UserTask0(BankingUserTask):\n"
+        "    def utility(self, model_output, pre_environment, post_environment, strict=True):\n"
+        "        return post_environment.db.lines['L1'].data_balance == 1\n")
+    return root / "agentdojo"
+
+
+def test_a_profiles_tasks_by_benchmark_or_by_its_own_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    package = _agentdojo_tree(tmp_path)
+    common = ["--tool", "refuel_data", "--field", FIELD]
+    assert main(["--benchmark", "agentdojo", "--tasks", str(package), *common]) == 0
+    by_benchmark = capsys.readouterr().out
+    assert main(["--agentdojo", str(package), *common]) == 0
+    assert capsys.readouterr().out == by_benchmark == "refuel_data:defect: 1 of 1 tasks exposed (1 exact_field, " \
+        "0 whole_state_hash, 0 collection_only, 0 unresolved)\n"
+
+
+def test_a_profile_without_a_task_enumerator_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with registered(monkeypatch, Profile("bare")):
+        assert main(["--benchmark", "bare", "--tasks", ".", "--tool", "t", "--field", "f"]) == 2
+    assert capsys.readouterr().err == ("toollint trace: error: profile 'bare' has no task enumerator; give "
+                                       "--tasks FILE or --grader\n")
+
+
+def test_config_names_a_profiles_package(tmp_path: Path) -> None:
+    package = _agentdojo_tree(tmp_path)
+    # the profile: `benchmark`, else the one whose package the directory is
+    for found in (tasks_from_config(TraceSettings(package=str(package)), tmp_path),
+                  tasks_from_config(TraceSettings(package="agentdojo"), tmp_path, benchmark="agentdojo")):
+        assert [t.id for t in found.tasks] == ["banking/user_task_0"] and found.problems == []
+
+    def problems(config: TraceSettings, **kw: str) -> list[str]:
+        return [str(p) for p in tasks_from_config(config, tmp_path, **kw).problems]
+
+    assert problems(TraceSettings(package="nowhere"), benchmark="agentdojo") == [
+        f"[tool.toollint.trace]:1: {tmp_path / 'nowhere'}: not an agentdojo package (no default_suites/)"]
+    assert problems(TraceSettings(package="nowhere")) == [
+        ("[tool.toollint.trace]:1: package = 'nowhere': say which benchmark it is (benchmark = \"NAME\" in "
+        "[tool.toollint])")]
+    assert problems(TraceSettings(package=True), benchmark="agentdjo") == [
+        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)"]
+    assert problems(TraceSettings(package=True), benchmark="agentdojo", python="/nonexistent/python") == [
+        "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"]
+    assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
+        ("[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
+        "to find the package")]

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 from test_sarif import assert_valid_sarif
-from toollint.contracts.loader import bundled_library_dir
 
 from toollint.model import Finding
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
+from toollint.profiles.agentdojo.tasks import agentdojo_tasks
 from toollint.reporters.sarif import SarifOptions, build_sarif
 from toollint.trace.ledger import trace_findings
-from toollint.trace.tasks import agentdojo_tasks
 
 TOOL_FILE = "agentdojo/default_suites/v1/tools/banking_client.py"
-CONTRACT = bundled_library_dir() / "agentdojo" / "update_scheduled_transaction.yaml"
+CONTRACT = AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml"
 
 
 def _finding(clause: str, contract: Path = CONTRACT) -> Finding:

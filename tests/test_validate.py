@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from profile_fixtures import registered
 
 from toollint import mutation
 from toollint.model import Finding
+from toollint.profiles import Profile
+from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
 from toollint.validate import main, report
 from toollint.validate.harness import (
     KILLED,
@@ -25,7 +28,10 @@ from toollint.validate.harness import (
     run,
     static_outcome,
 )
-from toollint.validate.subjects import agentdojo_registered_tools, agentdojo_subjects, minibank_subject
+from toollint.validate.subjects import minibank_subject
+
+agentdojo_subjects = AGENTDOJO.subjects
+agentdojo_registered_tools = AGENTDOJO.registered_tools
 
 MINIBANK_DIR = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
 
@@ -195,6 +201,11 @@ def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         ("ok.py:x = 1\n", ["ok.py", "--budget", "0"], "--budget must be at least 1"),
         ("ok.py:x = 1\n", ["ok.py", "--fail-under", "90"], "--fail-under is a rate between 0 and 1"),
         (None, ["--agentdojo", "."], "not an agentdojo package"),
+        (None, ["--benchmark", "agentdojo", "--package", "."], "not an agentdojo package"),
+        (None, ["--benchmark", "agentdjo", "--package", "."], "did you mean 'agentdojo'?"),
+        (None, ["--package", "."], "--package needs --benchmark NAME"),
+        (None, ["--benchmark", "agentdojo"], "benchmark agentdojo needs its package directory (--package DIR)"),
+        (None, ["--agentdojo", ".", "--benchmark", "tau2"], "options name more than one benchmark: agentdojo, tau2"),
         (None, ["--minibank", "."], "not the minibank fixture"),
         (None, [], "nothing to validate"),
     ],
@@ -211,9 +222,21 @@ def test_bad_input_gets_one_clear_line(tmp_path: Path, monkeypatch: pytest.Monke
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+def test_a_profile_without_a_validation_driver_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with registered(monkeypatch, Profile("bare")):
+        assert main(["--benchmark", "bare", "--package", "."]) == 2
+    err = capsys.readouterr().err
+    assert "benchmark 'bare' has no validation driver (profiles with one: agentdojo" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_confirm_on_agentdojo_needs_its_interpreter(agentdojo_src: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--agentdojo", str(agentdojo_src), "--confirm"]) == 2
     assert "needs --agentdojo-python" in capsys.readouterr().err
+    # the long form names the long option
+    assert main(["--benchmark", "agentdojo", "--package", str(agentdojo_src), "--confirm"]) == 2
+    assert "--confirm on AgentDojo needs --benchmark-python (its venv's interpreter)" in capsys.readouterr().err
 
 
 def test_unknown_cli_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

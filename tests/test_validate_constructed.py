@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toollint.validate.constructed import constructed_paths, fixed_source, grade, to_text, truth_tests
+from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
+from toollint.validate.constructed import constructed_paths, fixed_source, to_text, truth_tests
 
 TOOL = '''from typing import Annotated
 
@@ -49,13 +50,13 @@ def test_fixed_source_is_the_minimal_fix() -> None:
 
 def test_grading_with_a_missing_interpreter_is_one_clear_error() -> None:
     with pytest.raises(RuntimeError, match=r"^could not run /nonexistent/python"):
-        grade("/nonexistent/python", "banking", [])
+        AGENTDOJO.grade("/nonexistent/python", "banking", [])
 
 
 @pytest.mark.slow
 def test_banking_graders_score_the_defect_and_the_fix_differently(agentdojo_python: Path,
                                                                   agentdojo_src: Path) -> None:
-    paths = constructed_paths(str(agentdojo_python), agentdojo_src, "banking_client", "banking")
+    paths = constructed_paths(AGENTDOJO, str(agentdojo_python), agentdojo_src, "banking_client", "banking")
     assert paths and {p.tool for p in paths} == {"update_scheduled_transaction"}
     for p in paths:
         assert p.gold_verdict is True, (p.task, p.errors)  # the unmodified gold path passes its grader

@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toollint.contracts.loader import bundled_library_dir, find_contract
+from toollint.contracts.loader import find_contract
 
-from toollint.validate.replay import ConfirmedDefect, ground_truth, replay_suite, to_json, to_text
+from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
+from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
+from toollint.validate.replay import ConfirmedDefect, replay_suite, to_json, to_text
 
 
 def _defect(tool: str, clause_id: str) -> ConfirmedDefect:
-    contract = find_contract(tool, [bundled_library_dir()])
+    contract = find_contract(tool, [AGENTDOJO_CONTRACTS])
     assert contract is not None, f"the bundled library has no contract for {tool}"
     clause = contract.clause(clause_id)
     assert clause is not None and clause.predicate is not None
@@ -25,7 +27,7 @@ def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentd
     values, so no banking task reaches the defect (an honest zero, distinct from exposure)."""
     defects = [_defect("update_scheduled_transaction", "eff.amount_set"),
                _defect("update_scheduled_transaction", "eff.recurring_set")]
-    (result,) = [replay_suite(str(agentdojo_python), "banking", defects)]
+    (result,) = [replay_suite(AGENTDOJO, str(agentdojo_python), "banking", defects)]
     assert result.tasks == 16 and result.task_errors == {}  # every banking user task was replayed
     for reach in result.reaches:
         assert len(reach.tasks_calling) >= 2
@@ -36,4 +38,4 @@ def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentd
 
 def test_a_missing_interpreter_is_one_clear_error() -> None:
     with pytest.raises(RuntimeError, match=r"^could not run /nonexistent/python: No such file"):
-        ground_truth("/nonexistent/python", "banking")
+        AGENTDOJO.ground_truth("/nonexistent/python", "banking")

@@ -37,6 +37,10 @@ def _positive(value: Any) -> str | None:
     return None if value is None or value > 0 else "must be greater than 0"
 
 
+def _non_empty(value: Any) -> str | None:
+    return "must not be empty" if value == "" else None
+
+
 def _one_of(*choices: str) -> Check:
     def check(value: Any) -> str | None:
         return None if value is None or value in choices else f"must be one of {', '.join(map(repr, choices))}"
@@ -53,7 +57,7 @@ class ConfirmSettings:
     # Keys the toolkit adapter reads; passed to the host only when set.
     ADAPTER_KEYS: ClassVar[tuple[str, ...]] = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
 
-    adapter: str | None = None  # agentdojo, toolkit, or a path to an adapter file
+    adapter: str | None = None  # a benchmark profile's name, toolkit, or a path to an adapter file
     python: str | None = None  # the benchmark's interpreter (--python wins)
     # seconds per request before the worker is killed
     deadline: float | None = field(default=None, metadata=meta(check=_positive))
@@ -79,7 +83,9 @@ class TraceSettings:
     SEPARATOR: ClassVar[str] = "-"
     TABLE: ClassVar[str] = "[tool.toollint.trace]"
 
-    agentdojo: str | bool | None = None  # a package directory, or true to find it with the confirm python
+    # The package directory the benchmark profile's task enumerator reads, or true to find it with the
+    # confirm python; the profile is `benchmark` in [tool.toollint], else the one whose package it is.
+    package: str | bool | None = None
     version: str | None = None
     suites: list[str] = field(default_factory=list)
     task_files: list[str] = field(default_factory=list)
@@ -109,6 +115,9 @@ class Settings:
     tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
     state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
     contract_dirs: list[str] = field(default_factory=list)  # relative ones are resolved against the config file
+    # The benchmark profile of dynamic runs (toollint.profiles); default: detected from the linted tree.
+    # Checked against the registered profiles where a run picks its profile.
+    benchmark: str | None = field(default=None, metadata=meta(check=_non_empty))
     confirm: ConfirmSettings = field(default_factory=ConfirmSettings)
     trace: TraceSettings = field(default_factory=TraceSettings)
     # Not keys: where the settings came from. SARIF paths and globs are relative to project_root.

@@ -2,7 +2,7 @@
 state it leaves wrong (METHOD.md Part 4).
 
 - `readsites`: where a grader reads state (via `toollint.analysis`) and how a read exposes a field;
-- `tasks`: task enumerators (AgentDojo task classes, tau2-style JSON task files, configured graders);
+- `tasks`: task enumerators (a profile's own, JSON task files, configured graders);
 - `ledger`: the pipeline (`trace`, `trace_findings`), the per-basis ledger, TL401, SARIF attachment;
 - `report_html`: the self-contained HTML report; `cli`: `toollint trace`; `check`: the `check` step.
 """

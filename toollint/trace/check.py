@@ -36,7 +36,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     settings = ctx.settings
     root = settings.project_root or Path.cwd()
     python = ctx.options.confirm.python or settings.confirm.python
-    tasks = tasks_from_config(settings.trace, root, python=python)
+    tasks = tasks_from_config(settings.trace, root, python=python, benchmark=settings.benchmark)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
     ledger = trace_findings(confirmed, tasks)
     if not confirmed:

@@ -1,10 +1,12 @@
 """`toollint trace`: score-at-risk for one defect, or for the TL2xx findings of a `--confirm` run.
 
     toollint trace --tool update_scheduled_transaction --field 'bank_account.scheduled_transactions[*].amount' \
-        --agentdojo path/to/agentdojo --ledger ledger.csv --report report.html
-    toollint trace --contract update_scheduled_transaction.yaml --clause eff.amount_set --agentdojo ...
+        --benchmark NAME --tasks path/to/package --ledger ledger.csv --report report.html
+    toollint trace --contract update_scheduled_transaction.yaml --clause eff.amount_set --benchmark NAME --tasks ...
     toollint trace --tasks tasks.json --toolkit tools.py --tool refuel_data --field 'db.lines[*].data_balance'
 
+`--benchmark NAME --tasks DIR` hands DIR to that profile's task enumerator (`--NAME DIR` is the
+same, for every profile that has one); without `--benchmark`, `--tasks FILE` are JSON task files.
 With `--contract`/`--clause` the fields come from the clause's compiled predicate (kept to what the
 tool writes when its source is found). Exit codes: 0 traced, 2 usage error or nothing to trace.
 """
@@ -19,15 +21,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from toollint.model import Finding
+from toollint.profiles import Profile, ProfileError, all_profiles, get_profile
 from toollint.settings import TraceSettings
 from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
 from toollint.trace.readsites import BASES, ModuleCache
 from toollint.trace.tasks import (
     TaskSet,
-    agentdojo_tasks,
     configured_tasks,
     json_tasks,
-    parse_version,
+    profile_tasks,
     toolkit_methods,
 )
 
@@ -48,10 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--contract", type=Path, help="derive the fields from this contract's clause predicate")
     what.add_argument("--tool-file", type=Path, help="the tool's source, to keep fields to what it writes")
     src = p.add_argument_group("the tasks")
-    src.add_argument("--agentdojo", type=Path, metavar="DIR", help="an agentdojo package directory")
-    src.add_argument("--version", help="AgentDojo benchmark version, e.g. 1.2.2 (default: the latest)")
-    src.add_argument("--suite", action="append", default=[], help="AgentDojo suites to trace (default: all)")
-    src.add_argument("--tasks", action="append", default=[], type=Path, metavar="FILE", help="JSON task file")
+    src.add_argument("--benchmark", metavar="NAME",
+                     help="the benchmark profile whose task enumerator reads --tasks (e.g. a package dir)")
+    src.add_argument("--version", help="the benchmark version, e.g. 1.2.2 (default: the latest)")
+    src.add_argument("--suite", action="append", default=[], help="suites (domains) to trace (default: all)")
+    src.add_argument("--tasks", action="append", default=[], type=Path, metavar="PATH",
+                     help="with --benchmark: what its enumerator reads; else a JSON task file")
+    for profile in _enumerating_profiles():
+        src.add_argument(f"--{profile.name}", dest="profile_tasks", action=_ProfileTasks, type=Path, metavar="DIR",
+                         default=[], help=f"same as --benchmark {profile.name} --tasks DIR")
     src.add_argument("--toolkit", action="append", default=[], type=Path, metavar="FILE",
                      help="Python file whose classes hold the env-assertion methods")
     src.add_argument("--grader", action="append", default=[], metavar="ID=FILE:FUNC",
@@ -84,17 +91,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
+def _enumerating_profiles() -> list[Profile]:
+    return [p for p in all_profiles() if p.has_part("tasks")]
+
+
+class _ProfileTasks(argparse.Action):
+    """`--NAME DIR`: a (profile, dir) pair, as `--benchmark NAME --tasks DIR` gives."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        name = (option_string or "").removeprefix("--")
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), (name, values)])
+
+
+def profile_sources(args: argparse.Namespace) -> list[tuple[Profile, Path]]:
+    """(profile, path) for every task source its enumerator reads: `--NAME DIR` and `--benchmark`."""
+    pairs: list[tuple[str, Path]] = list(getattr(args, "profile_tasks", []) or [])
+    if args.benchmark:
+        pairs += [(args.benchmark, t) for t in args.tasks]
+    out = []
+    for name, path in pairs:
+        try:
+            out.append((get_profile(name), path))
+        except ProfileError as exc:
+            raise TraceUsageError(f"--benchmark: {exc}") from None
+    return out
+
+
 def collect_tasks(args: argparse.Namespace) -> TaskSet:
     tasks = TaskSet()
-    if args.agentdojo is not None:
-        if not (args.agentdojo / "default_suites").is_dir():
-            raise TraceUsageError(f"{args.agentdojo}: not an agentdojo package (no default_suites/)")
+    if args.benchmark and not args.tasks:
+        raise TraceUsageError(f"--benchmark {args.benchmark} needs --tasks PATH (where its tasks are)")
+    for profile, path in profile_sources(args):
         try:
-            version = parse_version(args.version) if args.version else None
-        except ValueError:
-            raise TraceUsageError(f"--version {args.version!r} is not like 1.2.2") from None
-        tasks.extend(agentdojo_tasks(args.agentdojo, version, tuple(args.suite)))
-    if args.tasks:
+            tasks.extend(profile_tasks(profile, path, args.version, tuple(args.suite)))
+        except ValueError as exc:
+            raise TraceUsageError(str(exc)) from None
+    if args.tasks and not args.benchmark:
         tasks_problems: list = []
         methods = toolkit_methods(args.toolkit, ModuleCache(), tasks_problems)
         found = json_tasks(args.tasks, methods)
@@ -109,7 +142,7 @@ def collect_tasks(args: argparse.Namespace) -> TaskSet:
             mapping[task_id] = ref
         tasks.extend(configured_tasks(TraceSettings(tasks=mapping), Path.cwd()))
     if not tasks.tasks and not tasks.problems:
-        raise TraceUsageError("no tasks: give --agentdojo DIR, --tasks FILE or --grader ID=FILE:FUNC")
+        raise TraceUsageError("no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC")
     return tasks
 
 
@@ -126,8 +159,10 @@ def defect_from_args(args: argparse.Namespace) -> Defect:
             ids = ", ".join(c.id for c in contract.clauses)
             raise TraceUsageError(f"--clause {args.clause!r} is not in {args.contract} (clauses: {ids})")
         tool_file = args.tool_file
-        if tool_file is None and args.agentdojo is not None and contract.source.package == "agentdojo":
-            tool_file = args.agentdojo / contract.source.file
+        if tool_file is None:  # the tool's source inside the package the task enumerator reads
+            tool_file = next((path / contract.source.file for profile, path in profile_sources(args)
+                              if contract.source.package and profile.package == contract.source.package
+                              and (path / contract.source.file).is_file()), None)
         writes, line = tool_writes(tool_file, contract.qualname) if tool_file else (set(), 0)
         defect = defect_from_clause(f"{contract.tool_name}:{clause.id}", contract.tool, clause, writes,
                                     contract.clauses_of("eff"), tool_file=str(tool_file or contract.path),

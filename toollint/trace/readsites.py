@@ -40,7 +40,7 @@ class ReadSite:
     """One place where grading reads something.
 
     kind: `state` a read of a state path; `opaque` state used whole (see `OpaqueUse`); `whole_state` a
-    whole-database hash or comparison declared by the task (tau2 `reward_basis: DB`); `record` the agent
+    whole-database hash or comparison declared by the task (`reward_basis: DB`); `record` the agent
     record (its calls or final message), never state; `missing` a grader that could not be found or read.
     """
 

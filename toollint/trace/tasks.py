@@ -1,16 +1,13 @@
 """Task enumerators: every graded task of a benchmark, with the graders that decide its verdict.
 
-Three shapes, all read as syntax or data (nothing of the benchmark is imported):
+All read as syntax or data (nothing of the benchmark is imported):
 
-- class-based tasks (AgentDojo): `default_suites/v*/<suite>/user_tasks.py`, each task a class
-  registered with `@task_suite.register_user_task` (version 1.0.0) or
-  `@task_suite.update_user_task(version)`; for a benchmark version the task is its latest definition at
-  or below that version, as AgentDojo's `get_version_compatible_items` does. Graders: `utility` and
-  `utility_from_traces`.
-- JSON task files (tau2-bench shape): entries with `id` and `evaluation_criteria` holding
-  `env_assertions` (`func_name` resolved to a method of the toolkit classes), `actions` (agent record)
-  and `reward_basis` (`DB` = whole-database hash comparison). When `reward_basis` is given, only the
-  criteria it lists count.
+- a benchmark profile's enumerator (its `tasks` part, `toollint.profiles`), for benchmarks whose
+  tasks are code: e.g. task classes with grader methods, read from the benchmark's package dir;
+- JSON task files (the `evaluation_criteria` shape): entries with `id` and `evaluation_criteria`
+  holding `env_assertions` (`func_name` resolved to a method of the toolkit classes), `actions`
+  (agent record) and `reward_basis` (`DB` = whole-database hash comparison). When `reward_basis` is
+  given, only the criteria it lists count;
 - configured: `[tool.toollint.trace] tasks = { "task id" = "path/to/file.py:Class.method" }`.
 
 Problems (a file that does not parse, a grader that does not exist) become `Problem`s with one clear
@@ -22,11 +19,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toollint.settings import TraceSettings
 from toollint.trace.readsites import (
@@ -35,15 +31,12 @@ from toollint.trace.readsites import (
     ModuleCache,
     ReadSite,
     grader_sites,
-    parse_deepdiff_path,
 )
 
-Version = tuple[int, ...]
+if TYPE_CHECKING:
+    from toollint.profiles import Profile
 
-AGENTDOJO_STATE = {"post_environment": "", "pre_environment": PRE_PREFIX}
-AGENTDOJO_RECORD = ("model_output", "traces")
-AGENTDOJO_GRADERS = ("utility", "utility_from_traces")
-TOOLKIT_STATE = {"self": ""}  # tau2 toolkits: `self.db.users` is `db.users`, as for its tools
+TOOLKIT_STATE = {"self": ""}  # toolkit classes: `self.db.users` is `db.users`, as for their tools
 
 
 @dataclass(frozen=True)
@@ -119,136 +112,17 @@ def _with_exclusions(site: ReadSite, exclusions: Mapping[str, tuple[str, ...]]) 
     return site
 
 
-# --- AgentDojo ---------------------------------------------------------------------------------------
-
-_VERSION_DIR = re.compile(r"^v(\d+(?:_\d+)*)$")
-_TASK_CLASS = re.compile(r"^UserTask(\d+)$")
+# --- helpers shared by the enumerators (the profiles' too) ------------------------------------
 
 
-def _dir_version(name: str) -> Version | None:
-    m = _VERSION_DIR.match(name)
-    if m is None:
-        return None
-    parts = tuple(int(x) for x in m.group(1).split("_"))
-    return (parts + (0, 0, 0))[:3]
-
-
-def version_text(v: Version) -> str:
-    return ".".join(map(str, v))
-
-
-def parse_version(text: str) -> Version:
-    parts = tuple(int(x) for x in text.lstrip("v").replace("_", ".").split("."))
-    return (parts + (0, 0, 0))[:3]
-
-
-def agentdojo_tasks(
-    package_dir: Path,
-    version: Version | None = None,
-    suites: Sequence[str] = (),
-    display_root: Path | None = None,
-) -> TaskSet:
-    """The user tasks of an AgentDojo package (`.../agentdojo`) at `version` (default: the latest)."""
-    out = TaskSet()
-    suites_dir = package_dir / "default_suites"
-    if not suites_dir.is_dir():
-        out.problems.append(Problem(str(package_dir), 1, "not an AgentDojo package: no default_suites directory"))
-        return out
-    shown_root = display_root or package_dir.parent
-    # (suite, task number) -> {version: (file, class node)}
-    defs: dict[tuple[str, int], dict[Version, tuple[Path, ast.ClassDef]]] = {}
-    for vdir in sorted(suites_dir.iterdir()):
-        dir_version = _dir_version(vdir.name)
-        if dir_version is None or not vdir.is_dir():
-            continue
-        for tasks_file in sorted(vdir.glob("*/user_tasks.py")):
-            suite = tasks_file.parent.name
-            if suites and suite not in suites:
-                continue
-            shown = _display(tasks_file, shown_root)
-            try:
-                tree = ast.parse(tasks_file.read_text(encoding="utf-8"), filename=str(tasks_file))
-            except SyntaxError as exc:
-                out.problems.append(Problem(shown, exc.lineno or 1, f"task file does not parse: {exc.msg}"))
-                continue
-            except (OSError, UnicodeDecodeError) as exc:
-                out.problems.append(Problem(shown, 1, f"task file cannot be read: {exc}"))
-                continue
-            constants = _module_constants(tree)
-            for node in tree.body:
-                if not isinstance(node, ast.ClassDef):
-                    continue
-                registered = _registration(node, constants)
-                m = _TASK_CLASS.match(node.name)
-                if registered is None or m is None:
-                    continue
-                defs.setdefault((suite, int(m.group(1))), {})[registered] = (tasks_file, node)
-    if not defs:
-        return out
-    target = version or max(v for versions in defs.values() for v in versions)
-    suite_info = {suite: _suite_info(suites_dir, suite, out.problems, shown_root) for suite, _ in defs}
-    for (suite, number), versions in sorted(defs.items()):
-        compatible = [v for v in versions if v <= target]
-        if not compatible:
-            continue
-        chosen = max(compatible)
-        tasks_file, node = versions[chosen]
-        shown = _display(tasks_file, shown_root)
-        tools, exclusions = suite_info[suite]
-        task = Task(f"{suite}/user_task_{number}", shown, node.lineno, suite=suite, version=version_text(chosen),
-                    tools=tools, diff_exclusions=exclusions)
-        own = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        graders = [g for g in AGENTDOJO_GRADERS if g in own] or ["utility"]
-        for g in graders:
-            task.graders.append(GraderRef(tasks_file, f"{node.name}.{g}", AGENTDOJO_STATE, AGENTDOJO_RECORD, shown))
-        out.tasks.append(task)
-    return out
-
-
-def _suite_info(suites_dir: Path, suite: str, problems: list[Problem], shown_root: Path
-                ) -> tuple[frozenset[str] | None, dict[str, tuple[str, ...]]]:
-    """From the first version's `<suite>/task_suite.py`: the names in its `TOOLS` list, and its
-    `X = partial(DeepDiff, exclude_paths=[...])` diff helpers with the paths they exclude."""
-    path = next((p for p in sorted(suites_dir.glob(f"v*/{suite}/task_suite.py"))), None)
-    if path is None:
-        return None, {}
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem(_display(path, shown_root), getattr(exc, "lineno", 1) or 1,
-                                f"suite file cannot be read, tools of suite {suite!r} unknown: {exc}"))
-        return None, {}
-    constants = _module_constants(tree)
-    tools: frozenset[str] | None = None
-    exclusions: dict[str, tuple[str, ...]] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            continue
-        name, value = node.targets[0].id, node.value
-        if name == "TOOLS" and isinstance(value, ast.List):
-            tools = frozenset(e.id for e in value.elts if isinstance(e, ast.Name))
-        if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "partial":
-            for kw in value.keywords:
-                if kw.arg == "exclude_paths":
-                    raw = constants.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
-                    if raw is None:
-                        try:
-                            raw = ast.literal_eval(kw.value)
-                        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                            raw = []
-                    paths = (parse_deepdiff_path(x) for x in raw if isinstance(x, str))
-                    exclusions[name] = tuple(p for p in paths if p is not None)
-    return tools, exclusions
-
-
-def _display(path: Path, root: Path) -> str:
+def display_path(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return str(path)
 
 
-def _module_constants(tree: ast.Module) -> dict[str, Any]:
+def module_constants(tree: ast.Module) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -259,27 +133,7 @@ def _module_constants(tree: ast.Module) -> dict[str, Any]:
     return out
 
 
-def _registration(cls: ast.ClassDef, constants: Mapping[str, Any]) -> Version | None:
-    """The version a task class is registered at, from its decorator; None if it is not a task."""
-    for dec in cls.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if name == "register_user_task":
-            return (1, 0, 0)
-        if name == "update_user_task" and isinstance(dec, ast.Call) and dec.args:
-            arg = dec.args[0]
-            value: Any = constants.get(arg.id) if isinstance(arg, ast.Name) else None
-            if value is None:
-                try:
-                    value = ast.literal_eval(arg)
-                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                    return None
-            if isinstance(value, tuple) and all(isinstance(x, int) for x in value):
-                return (value + (0, 0, 0))[:3]
-    return None
-
-
-# --- JSON task files (tau2-bench shape) ----------------------------------------------------------------
+# --- JSON task files (the evaluation_criteria shape) ---------------------------------------------------
 
 
 def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Problem],
@@ -287,7 +141,7 @@ def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Pr
     """Methods of the toolkit classes by name: where `env_assertions` function names resolve."""
     out: dict[str, GraderRef] = {}
     for path in files:
-        shown = _display(path, display_root) if display_root else str(path)
+        shown = display_path(path, display_root) if display_root else str(path)
         try:
             mod = cache.module(path)
         except GraderError as exc:
@@ -305,7 +159,7 @@ def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
                display_root: Path | None = None) -> TaskSet:
     out = TaskSet()
     for path in task_files:
-        shown = _display(path, display_root) if display_root else str(path)
+        shown = display_path(path, display_root) if display_root else str(path)
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text)
@@ -408,34 +262,31 @@ def configured_tasks(config: TraceSettings, root: Path) -> TaskSet:
 # --- all sources of one run ------------------------------------------------------------------------
 
 
-def locate_package(python: str, package: str = "agentdojo") -> Path | None:
-    """The directory of `package` in another interpreter, found without importing it."""
-    code = (f"import importlib.util, os; s = importlib.util.find_spec({package!r}); "
-            "print(os.path.dirname(s.origin) if s and s.origin else '')")
-    try:
-        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    text = out.stdout.strip()
-    return Path(text) if out.returncode == 0 and text else None
+def profile_tasks(profile: Profile, package_dir: Path, version: str | None = None, variants: Sequence[str] = (),
+                  display_root: Path | None = None) -> TaskSet:
+    """A profile's tasks from its package directory; ValueError (one line) when the directory is not
+    the benchmark, the version is malformed or the profile has no task enumerator."""
+    if not profile.has_part("tasks"):
+        raise ValueError(f"profile {profile.name!r} has no task enumerator; give --tasks FILE or --grader")
+    enumerate_tasks = profile.load_part("tasks")
+    return enumerate_tasks(package_dir, version=version, variants=tuple(variants),  # type: ignore[no-any-return]
+                           display_root=display_root)
 
 
-def tasks_from_config(config: TraceSettings, root: Path, python: str | None = None) -> TaskSet:
-    """Every task source `[tool.toollint.trace]` names: `agentdojo` (a package dir, or true to find it
-    with `python`), `version`, `suites`, `task-files` with `toolkit` files, and configured `tasks`."""
+def tasks_from_config(config: TraceSettings, root: Path, python: str | None = None,
+                      benchmark: str | None = None) -> TaskSet:
+    """Every task source `[tool.toollint.trace]` names: `package` (the directory a benchmark profile's
+    task enumerator reads, or true to locate the profile's package with `python`) with `version` and
+    `suites`; `task-files` with `toolkit` files; configured `tasks`. The profile is `benchmark` (the
+    `[tool.toollint]` key), else the one whose package the directory is."""
     out = TaskSet()
     cache = ModuleCache()
-    agentdojo = config.agentdojo
-    if agentdojo:
-        package = (root / str(agentdojo)) if isinstance(agentdojo, str) else (
-            locate_package(python) if python else None)
-        if package is None:
-            out.problems.append(Problem("[tool.toollint.trace]", 1, "agentdojo = true needs the benchmark's "
-                                        "python ([tool.toollint.confirm] python) to find the package"))
+    if config.package:
+        found = _package_tasks(config, root, python, benchmark)
+        if isinstance(found, str):
+            out.problems.append(Problem("[tool.toollint.trace]", 1, found))
         else:
-            version = config.version
-            out.extend(agentdojo_tasks(package, parse_version(str(version)) if version else None,
-                                       tuple(config.suites)))
+            out.extend(found)
     task_files = [root / str(p) for p in config.task_files]
     if task_files:
         methods = toolkit_methods([root / str(p) for p in config.toolkit], cache, out.problems, root)
@@ -443,3 +294,33 @@ def tasks_from_config(config: TraceSettings, root: Path, python: str | None = No
     if config.tasks:
         out.extend(configured_tasks(config, root))
     return out
+
+
+def _package_tasks(config: TraceSettings, root: Path, python: str | None, benchmark: str | None) -> TaskSet | str:
+    """The tasks of `package = ...`, or the one-line problem."""
+    from toollint.dynamic.protocol import GatewayError, locate_package
+    from toollint.profiles import ProfileError, get_profile, profile_for_package
+
+    value = config.package
+    named = Path(str(value)).name if isinstance(value, str) else None
+    try:
+        profile = get_profile(benchmark) if benchmark else profile_for_package(named)
+    except ProfileError as exc:
+        return str(exc)
+    if profile is None:
+        return f"package = {value!r}: say which benchmark it is (benchmark = \"NAME\" in [tool.toollint])"
+    package: Path | None = root / value if isinstance(value, str) else None
+    if package is None:
+        if not python or not profile.package:
+            return ("package = true needs the benchmark's python ([tool.toollint.confirm] python) to find "
+                    "the package")
+        try:
+            package = locate_package(python, profile.package)
+        except GatewayError as exc:
+            return f"package = true: {exc}"
+        if package is None:
+            return f"package = true: {profile.package!r} is not installed for {python}"
+    try:
+        return profile_tasks(profile, package, config.version, tuple(config.suites))
+    except ValueError as exc:
+        return str(exc)

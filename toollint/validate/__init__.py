@@ -1,8 +1,12 @@
 """`python -m toollint.validate`: measure toollint's own miss and false-alarm rates on injected defects.
 
     python -m toollint.validate FILE...                    # static half on mutants of any tool modules
-    python -m toollint.validate --agentdojo DIR [--agentdojo-python PY] [--confirm]
+    python -m toollint.validate --benchmark NAME --package DIR [--benchmark-python PY] [--confirm]
     python -m toollint.validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+
+`--benchmark NAME` is a benchmark profile with a validation driver (`toollint.validate.drivers`);
+`--NAME DIR` and `--NAME-python PY` are short for `--benchmark NAME --package DIR` and
+`--benchmark NAME --benchmark-python PY`.
 
 `main(argv)` is ready to be a `toollint` subcommand (`toollint validate` is taken by the contract
 validator; the prog name shown in messages is a parameter).
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toollint import mutation
+from toollint.validate.drivers import validating_profiles
 
 if TYPE_CHECKING:
     from toollint.validate.harness import Subject
@@ -35,9 +40,15 @@ PROG = "toollint validate"
 def _parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="*", type=Path, help="tool modules to mutate (static half only)")
-    p.add_argument("--agentdojo", type=Path, metavar="DIR", help="the installed `agentdojo` package directory")
-    p.add_argument("--agentdojo-python", metavar="PY", help="interpreter of a venv with agentdojo (for --confirm)")
-    p.add_argument("--modules", help="comma-separated AgentDojo tool modules (default: all)")
+    p.add_argument("--benchmark", metavar="NAME", help="the benchmark profile whose tool modules are mutated")
+    p.add_argument("--package", type=Path, metavar="DIR", help="the benchmark's installed package directory")
+    p.add_argument("--benchmark-python", metavar="PY", help="interpreter of the benchmark's venv (for --confirm)")
+    for profile in validating_profiles():
+        p.add_argument(f"--{profile.name}", action=_ProfileOption, dest="package", type=Path, metavar="DIR",
+                       help=f"same as --benchmark {profile.name} --package DIR")
+        p.add_argument(f"--{profile.name}-python", action=_ProfileOption, dest="benchmark_python", metavar="PY",
+                       help=f"same as --benchmark {profile.name} --benchmark-python PY")
+    p.add_argument("--modules", help="comma-separated tool modules of the benchmark (default: all)")
     p.add_argument("--minibank", type=Path, metavar="DIR", help="the minibank fixture benchmark directory")
     p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
     p.add_argument("--seed", type=int, default=0)
@@ -53,6 +64,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 class UsageError(Exception):
     pass
+
+
+class _ProfileOption(argparse.Action):
+    """`--NAME DIR` / `--NAME-python PY`: set the value and remember which profile named it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        name = (option_string or "").removeprefix("--").removesuffix("-python")
+        named = [*(getattr(namespace, "profile_options", None) or []), (name, option_string)]
+        namespace.profile_options = named
 
 
 def _readable_python(f: Path) -> None:
@@ -73,40 +95,61 @@ def _readable_python(f: Path) -> None:
         raise UsageError(f"{f}: not valid Python ({exc})") from None
 
 
+def _benchmark(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The benchmark named by `--benchmark` or a `--NAME...` option (they must agree), and the
+    option that gives its interpreter, for messages."""
+    named = {name for name, _ in getattr(args, "profile_options", None) or []}
+    if args.benchmark:
+        named.add(args.benchmark)
+    if len(named) > 1:
+        raise UsageError(f"options name more than one benchmark: {', '.join(sorted(named))}")
+    name = next(iter(named), None)
+    python_flag = "--benchmark-python"
+    if name and any(opt == f"--{name}" for _, opt in getattr(args, "profile_options", None) or []):
+        python_flag = f"--{name}-python"
+    return name, python_flag
+
+
 def _subjects(args: argparse.Namespace) -> list[Subject]:
+    from toollint.validate.drivers import driver_for
     from toollint.validate.harness import Subject
-    from toollint.validate.subjects import (
-        AGENTDOJO_TOOLS,
-        agentdojo_registered_tools,
-        agentdojo_subjects,
-        minibank_subject,
-    )
+    from toollint.validate.subjects import minibank_subject
 
     out = []
     for f in args.files:
         _readable_python(f)
         out.append(Subject(f.stem, f, f.stem))
-    if args.agentdojo is not None:
-        if not (args.agentdojo / AGENTDOJO_TOOLS).is_dir():
-            raise UsageError(f"{args.agentdojo}: not an agentdojo package (no {AGENTDOJO_TOOLS} inside)")
-        python = args.agentdojo_python if args.confirm else None
+    name, python_flag = _benchmark(args)
+    if name is not None and args.package is None:
+        raise UsageError(f"benchmark {name} needs its package directory (--package DIR)")
+    if args.package is not None:
+        if name is None:
+            raise UsageError("--package needs --benchmark NAME (which benchmark the package is)")
+        try:
+            driver = driver_for(name)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        problem = driver.check_package(args.package)
+        if problem:
+            raise UsageError(problem)
+        python = args.benchmark_python if args.confirm else None
         if args.confirm and not python:
-            raise UsageError("--confirm on AgentDojo needs --agentdojo-python (its venv's interpreter)")
+            raise UsageError(f"--confirm on {driver.label} needs {python_flag} (its venv's interpreter)")
         modules = args.modules.split(",") if args.modules else None
-        # With the venv's interpreter (even static-only) the suites say which tools an agent can call.
+        # With the venv's interpreter (even static-only) the benchmark says which tools an agent can call.
         registered = None
-        if args.agentdojo_python:
+        if args.benchmark_python:
             try:
-                registered = agentdojo_registered_tools(args.agentdojo_python)
+                registered = driver.registered_tools(args.benchmark_python)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        out.extend(agentdojo_subjects(args.agentdojo, python, modules, registered))
+        out.extend(driver.subjects(args.package, python, modules, registered))
     if args.minibank is not None:
         if not (args.minibank / "bank.py").is_file():
             raise UsageError(f"{args.minibank}: not the minibank fixture (no bank.py inside)")
         out.append(minibank_subject(args.minibank.resolve(), dynamic=args.confirm))
     if not out:
-        raise UsageError("nothing to validate: give tool modules, --agentdojo DIR or --minibank DIR")
+        raise UsageError("nothing to validate: give tool modules, --benchmark NAME --package DIR or --minibank DIR")
     return out
 
 

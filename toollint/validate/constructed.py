@@ -1,58 +1,33 @@
-"""Constructed paths (arm 4, the positive control), for the falsy class on AgentDojo.
+"""Constructed paths (arm 4, the positive control), for the falsy class.
 
 For a tool whose truth tests drop a legal falsy argument (`if amount:` before `t.amount = amount`,
-the TL104 shape the dynamic half confirms as an Ignored Argument), every user task whose gold path
-calls the tool without such an argument gets a constructed path: its own ground-truth calls, with the
-falsy value of that argument added to the call of the defective tool (one more legal update). The task's own grader (`utility`) then scores the
-resulting environment twice, in the benchmark's venv: with the published tool, and with a minimally
-fixed copy (`if amount:` -> `if amount is not None:`, written into an overlay of the package). A
-task whose verdict differs between the two is one where the grader's verdict depends on the defect:
-it rewards (or punishes) the defective behaviour and scores the repair the other way.
+the TL104 shape the dynamic half confirms as an Ignored Argument), every task whose gold path calls
+the tool without such an argument gets a constructed path: its own ground-truth calls, with the
+falsy value of that argument added to the call of the defective tool (one more legal update). The
+task's own grader then scores the resulting environment twice, in the benchmark's venv: with the
+published tool, and with a minimally fixed copy (`if amount:` -> `if amount is not None:`, written
+into an overlay of the package). A task whose verdict differs between the two is one where the
+grader's verdict depends on the defect: it rewards (or punishes) the defective behaviour and scores
+the repair the other way. Ground truth and grading come from the benchmark's driver
+(`toollint.validate.drivers`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from toollint import mutation
 from toollint.validate.harness import package_overlay
 
+if TYPE_CHECKING:
+    from toollint.validate.drivers import BenchmarkDriver
+
 FALSY = {"int": 0, "float": 0.0, "bool": False, "str": ""}
-
-# Runs inside the agentdojo venv: grade each (task, calls) item with the task's own utility.
-_GRADE = r"""
-import json, sys
-from agentdojo.functions_runtime import FunctionsRuntime
-from agentdojo.task_suite import get_suite
-req = json.load(sys.stdin)
-suite = get_suite(req["version"], req["suite"])
-runtime = FunctionsRuntime(suite.tools)
-base = suite.load_and_inject_default_environment({})  # loading is slow: once, then deep copies
-out = []
-for item in req["items"]:
-    task = suite.get_user_task_by_id(item["task"])
-    pre = task.init_environment(base.model_copy(deep=True))
-    env = pre.model_copy(deep=True)
-    errors = []
-    for call in item["calls"]:
-        _, error = runtime.run_function(env, call["function"], call["args"])
-        if error:
-            errors.append("%s: %s" % (call["function"], str(error)[:200]))
-    try:
-        verdict = bool(task.utility("", pre, env))
-    except Exception as exc:
-        verdict = None
-        errors.append("utility: %s: %s" % (type(exc).__name__, exc))
-    out.append({"verdict": verdict, "errors": errors})
-print(json.dumps(out))
-"""
-
 
 @dataclass
 class TruthTest:
@@ -112,31 +87,13 @@ def fixed_source(source: str, path: str, module_name: str, tool: str) -> str:
     return facts.apply(edits)
 
 
-def grade(python: str, suite: str, items: Sequence[dict[str, Any]], pythonpath: Path | None = None,
-          version: str = "v1") -> list[dict[str, Any]]:
-    import os
-
-    env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    from toollint.validate.replay import run_in_benchmark
-
-    stdin = json.dumps({"version": version, "suite": suite, "items": list(items)})
-    return run_in_benchmark(python, _GRADE, stdin=stdin, env=env, timeout=600,
-                            failure=f"grading {suite} tasks failed")
-
-
-def constructed_paths(python: str, agentdojo_src: Path, module: str, suite: str) -> list[ConstructedPath]:
-    """Arm 4 for every truth-tested argument of every tool in one AgentDojo tool module."""
-    from toollint.validate.replay import ground_truth
-    from toollint.validate.subjects import AGENTDOJO_TOOLS
-
-    path = agentdojo_src / AGENTDOJO_TOOLS / f"{module}.py"
-    module_name = f"agentdojo.default_suites.v1.tools.{module}"
+def constructed_paths(driver: BenchmarkDriver, python: str, package_dir: Path, module: str,
+                      suite: str) -> list[ConstructedPath]:
+    """Arm 4 for every truth-tested argument of every tool in one tool module of the benchmark."""
+    path, module_name = driver.tool_module(package_dir, module)
     source = path.read_text(encoding="utf-8")
     tests = truth_tests(source, str(path), module_name)
-    tasks = ground_truth(python, suite)
+    tasks = driver.ground_truth(python, suite)
     paths: list[ConstructedPath] = []
     for tt in tests:
         for task in tasks:
@@ -150,8 +107,8 @@ def constructed_paths(python: str, agentdojo_src: Path, module: str, suite: str)
             paths.append(ConstructedPath(task["task"], tt.tool, tt.argument, tt.falsy, built))
     if not paths:
         return []
-    # one interpreter start (importing agentdojo costs seconds) for the gold and the constructed paths
-    both = grade(python, suite, [{"task": p.task, "calls": next(t["calls"] for t in tasks if t["task"] == p.task)}
+    # one interpreter start (importing the benchmark costs seconds) for the gold and the constructed paths
+    both = driver.grade(python, suite, [{"task": p.task, "calls": next(t["calls"] for t in tasks if t["task"] == p.task)}
                                  for p in paths] + [{"task": p.task, "calls": p.calls} for p in paths])
     gold, defective = both[:len(paths)], both[len(paths):]
     by_tool: dict[str, list[int]] = {}
@@ -159,10 +116,11 @@ def constructed_paths(python: str, agentdojo_src: Path, module: str, suite: str)
         by_tool.setdefault(p.tool, []).append(i)
     fixed: list[dict[str, Any]] = [{} for _ in paths]
     for tool, idx in by_tool.items():
-        with package_overlay(agentdojo_src) as root:
-            target = root / agentdojo_src.name / AGENTDOJO_TOOLS / f"{module}.py"
+        with package_overlay(package_dir) as root:
+            target = root / package_dir.name / path.relative_to(package_dir)
             target.write_text(fixed_source(source, str(path), module_name, tool), encoding="utf-8")
-            graded = grade(python, suite, [{"task": paths[i].task, "calls": paths[i].calls} for i in idx], root)
+            graded = driver.grade(python, suite, [{"task": paths[i].task, "calls": paths[i].calls} for i in idx],
+                                  root)
         for i, g in zip(idx, graded):
             fixed[i] = g
     for p, g, d, f in zip(paths, gold, defective, fixed):

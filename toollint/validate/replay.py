@@ -1,45 +1,28 @@
-"""Gold replay (arm 3): do AgentDojo's own ground-truth solutions ever *reach* a confirmed defect?
+"""Gold replay (arm 3): do a benchmark's own ground-truth solutions ever *reach* a confirmed defect?
 
-For every user task of a suite, the task's `ground_truth(pre_environment)` yields the function calls
-that solve it. They are replayed, in order, through the agentdojo adapter in the benchmark's own venv,
-in the environment the task builds. A call reaches a confirmed defect when it goes to the defective
-tool and the contract clause the checker confirmed as violated is false on that very call (the same
-compiled predicate, on the call's pre-state, post-state, effective arguments and result): e.g.
-`update_scheduled_transaction` called with `recurring=False`, or `reserve_car_rental` called with an
-`end_time` that is not what ends up stored. This is *reach*, not exposure: a task whose grader reads
-the field (the tracer's exposure) but whose gold path never triggers the defect is not counted.
+For every task of a variant (suite, domain), the benchmark's driver (`toollint.validate.drivers`)
+gives the function calls that solve it. They are replayed, in order, through the profile's adapter
+in the benchmark's own venv, in the environment the task builds. A call reaches a confirmed defect
+when it goes to the defective tool and the contract clause the checker confirmed as violated is
+false on that very call (the same compiled predicate, on the call's pre-state, post-state, effective
+arguments and result): e.g. an update called with `recurring=False`, or a reservation called with
+an `end_time` that is not what ends up stored. This is *reach*, not exposure: a task whose grader
+reads the field (the tracer's exposure) but whose gold path never triggers the defect is not counted.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import PredicateTypeError
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
+from toollint.dynamic.protocol import Worker, WorkerError
 
-# Runs inside the agentdojo venv: print each user task's ground-truth calls as JSON.
-_GROUND_TRUTH = r"""
-import json, sys
-from agentdojo.task_suite import get_suite
-suite = get_suite(sys.argv[1], sys.argv[2])
-base = suite.load_and_inject_default_environment({})  # loading is slow: once, then deep copies
-out = []
-for task_id, task in sorted(suite.user_tasks.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[-1])):
-    env = task.init_environment(base.model_copy(deep=True))
-    try:
-        calls = [{"function": c.function, "args": dict(c.args)} for c in task.ground_truth(env)]
-        out.append({"task": task_id, "calls": calls})
-    except Exception as exc:  # a task whose ground truth cannot be built is reported, not dropped
-        out.append({"task": task_id, "calls": [], "error": "%s: %s" % (type(exc).__name__, exc)})
-print(json.dumps(out, default=str))
-"""
-
+if TYPE_CHECKING:
+    from toollint.validate.drivers import BenchmarkDriver
 
 @dataclass(frozen=True)
 class ConfirmedDefect:
@@ -74,26 +57,6 @@ class ReplayResult:
     task_errors: dict[str, str]  # tasks whose ground truth could not be built or replayed
 
 
-def run_in_benchmark(python: str, script: str, args: Sequence[str] = (), *, failure: str, stdin: str | None = None,
-                     env: dict[str, str] | None = None, timeout: float = 300) -> list[Any]:
-    """Run a short script in the benchmark's own interpreter and read the JSON list it prints; any
-    failure is one RuntimeError line: `failure` and the script's last line of stderr."""
-    try:
-        proc = subprocess.run([python, "-c", script, *args], input=stdin, capture_output=True, text=True,
-                              timeout=timeout, check=False, env=env)
-    except OSError as exc:
-        raise RuntimeError(f"could not run {python}: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"{failure}: {last}")
-    return list(json.loads(proc.stdout))
-
-
-def ground_truth(python: str, suite: str, version: str = "v1") -> list[dict[str, Any]]:
-    return run_in_benchmark(python, _GROUND_TRUTH, [version, suite],
-                            failure=f"could not read {suite}'s ground truth with {python}")
-
-
 def _violated(clause: Clause, pre: Any, post: Any, args: dict[str, Any], result: Any) -> bool | None:
     """Is the confirmed clause false on this call? None when it cannot be evaluated here."""
     if clause.predicate is None:
@@ -105,12 +68,14 @@ def _violated(clause: Clause, pre: Any, post: Any, args: dict[str, Any], result:
     return not holds
 
 
-def replay_suite(python: str, suite: str, defects: Sequence[ConfirmedDefect], deadline: float = 30.0) -> ReplayResult:
-    """Replay every task's gold calls in `suite` and check each confirmed defect of a tool on the path."""
-    tasks = ground_truth(python, suite)
+def replay_suite(driver: BenchmarkDriver, python: str, suite: str, defects: Sequence[ConfirmedDefect],
+                 deadline: float = 30.0) -> ReplayResult:
+    """Replay every task's gold calls in variant `suite` and check each confirmed defect of a tool on
+    the path."""
+    tasks = driver.ground_truth(python, suite)
     reaches = {d.label: Reach(d) for d in defects}
     errors = {t["task"]: t["error"] for t in tasks if t.get("error")}
-    with Worker(WorkerSpec("agentdojo", {"suite": suite}, python), deadline=deadline) as worker:
+    with Worker(driver.worker_spec(python, suite), deadline=deadline) as worker:
         worker.start()
         for task in tasks:
             if task.get("error"):
@@ -143,16 +108,17 @@ def replay_suite(python: str, suite: str, defects: Sequence[ConfirmedDefect], de
     return ReplayResult(suite, len(tasks), list(reaches.values()), errors)
 
 
-def confirmed_defects(contracts: Sequence[Contract], python: str, deadline: float = 30.0) -> list[ConfirmedDefect]:
+def confirmed_defects(driver: BenchmarkDriver, contracts: Sequence[Contract], python: str,
+                      deadline: float = 30.0) -> list[ConfirmedDefect]:
     """Run the dynamic checker on the unmutated benchmark and keep its confirmed clause violations."""
     from toollint.dynamic.checker import VIOLATES, CheckOptions, check_group
 
     by_suite: dict[str, list[Contract]] = {}
     for c in contracts:
-        by_suite.setdefault(str(c.adapter.get("suite") or "banking"), []).append(c)
+        by_suite.setdefault(driver.variant_of(c), []).append(c)
     out: list[ConfirmedDefect] = []
     for suite, group in sorted(by_suite.items()):
-        spec = WorkerSpec("agentdojo", {"suite": suite}, python)
+        spec = driver.worker_spec(python, suite)
         for report in check_group(group, spec, CheckOptions(deadline=deadline, confirm=True)):
             for row in report.rows:
                 # arg.* rows have no predicate to replay; the eff.* clause over the same argument does
@@ -181,11 +147,11 @@ def to_json(results: Sequence[ReplayResult]) -> list[dict[str, Any]]:
              "defects": [x.to_json() for x in r.reaches]} for r in results]
 
 
-def gold_replay(python: str | Path, contracts: Sequence[Contract]) -> list[ReplayResult]:
-    """Arm 3 over every suite that has a confirmed defect."""
-    defects = confirmed_defects(contracts, str(python))
-    suite_of = {c.tool_name: str(c.adapter.get("suite") or "banking") for c in contracts}
+def gold_replay(driver: BenchmarkDriver, python: str | Path, contracts: Sequence[Contract]) -> list[ReplayResult]:
+    """Arm 3 over every variant that has a confirmed defect."""
+    defects = confirmed_defects(driver, contracts, str(python))
+    suite_of = {c.tool_name: driver.variant_of(c) for c in contracts}
     by_suite: dict[str, list[ConfirmedDefect]] = {}
     for d in defects:
-        by_suite.setdefault(suite_of.get(d.tool, "banking"), []).append(d)
-    return [replay_suite(str(python), suite, ds) for suite, ds in sorted(by_suite.items())]
+        by_suite.setdefault(suite_of[d.tool], []).append(d)
+    return [replay_suite(driver, str(python), suite, ds) for suite, ds in sorted(by_suite.items())]

@@ -1,7 +1,8 @@
 """Host-side adapter for AgentDojo (verified on agentdojo 0.1.35). Stdlib + agentdojo only.
 
-Loaded by host.py inside AgentDojo's own venv. Options: ``suite`` (banking, travel, workspace,
-slack), ``version`` (default v1.2.2, the AgentDojo CLI default).
+Loaded by toollint's host (`dynamic/host.py`) by path, inside AgentDojo's own venv. Options:
+``suite`` (banking, travel, workspace, slack), ``version`` (default v1.2.2, the AgentDojo CLI
+default).
 
 - build: ``suite.load_and_inject_default_environment({})`` (default injections), optionally a
   user task's ``init_environment``; a pristine copy is kept and deep-copied to reset, the same move
@@ -10,6 +11,10 @@ slack), ``version`` (default v1.2.2, the AgentDojo CLI default).
 - call: ``FunctionsRuntime(suite.tools).run_function`` returns ``(result, error)``, validates and
   coerces the arguments; we report the coerced ones as ``effective_args``.
 - frame: each tool's ``Depends("...")`` parameters name the environment fields it may touch.
+
+The module-level helpers at the end (`ground_truth`, `grade`, `registered_tools`,
+`state_schemas`) are what toollint's gateway evaluates here for the validation harness and the
+contract validator (`eval` with this file as the module); they return plain JSON.
 """
 
 from __future__ import annotations
@@ -51,19 +56,28 @@ def _skip_pipeline_init() -> bool:
     return True
 
 
+def import_task_suite(lazy: bool = True) -> bool:
+    """Import `agentdojo.task_suite`, skipping the LLM SDKs when the layout allows (returns whether
+    it did); falls back to the ordinary, slow import."""
+    lazy = lazy and _skip_pipeline_init()
+    try:
+        import agentdojo.task_suite
+    except ImportError:
+        if not lazy:
+            raise
+        for name in list(sys.modules):
+            if name.startswith("agentdojo"):
+                del sys.modules[name]
+        import agentdojo.task_suite  # noqa: F401
+        lazy = False
+    return lazy
+
+
 class AgentDojoAdapter:
     json_snapshots = True  # model_dump(mode="json") is plain JSON already; the host skips its own pass
+
     def __init__(self, options: dict[str, Any], shims: Any) -> None:
-        self.lazy_pipeline = bool(options.get("lazy_pipeline", True)) and _skip_pipeline_init()
-        try:
-            import agentdojo.task_suite  # noqa: F401
-        except ImportError:
-            if not self.lazy_pipeline:
-                raise
-            for name in list(sys.modules):  # fall back to the ordinary, slow import
-                if name.startswith("agentdojo"):
-                    del sys.modules[name]
-            self.lazy_pipeline = False
+        self.lazy_pipeline = import_task_suite(bool(options.get("lazy_pipeline", True)))
         from agentdojo.functions_runtime import FunctionsRuntime
         from agentdojo.task_suite import get_suite
 
@@ -183,3 +197,80 @@ def _dist_version(name: str) -> str | None:
 
 def make_adapter(options: dict[str, Any], shims: Any) -> AgentDojoAdapter:
     return AgentDojoAdapter(options, shims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers the gateway evaluates in AgentDojo's venv (plain JSON in, plain JSON out)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe, as `json.dumps(default=str)` makes it (a date becomes its str())."""
+    import json
+
+    return json.loads(json.dumps(value, default=str))
+
+
+def registered_tools(version: str = "v1") -> list[str]:
+    """What an agent can call: the names of every tool some suite of `version` registers."""
+    import_task_suite()
+    from agentdojo.task_suite import get_suites
+
+    return sorted({t.name for s in get_suites(version).values() for t in s.tools})
+
+
+def state_schemas(version: str = "v1") -> dict[str, Any]:
+    """Each suite's environment JSON Schema (serialization mode)."""
+    import_task_suite()
+    from agentdojo.task_suite import get_suites
+
+    return {name: s.environment_type.model_json_schema(mode="serialization")
+            for name, s in get_suites(version).items()}
+
+
+def ground_truth(version: str, suite_name: str) -> list[dict[str, Any]]:
+    """Each user task's ground-truth calls, in task order; a task whose ground truth cannot be built
+    is reported with its error, not dropped."""
+    import_task_suite()
+    from agentdojo.task_suite import get_suite
+
+    suite = get_suite(version, suite_name)
+    base = suite.load_and_inject_default_environment({})  # loading is slow: once, then deep copies
+    out: list[dict[str, Any]] = []
+    for task_id, task in sorted(suite.user_tasks.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[-1])):
+        env = task.init_environment(base.model_copy(deep=True))
+        try:
+            calls = [{"function": c.function, "args": dict(c.args)} for c in task.ground_truth(env)]
+            out.append({"task": task_id, "calls": calls})
+        except Exception as exc:  # noqa: BLE001 - reported per task
+            out.append({"task": task_id, "calls": [], "error": f"{type(exc).__name__}: {exc}"})
+    return _plain(out)  # type: ignore[no-any-return]
+
+
+def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run each item's calls (`{"task", "calls"}`) in the task's environment and score it with the
+    task's own `utility`: `{"verdict": bool | None, "errors": [...]}` per item."""
+    import_task_suite()
+    from agentdojo.functions_runtime import FunctionsRuntime
+    from agentdojo.task_suite import get_suite
+
+    suite = get_suite(version, suite_name)
+    runtime = FunctionsRuntime(suite.tools)
+    base = suite.load_and_inject_default_environment({})  # loading is slow: once, then deep copies
+    out: list[dict[str, Any]] = []
+    for item in items:
+        task = suite.get_user_task_by_id(item["task"])
+        pre = task.init_environment(base.model_copy(deep=True))
+        env = pre.model_copy(deep=True)
+        errors = []
+        for call in item["calls"]:
+            _, error = runtime.run_function(env, call["function"], call["args"])
+            if error:
+                errors.append("{}: {}".format(call["function"], str(error)[:200]))
+        verdict: bool | None
+        try:
+            verdict = bool(task.utility("", pre, env))
+        except Exception as exc:  # noqa: BLE001 - reported per item
+            verdict = None
+            errors.append(f"utility: {type(exc).__name__}: {exc}")
+        out.append({"verdict": verdict, "errors": errors})
+    return out
