@@ -76,17 +76,32 @@ def bench_env(pycache: Path) -> dict[str, str]:
 ENV: dict[str, str] = dict(os.environ)
 
 
-def measure(label: str, cmd: list[str], runs: int) -> Timing:
-    def once() -> tuple[float, float, float]:
-        proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
-        out = proc.stdout.split()
-        return float(out[0]), int(out[1]) / 1024, float(out[2])  # ru_maxrss is KiB on Linux
+def _once(cmd: list[str]) -> tuple[float, float, float]:
+    proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
+    out = proc.stdout.split()
+    return float(out[0]), int(out[1]) / 1024, float(out[2])  # ru_maxrss is KiB on Linux
 
-    once()  # warm-up: file cache, .pyc files
-    samples = [once() for _ in range(runs)]
+
+def _timing(label: str, samples: list[tuple[float, float, float]]) -> Timing:
     walls = [s[0] for s in samples]
     return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples),
                   min(s[2] for s in samples))
+
+
+def measure(label: str, cmd: list[str], runs: int) -> Timing:
+    _once(cmd)  # warm-up: file cache, .pyc files
+    return _timing(label, [_once(cmd) for _ in range(runs)])
+
+
+def measure_pair(first: tuple[str, list[str]], second: tuple[str, list[str]], runs: int) -> list[Timing]:
+    """Two commands run alternately, so a change in the machine's load falls on both alike."""
+    for _, cmd in (first, second):
+        _once(cmd)
+    samples: tuple[list[tuple[float, float, float]], list[tuple[float, float, float]]] = ([], [])
+    for _ in range(runs):
+        samples[0].append(_once(first[1]))
+        samples[1].append(_once(second[1]))
+    return [_timing(first[0], samples[0]), _timing(second[0], samples[1])]
 
 
 def python_files(paths: list[Path]) -> list[Path]:
@@ -133,6 +148,14 @@ def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
     return path
 
 
+def _now_and_before(label: str, jobs: int, targets: list[str], runs: int) -> list[Timing]:
+    """This toollint, and (with --before-python) the older one, measured alternately."""
+    now = (label, [*toollint(jobs), *targets])
+    if not BEFORE:
+        return [measure(*now, runs)]
+    return measure_pair(now, (f"before: {label}", [*toollint(jobs, BEFORE[0]), *targets]), runs)
+
+
 def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs: int, tmp: Path) -> None:
     files = python_files(paths)
     listing = tmp / f"{name}.txt"
@@ -142,9 +165,8 @@ def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs
     targets = [str(p) for p in paths]
     rows = [
         measure("ast.parse of every file", [PY, "-c", PARSE_ALL, str(listing)], runs),
-        measure("toollint --jobs 1", [*toollint(1), *targets], runs),
+        *_now_and_before("toollint --jobs 1", 1, targets, runs),
         measure("toollint --jobs 2", [*toollint(2), *targets], runs),
-        *(measure("before: toollint --jobs 1", [*toollint(1, py), *targets], runs) for py in BEFORE),
         # where the time goes: the engine alone (read, decode, parse, noqa), and without TL102's tokenize
         measure("  engine only (--select TL9)", [*toollint(1), "--select", "TL9", *targets], runs),
         measure("  --ignore TL102", [*toollint(1), "--ignore", "TL102", *targets], runs),
@@ -204,8 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         n_lines = len(single.read_text().splitlines())
         print(f"\n## one tool file ({n_lines} lines of agentdojo tool code), interpreter start included")
         rows = [
-            measure("toollint", [*toollint(1), str(single)], args.runs),
-            *(measure("before: toollint", [*toollint(1, py), str(single)], args.runs) for py in BEFORE),
+            *_now_and_before("toollint", 1, [str(single)], args.runs),
             measure("  --ignore TL102", [*toollint(1), "--ignore", "TL102", str(single)], args.runs),
         ]
         rows += [measure(label, [*prefix, str(single)], args.runs) for label, prefix in anchors.items()]
