@@ -136,3 +136,19 @@ def test_a_helper_from_another_module_is_followed_but_its_lines_are_not_read_her
     (result,) = lint_paths([str(pkg / "tools.py")], Settings(select=["TL1"])).files
     assert [(t.qualname, t.writes) for t in result.tools or []] == [("Tools.suspend", True)]
     assert result.reported == []
+
+
+def test_a_configured_state_root_may_be_an_accessor_call(tmp_path: Path) -> None:
+    module = tmp_path / "world.py"
+    module.write_text(
+        "def tool(f):\n    return f\n"
+        "@tool\n"
+        "def plant(tree: str, note: str) -> str:\n"
+        "    fetch_world().trees.append(tree)\n"
+        "    return 'Planted.'\n"
+    )
+    plain = lint_paths([str(module)], Settings(select=["TL1"])).files[0]
+    assert [t.writes for t in plain.tools or []] == [False]
+    configured = lint_paths([str(module)], Settings(select=["TL1"], state_roots=["fetch_world"])).files[0]
+    assert [t.writes for t in configured.tools or []] == [True]
+    assert {(f.line, f.code) for f in configured.reported} == {(4, "TL103")}
