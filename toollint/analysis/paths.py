@@ -43,7 +43,7 @@ def writer_reason(tool: ToolInfo, summary: FunctionSummary | None) -> tuple[bool
         first = summary.writes[0]
         via = f" through `{first.via[-1]}`" if first.via else ""
         more = f" (+{len({w.path for w in summary.writes}) - 1} more)" if len({w.path for w in summary.writes}) > 1 else ""
-        return True, f"writes `{first.path}` at line {first.line}{via}{more}"
+        return True, f"writes `{first.path or 'self'}` at line {first.line}{via}{more}"
     if tool.declared_writer:
         return True, f"declared a writer by {tool.declared_by or 'its marker'}; writes nothing the analysis sees"
     if summary.external:

@@ -28,6 +28,7 @@ from typing import Literal
 from toollint.analysis.discovery import annotated_class, module_state_names, resolve_annotation, type_aliases
 from toollint.analysis.resolver import ModuleSource, Resolved, class_ancestors, lookup, lookup_class
 from toollint.analysis.vocabulary import (
+    BOOKKEEPING_FIELD,
     FORMAT_METHODS,
     LOG_FUNCS,
     LOG_METHODS,
@@ -569,6 +570,8 @@ class _Summariser:
     # -- recording ---------------------------------------------------------------------------
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
+        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(path.split(".", 1)[0].split("[", 1)[0]):
+            return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
         acc = StateAccess(path, kind, node, via or self.via)
         (self.summary.reads if kind == "read" else self.summary.writes).append(acc)
 
