@@ -5,8 +5,10 @@ Two kinds of check:
 - **Worked examples** run end to end. A section between `<!-- example: NAME -->` and
   `<!-- end example -->` is replayed in a scratch directory: a block whose first line is a comment
   naming a file (`# mybench/telecom.py`) is written there verbatim, a `diff` block is applied to the
-  files, and each `$ command` of a `console` block is run and its output compared with the lines
-  shown (stdout and stderr may interleave in the transcript; each must keep its order).
+  files, `cp -r tests/fixtures/X DEST && cd DEST` copies a fixture of this repository in, and each
+  `$ command` of a `console` block is run and its output compared with the lines shown (stdout and
+  stderr may interleave in the transcript; each keeps its order; `...` in a shown line stands for
+  any text, as in doctest's ELLIPSIS).
 - **Every other block** is checked by its language: TOML through toollint's own settings loader
   (an unknown key fails), YAML contracts through the contract schema, CI and pre-commit YAML for the
   commands and hook ids they name, JSON and INI parsed, Python parsed. `toollint` command lines in
@@ -22,6 +24,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -142,6 +145,13 @@ class Scratch:
         if command == "echo $?":
             assert shown == [str(self.last_exit)], f"{block.where}: exit status {self.last_exit}, the doc says {shown}"
             return
+        command = command.split(" #")[0].strip()  # a trailing comment speaks to the reader
+        if (copy := COPY_FIXTURE.match(command)) is not None:
+            source = ROOT / copy.group(1)
+            assert source.is_dir() and source.is_relative_to(ROOT / "tests"), f"{block.where}: no fixture {source}"
+            shutil.copytree(source, self.root, dirs_exist_ok=True)
+            assert not shown, f"{block.where}: `{command}` prints nothing"
+            return
         argv = shlex.split(command)
         assert argv[0] == "toollint", f"{block.where}: an example may only run toollint, not `{command}`"
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
@@ -149,13 +159,32 @@ class Scratch:
         proc = subprocess.run([sys.executable, "-m", "toollint", *argv[1:]], cwd=self.root, env=env,
                               capture_output=True, text=True, timeout=240, check=False)
         self.last_exit = proc.returncode
-        out, err = proc.stdout.splitlines(), proc.stderr.splitlines()
-        # The transcript interleaves the two streams as a terminal shows them; each keeps its order.
-        shown_out = [ln for ln in shown if ln in out]
-        shown_err = [ln for ln in shown if ln not in out]
-        assert (shown_out, shown_err) == (out, err), (
+        assert interleaves(shown, proc.stdout.splitlines(), proc.stderr.splitlines()), (
             f"{block.where}: `{command}` printed\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
             f"--- the doc shows\n" + "\n".join(shown))
+
+
+COPY_FIXTURE = re.compile(r"^cp -r (tests/fixtures/[\w/-]+) \S+ && cd \S+$")
+
+
+def _shown_matches(shown: str, printed: str) -> bool:
+    if "..." not in shown:
+        return shown == printed
+    return re.fullmatch(".*".join(re.escape(part) for part in shown.split("...")), printed) is not None
+
+
+def interleaves(shown: list[str], out: list[str], err: list[str]) -> bool:
+    """Whether the transcript is stdout and stderr interleaved, each in its own order (a terminal
+    shows them so); a shown line may match a line of either stream, first come first served."""
+    i = j = 0
+    for line in shown:
+        if i < len(out) and _shown_matches(line, out[i]):
+            i += 1
+        elif j < len(err) and _shown_matches(line, err[j]):
+            j += 1
+        else:
+            return False
+    return i == len(out) and j == len(err)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
@@ -186,6 +215,18 @@ def test_a_diff_that_does_not_match_fails(tmp_path: Path) -> None:
     diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 2\n+x = 3\n"
     with pytest.raises(AssertionError, match="context does not match"):
         Scratch(tmp_path).apply(Block(ROOT / "README.md", 1, "diff", diff, None))
+
+
+@pytest.mark.parametrize(("shown", "ok"), [
+    (["a", "E1", "b"], True),  # the two streams interleaved
+    (["a", "b", "E1"], True),
+    (["b", "a", "E1"], False),  # stdout out of order
+    (["a...", "b", "E..."], True),  # an ellipsis stands for any text
+    (["a", "b"], False),  # a line printed but not shown
+    (["a", "b", "E1", "c"], False),  # a line shown but not printed
+])
+def test_a_transcript_must_show_both_streams_in_order(shown: list[str], ok: bool) -> None:
+    assert interleaves(shown, ["a", "b"], ["E1"]) is ok
 
 
 # -- fragments, by language ------------------------------------------------------------------------------
