@@ -1,7 +1,7 @@
 """The paper's tau2-bench figures, reproduced by toollint alone, each printed beside the paper's.
 
     python bench/tau2.py                 # everything: exposure, gold replay, constructed paths (all tasks)
-    python bench/tau2.py --sample 20     # the same on the first 20 tasks calling each tool (minutes less)
+    python bench/tau2.py --sample 20     # the same on 20 telecom tasks calling refuel_data, 20 others, 20 airline
     python bench/tau2.py --trace-only    # the exposure figures only (about a second)
     python bench/tau2.py --json out.json
 
@@ -81,11 +81,14 @@ def paths(python: str, checkout: Path, sample: int | None) -> TwoArmRun:
     assert refuel is not None and cancel is not None
     found = driver.ground_truths(python, ["telecom", "airline"])
     telecom, airline = found["telecom"], found["airline"]
-    if sample:  # the first tasks whose gold path calls refuel_data; the first airline tasks
-        telecom = [t for t in telecom if any(c["function"] == "refuel_data" for c in t["calls"])][:sample]
+    if sample:  # the first N telecom tasks whose gold path calls refuel_data and the first N others
+        calling = [t for t in telecom if any(c["function"] == "refuel_data" for c in t["calls"])]
+        ids = {t["task"] for t in calling}
+        telecom = calling[:sample] + [t for t in telecom if t["task"] not in ids][:sample]
+        airline = airline[:sample]
     groups = [gold_rows(telecom, "telecom", "refuel_data", refuel), refuel_rows(telecom, refuel),
               gold_rows(airline, "airline", "cancel_reservation", cancel), cancel_rows(airline, cancel)]
-    rows: list[PathRow] = [row for group in groups for row in (group[:sample * 2] if sample else group)]
+    rows: list[PathRow] = [row for group in groups for row in group]
     progress = Console().progress("tau2 paths")
     try:
         return run_two_arms(driver, python, rows, [FIXES[REFUEL], FIXES[CANCEL]], driver._layout().package,
@@ -112,8 +115,10 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
             "F3", "cancel_reservation")
         of = f" (first {sample} tasks)" if sample else ""
         lines += [
-            _line(f"gold-action tasks calling refuel_data / reaching its trigger{of}",
-                  f"{gold.rows:,} / {gold.reached}", "1,120 / 0"),
+            _line(f"gold-action tasks calling refuel_data / reaching its trigger (of {gold.rows:,} replayed){of}",
+                  f"{gold.called:,} / {gold.reached}", "1,120 / 0"),
+            _line("  gold paths rewarded by tau2's evaluator, published / fixed",
+                  f"{gold.rewarded_published:,} / {gold.rewarded_fixed:,}", "-"),
             _line("  gold paths whose verdict changes with the fix", f"{gold.verdict_changes}", "-"),
             _line(f"C2, published grader, unpatched / patched rewarded (of {c2.rows:,})",
                   f"{c2.rewarded_published:,} / {c2.rewarded_fixed}", "1,120 / 0 of 1,120"),
@@ -126,14 +131,14 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
                   f"{c1.predicate_separates + c2.predicate_separates} of {c1.rows + c2.rows}", "-"),
         ]
         gold_cancel = run.figures("gold", "cancel_reservation")
-        lines.append(_line("airline gold tasks calling cancel_reservation / reaching eff.seats_released",
-                           f"{gold_cancel.rows} / {gold_cancel.reached}", "-"))
+        lines.append(_line(f"airline gold tasks calling cancel_reservation / reaching eff.seats_released "
+                           f"(of {gold_cancel.rows})", f"{gold_cancel.called} / {gold_cancel.reached}", "-"))
     return lines
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sample", type=int, default=None, help="only the first N tasks calling each tool (paths)")
+    p.add_argument("--sample", type=int, default=None, help="paths on the first N telecom tasks calling refuel_data, N others and N airline tasks")
     p.add_argument("--trace-only", action="store_true", help="the exposure figures only")
     p.add_argument("--json", type=Path)
     args = p.parse_args()

@@ -13,8 +13,9 @@ the watched call beside it (the independent predicate). The paper's figures:
 (F3 is built on 49 of the 50 airline tasks: task 23's gold path already makes the three bookings
 `book_reservation` allows.)
 
-The full run (about 4,600 rows x 2 arms, several minutes) is `slow`; the default run takes the first
-tasks calling each tool, where the same properties must hold row by row.
+The full run (4,625 rows x 2 arms: every task's gold path, C1, C2, F3; several minutes) is `slow`;
+the default run takes the first tasks calling refuel_data and as many that do not, where the same
+properties must hold row by row.
 """
 
 from __future__ import annotations
@@ -55,11 +56,18 @@ def ground_truth(driver: Tau2Driver, tau2_python: Path) -> dict[str, list[dict]]
 
 
 def _rows(ground_truth: dict[str, list[dict]], sample: int | None) -> list[PathRow]:
+    """Every task's gold path (or, sampled, the first tasks calling refuel_data and as many that do
+    not), C1 and C2 on those calling it, F3 on the airline tasks, gold airline paths in full runs."""
     assert REFUEL_CLAUSE is not None and CANCEL_CLAUSE is not None
-    telecom = [t for t in ground_truth["telecom"] if any(c["function"] == "refuel_data" for c in t["calls"])]
-    groups = [gold_rows(telecom[:sample] if sample else telecom, "telecom", "refuel_data", REFUEL_CLAUSE),
-              refuel_rows(telecom[:sample] if sample else telecom, REFUEL_CLAUSE),
-              cancel_rows(ground_truth["airline"], CANCEL_CLAUSE)[:sample]]
+    telecom, airline = ground_truth["telecom"], ground_truth["airline"]
+    calling = [t for t in telecom if any(c["function"] == "refuel_data" for c in t["calls"])]
+    if sample:
+        ids = {t["task"] for t in calling}
+        telecom = calling[:sample] + [t for t in telecom if t["task"] not in ids][:sample]
+    groups = [gold_rows(telecom, "telecom", "refuel_data", REFUEL_CLAUSE), refuel_rows(telecom, REFUEL_CLAUSE),
+              cancel_rows(airline, CANCEL_CLAUSE)[:sample]]
+    if not sample:
+        groups.append(gold_rows(airline, "airline", "cancel_reservation", CANCEL_CLAUSE))
     return [row for group in groups for row in group]
 
 
@@ -95,7 +103,9 @@ def test_the_fixes_apply_to_the_pinned_sources_once_each(driver: Tau2Driver, tmp
 def test_every_task_calling_refuel_data_gets_a_gold_and_two_constructed_rows(ground_truth: dict) -> None:
     rows = _rows(ground_truth, None)
     counts = {kind: sum(r.kind == kind for r in rows) for kind in ("gold", "C1", "C2", "F3")}
-    assert counts == {"gold": 1120, "C1": 1120, "C2": 1120, "F3": 50}
+    # the gold replay is every task's (2,285 telecom, 50 airline): which call refuel_data, the run finds
+    assert counts == {"gold": 2285 + 50, "C1": 1120, "C2": 1120, "F3": 50}
+    assert sum(any(c.get("_watch") for c in r.calls) for r in rows if r.kind == "gold" and r.variant == "telecom") == 1120
     c1 = next(r for r in rows if r.kind == "C1")
     at = next(i for i, c in enumerate(c1.calls) if c.get("_watch"))
     assert c1.calls[at - 1]["function"] == "suspend_line" and c1.calls[at]["function"] == "refuel_data"
@@ -107,9 +117,9 @@ def test_every_task_calling_refuel_data_gets_a_gold_and_two_constructed_rows(gro
 
 def test_sample_gold_paths_never_reach_the_trigger_and_the_fix_changes_no_verdict(sample_run: TwoArmRun) -> None:
     gold = sample_run.figures("gold", "refuel_data")
-    assert gold.rows == SAMPLE and gold.called == SAMPLE
+    assert gold.rows == 2 * SAMPLE and gold.called == SAMPLE  # the replay sees which tasks call it
     assert gold.reached == 0 and gold.verdict_changes == 0 and gold.errors == 0
-    assert gold.rewarded_published == gold.rewarded_fixed == SAMPLE  # the gold paths pass, both arms
+    assert gold.rewarded_published == gold.rewarded_fixed == 2 * SAMPLE  # the gold paths pass, both arms
 
 
 def test_sample_c2_is_rewarded_unpatched_and_failed_patched(sample_run: TwoArmRun) -> None:
@@ -134,11 +144,14 @@ def test_sample_f3_the_db_hash_fails_both_arms_the_predicate_separates_them(samp
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # about 4,600 paths x 2 arms: 7-10 minutes on 2 busy cores
 def test_the_papers_figures_on_every_task(driver: Tau2Driver, tau2_python: Path, ground_truth: dict) -> None:
     run = _run(driver, tau2_python, _rows(ground_truth, None))
     gold, c1, c2, f3 = (run.figures("gold", "refuel_data"), run.figures("C1", "refuel_data"),
                         run.figures("C2", "refuel_data"), run.figures("F3", "cancel_reservation"))
-    assert (gold.rows, gold.reached, gold.verdict_changes) == (1120, 0, 0)
+    assert (gold.rows, gold.called, gold.reached, gold.verdict_changes, gold.errors) == (2285, 1120, 0, 0, 0)
+    gold_cancel = run.figures("gold", "cancel_reservation")
+    assert (gold_cancel.rows, gold_cancel.called, gold_cancel.verdict_changes) == (50, 7, 0)
     assert (c2.rows, c2.rewarded_published, c2.rewarded_fixed) == (1120, 1120, 0)
     assert (c1.verdict_changes, c1.fails_both) == (312, 808)
     # Task 23's gold path makes three bookings already, book_reservation's limit ("Too many

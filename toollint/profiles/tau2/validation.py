@@ -206,13 +206,13 @@ DRIVER = Tau2Driver()
 
 
 def gold_rows(ground_truth: Sequence[dict[str, Any]], variant: str, tool: str, clause: Clause) -> list[PathRow]:
-    """Every task whose gold path calls `tool`, each such call watched."""
-    out = []
-    for task in ground_truth:
-        calls = [{**c, "_watch": True} if c["function"] == tool else dict(c) for c in task["calls"]]
-        if any(c.get("_watch") for c in calls):
-            out.append(PathRow("gold", task["task"], variant, calls, tool, Watch(clause)))
-    return out
+    """Every task's gold path, each call of `tool` watched: which tasks call it, and which of those
+    calls meet the clause's trigger, is what the replay finds (`Figures.called`, `.reached`), not
+    something chosen beforehand from the task file."""
+    return [PathRow("gold", task["task"], variant,
+                    [{**c, "_watch": True} if c["function"] == tool else dict(c) for c in task["calls"]],
+                    tool, Watch(clause))
+            for task in ground_truth]
 
 
 def refuel_rows(ground_truth: Sequence[dict[str, Any]], clause: Clause) -> list[PathRow]:
