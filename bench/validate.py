@@ -2,7 +2,7 @@
 
     python bench/validate.py                       # minibank (static + dynamic), AgentDojo static, all mutants
     python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
-    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (about an hour)
+    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (minutes; --jobs N)
     python bench/validate.py --gold-replay         # plus arm 3: AgentDojo's gold paths vs confirmed defects
     python bench/validate.py --constructed         # plus arm 4: constructed paths for AgentDojo's falsy defects
     python bench/validate.py --warm-vs-cold 8      # the same 8 AgentDojo mutants with warm hosts, then cold
@@ -69,7 +69,7 @@ def warm_vs_cold(driver: object, src: Path, python: str, registered: frozenset[s
     return {"seconds": timings, "same_outcomes": same}
 
 
-def tau2_arm(budget: int | None, seed: int, cold: bool) -> dict[str, object]:
+def tau2_arm(budget: int | None, seed: int, cold: bool, jobs: int = 1) -> dict[str, object]:
     """The mutation arm and negative controls on tau2-bench's tool modules (the pinned snapshot)."""
     from _corpora import Unavailable, ensure_tau2_venv, tau2_root
 
@@ -81,9 +81,9 @@ def tau2_arm(budget: int | None, seed: int, cold: bool) -> dict[str, object]:
     tau2 = driver_for("tau2").for_package(checkout)  # type: ignore[attr-defined]
     registered = tau2.registered_tools(str(python))
     result = run(tau2.subjects(checkout, str(python), registered=registered), seed=seed, budget=budget,
-                 dynamic=True, warm=not cold)
+                 dynamic=True, warm=not cold, jobs=jobs)
     return _section(f"tau2-bench tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {seed}, "
-                    f"load {_load():.1f})", result)
+                    f"{jobs} job(s), load {_load():.1f})", result)
 
 
 def main() -> int:
@@ -99,6 +99,8 @@ def main() -> int:
                    help="time N AgentDojo banking_client mutants with warm hosts, then cold")
     p.add_argument("--tau2-budget", type=int, default=None,
                    help="also run tau2-bench's tool modules, static + dynamic, N mutants per module (0: all)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="tool modules whose dynamic halves run at once (default 2, the cores of the target)")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
 
@@ -118,13 +120,13 @@ def main() -> int:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
             f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed}, "
-            f"{'cold' if args.cold else 'warm'} hosts, load {_load():.1f})",
+            f"{'cold' if args.cold else 'warm'} hosts, {args.jobs} job(s), load {_load():.1f})",
             run(driver.subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
-                dynamic=True, warm=not args.cold))
+                dynamic=True, warm=not args.cold, jobs=args.jobs))
     if args.warm_vs_cold:
         out["warm_vs_cold"] = warm_vs_cold(driver, src, str(python), registered, args.warm_vs_cold, args.seed)
     if args.tau2_budget is not None:
-        out["tau2"] = tau2_arm(args.tau2_budget or None, args.seed, args.cold)
+        out["tau2"] = tau2_arm(args.tau2_budget or None, args.seed, args.cold, args.jobs)
     if args.gold_replay:
         contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
         replay_start = time.perf_counter()

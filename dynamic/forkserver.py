@@ -79,6 +79,8 @@ class Zygote:
         self.buf = b""
         self.token = secrets.token_hex(12)
         self.info: dict[str, Any] = {}
+        self.last_used = time.monotonic()
+        self.open_forks = 0  # forked hosts not yet reaped: a zygote serving one is not retired
 
     def start(self) -> None:
         ours, theirs = socket.socketpair()
@@ -157,6 +159,9 @@ class Zygote:
             raise
         os.close(to_host_r)
         os.close(from_host_w)
+        with self.lock:
+            self.open_forks += 1
+            self.last_used = time.monotonic()
         return ForkedHost(self, int(answer["pid"]), os.fdopen(to_host_w, "wb"), os.fdopen(from_host_r, "rb"))
 
     def close(self) -> None:
@@ -203,6 +208,8 @@ class ForkedHost:
         return None if code is None else int(code)
 
     def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:  # reaped already
+            return self.returncode
         end = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             if end is not None and time.monotonic() >= end:
@@ -213,6 +220,8 @@ class ForkedHost:
         except ForkServerError:
             code = -signal.SIGKILL
         self.returncode = int(code) if code is not None else -signal.SIGKILL
+        with self.zygote.lock:
+            self.zygote.open_forks -= 1
         return self.returncode
 
     def kill(self) -> None:
@@ -231,8 +240,9 @@ def _alive(pid: int) -> bool:
 class WarmHosts:
     """The launcher `warm_hosts()` registers: forks hosts of the specs it can serve."""
 
-    def __init__(self, log_dir: Path | None = None) -> None:
+    def __init__(self, log_dir: Path | None = None, max_zygotes: int = MAX_ZYGOTES) -> None:
         self.log_dir = log_dir
+        self.max_zygotes = max(1, max_zygotes)
         self.zygotes: dict[str, Zygote | None] = {}
         self.lock = threading.Lock()
         self.stats = Stats()
@@ -289,12 +299,14 @@ class WarmHosts:
         self.stats.zygotes += 1
         with self.lock:
             self.zygotes[key] = zygote
-            live = [k for k, z in self.zygotes.items() if z is not None and k != key]
-            # an overlay per subject: keep the most recent few warm, not one interpreter per subject
-            for old in live[:max(0, len(live) - (MAX_ZYGOTES - 1))]:
-                retired = self.zygotes.pop(old)
-                if retired is not None:
-                    retired.close()
+            live = sorted(((z.last_used, k) for k, z in self.zygotes.items() if z is not None and k != key))
+            # an overlay per subject: keep the most recently used few warm, not one interpreter per
+            # subject; one whose host is still running (another subject's, run at once) stays
+            idle = [k for _, k in live if (z := self.zygotes[k]) is not None and not z.open_forks]
+            retired = [self.zygotes.pop(k) for k in idle[:max(0, len(live) - (self.max_zygotes - 1))]]
+        for old in retired:
+            if old is not None:
+                old.close()
         return zygote
 
     def close(self) -> None:
@@ -305,9 +317,11 @@ class WarmHosts:
 
 
 @contextlib.contextmanager
-def warm_hosts(log_dir: Path | None = None, enabled: bool = True) -> Iterator[WarmHosts]:
-    """Every `Worker` started inside forks from a warm zygote when it can (see the module's doc)."""
-    pool = WarmHosts(log_dir)
+def warm_hosts(log_dir: Path | None = None, enabled: bool = True,
+               max_zygotes: int = MAX_ZYGOTES) -> Iterator[WarmHosts]:
+    """Every `Worker` started inside forks from a warm zygote when it can (see the module's doc);
+    at most `max_zygotes` warm interpreters are kept (the least recently used idle one goes)."""
+    pool = WarmHosts(log_dir, max_zygotes)
     if not enabled or not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
         yield pool
         return
@@ -329,5 +343,6 @@ def _kill_zygotes() -> None:
 
 
 if sys.platform != "linux":  # pragma: no cover - /proc and prctl are Linux's; elsewhere start cold
-    def warm_hosts(log_dir: Path | None = None, enabled: bool = True) -> Iterator[WarmHosts]:  # type: ignore[no-redef]
-        return contextlib.nullcontext(WarmHosts(log_dir))  # type: ignore[return-value]
+    def warm_hosts(log_dir: Path | None = None, enabled: bool = True,  # type: ignore[no-redef]
+                   max_zygotes: int = MAX_ZYGOTES) -> Iterator[WarmHosts]:
+        return contextlib.nullcontext(WarmHosts(log_dir, max_zygotes))  # type: ignore[return-value]

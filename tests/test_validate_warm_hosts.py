@@ -196,6 +196,45 @@ def test_the_mutation_arm_gives_the_same_outcomes_warm_and_cold() -> None:
     assert cold["host_starts"]["forked"] == 0
 
 
+def test_subjects_run_at_once_give_the_same_outcomes_in_the_same_order(tmp_path: Path) -> None:
+    """`jobs=2`: two subjects' dynamic halves at once (each its own overlay and zygote), the results
+    exactly as one at a time, in subject order."""
+    subjects = []
+    for name in ("first", "second"):  # the fixture directory is the `minibank` package itself
+        shutil.copytree(MINIBANK, tmp_path / name / "minibank", ignore=shutil.ignore_patterns("__pycache__"))
+        subjects.append(minibank_subject(tmp_path / name / "minibank"))
+    one = report.to_json(run(subjects, seed=5, budget=4, dynamic=True, jobs=1))
+    two = report.to_json(run(subjects, seed=5, budget=4, dynamic=True, jobs=2))
+
+    def outcomes(data: dict) -> list:
+        return [(m["id"], m["killed"], m["dynamic"], sorted((v["clause"], v["code"]) for v in m["dynamic_violations"]))
+                for m in data["mutation"]["mutants"]]
+
+    assert outcomes(one) == outcomes(two) and len(outcomes(one)) == 8
+    assert one["controls"] == two["controls"]
+    assert two["host_starts"]["zygotes"] >= 2 and two["host_starts"]["cold"] == 0
+
+
+def test_a_zygote_serving_a_running_host_is_not_retired(overlay: Path, tmp_path: Path) -> None:
+    """With room for one warm interpreter, a second spec's zygote does not retire the first while a
+    host forked from it still runs (it would kill that host); once reaped, the first goes."""
+    other = tmp_path / "other"
+    shutil.copytree(MINIBANK, other / "minibank", ignore=shutil.ignore_patterns("__pycache__"))
+    with warm_hosts(max_zygotes=1) as pool:
+        running = Worker(_spec(overlay))
+        running.start()
+        _probe(_spec(other))  # a second zygote while the first one's host runs
+        assert running.request("probe", tool="deposit", args={"account_id": "A1", "amount": 1.0})["result"][
+            "status"] == "ok"
+        running.close()
+        third = tmp_path / "third"
+        shutil.copytree(MINIBANK, third / "minibank", ignore=shutil.ignore_patterns("__pycache__"))
+        _probe(_spec(third))
+        live = [z for z in pool.zygotes.values() if z is not None]
+    assert pool.stats.zygotes == 3 and pool.stats.cold == 0
+    assert len(live) == 1  # the idle ones retired
+
+
 def _all_pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 

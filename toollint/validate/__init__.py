@@ -53,6 +53,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
     p.add_argument("--cold", action="store_true",
                    help="start every host afresh instead of forking it from a warm interpreter")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="with --confirm, run N tool modules' dynamic halves at once (default 1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget", type=int, default=None, help="mutants per subject (default: all)")
     p.add_argument("--operators", help="comma-separated operator names (default: all)")
@@ -174,6 +176,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                              f"{', '.join(mutation.OPERATORS_BY_NAME)}")
         if args.budget is not None and args.budget < 1:
             raise UsageError("--budget must be at least 1")
+        if args.jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
         for name in ("fail_under", "fail_under_class"):
             value = getattr(args, name)
             if value is not None and not 0 <= value <= 1:
@@ -183,7 +187,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
         progress = Console().progress("validate")  # one line, redrawn, on a terminal only
         result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
-                     progress=progress if progress.enabled else None, warm=not args.cold)
+                     progress=progress if progress.enabled else None, warm=not args.cold,
+                     jobs=args.jobs)
         progress.done()
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
