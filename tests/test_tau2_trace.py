@@ -15,6 +15,9 @@ Nothing of tau2 is imported; the tracer reads its code and data. The whole run t
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -204,3 +207,24 @@ def test_a_confirmed_finding_is_traced_with_its_tools_write_set_in_the_snapshots
     trace = finding.properties["trace"]
     assert trace["exposed"] == 1135 and trace["exposed_tasks"]["collection_only"] == 15
     assert {r.path for r in finding.related} == {str(tools.resolve())}
+
+
+def test_bench_tau2_prints_the_exposure_figures_beside_the_papers(tau2_checkout: Path, tmp_path: Path) -> None:
+    """`python bench/tau2.py --trace-only`: the lines the must-show table quotes, toollint's figure
+    then the paper's, and the same numbers in its JSON."""
+    bench = Path(__file__).resolve().parents[1] / "bench" / "tau2.py"
+    out = tmp_path / "tau2.json"
+    proc = subprocess.run([sys.executable, str(bench), "--trace-only", "--json", str(out)], check=False,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "TOOLLINT_TAU2": str(tau2_checkout)})
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("  ")[0]: line.split() for line in proc.stdout.splitlines()}
+    refuel = next(v for k, v in lines.items() if k.startswith("telecom refuel_data, 2285 tasks"))
+    assert " ".join(refuel).endswith("1,135 = 1,120 + 15 1,135 = 1,120 + 15")  # toollint's, then the paper's
+    cancel = next(v for k, v in lines.items() if k.startswith("airline cancel_reservation, 50 tasks"))
+    cross = next(v for k, v in lines.items() if k.startswith("cross-domain exposure"))
+    assert cancel[-2:] == ["50", "50"] and cross[-2:] == ["0", "0"]
+    figures = json.loads(out.read_text())["exposure"]
+    assert {k: figures["refuel_data"][k] for k in ("exposed", "exact_field", "collection_only", "traced")} == {
+        "exposed": 1135, "exact_field": 1120, "collection_only": 15, "traced": 2285}
+    assert figures["cancel_reservation"]["whole_state_hash"] == 50
+    assert figures["refuel_data"]["cross_domain"] == figures["cancel_reservation"]["cross_domain"] == 0
