@@ -42,7 +42,7 @@ PACKAGES = {
 }
 JUDGEMENTS = Path(__file__).with_name("recall_judgements.json")
 VERDICTS = ("true", "arguable", "false")
-STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105")
+STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405")
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def finding_key(base: CodeBase, path: str, tool: str | None, code: str, detail: 
 
 
 def detail_of(properties: dict[str, object]) -> str:
-    for key in ("param", "field", "guard"):
+    for key in ("param", "field", "guard", "detail", "basis"):
         value = properties.get(key)
         if value:
             return str(value).splitlines()[0][:60]
@@ -128,7 +128,7 @@ def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjud
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL9"]), jobs=1)
+        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"]), jobs=1)
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []

@@ -9,7 +9,8 @@ become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it
 TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
 too complex for the analysis (the others are still analysed). TL904 is reported even when not
 selected: an internal error is never silenced. Each `FileResult` also carries the tool facts
-(`tools`, `rejected`) the summary and `--show-tools` print.
+(`tools`, `rejected`) the summary and `--show-tools` print, and the grader facts (`graders`)
+`--show-graders` prints.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from toollint import noqa, registry
 from toollint.analysis import Rejection, ToolFact
+from toollint.analysis.graders import GraderFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
@@ -63,6 +65,7 @@ class FileResult:
     # writes and why, and each function that looks like a tool but was not taken, with why.
     tools: list[ToolFact] | None = None
     rejected: list[Rejection] = field(default_factory=list)
+    graders: list[GraderFact] | None = None  # the file's graders and their bases (None: not analysed)
 
     @property
     def reported(self) -> list[Finding]:
@@ -243,6 +246,20 @@ def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejectio
     return analysis.facts(), list(analysis.rejected)
 
 
+def grader_facts(ctx: ModuleContext) -> list[GraderFact] | None:
+    """The file's graders, each with its basis, for --show-graders (None when no rule built the analysis,
+    or it cannot be read: a TL904 says why)."""
+    analysis = ctx.__dict__.get("analysis")
+    if analysis is None:
+        return None
+    try:
+        from toollint.analysis.graders import grader_fact
+
+        return [grader_fact(g) for g in analysis.graders]
+    except Exception:  # noqa: BLE001 - a crash here was already reported as the grader rules' TL904
+        return None
+
+
 def internal_error(path: str, code: str, exc: BaseException) -> Finding:
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
     frames = traceback.extract_tb(exc.__traceback__)
@@ -282,6 +299,7 @@ def _lint_source(
     findings.extend(_apply_noqa(ctx, findings, enabled))
     result.findings = sorted(findings, key=Finding.sort_key)
     result.tools, result.rejected = tool_facts(ctx)
+    result.graders = grader_facts(ctx)
     return result
 
 

@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
+from toollint.analysis.graders import GraderFact, GraderInfo, analyze_graders, grader_fact
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.patterns import all_patterns
 from toollint.analysis.resolver import ModuleSource
@@ -39,7 +40,10 @@ class ModuleAnalysis:
     accessors: frozenset[str] = frozenset()
     rejected: list[Rejection] = field(default_factory=list)
     too_complex: list[tuple[ToolInfo, str]] = field(default_factory=list)
+    settings: Settings | None = None
+    module_name: str = ""
     _index: FunctionIndex | None = None
+    _graders: tuple[list[GraderInfo], list[tuple[GraderInfo, str]]] | None = None
 
     @property
     def index(self) -> FunctionIndex:
@@ -48,6 +52,26 @@ class ModuleAnalysis:
             self._index = FunctionIndex(self.tree, self.module, self.accessors)
             self._index.module_state = {name: name for name in module_state_names(self.tree.body)}
         return self._index
+
+    @property
+    def graders(self) -> list[GraderInfo]:
+        """The module's graders with their flows (computed on first use: only the TL4 rules ask)."""
+        return self._grader_analysis()[0]
+
+    @property
+    def complex_graders(self) -> list[tuple[GraderInfo, str]]:
+        return self._grader_analysis()[1]
+
+    def _grader_analysis(self) -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
+        if self._graders is None:
+            self._graders = analyze_graders(self.tree, self.index, self.settings, self.module_name)
+        return self._graders
+
+    def grader_facts(self) -> list[GraderFact] | None:
+        """Each grader as a run reports it; None when no rule asked for the graders."""
+        if self._graders is None:
+            return None
+        return [grader_fact(g) for g in self.graders]
 
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
@@ -71,7 +95,8 @@ def analyze_module(tree: ast.Module, settings: Settings | None = None, module_na
     module = ModuleSource(path, module_name, tree) if path else None
     accessors = all_patterns().state_accessors | frozenset(settings.state_roots)
     found = discover(tree, settings, module_name, module, source)
-    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected)
+    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected, settings=settings,
+                              module_name=module_name)
     for tool in found.tools:
         try:
             analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, analysis.index,

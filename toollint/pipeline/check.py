@@ -103,6 +103,10 @@ def report(ctx: StepContext, result: RunResult) -> int:
         from toollint.reporters.tools import write_tools
 
         write_tools(result, sys.stderr)
+    if out.show_graders:
+        from toollint.reporters.tools import write_graders
+
+        write_graders(result, sys.stderr)
     if not out.quiet:
         from toollint.reporters.text import summary
 
