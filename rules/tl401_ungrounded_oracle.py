@@ -67,7 +67,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from toollint.analysis.grading import BASIS_WORDS, ungrounded
 from toollint.context import ModuleContext
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
@@ -83,7 +82,12 @@ from toollint.registry import rule
     hint="Ungrounded Oracle",
 )
 def check(ctx: ModuleContext) -> Iterator[Finding]:
-    for grader in ctx.analysis.graders:
+    graders = ctx.analysis.graders
+    if not graders:
+        return
+    from toollint.analysis.grading import BASIS_WORDS, ungrounded  # only where there are graders
+
+    for grader in graders:
         flow = grader.flow
         basis = flow.basis
         if not ungrounded(basis):

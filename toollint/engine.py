@@ -26,16 +26,19 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toollint import noqa, registry
 from toollint.analysis import Rejection, ToolFact
-from toollint.analysis.graders import GraderFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
 from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.graders import GraderFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -115,6 +118,11 @@ class RunResult:
     def tool_count(self) -> int:
         """Tools found in every file linted (the summary line's "N tools")."""
         return sum(len(r.tools or []) for r in self.files)
+
+    @property
+    def grader_count(self) -> int:
+        """Graders found in every file linted (the summary line's "N graders")."""
+        return sum(len(r.graders or []) for r in self.files)
 
     @property
     def writer_count(self) -> int:

@@ -557,9 +557,12 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    classes = [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))] \
-        if scope.cls is not None else []
-    family = declared_dispatcher(fn, classes, d.patterns) if d.patterns.request_dispatchers else None
+    family = None
+    if any(name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers):
+        # the class's ancestors are worked out only for a function a dispatcher pattern names
+        classes = [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))] \
+            if scope.cls is not None else []
+        family = declared_dispatcher(fn, classes, d.patterns)
     if family is None and not d.may_dispatch_http:
         return False
     branches = kind_branches(fn, declared=family is not None)

@@ -30,6 +30,7 @@ import copy
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
@@ -362,6 +363,10 @@ def module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
 def same_project(dotted: str, importer: str) -> bool:
     """Whether the module `dotted` belongs to the project the file `importer` is in: its top package
     is the name of a directory the file lives in (`import pkg.backend.app as m` in `.../pkg/tools/x.py`)."""
-    top = dotted.split(".", 1)[0]
-    return bool(importer) and top in Path(importer).resolve().parent.parts
+    return bool(importer) and dotted.split(".", 1)[0] in _directories(str(Path(importer).parent))
+
+
+@lru_cache(maxsize=256)
+def _directories(directory: str) -> frozenset[str]:
+    return frozenset(Path(directory).resolve().parts)
 

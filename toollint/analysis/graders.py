@@ -17,13 +17,18 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from toollint.analysis.grading import BASIS_WORDS, GraderFlow, Role, grade, ungrounded
 from toollint.analysis.patterns import CompiledPatterns, GraderFunction, all_patterns
 from toollint.analysis.resolver import ModuleSource, base_name
 from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
 from toollint.analysis.vocabulary import GRADER_BEFORE_PARAMS, GRADER_RECORD_PARAMS, GRADER_STATE_PARAMS
 from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.grading import GraderFlow, Role
+
+# The flow itself (`toollint.analysis.grading`) is imported when a grader is found: most files have none.
 
 
 @dataclass
@@ -43,6 +48,8 @@ class GraderInfo:
 
     @cached_property
     def flow(self) -> GraderFlow:
+        from toollint.analysis.grading import grade
+
         assert self.index is not None
         return grade(self.node, self.roles, self.index, self.class_name, self.factories)
 
@@ -136,11 +143,12 @@ class _Finder:
             self.found.append(GraderInfo(fn, qualname, "configured", cls.name if cls else None, roles,
                                          "configured in `graders`", factories))
             return
-        if _abstract(fn):
+        candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
+        if not candidates or _abstract(fn):
             return
         names = [cls.name, *(base_name(b) for b in cls.bases)] if cls else []
-        for marker, name, within, family in self.patterns.graders:
-            if not name.fullmatch(fn.name) or not _matches(marker, fn):
+        for marker, _, within, family in candidates:
+            if not _matches(marker, fn):
                 continue
             if (within is None) != (cls is None):
                 continue
@@ -188,6 +196,8 @@ def analyze_graders(tree: ast.Module, index: FunctionIndex, settings: Settings |
 
 
 def grader_fact(grader: GraderInfo) -> GraderFact:
+    from toollint.analysis.grading import BASIS_WORDS
+
     flow = grader.flow
     basis = flow.basis
     parts = [BASIS_WORDS[basis]]
@@ -224,6 +234,8 @@ def grader_flow(path: str, qualname: str, roles: dict[str, Role], module_name: s
                        and m.name == name), None)
     if fn is None:
         return None
+    from toollint.analysis.grading import grade
+
     factories = frozenset(p for p, r in roles.items() if r == "state" and p.endswith(("_constructor", "_factory")))
     try:
         return grade(fn, roles, FunctionIndex.of(module), cls.name if cls else None, factories)
@@ -239,4 +251,4 @@ def module_graders(module: ModuleSource, settings: Settings | None = None) -> li
 
 
 __all__ = ["GraderFact", "GraderInfo", "analyze_graders", "discover_graders", "grader_fact", "grader_flow",
-           "module_graders", "roles_by_name", "ungrounded"]
+           "module_graders", "roles_by_name"]

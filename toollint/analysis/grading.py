@@ -30,11 +30,13 @@ unknown): an absent claim is falsy, empty, equal to nothing, and every field of 
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from toollint.analysis.resolver import ModuleSource
@@ -120,12 +122,17 @@ class Decision:
 @dataclass(frozen=True)
 class StateRead:
     node: ast.AST
-    what: str  # `post_environment.slack.users`, `GET Observation`
+    label: str | ast.AST  # `GET Observation`, or the access chain read (`post_environment.slack.users`)
     resource: str | None = None  # for an HTTP GET: the resource it names
 
     @property
     def line(self) -> int:
         return getattr(self.node, "lineno", 1)
+
+    @property
+    def what(self) -> str:
+        """How the read is shown (the chain is unparsed only when a report asks)."""
+        return self.label if isinstance(self.label, str) else _short(self.label)
 
 
 @dataclass(frozen=True)
@@ -207,6 +214,7 @@ def ungrounded(basis: BasisName) -> bool:
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
+@lru_cache(maxsize=4096)
 def names_write(text: str) -> Literal["verb", "tool", "reply"] | None:
     """How a constant names a write: an HTTP writing verb (`POST`, `"POST "`), a tool named with a
     writing verb (`send_money`), or a reply announcing one (`"Transfer completed"`)."""
@@ -323,6 +331,7 @@ def _compare(op: ast.cmpop, left: Any, right: Any) -> Any:
 # -- the walk ----------------------------------------------------------------------------------------
 
 FAIL, PASS = "fail", "pass"
+_BUILTINS = frozenset(dir(builtins))
 
 
 def exit_kind(stmts: list[ast.stmt]) -> str | None:
@@ -353,7 +362,8 @@ class _Walker:
 
     def __init__(self, fn: FunctionNode, index: FunctionIndex, cls: str | None, roots: Mapping[str, Taint],
                  flow: GraderFlow, hops: int, cache: dict[tuple[int, tuple[int, ...]], _HelperResult],
-                 top: bool, state_factories: frozenset[str] = frozenset()) -> None:
+                 top: bool, state_factories: frozenset[str] = frozenset(),
+                 node_lists: dict[int, list[ast.AST]] | None = None) -> None:
         self.fn = fn
         self.index = index
         self.cls = cls
@@ -371,23 +381,40 @@ class _Walker:
         self.returns = Taint.NONE
         self.http_params: set[int] = set()
         self.reported: set[int] = set()  # nodes an observation already covers
+        self.memo: dict[int, Taint] = {}  # taint of expressions of the statement being looked at
+        self.resolved: dict[int, Helper | None] = {}
+        self.node_lists = node_lists if node_lists is not None else {}
         self.params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        self.read_lines: set[tuple[int, str]] = set()
+        self.read_lines: set[tuple[int, str | int]] = set()
+        self.read_names: set[tuple[int, str]] = set()
         # names bound to the live state itself (a state parameter, what a state factory built): a load
         # of one is a read of state; a value merely derived from state is not a new read
         self.objects: set[str] = {name for name, t in roots.items() if t & Taint.STATE} if top else set()
 
     # -- taint ---------------------------------------------------------------------------------------
+    def nodes(self, expr: ast.AST) -> list[ast.AST]:
+        """The nodes of an expression (not inside lambdas), parents first; listed once per grader walk:
+        every question the walk asks of a statement looks at the same nodes."""
+        found = self.node_lists.get(id(expr))
+        if found is None:
+            found = self.node_lists[id(expr)] = list(_walk_expr(expr))
+        return found
+
     def of(self, expr: ast.AST | None) -> Taint:
-        """What an expression is derived from (reads of live state are recorded on the way)."""
+        """What an expression is derived from (reads of live state are recorded on the way). Memoised
+        while one statement is looked at: the taint of its parts does not change meanwhile."""
         if expr is None:
             return Taint.NONE
+        known = self.memo.get(id(expr))
+        if known is not None:
+            return known
         out = Taint.NONE
-        for node in _walk_expr(expr):
+        for node in self.nodes(expr):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 out |= self.taint.get(node.id, Taint.NONE)
             elif isinstance(node, ast.Call):
                 out |= self.call(node)
+        self.memo[id(expr)] = out
         return out
 
     def in_claim_region(self) -> bool:
@@ -400,7 +427,7 @@ class _Walker:
         out: frozenset[Claim] = frozenset()
         if expr is None:
             return out
-        for node in _walk_expr(expr):
+        for node in self.nodes(expr):
             if isinstance(node, ast.Name):
                 out |= self.origin.get(node.id, frozenset())
             elif isinstance(node, ast.Call):
@@ -415,7 +442,7 @@ class _Walker:
             return Taint.STATE
         if isinstance(call.func, ast.Name) and call.func.id in self.factories:
             return Taint.STATE
-        helper = self.index.resolve(call, self.cls)
+        helper = self.resolve(call)
         if helper is not None and self.hops < MAX_HELPER_HOPS:
             result = self.helper(helper, call)
             if result is not None:
@@ -433,9 +460,21 @@ class _Walker:
                 name, self.index.module.path if self.index.module is not None else ""))
         return Taint.NONE
 
+    def resolve(self, call: ast.Call) -> Helper | None:
+        """The helper a call reaches (once per call site; builtins are never looked up)."""
+        if id(call) in self.resolved:
+            return self.resolved[id(call)]
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in _BUILTINS and func.id not in self.index.functions:
+            found = None
+        else:
+            found = self.index.resolve(call, self.cls)
+        self.resolved[id(call)] = found
+        return found
+
     def taint_no_calls(self, expr: ast.AST) -> Taint:
         out = Taint.NONE
-        for node in ast.walk(expr):
+        for node in self.nodes(expr):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 out |= self.taint.get(node.id, Taint.NONE)
         return out
@@ -460,8 +499,8 @@ class _Walker:
         resource = url_resource(url_text(url))
         self.read(call, f"GET {resource or _short(url) if url is not None else '?'}", resource)
 
-    def read(self, node: ast.AST, what: str, resource: str | None = None) -> None:
-        key = (getattr(node, "lineno", 0), what)
+    def read(self, node: ast.AST, what: str | ast.AST, resource: str | None = None) -> None:
+        key = (getattr(node, "lineno", 0), what if isinstance(what, str) else id(what))
         if key not in self.read_lines:
             self.read_lines.add(key)
             self.flow.reads.append(StateRead(node, what, resource))
@@ -485,7 +524,7 @@ class _Walker:
             return cached
         self.cache[key] = _HelperResult(Taint.NONE, frozenset())  # a cycle sees nothing more
         walker = _Walker(fn, helper.index, helper.cls, roots, self.flow, self.hops + 1, self.cache, top=False,
-                         state_factories=frozenset())
+                         node_lists=self.node_lists)
         for name, taint in roots.items():
             if taint & Taint.STATE and name not in walker.taint:
                 walker.taint[name] = taint
@@ -497,7 +536,7 @@ class _Walker:
     # -- claims ------------------------------------------------------------------------------------
     def claim_test(self, test: ast.expr) -> Claim | None:
         """The first sub-test of `test` that looks in the record for a write."""
-        for node in _walk_expr(test):
+        for node in self.nodes(test):
             found: tuple[str, ast.expr] | None = None
             if isinstance(node, ast.Compare):
                 operands = [node.left, *node.comparators]
@@ -505,18 +544,14 @@ class _Walker:
                     if not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
                         continue
                     for const_side, other in ((left, right), (right, left)):
-                        texts = _constants(const_side)
-                        if texts and self.taint_no_calls(other) & (Taint.RECORD | Taint.CLAIM):
-                            hit = next((t for t in texts if names_write(t)), None)
-                            if hit is not None:
-                                found = (hit, node)
+                        hit = next((t for t in _constants(const_side) if names_write(t)), None)
+                        if hit is not None and self.taint_no_calls(other) & (Taint.RECORD | Taint.CLAIM):
+                            found = (hit, node)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr in ("startswith", "endswith") and node.args:
-                texts = _constants(node.args[0])
-                if texts and self.taint_no_calls(node.func.value) & (Taint.RECORD | Taint.CLAIM):
-                    hit = next((t for t in texts if names_write(t)), None)
-                    if hit is not None:
-                        found = (hit, node)
+                hit = next((t for t in _constants(node.args[0]) if names_write(t)), None)
+                if hit is not None and self.taint_no_calls(node.func.value) & (Taint.RECORD | Taint.CLAIM):
+                    found = (hit, node)
             if found is not None:
                 kind = names_write(found[0])
                 assert kind is not None
@@ -595,7 +630,8 @@ class _Walker:
     def comprehension_claims(self, expr: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> bool:
         """`any(c.function == "send_money" for c in traces)`: a comprehension over the record that
         keeps (or yields) what a test naming a write selects."""
-        saved = dict(self.taint)
+        saved, saved_memo = dict(self.taint), self.memo
+        self.memo = {}  # the loop variables below are bound for this comprehension only
         try:
             for gen in expr.generators:
                 taint = self.of(gen.iter)
@@ -607,13 +643,15 @@ class _Walker:
                 return True
             return bool(self.of(expr.elt) & Taint.CLAIM)
         finally:
-            self.taint = saved
+            self.taint, self.memo = saved, saved_memo
 
     def decide(self, node: ast.AST, test: ast.expr, fails_when: bool) -> None:
         """A decision point: the grader fails when `test` is `fails_when` (or, for a verdict returned
         as is, when it is false). Recorded when a claim takes part."""
+        if not self.top or not self.may_involve_claim(test):
+            return
         involved = self.claim_test(test) is not None or bool(self.taint_no_calls(test) & Taint.CLAIM) or \
-            any(self.comprehension_claims(c) for c in _walk_expr(test)
+            any(self.comprehension_claims(c) for c in self.nodes(test)
                 if isinstance(c, (ast.GeneratorExp, ast.ListComp, ast.SetComp))) or bool(self.of(test) & Taint.CLAIM)
         if not involved or not self.top:
             return
@@ -625,10 +663,22 @@ class _Walker:
         self.flow.decided(Decision(node, credits, gated, self.targets_in(test),
                                    tuple(sorted(claims, key=lambda c: (c.file, c.line)))))
 
+    def may_involve_claim(self, test: ast.expr) -> bool:
+        """A cheap first look: a claim-derived name, a helper call that returned claims, or a constant
+        naming a write is in the test (else no claim can take part in it)."""
+        for node in self.nodes(test):
+            if isinstance(node, ast.Name) and self.taint.get(node.id, Taint.NONE) & Taint.CLAIM:
+                return True
+            if isinstance(node, ast.Call) and id(node) in self.call_origins:
+                return True
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and names_write(node.value):
+                return True
+        return False
+
     def targets_in(self, test: ast.expr) -> frozenset[str]:
         """Resources a claimed write is compared with: `url != f"{base}MedicationRequest"`."""
         out: set[str] = set()
-        for node in _walk_expr(test):
+        for node in self.nodes(test):
             if isinstance(node, ast.Compare):
                 operands = [node.left, *node.comparators]
                 for a, b in itertools.pairwise(operands):
@@ -671,6 +721,7 @@ class _Walker:
             self.objects.add(target.id)  # `env = environment_constructor()`: the state itself
 
     def stmt(self, s: ast.stmt) -> None:
+        self.memo.clear()
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             value = s.value
             taint = self.of(value) if value is not None else Taint.NONE
@@ -722,8 +773,10 @@ class _Walker:
             taint = self.of(s.iter)
             self.note_reads(s.iter)
             self.assign(s.target, taint, None)
+            before = dict(self.taint)
             self.block(s.body)
-            self.block(s.body)  # twice: a flag set late in the body is seen by the tests before it
+            if self.taint != before:
+                self.block(s.body)  # again: a flag set late in the body is seen by the tests before it
             self.block(s.orelse)
         elif isinstance(s, ast.While):
             self.note_reads(s.test)
@@ -781,18 +834,22 @@ class _Walker:
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.factories
 
     def note_reads(self, expr: ast.AST | None) -> None:
-        """Record a read of live state for every load of the state itself in the expression."""
-        if expr is None:
+        """Record a read of live state for every load of the state itself in the expression (once a
+        line and name: the text shown is the longest access chain from it)."""
+        if expr is None or not self.objects:
             return
-        for node in _walk_expr(expr):
+        for node in self.nodes(expr):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.objects:
-                self.read(node, _short(_chain_around(expr, node)))
+                key = (node.lineno, node.id)
+                if key not in self.read_names:
+                    self.read_names.add(key)
+                    self.read(node, _chain_around(expr, node))
 
     # -- what TL402, TL403 and TL405 look for -------------------------------------------------------
     def observe_value(self, expr: ast.AST | None) -> None:
         if expr is None or not self.top:
             return
-        for node in _walk_expr(expr):
+        for node in self.nodes(expr):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
                 last = node.values[-1]
                 if isinstance(last, ast.Compare) and isinstance(last.left, ast.Constant) and last.left.value == "" \
@@ -961,13 +1018,16 @@ def _walk_expr(expr: ast.AST) -> Iterator[ast.AST]:
 def _chain_around(expr: ast.AST, name: ast.Name) -> ast.AST:
     """The longest attribute/subscript chain in `expr` that starts at `name`: `post.slack.users`."""
     best: ast.AST = name
+    best_depth = 0
     for node in ast.walk(expr):
         if isinstance(node, (ast.Attribute, ast.Subscript)):
             base: ast.AST = node
+            depth = 0
             while isinstance(base, (ast.Attribute, ast.Subscript)):
                 base = base.value
-            if base is name and len(ast.unparse(node)) > len(ast.unparse(best)):
-                best = node
+                depth += 1
+            if base is name and depth > best_depth:
+                best, best_depth = node, depth
     return best
 
 

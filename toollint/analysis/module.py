@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
-from toollint.analysis.graders import GraderFact, GraderInfo, analyze_graders, grader_fact
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.patterns import all_patterns
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import FunctionIndex, FunctionSummary, TooComplex, summarize
 from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.graders import GraderFact, GraderInfo
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,10 @@ class ModuleAnalysis:
 
     def _grader_analysis(self) -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
         if self._graders is None:
+            from toollint.analysis.graders import (
+                analyze_graders,  # a run that lints no grader never imports it
+            )
+
             self._graders = analyze_graders(self.tree, self.index, self.settings, self.module_name)
         return self._graders
 
@@ -71,6 +78,8 @@ class ModuleAnalysis:
         """Each grader as a run reports it; None when no rule asked for the graders."""
         if self._graders is None:
             return None
+        from toollint.analysis.graders import grader_fact
+
         return [grader_fact(g) for g in self.graders]
 
     def summary(self, tool: ToolInfo) -> FunctionSummary:

@@ -245,8 +245,8 @@ class FunctionIndex:
         """The function a by-name call reaches, when it is in the linted tree."""
         if not target.module:
             return self.function(target.function) if target.function else None
-        if self.module is None or "{" in target.name:
-            return None
+        if self.module is None or "{" in target.name or not same_project(target.registry, self.module.path):
+            return None  # a third-party or standard module is never in the tree: not looked for
         found = imported_module(self.module, 0, target.registry)
         return FunctionIndex.of(found, self.accessors).function(target.name) if found is not None else None
 
