@@ -6,8 +6,9 @@ Each code base is linted as a new user would (`toollint check --isolated`, no co
 code base, files, tools found, writers among them, and findings per rule, each finding matched to a
 judgement recorded by reading the code (`bench/recall_judgements.json`: true / arguable / false,
 with a note). Per rule: precision = (true + arguable) / judged. A finding whose key has no
-judgement is counted and listed as unjudged, so a changed finding shows. The target (issue 13):
-tools found in every code base, and at least 80% true or arguable per rule.
+judgement is counted and listed as unjudged, so a changed finding shows. The target (issues 13, 14):
+tools found in every code base, and at least 80% true or arguable per rule, the grader rules (TL4xx)
+included.
 
 The public packages are pinned below and installed, without their dependencies (they are read,
 never run), into a cached venv under ~/.cache/toollint-tests; never into toollint's environment.

@@ -108,12 +108,14 @@ def test_a_bad_graders_entry_is_one_clear_line(tmp_path: Path, value: str, messa
     assert str(info.value) == message.format(config)
 
 
-def test_a_grader_that_cannot_be_read_is_a_tl904_or_tl905_not_a_crash() -> None:
-    deep = "(" * 150 + "1" + ")" * 150
-    src = f"class UserTask1(BaseUserTask):\n    def utility(self, model_output, pre_environment, post_environment):\n" \
-          f"        return model_output == {deep}\n"
-    result = lint_source(src, "deep.py", Settings(select=["TL4", "TL9"]))
-    assert all(f.code in ("TL904", "TL905") for f in result.reported)
+def test_a_huge_grader_is_analysed_without_a_crash() -> None:
+    chain = " + ".join(["x"] * 2500)  # a 2500-term expression: nothing here recurses on its length
+    src = ("class UserTask1(BaseUserTask):\n"
+           "    def utility_from_traces(self, model_output, pre_environment, post_environment, traces):\n"
+           f"        return any(c.function == 'send_money' for c in traces) and model_output == {chain}\n")
+    result = lint_source(src, "huge.py", Settings(select=["TL4", "TL9"]))
+    assert [f.code for f in result.reported] == ["TL401"]
+    assert [g.basis for g in result.graders or []] == ["reads_record"]
 
 
 def test_constants_that_name_a_write() -> None:
@@ -218,3 +220,19 @@ def test_tau2_graders_that_read_state_are_silent() -> None:
     assert bases["TelecomTools.assert_data_refueling_amount"] == "reads_state"
     assert bases["EnvironmentEvaluator.calculate_reward"] == "reads_state"
     assert bases["ActionEvaluator.calculate_reward"] == "no_state"  # gold actions are data: no write named
+
+
+def test_a_grader_the_walk_cannot_read_is_a_tl905_and_the_file_is_still_linted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.analysis import grading
+
+    def too_deep(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(grading, "grade", too_deep)
+    src = (FIXTURES / "record_graders.py").read_text()
+    result = lint_source(src, "record_graders.py", Settings(select=["TL4", "TL9"]))
+    codes = {f.code for f in result.reported}
+    assert codes == {"TL905"}
+    assert any("grader `utility_from_traces` is too complex to analyse: nested too deeply" in f.message
+               for f in result.reported)

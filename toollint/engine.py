@@ -240,8 +240,13 @@ def too_complex(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
     analysis = ctx.__dict__.get("analysis")
     if analysis is None or TOO_COMPLEX not in enabled:
         return []
-    return [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
-                        "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+    found = [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
+                         "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+    if analysis._graders is not None:  # the grader rules ran: graders they could not read are reported too
+        found += [ctx.finding(TOO_COMPLEX, grader.node, f"grader `{grader.name}` is too complex to analyse: {reason}; "
+                              "the grader rules skipped it", tool=grader.qualname)
+                  for grader, reason in analysis.complex_graders]
+    return found
 
 
 def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejection]]:
@@ -255,8 +260,9 @@ def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejectio
 
 
 def grader_facts(ctx: ModuleContext) -> list[GraderFact] | None:
-    """The file's graders, each with its basis, for --show-graders (None when no rule built the analysis,
-    or it cannot be read: a TL904 says why)."""
+    """The file's graders, each with its basis, for --show-graders and the summary line (found even when
+    no grader rule is selected; None when no rule built the analysis, or it cannot be read: a TL904 says
+    why)."""
     analysis = ctx.__dict__.get("analysis")
     if analysis is None:
         return None

@@ -155,9 +155,9 @@ class _Finder:
             if within is not None and not any(within.fullmatch(n) for n in names if n):
                 continue
             roles, factories = _pattern_roles(fn, marker)
-            where = f" of `{cls.name}`" if cls else ""
+            where = f" in `{cls.name}`" if cls else ""
             self.found.append(GraderInfo(fn, qualname, family, cls.name if cls else None, roles,
-                                         f"{family} grader `{marker.name}`{where}", factories))
+                                         f"the {family} grader pattern `{marker.name}`{where}", factories))
             return
 
     def run(self) -> list[GraderInfo]:
