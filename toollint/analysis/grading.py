@@ -97,7 +97,7 @@ class Claim:
 
     @property
     def what(self) -> str:
-        return {"verb": f"a {self.text} request", "tool": f"a `{self.text}` call",
+        return {"verb": f"a {self.text} request", "tool": f"a call to `{self.text}`",
                 "reply": f"the reply {self.text!r}"}[self.kind]
 
     def describe(self) -> str:

@@ -9,6 +9,7 @@ summary line.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TextIO
 
 from toollint.engine import RunResult
@@ -49,4 +50,7 @@ def write_graders(result: RunResult, stream: TextIO) -> None:
         stream.write("toollint: no graders found: name them with `graders` in [tool.toollint] "
                      "(\"pkg.module:function\")\n")
     ungrounded = sum(g.ungrounded for _, g in rows)
-    stream.write(f"{len(rows)} grader{'s' if len(rows) != 1 else ''} ({ungrounded} ungrounded)\n")
+    by_basis = Counter(g.basis for _, g in rows)
+    split = ", ".join(f"{n} {basis}" for basis, n in sorted(by_basis.items()))
+    stream.write(f"{len(rows)} grader{'s' if len(rows) != 1 else ''} ({ungrounded} ungrounded)"
+                 f"{': ' + split if split else ''}\n")
