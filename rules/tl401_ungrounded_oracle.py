@@ -65,6 +65,7 @@ the linted tree.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from toollint.context import ModuleContext
@@ -103,8 +104,10 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         else:
             message = (f"`{grader.name}` credits a write from the agent's record alone ({evidence}) and never "
                        "reads the state that write would leave")
-        related = [RelatedLocation(c.file or ctx.path, c.line, getattr(c.node, "col_offset", 0) + 1,
-                                   f"the record is searched for {c.what}") for c in claims[:3]]
+        here = os.path.realpath(ctx.disk_path) if ctx.disk_path else ""
+        related = [RelatedLocation(c.file if c.file and os.path.realpath(c.file) != here else ctx.path, c.line,
+                                   getattr(c.node, "col_offset", 0) + 1, f"the record is searched for {c.what}")
+                   for c in claims[:3]]
         related += [RelatedLocation(ctx.path, r.line, getattr(r.node, "col_offset", 0) + 1, f"live state read: {r.what}")
                     for r in flow.reads[:3]]
         yield ctx.finding(
