@@ -236,3 +236,14 @@ def test_a_grader_the_walk_cannot_read_is_a_tl905_and_the_file_is_still_linted(
     assert codes == {"TL905"}
     assert any("grader `utility_from_traces` is too complex to analyse: nested too deeply" in f.message
                for f in result.reported)
+
+
+def test_a_configured_grader_that_names_nothing_is_a_one_line_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\ngraders = ["checks:grade", "checks:grdae"]\n')
+    (tmp_path / "checks.py").write_text("def grade(task, messages):\n    return len(messages) > 0\n")
+    assert main(["check", str(tmp_path / "checks.py")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "toollint: warning: graders: 'checks:grdae' names no function of the linted files; it was not checked" \
+        in err
+    assert not any("'checks:grade'" in line for line in err)
