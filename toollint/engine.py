@@ -35,6 +35,7 @@ from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
+from toollint.processes import die_with_parent
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
@@ -437,7 +438,8 @@ def lint_paths(
 _worker_state: list[tuple[Settings, Selection]] = []
 
 
-def _init_worker(entries: list[tuple[Settings, Selection]]) -> None:
+def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> None:
+    die_with_parent(parent_pid)
     _worker_state[:] = entries
     gc.disable()
 
@@ -456,7 +458,7 @@ def _lint_parallel(
 
     chunksize = max(1, min(32, len(work) // (jobs * 8)))
     try:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries,)) as pool:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
             return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
     except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
         return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
