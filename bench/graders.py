@@ -113,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         counts = g.by_basis()
         print(f"{name:<40} {len(g.graders):>8} " + " ".join(f"{counts[b]:>15}" for b in BASES) + f" {len(g.tl401):>6}")
         silent = [f for _, f in g.graders if f.basis == "reads_state" and any(t[2] == f.qualname for t in g.tl401)]
-        print(f"    graders that read state: {counts['reads_state']}, of them with a TL401: {len(silent)}")
+        read_back = sum(1 for _, f in g.graders if f.basis == "reads_state" and f.credits_write)
+        print(f"    graders that read state: {counts['reads_state']}, of them with a TL401: {len(silent)}; "
+              f"crediting a write the record claims and reading it back (silent): {read_back}")
         for path, line, grader in g.tl401:
             print(f"    TL401 {Path(path).name}:{line} {grader}")
         if args.show:
