@@ -11,9 +11,12 @@ from toollint.model import Finding
 
 
 def observations(ctx: ModuleContext, code: str) -> Iterator[Finding]:
+    graders = ctx.analysis.graders
+    if not graders:
+        return
     here = os.path.realpath(ctx.disk_path) if ctx.disk_path else ""
     seen: set[tuple[int, int]] = set()
-    for grader in ctx.analysis.graders:
+    for grader in graders:
         for obs in grader.flow.observations:
             if obs.code != code:
                 continue

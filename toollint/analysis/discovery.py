@@ -29,6 +29,7 @@ reason (`Rejection`), for `--show-tools`.
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -270,7 +271,10 @@ class _Discoverer:
         self.class_marked = False
         self.class_toolkit = False
         self.class_bases: list[Resolved | str] | None = None
-        self.may_dispatch_http = source is None or _HTTP_VERB_TEXT.search(source) is not None
+        # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
+        # of them fall inside it (most modules have none)
+        self.verb_lines: list[int] | None = None if source is None else \
+            [source.count("\n", 0, m.start()) + 1 for m in _HTTP_VERB_TEXT.finditer(source)]
 
     # -- one function ------------------------------------------------------------------------------
     def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
@@ -558,13 +562,15 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     family = None
-    if any(name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers):
+    if d.patterns.request_dispatchers and any(name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
         classes = [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))] \
             if scope.cls is not None else []
         family = declared_dispatcher(fn, classes, d.patterns)
-    if family is None and not d.may_dispatch_http:
-        return False
+    if family is None and d.verb_lines is not None:
+        inside = bisect.bisect_right(d.verb_lines, fn.end_lineno or fn.lineno) - bisect.bisect_left(d.verb_lines, fn.lineno)
+        if inside < 2:
+            return False
     branches = kind_branches(fn, declared=family is not None)
     if not branches:
         return False
