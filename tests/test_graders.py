@@ -36,6 +36,16 @@ def test_findings_match_the_annotations(name: str) -> None:
     assert {(f.line, f.code) for f in result.reported} == expected(source)
 
 
+def test_a_finding_in_a_helper_of_another_module_is_reported_at_the_graders_call() -> None:
+    package = FIXTURES / "elsewhere"
+    result = lint_paths([str(package)], Settings(select=["TL4"]))
+    for file in result.files:
+        assert {(f.line, f.code) for f in file.reported} == expected(Path(file.path).read_text()), file.path
+    (finding,) = result.reported
+    assert Path(finding.path).name == "checker.py" and finding.message.endswith(", at runner.py:9")
+    assert [(Path(r.path).name, r.line) for r in finding.related] == [("runner.py", 9)]
+
+
 def _facts(path: Path) -> dict[str, tuple[str, bool]]:
     (result,) = lint_paths([str(path)], Settings(select=["TL4"])).files
     return {g.qualname: (g.basis, g.credits_write) for g in result.graders or []}

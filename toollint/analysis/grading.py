@@ -35,7 +35,7 @@ import enum
 import itertools
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -144,6 +144,9 @@ class Observation:
     message: str
     detail: str = ""
     file: str = ""  # the module holding `node` ("" when unknown: the grader's own)
+    # the grader's own call that leads to `node` when `node` is in a helper it calls: where the
+    # finding goes when the helper is in another module (linting that module finds no grader)
+    via: ast.AST | None = None
 
 
 @dataclass
@@ -528,7 +531,11 @@ class _Walker:
         for name, taint in roots.items():
             if taint & Taint.STATE and name not in walker.taint:
                 walker.taint[name] = taint
+        seen = len(self.flow.observations)
         walker.block(fn.body)
+        if self.top:
+            self.flow.observations[seen:] = [o if o.via is not None else replace(o, via=call)
+                                             for o in self.flow.observations[seen:]]
         result = _HelperResult(walker.returns, frozenset(walker.http_params), walker.return_origins)
         self.cache[key] = result
         return result
