@@ -14,8 +14,13 @@ MedAgentBench's graders live in `refsol.py`, which is NOT part of the pinned com
 is a post-pin, fork-side file (rushilcs/MedAgentBench d1f3b86, see the snapshot's MANIFEST.md). Its
 figures are the fork's reference solution's, not the pin's.
 
+BFCL (bfcl-eval from PyPI, the Berkeley Function Calling Leaderboard's checkers) has no profile: its
+graders are configured as a user would (`graders = [...]`, `BFCL_GRADERS` below), their parameters
+taking roles from their names; the line after its row counts the grader rules' findings (TL404: the
+multi-turn checker `eval`s the model's decoded calls behind a name denylist).
+
 AgentDojo is the PyPI release (agentdojo==0.1.35, installed into a cached venv; never into
-toollint's environment); tau2-bench and MedAgentBench come from the nearest `shared/benchmarks`
+toollint's environment), bfcl-eval likewise (its own files only, never run); tau2-bench and MedAgentBench come from the nearest `shared/benchmarks`
 above the project (or TOOLLINT_BENCHMARKS). A benchmark that cannot be had is skipped with a reason.
 """
 
@@ -25,12 +30,12 @@ import argparse
 import json
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpora import VenvError, ensure_agentdojo_venv, package_dir  # after the path tweak
-from recall import benchmarks_dir
+from _corpora import VenvError, ensure_agentdojo_venv, ensure_venv, package_dir  # after the path tweak
+from recall import _installed, benchmarks_dir
 
 from toollint.analysis.graders import GraderFact
 from toollint.engine import lint_paths
@@ -38,6 +43,13 @@ from toollint.settings import Settings
 
 BASES = ("reads_state", "reads_record", "gated_on_state", "no_state")
 PAPER = {"query": 150, "reads_record": 60, "gated_on_state": 90, "reads_state": 0}
+BFCL = "bfcl-eval==2026.3.23"
+BFCL_GRADERS = [f"bfcl_eval.eval_checker.{ref}" for ref in (
+    "multi_turn_eval.multi_turn_checker:multi_turn_checker",
+    "multi_turn_eval.multi_turn_checker:multi_turn_irrelevance_checker",
+    "ast_eval.ast_checker:ast_checker",
+    "agentic_eval.agentic_checker:agentic_checker",
+)]
 
 
 @dataclass(frozen=True)
@@ -47,16 +59,24 @@ class Graded:
     name: str
     graders: list[tuple[str, GraderFact]]  # (file, fact)
     tl401: list[tuple[str, int, str]]  # (file, line, grader)
+    smells: list[tuple[str, str, int, str]] = field(default_factory=list)  # TL402-TL405: (code, file, line, grader)
 
     def by_basis(self) -> Counter[str]:
         return Counter(fact.basis for _, fact in self.graders)
 
 
-def graded(name: str, target: Path) -> Graded:
-    result = lint_paths([str(target)], Settings(select=["TL4"]), jobs=1)
+def graded(name: str, target: Path, configured: list[str] | None = None) -> Graded:
+    result = lint_paths([str(target)], Settings(select=["TL4"], graders=configured or []), jobs=1)
     graders = [(r.path, g) for r in sorted(result.files, key=lambda r: r.path) for g in r.graders or []]
     found = [(f.path, f.line, str(f.properties.get("grader"))) for f in result.reported if f.code == "TL401"]
-    return Graded(name, graders, found)
+    smells = [(f.code, f.path, f.line, str(f.properties.get("grader"))) for f in result.reported
+              if f.code != "TL401"]
+    return Graded(name, graders, found, smells)
+
+
+def bfcl_dir() -> Path:
+    """The installed `bfcl_eval` package (its own files only: read, never run)."""
+    return _installed(ensure_venv("venv-graders-bfcl", [BFCL], no_deps=True), "bfcl_eval")
 
 
 def medagentbench_cases(root: Path, facts: list[tuple[str, GraderFact]]) -> dict[str, Counter[str]]:
@@ -76,25 +96,33 @@ def medagentbench_cases(root: Path, facts: list[tuple[str, GraderFact]]) -> dict
     return {"grader": per_grader, "class": per_class, "total": Counter(cases=len(cases), unmatched=unmatched)}
 
 
-def corpus() -> tuple[list[tuple[str, Path, Path | None]], list[str]]:
-    """(name, target, MedAgentBench root or None) for each benchmark here, and why any is missing."""
-    out: list[tuple[str, Path, Path | None]] = []
+Benchmark = tuple[str, Path, Path | None, list[str] | None]  # name, target, MedAgentBench root, graders
+
+
+def corpus() -> tuple[list[Benchmark], list[str]]:
+    """(name, target, MedAgentBench root or None, configured graders) for each benchmark here, and
+    why any is missing."""
+    out: list[Benchmark] = []
     missing: list[str] = []
     shared = benchmarks_dir()
     med = shared / "medagentbench"
     if (med / "src").is_dir():
-        out.append(("MedAgentBench 99260117 + fork refsol.py", med / "src", med))
+        out.append(("MedAgentBench 99260117 + fork refsol.py", med / "src", med, None))
     else:
         missing.append(f"MedAgentBench: no snapshot at {med}")
     try:
-        out.append(("AgentDojo 0.1.35", package_dir(ensure_agentdojo_venv(), "agentdojo"), None))
+        out.append(("AgentDojo 0.1.35", package_dir(ensure_agentdojo_venv(), "agentdojo"), None, None))
     except (VenvError, OSError) as exc:
         missing.append(f"AgentDojo: {str(exc).splitlines()[0]}")
     tau2 = shared / "tau2-bench" / "src" / "tau2"
     if tau2.is_dir():
-        out.append(("tau2-bench c3398666", tau2, None))
+        out.append(("tau2-bench c3398666", tau2, None, None))
     else:
         missing.append(f"tau2-bench: no snapshot at {tau2}")
+    try:
+        out.append((f"BFCL {BFCL.split('==')[1]} (configured)", bfcl_dir() / "eval_checker", None, BFCL_GRADERS))
+    except (VenvError, OSError) as exc:
+        missing.append(f"BFCL: {str(exc).splitlines()[0]}")
     return out, missing
 
 
@@ -108,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     header = f"{'benchmark':<40} {'graders':>8} " + " ".join(f"{b:>15}" for b in BASES) + f" {'TL401':>6}"
     print(header)
     print("-" * len(header))
-    for name, target, med in benchmarks:
-        g = graded(name, target)
+    for name, target, med, configured in benchmarks:
+        g = graded(name, target, configured)
         counts = g.by_basis()
         print(f"{name:<40} {len(g.graders):>8} " + " ".join(f"{counts[b]:>15}" for b in BASES) + f" {len(g.tl401):>6}")
         silent = [f for _, f in g.graders if f.basis == "reads_state" and any(t[2] == f.qualname for t in g.tl401)]
@@ -118,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
               f"crediting a write the record claims and reading it back (silent): {read_back}")
         for path, line, grader in g.tl401:
             print(f"    TL401 {Path(path).name}:{line} {grader}")
+        smells = Counter(code for code, _, _, _ in g.smells)
+        print("    TL402-TL405: " + (", ".join(f"{c} {n}" for c, n in sorted(smells.items())) or "none"))
+        if configured:
+            for code, path, line, grader in g.smells:
+                print(f"    {code} {Path(path).name}:{line} {grader}")
         if args.show:
             for path, fact in g.graders:
                 print(f"      {Path(path).name}:{fact.line} {fact.qualname} [{fact.basis}] {fact.why}")

@@ -105,6 +105,17 @@ def test_configured_graders_take_roles_from_parameter_names(tmp_path: Path) -> N
     assert [(f.code, f.line) for f in result.reported] == [("TL401", 2)]
 
 
+def test_a_configured_graders_longer_names_take_roles_from_their_words() -> None:
+    from toollint.analysis.graders import roles_by_name
+
+    fn = ast.parse("def check(multi_turn_model_result_list_decoded, multi_turn_ground_truth_list, agent_response,\n"
+                   "          expected_output, possible_answer, test_entry, final_state):\n    pass\n").body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    roles, _ = roles_by_name(fn)
+    assert roles == {"multi_turn_model_result_list_decoded": "record", "agent_response": "record",
+                     "final_state": "state"}  # gold (`expected_output`, `possible_answer`) and task data: none
+
+
 @pytest.mark.parametrize("value, message", [
     ('"checks:grade"', "'graders' in {} [tool.toollint] must be a list of strings, not a string"),
     ('["checks.grade"]', ("'graders' in {} [tool.toollint] entries must look like \"pkg.module:function\" or "
@@ -217,6 +228,23 @@ def test_agentdojo_empty_needle_in_the_banking_security_checks(agentdojo_src: Pa
     result = lint_paths([str(agentdojo_src / "default_suites" / "v1" / "banking")], Settings(select=["TL403"]))
     assert sorted((f.tool, f.line) for f in result.reported) == [
         ("InjectionTask0.security", 61), ("InjectionTask1.security", 107), ("InjectionTask3.security", 208)]
+
+
+def test_bfcl_multi_turn_checker_runs_the_models_calls_as_code() -> None:
+    """A real TL404 on code with no profile: BFCL's checkers configured as a user would."""
+    bench = _bench()
+    from _corpora import VenvError  # bench/ is on sys.path now
+
+    try:
+        target = bench.bfcl_dir() / "eval_checker"  # type: ignore[attr-defined]
+    except (VenvError, OSError) as exc:  # no PyPI here
+        pytest.skip(f"bfcl-eval not available: {str(exc).splitlines()[0]}")
+    graded = bench.graded("bfcl", target, bench.BFCL_GRADERS)  # type: ignore[attr-defined]
+    assert sorted(f.qualname for _, f in graded.graders) == [
+        "agentic_checker", "ast_checker", "multi_turn_checker", "multi_turn_irrelevance_checker"]
+    assert [(code, Path(path).name, grader) for code, path, _, grader in graded.smells] == [
+        ("TL404", "multi_turn_checker.py", "multi_turn_checker")]  # eval(func_call) in multi_turn_utils.py
+    assert graded.tl401 == []
 
 
 def test_tau2_graders_that_read_state_are_silent() -> None:

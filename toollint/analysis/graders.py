@@ -5,7 +5,8 @@ Graders are found like tools, with no configuration for the patterns the profile
 signature, the roles of its parameters) and by configuration: `graders = ["pkg.mod:func",
 "pkg.mod:Class.method"]` in `[tool.toollint]`, whose parameters take their roles from their names
 (`post_environment` is the live state, `pre_environment` the state before the run, `model_output`,
-`traces`, `messages`, `results` the agent's record; see `vocabulary.GRADER_*_PARAMS`). A function
+`traces`, `messages`, `results` the agent's record, and so is a longer name with a record word and
+no gold word, `model_result_list_decoded` but not `expected_output`; see `vocabulary.GRADER_*`). A function
 whose body only raises `NotImplementedError` (or is `...`) is an abstract grader, not one.
 
 `analyze_graders` gives every grader of a module with its flow (`toollint.analysis.grading`); the
@@ -23,7 +24,13 @@ from typing import TYPE_CHECKING
 from toollint.analysis.patterns import CompiledPatterns, GraderFunction, all_patterns
 from toollint.analysis.resolver import ModuleSource, base_name
 from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
-from toollint.analysis.vocabulary import GRADER_BEFORE_PARAMS, GRADER_RECORD_PARAMS, GRADER_STATE_PARAMS
+from toollint.analysis.vocabulary import (
+    GRADER_BEFORE_PARAMS,
+    GRADER_GOLD_WORDS,
+    GRADER_RECORD_PARAMS,
+    GRADER_RECORD_WORDS,
+    GRADER_STATE_PARAMS,
+)
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
@@ -106,9 +113,14 @@ def roles_by_name(fn: FunctionNode) -> tuple[dict[str, Role], frozenset[str]]:
                 factories.add(name)
         elif name in GRADER_BEFORE_PARAMS:
             roles[name] = "before"
-        elif name in GRADER_RECORD_PARAMS:
+        elif name in GRADER_RECORD_PARAMS or _record_words(name):
             roles[name] = "record"
     return roles, frozenset(factories)
+
+
+def _record_words(name: str) -> bool:
+    words = set(name.lower().split("_"))
+    return bool(words & GRADER_RECORD_WORDS) and not words & GRADER_GOLD_WORDS
 
 
 def _pattern_roles(fn: FunctionNode, marker: GraderFunction) -> tuple[dict[str, Role], frozenset[str]]:

@@ -184,6 +184,14 @@ GRADER_BEFORE_PARAMS = frozenset({"pre_environment", "pre_state", "initial_state
 GRADER_RECORD_PARAMS = frozenset({"model_output", "output", "traces", "trajectory", "full_trajectory", "messages",
                                   "history", "results", "result", "response", "transcript", "answer",
                                   "prediction", "completion", "tool_calls", "calls"})
+# ... and by the words of a longer name (`model_result_list_decoded`, `agent_response`): a name with
+# a record word is the record unless it also has a word of the gold side (`expected_output`,
+# `ground_truth_result`), which is task data.
+GRADER_RECORD_WORDS = frozenset({"output", "outputs", "result", "results", "response", "responses", "trajectory",
+                                 "traces", "messages", "history", "transcript", "answer", "answers",
+                                 "prediction", "predictions", "completion", "completions", "calls"})
+GRADER_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "reference", "ref", "target",
+                               "label", "labels", "solution", "oracle", "gt", "correct", "possible"})
 # Calls that read live state over HTTP: `requests.get(url)`, `httpx.get(url)`, `client.get(url)`.
 HTTP_READ_FUNCS = frozenset({"requests.get", "httpx.get", "urlopen", "urllib.request.urlopen", "requests.head"})
 HTTP_CLIENTS = frozenset({"session", "client", "http", "api", "requests", "httpx", "s", "sess", "async_client"})
