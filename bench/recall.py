@@ -2,7 +2,8 @@
 
     python bench/recall.py [--only NAME] [--show-unjudged] [--show-findings]
 
-Each code base is linted as a new user would (`toollint check --isolated`, no configuration): per
+Each code base is linted as a new user would (`toollint check --isolated`, no configuration; bfcl-eval,
+which no profile knows, with its checkers named in `graders = [...]` as its user would name them): per
 code base, files, tools found, writers among them, and findings per rule, each finding matched to a
 judgement recorded by reading the code (`bench/recall_judgements.json`: true / arguable / false,
 with a note). Per rule: precision = (true + arguable) / judged. A finding whose key has no
@@ -51,6 +52,7 @@ class CodeBase:
     name: str
     root: Path  # what the key's relative paths are relative to
     targets: tuple[Path, ...]
+    graders: tuple[str, ...] = ()  # configured as a user would (`graders = [...]`): no profile finds them
 
 
 def benchmarks_dir() -> Path:
@@ -84,6 +86,14 @@ def corpus() -> tuple[list[CodeBase], list[str]]:
             bases.append(CodeBase(f"{dist} {PACKAGES[dist]}", where.parent, (where / sub if sub else where,)))
     except (VenvError, OSError) as exc:
         missing.append(f"PyPI packages: {str(exc).splitlines()[0]}")
+    from graders import BFCL, BFCL_GRADERS, bfcl_dir  # here: bench/graders.py imports this module
+
+    try:
+        where = bfcl_dir()
+        bases.append(CodeBase(f"bfcl-eval {BFCL.split('==')[1]}", where.parent, (where / "eval_checker",),
+                              tuple(BFCL_GRADERS)))
+    except (VenvError, OSError) as exc:
+        missing.append(f"bfcl-eval: {str(exc).splitlines()[0]}")
     shared = benchmarks_dir()
     for name, root, target in (
         ("tau2-bench c3398666", "tau2-bench/src", "tau2-bench/src/tau2/domains"),
@@ -129,7 +139,8 @@ def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjud
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"]), jobs=1)
+        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders)),
+                            jobs=1)
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []
