@@ -151,14 +151,16 @@ class _Finder:
         self.any_name = _any_grader_name(tuple(p.pattern for _, p, _, _ in patterns.graders))
 
     def consider(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
-        qualname = f"{cls.name}.{fn.name}" if cls else fn.name
-        if qualname in self.configured:
-            roles, factories = roles_by_name(fn)
-            self.found.append(GraderInfo(fn, qualname, "configured", cls.name if cls else None, roles,
-                                         "configured in `graders`", factories))
-            return
+        if self.configured:
+            qualname = f"{cls.name}.{fn.name}" if cls else fn.name
+            if qualname in self.configured:
+                roles, factories = roles_by_name(fn)
+                self.found.append(GraderInfo(fn, qualname, "configured", cls.name if cls else None, roles,
+                                             "configured in `graders`", factories))
+                return
         if self.any_name is not None and not self.any_name.fullmatch(fn.name):
             return
+        qualname = f"{cls.name}.{fn.name}" if cls else fn.name
         candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
         if not candidates or _abstract(fn):
             return
@@ -203,7 +205,12 @@ def discover_graders(tree: ast.Module, settings: Settings | None = None, module_
 def analyze_graders(tree: ast.Module, index: FunctionIndex, settings: Settings | None = None,
                     module_name: str = "") -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
     """The module's graders with their flows computed, and those too complex to read (with why)."""
-    graders = discover_graders(tree, settings, module_name)
+    return evaluate_graders(discover_graders(tree, settings, module_name), index)
+
+
+def evaluate_graders(graders: list[GraderInfo], index: FunctionIndex) -> tuple[list[GraderInfo],
+                                                                               list[tuple[GraderInfo, str]]]:
+    """Each grader's flow computed, or why it could not be (too complex to read)."""
     ok: list[GraderInfo] = []
     skipped: list[tuple[GraderInfo, str]] = []
     for grader in graders:
@@ -272,5 +279,5 @@ def module_graders(module: ModuleSource, settings: Settings | None = None) -> li
     return found
 
 
-__all__ = ["GraderFact", "GraderInfo", "analyze_graders", "discover_graders", "grader_fact", "grader_flow",
-           "module_graders", "roles_by_name"]
+__all__ = ["GraderFact", "GraderInfo", "analyze_graders", "discover_graders", "evaluate_graders", "grader_fact",
+           "grader_flow", "module_graders", "roles_by_name"]

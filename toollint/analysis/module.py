@@ -67,11 +67,12 @@ class ModuleAnalysis:
 
     def _grader_analysis(self) -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
         if self._graders is None:
-            from toollint.analysis.graders import (
-                analyze_graders,  # a run that lints no grader never imports it
-            )
+            # imported here: a run whose rules never ask for graders never imports it
+            from toollint.analysis.graders import discover_graders, evaluate_graders
 
-            self._graders = analyze_graders(self.tree, self.index, self.settings, self.module_name)
+            found = discover_graders(self.tree, self.settings, self.module_name)
+            # the function index is built only for a module that has a grader
+            self._graders = evaluate_graders(found, self.index) if found else ([], [])
         return self._graders
 
     def grader_facts(self) -> list[GraderFact] | None:
