@@ -34,7 +34,7 @@ import builtins
 import enum
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
@@ -400,7 +400,7 @@ class _Walker:
         every question the walk asks of a statement looks at the same nodes."""
         found = self.node_lists.get(id(expr))
         if found is None:
-            found = self.node_lists[id(expr)] = list(_walk_expr(expr))
+            found = self.node_lists[id(expr)] = _walk_expr(expr)
         return found
 
     def of(self, expr: ast.AST | None) -> Taint:
@@ -850,7 +850,7 @@ class _Walker:
                 key = (node.lineno, node.id)
                 if key not in self.read_names:
                     self.read_names.add(key)
-                    self.read(node, _chain_around(expr, node))
+                    self.read(node, _chain_around(self.nodes(expr), node))
 
     # -- what TL402, TL403 and TL405 look for -------------------------------------------------------
     def observe_value(self, expr: ast.AST | None) -> None:
@@ -1011,22 +1011,25 @@ def _outcome_field(test: ast.expr) -> str | None:
     return None
 
 
-def _walk_expr(expr: ast.AST) -> Iterator[ast.AST]:
+def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     """Nodes of an expression, not descending into lambdas."""
+    out: list[ast.AST] = []
     stack = [expr]
     while stack:
         node = stack.pop()
-        yield node
+        out.append(node)
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, ast.Lambda):
                 stack.append(child)
+    return out
 
 
-def _chain_around(expr: ast.AST, name: ast.Name) -> ast.AST:
-    """The longest attribute/subscript chain in `expr` that starts at `name`: `post.slack.users`."""
+def _chain_around(nodes: list[ast.AST], name: ast.Name) -> ast.AST:
+    """The longest attribute/subscript chain among an expression's nodes that starts at `name`:
+    `post.slack.users`."""
     best: ast.AST = name
     best_depth = 0
-    for node in ast.walk(expr):
+    for node in nodes:
         if isinstance(node, (ast.Attribute, ast.Subscript)):
             base: ast.AST = node
             depth = 0
