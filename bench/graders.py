@@ -14,6 +14,10 @@ MedAgentBench's graders live in `refsol.py`, which is NOT part of the pinned com
 is a post-pin, fork-side file (rushilcs/MedAgentBench d1f3b86, see the snapshot's MANIFEST.md). Its
 figures are the fork's reference solution's, not the pin's.
 
+inspect-evals (PyPI) carries its own port of tau2-bench's domains (`inspect_evals/tau2`): the tau2
+grader patterns read it as code nobody here wrote, so its row shows whether the graders that read
+state stay silent there too.
+
 BFCL (bfcl-eval from PyPI, the Berkeley Function Calling Leaderboard's checkers) has no profile: its
 graders are configured as a user would (`graders = [...]`, `BFCL_GRADERS` below), their parameters
 taking roles from their names; the line after its row counts the grader rules' findings (TL404: the
@@ -44,6 +48,7 @@ from toollint.settings import Settings
 BASES = ("reads_state", "reads_record", "gated_on_state", "no_state")
 PAPER = {"query": 150, "reads_record": 60, "gated_on_state": 90, "reads_state": 0}
 BFCL = "bfcl-eval==2026.3.23"
+INSPECT_EVALS = "inspect-evals==0.26.0"
 BFCL_GRADERS = [f"bfcl_eval.eval_checker.{ref}" for ref in (
     "multi_turn_eval.multi_turn_checker:multi_turn_checker",
     "multi_turn_eval.multi_turn_checker:multi_turn_irrelevance_checker",
@@ -72,6 +77,11 @@ def graded(name: str, target: Path, configured: list[str] | None = None) -> Grad
     smells = [(f.code, f.path, f.line, str(f.properties.get("grader"))) for f in result.reported
               if f.code != "TL401"]
     return Graded(name, graders, found, smells)
+
+
+def inspect_evals_dir() -> Path:
+    """The installed `inspect_evals` package (its own files only: read, never run)."""
+    return _installed(ensure_venv("venv-graders-inspect-evals", [INSPECT_EVALS], no_deps=True), "inspect_evals")
 
 
 def bfcl_dir() -> Path:
@@ -119,6 +129,11 @@ def corpus() -> tuple[list[Benchmark], list[str]]:
         out.append(("tau2-bench c3398666", tau2, None, None))
     else:
         missing.append(f"tau2-bench: no snapshot at {tau2}")
+    try:
+        out.append((f"inspect-evals {INSPECT_EVALS.split('==')[1]} tau2 port", inspect_evals_dir() / "tau2", None,
+                    None))
+    except (VenvError, OSError) as exc:
+        missing.append(f"inspect-evals: {str(exc).splitlines()[0]}")
     try:
         out.append((f"BFCL {BFCL.split('==')[1]} (configured)", bfcl_dir() / "eval_checker", None, BFCL_GRADERS))
     except (VenvError, OSError) as exc:
