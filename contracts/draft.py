@@ -6,7 +6,9 @@ parameter becomes an `arg.*_draft` clause whose `falsy_legal` is inferred from i
 person writes the predicates (and drops the `_draft` suffix); nothing here invents them.
 
 Recognised docstring shapes: the summary sentence; reST fields (`:param x:`, `:raises E:`,
-`:return:`/`:returns:`); Google sections (`Args:`, `Checks:`, `Raises:`, `Returns:`).
+`:return:`/`:returns:`); Google sections (`Args:`, `Checks:`, `Raises:`, `Returns:`); tau2-style
+inline labels (`Checks: A, B.`, `Logic: ...`, `Warning: ...`) and sentences ("Requires ...",
+"Raises E if ..."). Each condition of a check or a declared error is its own `pre.*` draft.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ RETURNS = re.compile(r"^:returns?\s*:\s*(.*)$")
 GOOGLE_ARG = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 ERROR_WORDS = re.compile(r"not found|error|fail|invalid|denied|unknown|\b40[0-9]\b", re.IGNORECASE)
 GOOGLE_RAISE = re.compile(r"^([A-Z]\w*(?:\.\w+)*)\s*:\s*(.+)$")
+# "Checks: Line status must be Active, Customer owns the line." / "Logic: ..." / "Warning: ..." on one line.
+INLINE_LABEL = re.compile(r"^(Checks?|Requires?|Preconditions?|Logic|Effects?|Warnings?|Notes?)\s*:\s*(\S.*)$",
+                          re.IGNORECASE)
+REQUIRES = re.compile(r"^Requires\s+(?!:)(.+)$")  # "Requires the line to be active."
+RAISES_IF = re.compile(r"^Raises\s+([A-Z]\w*(?:\.\w+)*)\s+(?:if|when)\s+(.+)$")  # "Raises ValueError if ..."
+# Where one condition ends and the next begins (see `split_conditions`).
+CONDITION_BREAK = re.compile(r"(?i:,?\s+or\s+if\s+)|;\s*|(?<=[a-z0-9)])\.\s+(?=[A-Z])|,\s+(?=[A-Z])")
 
 
 class DraftError(Exception):
@@ -132,7 +141,32 @@ def _docstring_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str
     return out
 
 
+def split_conditions(text: str) -> list[str]:
+    """The separate conditions of one docstring item, each verbatim from it.
+
+    "Line status must be Active, Customer owns the line." is two checks (a comma before a capital
+    starts a new one; so do `;` and a sentence end); "If customer or line not found, or if line is
+    not active." is two error conditions (", or if"). A leading "If " is dropped; a comma inside one
+    condition ("customer, line, or plan not found") is kept.
+    """
+    parts = [p.strip() for p in CONDITION_BREAK.split(text) if p and p.strip()]
+    out = []
+    for part in parts:
+        part = re.sub(r"^(?:if|when)\s+", "", part, flags=re.IGNORECASE)
+        if re.search(r"[A-Za-z]", part):
+            out.append(part)
+    return out or [text]
+
+
 def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[DraftClause]:
+    """One draft per claim, in docstring order.
+
+    Preconditions come from a `Checks:`/`Requires:` section or inline label (each condition of an
+    item its own `pre.*`, see `split_conditions`), a "Requires ..." sentence, a "Raises E if ..."
+    sentence, and each condition of a `Raises:`/`:raises E:` entry (with `on_violation.raises`).
+    A `Logic:` label is an effect; a `Warning:`/`Note:` paragraph is read as commentary, not a claim.
+    When every declared error names one exception type, the checks' drafts declare it too.
+    """
     out: list[DraftClause] = []
     used: set[str] = set()
 
@@ -144,9 +178,18 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
         used.add(cid)
         out.append(DraftClause(cid, line, text, "docstring", dict(extra)))
 
+    def checks(text: str, line: int, i: int, raises: str | None = None) -> None:
+        for k, part in enumerate(split_conditions(text)):
+            violation: dict[str, object] = {"raises": raises} if raises else {"state": "unchanged"}
+            add("pre", part, line, f"check_{i}_{k}" if k else f"check_{i}", on_violation=violation)
+
     doc = _docstring_lines(fn, lines)
     section = "summary"
+    previous = 0
     for i, (line, text) in enumerate(doc):
+        if previous and line > previous + 1 and section in ("check", "note", "logic"):
+            section = "rest"  # a blank line ends an inline-labelled paragraph
+        previous = line
         m = SECTION.match(text)
         if m:
             section = m.group(1).lower().rstrip("s")
@@ -155,13 +198,34 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
             section = "param"
             continue  # parameter lines are quoted by their arg clauses
         if (r := RAISES.match(text)) is not None:
-            add("pre", r.group(2) or r.group(1), line, "raises", on_violation={"raises": r.group(1)})
+            for k, part in enumerate(split_conditions(r.group(2) or r.group(1))):
+                add("pre", part, line, f"raises_{k}" if k else "raises", on_violation={"raises": r.group(1)})
             section = "rest"
             continue
         if RETURNS.match(text):
             if not any(c.id.startswith("success") for c in out):
                 add("success", text, line, "success")
             section = "rest"
+            continue
+        if (label := INLINE_LABEL.match(text)) is not None:
+            kind, rest = label.group(1).lower(), label.group(2)
+            if kind.startswith(("check", "require", "precondition")):
+                checks(rest, line, i)
+                section = "check"
+            elif kind.startswith(("logic", "effect")):
+                add("eff", rest, line, f"effect_{i + 1}")
+                section = "logic"
+            else:  # Warning / Note: what the tool does not do is no claim it makes
+                section = "note"
+            continue
+        if section not in ("raise", "arg", "argument", "parameter") and (
+                (req := REQUIRES.match(text)) is not None):
+            checks(req.group(1), line, i)
+            continue
+        if section not in ("raise", "arg", "argument", "parameter") and (
+                (rif := RAISES_IF.match(text)) is not None):
+            for k, part in enumerate(split_conditions(rif.group(2))):
+                add("pre", part, line, f"raises_{k}" if k else "raises", on_violation={"raises": rif.group(1)})
             continue
         item = text.lstrip("-*• ").strip()
         if section == "summary":
@@ -173,14 +237,27 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
             # A sentence continuing a parameter's description is often a behavioural claim
             # ("The end time is automatically set to be two hours after the start").
             add("eff", item, line, f"effect_{i + 1}")
+        elif section == "logic":
+            add("eff", item, line, f"effect_{i + 1}")
         elif section == "check":
-            add("pre", item, line, f"check_{i}", on_violation={"state": "unchanged"})
+            checks(item, line, i)
         elif section == "raise":
             g = GOOGLE_RAISE.match(item)
             if g:
-                add("pre", g.group(2), line, f"raises_{i}", on_violation={"raises": g.group(1)})
+                for k, part in enumerate(split_conditions(g.group(2))):
+                    add("pre", part, line, f"raises_{i}_{k}" if k else f"raises_{i}",
+                        on_violation={"raises": g.group(1)})
         elif section in ("return", "yield") and not any(c.id.startswith("success") for c in out):
             add("success", item, line, "success")
+    declared = set()
+    for c in out:
+        violation = c.extra.get("on_violation")
+        if isinstance(violation, dict) and "raises" in violation:
+            declared.add(violation["raises"])
+    if len(declared) == 1:
+        for c in out:
+            if c.extra.get("on_violation") == {"state": "unchanged"}:
+                c.extra["on_violation"] = {"raises": next(iter(declared)), "state": "unchanged"}
     return out
 
 

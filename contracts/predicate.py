@@ -459,7 +459,9 @@ class Predicate:
         """The draft placeholder `True`."""
         return self.source.strip() == "True"
 
-    def evaluate(self, pre: Any, post: Any, args: Mapping[str, Any] | None, result: Any) -> bool:
+    def evaluate(self, pre: Any, post: Any, args: Mapping[str, Any] | None, result: Any, *,
+                 overrides: Mapping[str, Any] | None = None) -> bool:
+        """`overrides` replaces entries of the evaluation namespace (`contracts.bindings` traces reads)."""
         budget = _Budget()
         env: dict[str, Any] = {"__builtins__": {}}
         env.update(HELPERS)
@@ -469,6 +471,7 @@ class Predicate:
             # Roots go in globals: generator expressions are nested scopes and do not see eval's locals.
             "pre": wrap(pre), "post": wrap(post), "args": ArgsView(dict(args or {})), "result": wrap(result),
         })
+        env.update(overrides or {})
         try:
             value = eval(self.code, env)
         except PredicateTypeError:

@@ -33,11 +33,23 @@ def _escape(segment: str) -> str:
     return segment.replace("~", "~0").replace("/", "~1")
 
 
-def identity_field(before: Sequence[Any], after: Sequence[Any]) -> str | None:
-    """The field that identifies records in both list versions: `id`, else the shortest unique `*_id`.
+def singular(name: str) -> str:
+    """`lines` -> `line`, `companies` -> `company`, `addresses` -> `address` (for `<record>_id`)."""
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if name.endswith(("sses", "ches", "shes", "xes")):
+        return name[:-2]
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+
+
+def identity_field(before: Sequence[Any], after: Sequence[Any], name: str | None = None) -> str | None:
+    """The field that identifies records in both list versions: `id`, else the collection's own
+    `<record>_id` (`line_id` for `lines`, when `name` is the list's key), else the shortest unique `*_id`.
 
     Uniqueness is required within each side separately (a record may legitimately change while
-    keeping its id, so checking the union would wrongly reject the key).
+    keeping its id, so checking the union would wrongly reject the key). The collection's own field
+    comes before a shorter one: a line's `device_id` or an order's `user_id` may be unique by chance,
+    but it names another record, not this one.
     """
     items = list(before) + list(after)
     if not items or not all(isinstance(x, dict) for x in items):
@@ -45,7 +57,9 @@ def identity_field(before: Sequence[Any], after: Sequence[Any]) -> str | None:
     common = set(items[0])
     for x in items[1:]:
         common &= set(x)
-    candidates = sorted((k for k in common if k == "id" or k.endswith("_id")), key=lambda k: (k != "id", len(k), k))
+    own = f"{singular(name)}_id" if name else None
+    candidates = sorted((k for k in common if k == "id" or k.endswith("_id")),
+                        key=lambda k: (k != "id", k != own, len(k), k))
     for key in candidates:
         ok = True
         for side in (before, after):
@@ -84,7 +98,15 @@ def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None,
     return ops
 
 
-def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool) -> None:
+def key_segment(field: str | None, record: Any, index: int) -> str:
+    """The keyed segment naming one list element: `{line_id=L1009}`, or its position without a key.
+    Diffs (`/lines/{line_id=L1009}`) and witness bindings (`.lines{line_id=L1009}`) both use it."""
+    if field is not None and isinstance(record, dict) and field in record:
+        return "{" + field + "=" + _escape(str(record[field])) + "}"
+    return str(index)
+
+
+def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool, name: str | None = None) -> None:
     if a == b and type(a) is type(b) and (
             not strict or not isinstance(a, (dict, list)) or canonical_json(a) == canonical_json(b)):
         return
@@ -96,15 +118,15 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool) -> N
             elif key not in a:
                 ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[key]})
             else:
-                _diff(a[key], b[key], path + seg, ptr + seg, ops, strict)
+                _diff(a[key], b[key], path + seg, ptr + seg, ops, strict, str(key))
         return
     if isinstance(a, list) and isinstance(b, list):
-        key = identity_field(a, b)
+        key = identity_field(a, b, name)
         if key is not None:
             pos_a = {x[key]: i for i, x in enumerate(a)}
             pos_b = {x[key]: i for i, x in enumerate(b)}
             for ident in sorted(set(pos_a) | set(pos_b), key=str):
-                seg = "/{" + key + "=" + _escape(str(ident)) + "}"
+                seg = "/" + key_segment(key, {key: ident}, 0)
                 if ident not in pos_b:
                     ops.append({"op": "remove", "path": path + seg, "ptr": f"{ptr}/{pos_a[ident]}",
                                 "before": a[pos_a[ident]], "after": None})

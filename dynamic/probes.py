@@ -196,7 +196,7 @@ class Harvest:
         if isinstance(node, list):
             if name and all(not isinstance(v, (dict, list)) for v in node):
                 self.by_field.setdefault(name, []).append((node, path))  # the whole list, for array params
-            key = identity_field(node, node)
+            key = identity_field(node, node, name or None)
             for i, v in enumerate(node):
                 seg = f"{{{key}={v[key]}}}" if key else str(i)
                 # Elements of a scalar list are named after the list (`participants` -> one participant).
@@ -441,6 +441,7 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
     params = params_from_tool(tool_meta)
     harvest = Harvest.of(pristine)
     candidates = {name: _trim(harvest.values_for(p)) for name, p in params.items()}
+    _prepend_examples(candidates, tool_meta.get("examples"))
     pres = _PreEvaluator(contract.clauses_of("pre"), pristine, params)
     effective = varied_arguments(contract, params)
     origin = {name: {repr(v): o for v, o in cands} for name, cands in candidates.items()}
@@ -535,6 +536,20 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
     for p in probes:  # a violating probe is kept per clause; other duplicates are dropped
         unique.setdefault(p.key() + (p.clause or ""), p)
     return Plan(list(unique.values()), unreachable, happy_found, params, alternatives)
+
+
+def _prepend_examples(candidates: dict[str, list[tuple[Any, str]]], examples: Any) -> None:
+    """Calls the host declares legal (a benchmark's own gold actions) put their values first, in
+    order: the first example becomes the happy path's start, and the next ones the coherent
+    alternatives `_alternatives` moves every argument to at once. A record a call needs whole (a
+    list of flights with their dates, a payment that adds up) is there; no snapshot field holds it."""
+    for n, example in enumerate(reversed(examples if isinstance(examples, list) else [])):
+        if not isinstance(example, dict):
+            continue
+        for name, value in example.items():
+            if name in candidates:
+                pool = [c for c in candidates[name] if repr(c[0]) != repr(value)]
+                candidates[name] = [(value, f"example:{len(examples) - 1 - n}"), *pool]
 
 
 def _alternatives(happy: dict[str, Any], pools: dict[str, list[Any]], pres: _PreEvaluator,

@@ -9,65 +9,26 @@ read ("bindings"), the result, and the keyed state diff.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toollint.contracts.bindings import bindings as trace_bindings
+
 if TYPE_CHECKING:
+    from toollint.contracts.predicate import Predicate
     from toollint.dynamic.checker import ClauseResult, ProbeRun, ToolReport
 
 WITNESS_VERSION = 1
 MAX_BINDINGS = 8
 
 
-def bindings(paths: frozenset[str] | set[str], pre: Any, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Pre-state values at the predicate's paths, narrowed to the records the call's arguments name.
-
-    `paths` are canonical (`bank_account.scheduled_transactions[*].amount`); at each `[*]` we keep the
-    elements holding one of the argument values (the record `by(id=args.id)` selects), else the
-    first element, and render the path with keyed segments (`...scheduled_transactions{id=7}.amount`).
-    """
-    wanted = {repr(v) for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    out: list[dict[str, Any]] = []
-    for path in sorted(paths):
-        leaf = path.rsplit(".", 1)[-1]
-        if leaf in ("id", "id_") or leaf.endswith("_id"):
-            continue  # the record's key is already in the rendered path (`{id=7}`)
-        for expr, value in _resolve(pre, [p for p in re.split(r"\.|(?=\[\*\])", path) if p], "pre", wanted):
-            if not isinstance(value, (dict, list)):
-                out.append({"expr": expr, "value": value})
-            if len(out) >= MAX_BINDINGS:
-                return out
-    return out
-
-
-def _resolve(node: Any, parts: list[str], expr: str, wanted: set[str]) -> list[tuple[str, Any]]:
-    if not parts:
-        return [(expr, node)]
-    head, rest = parts[0], parts[1:]
-    if head == "[*]":
-        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
-        # The record the call addresses: an identity field (id, *_id, name) equal to an argument value.
-        picked = [(k, v) for k, v in items if isinstance(v, dict) and any(
-            repr(x) in wanted for f, x in v.items() if f in ("id", "id_", "name") or f.endswith("_id"))]
-        if not picked:
-            picked = [(k, v) for k, v in items if repr(k) in wanted or repr(str(k)) in wanted] or items[:1]
-        out: list[tuple[str, Any]] = []
-        for key, value in picked[:2]:
-            label = _key_label(value, key)
-            out.extend(_resolve(value, rest, f"{expr}{label}", wanted))
-        return out
-    if isinstance(node, dict) and head in node:
-        return _resolve(node[head], rest, f"{expr}.{head}", wanted)
-    return []
-
-
-def _key_label(value: Any, key: Any) -> str:
-    if isinstance(value, dict):
-        for field in ("id", *sorted(k for k in value if k.endswith("_id"))):
-            if field in value and not isinstance(value[field], (dict, list)):
-                return f"{{{field}={value[field]}}}"
-    return f"[{key!r}]"
+def bindings(predicate: Predicate | None, run: ProbeRun) -> list[dict[str, Any]]:
+    """The state values the predicate read on this run, under the keys it used (`contracts.bindings`):
+    `pre.agent_db.lines{line_id=L1003}.status` was `'Suspended'`."""
+    if predicate is None or run.pre is None:
+        return []
+    return trace_bindings(predicate, run.pre, run.post if run.post is not None else run.pre, run.args,
+                          run.result.get("value"), limit=MAX_BINDINGS)
 
 
 def call_text(tool: str, args: dict[str, Any], limit: int = 120) -> str:
@@ -90,7 +51,7 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
     changed = f"changed {n} path{'s' if n != 1 else ''}" if n else "changed nothing"
     where = ""
     if row.clause is not None and row.clause.predicate is not None:
-        b = bindings(row.clause.predicate.paths, run.pre, run.args)
+        b = bindings(row.clause.predicate, run)
         if b:
             where = " (where " + ", ".join(f"{x['expr']}={x['value']!r}" for x in b[:3]) + ")"
     error = run.result.get("error_type")
@@ -184,8 +145,7 @@ def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
         "partner": _run_json(row.partner) if row.partner is not None else None,
         "evaluation": {
             "detail": row.detail,
-            "bindings": bindings(clause.predicate.paths, row.run.pre, row.run.args)
-            if clause is not None and clause.predicate is not None else [],
+            "bindings": bindings(clause.predicate if clause is not None else None, row.run),
             "failing_probes": row.failing,
             "scored_probes": row.scored,
         },

@@ -1,5 +1,6 @@
-"""Shared fixtures. The real benchmark under test (agentdojo==0.1.35) is never installed into
-toollint's own environment: it is hosted in a venv of its own, created once and cached."""
+"""Shared fixtures. The real benchmarks under test are never installed into toollint's own
+environment: each is hosted in a venv of its own, created once and cached (agentdojo==0.1.35 from
+PyPI; tau2-bench's dependencies, with the pinned snapshot's own source on the host's sys.path)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from _corpora import AGENTDOJO, CACHE, VenvError, ensure_agentdojo_venv  # noqa: F401 - shared with bench/
+from _corpora import (  # noqa: F401 - shared with bench/
+    AGENTDOJO,
+    CACHE,
+    Unavailable,
+    VenvError,
+    ensure_agentdojo_venv,
+    ensure_tau2_venv,
+    tau2_root,
+)
 
 
 def _ensure_agentdojo_venv() -> Path:
@@ -41,3 +50,23 @@ def agentdojo_src(agentdojo_python: Path) -> Path:
 @pytest.fixture(scope="session")
 def toollint_python() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def tau2_checkout() -> Path:
+    """The tau2-bench checkout the tests read (`TOOLLINT_TAU2`, else the pinned shared snapshot)."""
+    try:
+        return tau2_root()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def tau2_python(tau2_checkout: Path) -> Path:
+    """The interpreter of a cached Python 3.12 venv holding tau2-bench's dependencies (not tau2)."""
+    try:
+        return ensure_tau2_venv()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    except VenvError as exc:
+        pytest.fail(str(exc))

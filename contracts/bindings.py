@@ -1,0 +1,281 @@
+"""Bindings: the state values a predicate really read, under the keys it really used.
+
+A witness says why a clause was false: `pre.agent_db.lines{line_id=L1003}.status` was `'Suspended'`.
+Guessing those paths from the predicate's canonical paths afterwards (`lines[*].status`) cannot know
+which element or key the predicate picked; a record has several `*_id` fields, and a dict keyed by
+cabin has three keys. So the predicate is evaluated once more with its state roots wrapped in views
+that carry their path, and every leaf read records the path it came through:
+
+- attribute `x.f` -> `.f`; a dict subscript `d[k]` (also `get(d, k)`) -> `['k']`;
+- a list element, by subscript, iteration or `rows()` -> the list's identity segment
+  (`{line_id=L1003}`, `dynamic.jsondiff.key_segment`, the same key the diff uses), else `[i]`;
+- `coll.by(f=v)` -> `{f=v}`: the fields the predicate selected with.
+
+A value read from `post` is shown with the value at the same path before the call (a write that did
+not happen reads the same in both), reads inside the records the call's arguments name come first,
+and identity fields are left out (the segment already shows them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toollint.contracts.predicate import (
+    _R_ATTR,
+    _R_BY,
+    Predicate,
+    PredicateTypeError,
+    View,
+    _attr,
+    _by,
+    unwrap,
+    wrap,
+)
+from toollint.dynamic.jsondiff import identity_field, key_segment
+
+MAX_BINDINGS = 8
+MAX_LIST = 8  # a list of scalars longer than this is not shown as a value
+
+
+# A path is a tuple of steps: ("attr", name), ("key", key), ("elem", field, value, index), ("by", fields).
+Step = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Read:
+    root: str  # pre / post
+    steps: tuple[Step, ...]
+    value: Any
+
+    @property
+    def expr(self) -> str:
+        return render(self.root, self.steps)
+
+
+def render(root: str, steps: tuple[Step, ...]) -> str:
+    out = root
+    for step in steps:
+        if step[0] == "attr":
+            out += f".{step[1]}"
+        elif step[0] == "key":
+            out += f"[{step[1]!r}]"
+        elif step[0] == "elem":
+            _, field, value, index = step
+            out += key_segment(field, {field: value}, index) if field is not None else f"[{index}]"
+        else:  # by
+            out += "{" + ",".join(f"{k}={v}" for k, v in step[1]) + "}"
+    return out
+
+
+class _Tracer:
+    def __init__(self) -> None:
+        self.reads: list[Read] = []
+
+    def leaf(self, root: str, steps: tuple[Step, ...], value: Any) -> None:
+        raw = unwrap(value)
+        if isinstance(raw, dict):
+            return
+        if isinstance(raw, list) and (len(raw) > MAX_LIST or any(isinstance(x, (dict, list)) for x in raw)):
+            return
+        self.reads.append(Read(root, steps, raw))
+
+
+class _Traced(View):
+    """A read-only view that knows the path it was reached by."""
+
+    __slots__ = ("_elems", "_root", "_steps", "_tracer")
+
+    def __init__(self, data: Any, root: str, steps: tuple[Step, ...], tracer: _Tracer,
+                 elems: list[tuple[Step, ...]] | None = None) -> None:
+        super().__init__(data)
+        object.__setattr__(self, "_root", root)
+        object.__setattr__(self, "_steps", steps)
+        object.__setattr__(self, "_tracer", tracer)
+        object.__setattr__(self, "_elems", elems)  # per-element paths of a derived list (rows, slices)
+
+    def child(self, value: Any, steps: tuple[Step, ...]) -> Any:
+        self._tracer.leaf(self._root, steps, value)  # a scalar, or a short list of scalars
+        if isinstance(value, (dict, list)):
+            return _Traced(value, self._root, steps, self._tracer)
+        return wrap(value)
+
+    def element_steps(self, index: int) -> tuple[Step, ...]:
+        if self._elems is not None:
+            return self._elems[index]
+        data = self.raw
+        field = _identity(data, self._steps)
+        record = data[index]
+        if field is not None and isinstance(record, dict):
+            return (*self._steps, ("elem", field, record[field], index))
+        return (*self._steps, ("elem", None, None, index))
+
+    def __getitem__(self, key: Any) -> Any:
+        data = self.raw
+        key = unwrap(key)
+        if isinstance(data, list) and isinstance(key, slice):
+            indices = list(range(len(data)))[key]
+            return _Traced(data[key], self._root, self._steps, self._tracer,
+                           [self.element_steps(i) for i in indices])
+        value = super().__getitem__(key)  # the type and range errors of the plain view
+        if isinstance(data, list):
+            return self.child(unwrap(value), self.element_steps(key if key >= 0 else len(data) + key))
+        return self.child(unwrap(value), (*self._steps, ("key", key)))
+
+    def __iter__(self) -> Iterator[Any]:
+        data = self.raw
+        if isinstance(data, dict):
+            return (wrap(k) for k in data)  # keys are values, not state reads
+        return (self.child(x, self.element_steps(i)) for i, x in enumerate(data))
+
+
+def _identity(data: list[Any], steps: tuple[Step, ...]) -> str | None:
+    name = next((s[1] for s in reversed(steps) if s[0] in ("attr", "key")), None)
+    return identity_field(data, data, str(name) if name is not None else None)
+
+
+def _traced_attr(obj: Any, name: str) -> Any:
+    if isinstance(obj, _Traced) and isinstance(obj.raw, dict) and name in obj.raw:
+        return obj.child(obj.raw[name], (*obj._steps, ("attr", name)))
+    return _attr(obj, name)
+
+
+def _traced_by(obj: Any, **fields: Any) -> Any:
+    found = _by(obj, **fields)
+    if found is None or not isinstance(obj, _Traced):
+        return found
+    want = tuple((k, unwrap(v)) for k, v in fields.items())
+    return _Traced(unwrap(found), obj._root, (*obj._steps, ("by", want)), obj._tracer)
+
+
+def _traced_rows(obj: Any) -> Any:
+    if isinstance(obj, _Traced) and isinstance(obj.raw, dict):
+        items = list(obj.raw.items())
+        return _Traced([v for _, v in items], obj._root, obj._steps, obj._tracer,
+                       [(*obj._steps, ("key", k)) for k, _ in items])
+    from toollint.contracts.predicate import HELPERS
+
+    return HELPERS["rows"](obj)
+
+
+def _traced_get(obj: Any, key: Any, default: Any = None) -> Any:
+    from toollint.contracts.predicate import HELPERS
+
+    if isinstance(obj, _Traced) and isinstance(obj.raw, dict):
+        raw_key = unwrap(key)
+        if isinstance(raw_key, (str, int, float, bool)) and raw_key in obj.raw:
+            return obj.child(obj.raw[raw_key], (*obj._steps, ("key", raw_key)))
+    return HELPERS["get"](obj, key, default)
+
+
+def _traced_one(obj: Any) -> Any:
+    items = list(_traced_rows(obj))
+    if len(items) != 1:
+        raise PredicateTypeError(f"one() needs exactly one element, got {len(items)}")
+    return items[0]
+
+
+def trace(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | None, result: Any) -> list[Read]:
+    """Every state leaf the predicate read on this data, in evaluation order (a type error stops the
+    evaluation; the reads made until then are returned)."""
+    tracer = _Tracer()
+    overrides = {
+        _R_ATTR: _traced_attr, _R_BY: _traced_by, "rows": _traced_rows, "get": _traced_get, "one": _traced_one,
+        "pre": _Traced(pre, "pre", (), tracer) if isinstance(pre, (dict, list)) else wrap(pre),
+        "post": _Traced(post, "post", (), tracer) if isinstance(post, (dict, list)) else wrap(post),
+    }
+    try:
+        predicate.evaluate(pre, post, args, result, overrides=overrides)
+    except PredicateTypeError:
+        pass
+    return tracer.reads
+
+
+def resolve(state: Any, steps: tuple[Step, ...]) -> tuple[bool, Any]:
+    """The value at `steps` in another snapshot (the pre-state of a post read): (found, value)."""
+    node = state
+    for step in steps:
+        if step[0] in ("attr", "key"):
+            if not isinstance(node, dict) or step[1] not in node:
+                return False, None
+            node = node[step[1]]
+        elif step[0] == "elem":
+            _, field, value, index = step
+            if not isinstance(node, list):
+                return False, None
+            if field is None:
+                if not 0 <= index < len(node):
+                    return False, None
+                node = node[index]
+            else:
+                node = next((x for x in node if isinstance(x, dict) and x.get(field) == value), _MISSING)
+                if node is _MISSING:
+                    return False, None
+        else:
+            rows = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+            node = next((x for x in rows if isinstance(x, dict) and all(
+                k in x and x[k] == v for k, v in step[1])), _MISSING)
+            if node is _MISSING:
+                return False, None
+    return True, node
+
+
+_MISSING = object()
+
+
+def bindings(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | None,
+             result: Any = None, limit: int = MAX_BINDINGS) -> list[dict[str, Any]]:
+    """`{"expr", "value"}` for the state the predicate read. Each `post` read is shown next to the value
+    at the same path before the call, and those pairs come first (a write that did not happen reads the
+    same in both), then reads in the records the arguments name; identity fields, and values the path
+    of another read already shows as a key, are left out."""
+    reads = trace(predicate, pre, post, args, result)
+    wanted = {repr(v) for v in (args or {}).values()
+              if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    order: dict[tuple[Step, ...], int] = {}
+    by_path: dict[tuple[str, tuple[Step, ...]], Any] = {}
+    for read in reads:
+        if _names_itself(read):
+            continue
+        order.setdefault(read.steps, len(order))
+        by_path.setdefault((read.root, read.steps), read.value)
+    for steps in list(order):
+        if ("post", steps) in by_path and ("pre", steps) not in by_path:
+            found, value = resolve(pre, steps)
+            if found and not isinstance(value, dict):
+                by_path[("pre", steps)] = value
+    # A value used as a key further on (`f.flight_number` in `flights['HAT1']`) is shown by that path.
+    keys_used = {repr(step[1]) for _, steps in by_path for step in steps if step[0] == "key"}
+    by_path = {k: v for k, v in by_path.items() if not (
+        k[1] and k[1][-1][0] == "attr" and not isinstance(v, list) and repr(v) in keys_used)}
+    paired = {steps for root, steps in by_path if root == "post" and ("pre", steps) in by_path}
+    ranked = sorted(by_path.items(), key=lambda kv: (kv[0][1] not in paired, not _addressed(kv[0][1], wanted),
+                                                     order[kv[0][1]], kv[0][0] != "pre"))
+    return [{"expr": render(root, steps), "value": value} for (root, steps), value in ranked[:limit]]
+
+
+def _names_itself(read: Read) -> bool:
+    """A read of the field that identifies its record (`l.line_id` under `{line_id=L1}`), or that
+    repeats the key it sits under (`reservations['ZFA04Y'].reservation_id`): the path already says it."""
+    steps = read.steps
+    if len(steps) < 2 or steps[-1][0] != "attr":
+        return False
+    leaf, parent = steps[-1][1], steps[-2]
+    if parent[0] == "elem":
+        return bool(parent[1] == leaf)
+    if parent[0] == "by":
+        return any(k == leaf for k, _ in parent[1])
+    return bool(parent[0] == "key" and read.value == parent[1])
+
+
+def _addressed(steps: tuple[Step, ...], wanted: set[str]) -> bool:
+    """Inside a record the call's arguments name (`{line_id=L1}`, `['ZFA04Y']`, `{id=7}`)."""
+    for step in steps:
+        if step[0] == "elem" and step[1] is not None and repr(step[2]) in wanted:
+            return True
+        if step[0] == "key" and repr(step[1]) in wanted:
+            return True
+        if step[0] == "by" and any(repr(v) in wanted for _, v in step[1]):
+            return True
+    return False
