@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _corpora import ensure_agentdojo_venv
+from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, tau2_root
 from toollint.contracts.loader import load_contracts
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
@@ -33,7 +33,10 @@ from toollint.settings import Settings
 
 # The cached interpreter each profile's tests use (bench/_corpora.py); a profile not listed here needs
 # --python NAME=PATH.
-CACHED_INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv}
+CACHED_INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv}
+# What a profile's run lints, for a benchmark checked out rather than installed: its adapter is told
+# the checkout from there (the profile's host_options), as `toollint check --confirm DIR` does.
+LINTED: dict[str, Callable[[], list[str]]] = {"tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]}
 
 
 @dataclass
@@ -58,7 +61,8 @@ def _interpreters(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def bench_profile(profile: Profile, python: str, jobs: int, repeat: int) -> ProfileFigures:
+def bench_profile(profile: Profile, python: str, jobs: int, repeat: int,
+                  linted: list[str] | None = None) -> ProfileFigures:
     figures = ProfileFigures(profile.name)
     contracts, errors = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
     for e in errors:
@@ -69,7 +73,8 @@ def bench_profile(profile: Profile, python: str, jobs: int, repeat: int) -> Prof
     for _ in range(max(1, repeat)):
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            run = run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile)
+            run = run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile,
+                              linted=linted or ())
             times.append(time.perf_counter() - start)
     wall = times[-1]
     print(f"  contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} variants")
@@ -80,11 +85,16 @@ def bench_profile(profile: Profile, python: str, jobs: int, repeat: int) -> Prof
         c["probes"] += len(r.runs)
         for row in r.clause_rows:
             c[row.verdict] += 1
+    capabilities = {str(r.hello.get("variant")): r.hello.get("capabilities") or {} for r in run.reports}
     for variant, c in sorted(by_variant.items()):
         rows = c["CONFORMS"] + c["VIOLATES"] + c["UNTESTABLE"] + c["FLAKY"]
+        timings = capabilities.get(variant, {}).get("timings_ms") or {}
+        reset = (f"  reset {capabilities[variant].get('reset')} ("
+                 + ", ".join(f"{k.removesuffix('_ms')} {v:.1f} ms" for k, v in sorted(timings.items())) + ")"
+                 if timings else "")
         print(f"  {variant:22s} tools {c['tools']:3d}  probes {c['probes']:4d}  rows {rows:4d}  "
               f"conforms {c['CONFORMS']:4d}  violates {c['VIOLATES']:3d}  untestable {c['UNTESTABLE']:3d}  "
-              f"flaky {c['FLAKY']:2d}")
+              f"flaky {c['FLAKY']:2d}{reset}")
     counts = run.counts()
     rows = sum(counts.values())
     share = counts["UNTESTABLE"] / rows if rows else 0.0
@@ -126,14 +136,19 @@ def main() -> int:
     for profile in profiles:
         print(f"=== {profile.name} ===")
         python = given.get(profile.name)
-        if python is None and profile.name in CACHED_INTERPRETERS:
-            python = str(CACHED_INTERPRETERS[profile.name]())
+        reason = f"no interpreter (pass --python {profile.name}=PATH)"
+        linted: list[str] = []
+        try:
+            if python is None and profile.name in CACHED_INTERPRETERS:
+                python = str(CACHED_INTERPRETERS[profile.name]())
+            linted = LINTED[profile.name]() if profile.name in LINTED else []
+        except Unavailable as exc:  # e.g. no tau2-bench checkout, or no Python 3.12 for it
+            python, reason = None, str(exc)
         if python is None:
-            reason = f"no interpreter (pass --python {profile.name}=PATH)"
             print(f"  skipped: {reason}")
             results.append(ProfileFigures(profile.name, skipped=reason))
             continue
-        results.append(bench_profile(profile, python, args.jobs, args.repeat))
+        results.append(bench_profile(profile, python, args.jobs, args.repeat, linted))
     print("\nprofile      tools  probes  clause rows  untestable  violations  wall s")
     for r in results:
         if r.skipped:

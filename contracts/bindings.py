@@ -74,12 +74,19 @@ class _Tracer:
         self.reads: list[Read] = []
 
     def leaf(self, root: str, steps: tuple[Step, ...], value: Any) -> None:
+        """Record a scalar, or a small list or dict of scalars (`options={'color': 'blue'}`): a dict
+        the predicate reads further into is dropped later (`bindings`), its fields say more."""
         raw = unwrap(value)
-        if isinstance(raw, dict):
-            return
-        if isinstance(raw, list) and (len(raw) > MAX_LIST or any(isinstance(x, (dict, list)) for x in raw)):
-            return
-        self.reads.append(Read(root, steps, raw))
+        if showable(raw):
+            self.reads.append(Read(root, steps, raw))
+
+
+def showable(value: Any) -> bool:
+    """A scalar, or a list or dict of at most MAX_LIST scalars."""
+    if not isinstance(value, (dict, list)):
+        return True
+    values = value.values() if isinstance(value, dict) else value
+    return len(value) <= MAX_LIST and not any(isinstance(x, (dict, list)) for x in values)
 
 
 class _Traced(View):
@@ -235,15 +242,16 @@ def bindings(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] 
               if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     order: dict[tuple[Step, ...], int] = {}
     by_path: dict[tuple[str, tuple[Step, ...]], Any] = {}
+    deeper = {(r.root, r.steps[:n]) for r in reads for n in range(len(r.steps))}
     for read in reads:
-        if _names_itself(read):
+        if _names_itself(read) or (isinstance(read.value, dict) and (read.root, read.steps) in deeper):
             continue
         order.setdefault(read.steps, len(order))
         by_path.setdefault((read.root, read.steps), read.value)
     for steps in list(order):
         if ("post", steps) in by_path and ("pre", steps) not in by_path:
             found, value = resolve(pre, steps)
-            if found and not isinstance(value, dict):
+            if found and showable(value):
                 by_path[("pre", steps)] = value
     # A value used as a key further on (`f.flight_number` in `flights['HAT1']`) is shown by that path.
     keys_used = {repr(step[1]) for _, steps in by_path for step in steps if step[0] == "key"}

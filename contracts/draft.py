@@ -6,7 +6,7 @@ parameter becomes an `arg.*_draft` clause whose `falsy_legal` is inferred from i
 person writes the predicates (and drops the `_draft` suffix); nothing here invents them.
 
 Recognised docstring shapes: the summary sentence; reST fields (`:param x:`, `:raises E:`,
-`:return:`/`:returns:`); Google sections (`Args:`, `Checks:`, `Raises:`, `Returns:`); tau2-style
+`:return:`/`:returns:`); Google sections (`Args:`, `Checks:`, `Raises:`, `Returns:`); one-line
 inline labels (`Checks: A, B.`, `Logic: ...`, `Warning: ...`) and sentences ("Requires ...",
 "Raises E if ..."). Each condition of a check or a declared error is its own `pre.*` draft.
 """

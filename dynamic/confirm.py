@@ -242,9 +242,10 @@ def path_tests(clause_path: str, named: str) -> bool:
     """Whether a clause reading `clause_path` tests the state path `named` a finding names: it reads
     that field or something inside it, or compares whole records holding it (`x[*]`). The two may
     differ by one leading state root (`db.lines[*].status` in the code, `lines[*].status` in a
-    snapshot of `db`)."""
+    snapshot of `db`), or each have their own (`db.flights[*]` in a toolkit's code, `agent_db.flights[*]`
+    in a snapshot holding the agent's and the user's DB)."""
     read, want = _segments(clause_path), _segments(named)
-    for r, w in ((read, want), (read[1:], want), (read, want[1:])):
+    for r, w in ((read, want), (read[1:], want), (read, want[1:]), (read[1:], want[1:])):
         if not r or not w or any(s == "[*]" for s in w[:1] + r[:1]):
             continue
         if _starts_with(r, w) or (r[-1] == "[*]" and _starts_with(w, r)):

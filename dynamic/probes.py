@@ -22,6 +22,7 @@ unreachable, and the reason says how far the search went.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -85,6 +86,10 @@ class Probe:
 
     def key(self) -> str:
         return repr(sorted(self.args.items(), key=lambda kv: kv[0]))
+
+
+# (snapshot, its harvest), newest first: `Harvest.of` reuses a walk by the snapshot's identity.
+_HARVESTS: list[tuple[Any, Harvest]] = []
 
 
 @dataclass
@@ -181,8 +186,15 @@ class Harvest:
 
     @classmethod
     def of(cls, state: Any) -> Harvest:
+        """The harvest of a snapshot; the tools of one host share its pristine snapshot, so the walk
+        (a second or more on a multi-megabyte state) is made once per snapshot, not once per plan."""
+        for seen, harvest in _HARVESTS:
+            if seen is state:
+                return harvest
         h = cls()
         h._walk(state, "", "")
+        _HARVESTS.insert(0, (state, h))
+        del _HARVESTS[4:]  # the pristine states of the hosts checked side by side
         return h
 
     def _walk(self, node: Any, name: str, path: str) -> None:
@@ -373,6 +385,7 @@ def _keyed_collection(node: dict[Any, Any]) -> bool:
     return all(isinstance(k, str) and not k.replace("_", "").isalpha() for k in node)
 
 
+@functools.lru_cache(maxsize=65536)
 def _shape(text: str) -> str:
     return re.sub(r"[A-Za-z]", "a", re.sub(r"\d", "9", text))
 

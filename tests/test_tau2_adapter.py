@@ -42,6 +42,8 @@ def test_hello_describes_the_agent_toolkit(telecom: Worker) -> None:
     assert "/user_db/surroundings/mobile_data_usage_exceeded" in hello["derived_paths"]
     assert hello["shims"] == ["uuid4", "random", "clock"]
     assert hello["capabilities"]["reset"] in ("copy", "rebuild")
+    schema = hello["state_schema"]
+    assert set(schema["properties"]) == {"agent_db", "user_db"} and "Line" in schema["$defs"]
     # Gold actions of the domain's tasks are offered as known-legal calls.
     assert {"customer_id", "line_id", "gb_amount"} <= set(tools["refuel_data"]["examples"][0])
 
@@ -123,7 +125,8 @@ def test_a_domain_whose_dependency_is_missing_says_which(tau2_python: Path, tau2
 
 
 @pytest.mark.parametrize("options, message", [
-    ({}, "tau2 adapter needs domain = one of airline, retail, telecom, mock, banking_knowledge, got ''"),
+    # The domains are the checkout's own (src/tau2/domains/*/environment.py).
+    ({}, "tau2 adapter needs domain = one of airline, banking_knowledge, mock, retail, telecom, got ''"),
     ({"domain": "bank"}, "got 'bank'"),
     ({"domain": "telecom", "toolkit": "admin"}, "toolkit must be agent or user, got 'admin'"),
     ({"domain": "telecom", "reset": "fast"}, "reset must be auto, rebuild or copy, got 'fast'"),

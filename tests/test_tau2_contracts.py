@@ -108,3 +108,43 @@ def test_the_adapter_block_example_in_the_docs_is_the_bundled_contract() -> None
     block = next(b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:] if "TelecomUserTools.make_payment" in b)
     bundled = (CONTRACTS / "telecom" / "make_payment.yaml").read_text().splitlines()
     assert all(line in bundled for line in block.strip().splitlines())
+
+
+SCHEMAS = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("tau2_adapter", sys.argv[2])
+adapter = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(adapter)
+out = {}
+for domain, toolkit in json.loads(sys.argv[1]):
+    env = importlib.import_module(f"tau2.domains.{domain}.environment").get_environment()
+    kit = env.tools if toolkit == "agent" else env.user_tools
+    out[f"{domain}/{toolkit}"] = adapter.state_schema(adapter._state_types(env))
+print(json.dumps(out))
+"""
+
+
+def test_every_state_path_a_predicate_reads_is_in_the_state_schema(tau2_python: Path, tau2_checkout: Path) -> None:
+    """A path a probe never reaches (the airplane-mode branch of toggle_wifi) is checked here, against
+    the JSON Schema of the snapshot the tau2 adapter takes (the domain's DB models), as its `hello`
+    reports it."""
+    import json
+    import os
+    import subprocess
+
+    from toollint.contracts.validator import schema_has_path
+
+    contracts = library()
+    variants = sorted({(c.adapter["domain"], c.adapter["toolkit"]) for c in contracts})
+    env = {**os.environ, "PYTHONPATH": str(tau2_checkout / "src"), "TAU2_DATA_DIR": str(tau2_checkout / "data"),
+           "PYTHONDONTWRITEBYTECODE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    adapter = CONTRACTS.parent / "adapter.py"
+    out = subprocess.run([str(tau2_python), "-c", SCHEMAS, json.dumps(variants), str(adapter)], capture_output=True,
+                         text=True, env=env, timeout=600, check=True)
+    schemas = json.loads(out.stdout.strip().splitlines()[-1])
+    missing = [(c.tool_name, clause.id, path) for c in contracts for clause in c.counted_clauses
+               if clause.predicate is not None for path in sorted(clause.predicate.paths)
+               if not schema_has_path(schemas[f"{c.adapter['domain']}/{c.adapter['toolkit']}"], path)]
+    assert missing == []
+    # The check can fail: a misspelt field is caught.
+    assert not schema_has_path(schemas["telecom/user"], "user_db.device.airplane_mod")

@@ -80,3 +80,18 @@ def test_requires_and_raises_if_sentences(tmp_path: Path) -> None:
 def test_split_conditions(text: str, parts: list[str]) -> None:
     assert split_conditions(text) == parts
     assert all(p in text for p in parts)  # verbatim, so each is a valid provenance quote
+
+
+def test_drafts_name_the_tau2_adapter_and_its_domain_and_toolkit(tau2_checkout: Path, tmp_path: Path) -> None:
+    from toollint.profiles import find_profile
+
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(draft_contract(REFUEL, [tau2_checkout / "src"]))
+    assert load_contract(agent).adapter == {"name": "tau2", "domain": "telecom", "toolkit": "agent"}
+    user = tmp_path / "user.yaml"
+    user.write_text(draft_contract("tau2.domains.telecom.user_tools:TelecomUserTools.toggle_airplane_mode",
+                                   [tau2_checkout / "src"]))
+    assert load_contract(user).adapter == {"name": "tau2", "domain": "telecom", "toolkit": "user"}
+    # ... an adapter that exists: --confirm starts it (it once said "adapter tau2 failed to start").
+    profile = find_profile("tau2")
+    assert profile is not None and profile.adapter_file is not None and profile.adapter_file.name == "adapter.py"

@@ -83,8 +83,20 @@ def test_lists_of_ids_and_positional_elements() -> None:
 def test_the_reads_are_the_evaluation_itself() -> None:
     reads = trace(compile_predicate("pre.agent_db.lines[1].status == 'Active' and pre.agent_db.lines[0].plan_id == 'x'"),
                   STATE, STATE, {}, None)
-    # `and` stopped at the first false operand: the second line was never read.
-    assert [r.expr for r in reads] == ["pre.agent_db.lines{line_id=L1003}.status"]
+    # `and` stopped at the first false operand: the other line was never read. (The record itself
+    # is a read too; `bindings` drops a dict the predicate read further into.)
+    assert [r.expr for r in reads] == ["pre.agent_db.lines{line_id=L1003}", "pre.agent_db.lines{line_id=L1003}.status"]
+    assert not any("L1001" in r.expr for r in reads)
+
+
+def test_a_small_dict_is_shown_whole_unless_read_further() -> None:
+    state = {"orders": {"#W1": {"items": [{"item_id": "I1", "options": {"color": "blue"}}]}},
+             "variants": {"I1": {"options": {"color": "red"}}}}
+    got = exprs("all(it.options == pre.variants[it.item_id].options for it in post.orders['#W1'].items)",
+                {}, state, state)
+    assert got == {"post.orders['#W1'].items{item_id=I1}.options": {"color": "blue"},
+                   "pre.variants['I1'].options": {"color": "red"},
+                   "pre.orders['#W1'].items{item_id=I1}.options": {"color": "blue"}}
 
 
 def test_the_diff_keys_a_list_by_the_collections_own_id() -> None:

@@ -1,8 +1,18 @@
-"""tau2-bench: tools are `@is_tool(ToolType.WRITE|READ|...)` methods of per-domain toolkit classes
-holding a pydantic DB in `self.db`; tasks are JSON files graded by `evaluation_criteria`.
+"""tau2-bench (verified on c3398666, tau2 1.0.1): tools are `@is_tool(ToolType.WRITE|READ|...)`
+methods of per-domain toolkit classes holding a pydantic DB in `self.db`, the agent's in
+`domains/<domain>/tools.py` and the user simulator's in `user_tools.py`; tasks are JSON files graded
+by `evaluation_criteria`.
 
-The host adapter (`adapter.py`) and the bundled contracts (`contracts/`) live beside this file; a
-path that does not exist yet counts as absent, so the profile is usable while it is filled in.
+- `adapter.py`: the host-side adapter (runs in tau2's own interpreter; stdlib + tau2 only): builds a
+  domain's environment through its own `get_environment()`, calls through `get_response`;
+- `contracts/<domain>/`: the bundled contracts, every state-mutating tool of airline, retail and
+  telecom, agent and user side;
+- `locate.py`: the checkout a linted file lies in, passed to the adapter as `root`, so
+  `toollint check --confirm TAU2/src/tau2/domains` needs no configuration;
+- `drafting.py`: the domain and toolkit `contracts draft` writes into a draft's `adapter:` block.
+
+tau2-bench is checked out, not installed: the adapter puts the checkout's `src/` on `sys.path` and
+points `TAU2_DATA_DIR` at its `data/`. The interpreter (`--python`) needs only tau2's dependencies.
 """
 
 from __future__ import annotations
@@ -15,10 +25,15 @@ HERE = Path(__file__).parent
 
 PROFILE = Profile(
     name="tau2",
-    description="tau2-bench domains (airline, retail, telecom, ...)",
+    description="tau2-bench domains (airline, retail, telecom, mock, banking_knowledge)",
     import_markers=("tau2",),
     path_markers=("*/tau2/domains/*",),
     adapter=HERE / "adapter.py",
     contracts_dir=HERE / "contracts",
     package="tau2",
+    variant_option="domain",
+    parts={
+        "host_options": "toollint.profiles.tau2.locate:host_options",
+        "draft_hints": "toollint.profiles.tau2.drafting:draft_hints",
+    },
 )

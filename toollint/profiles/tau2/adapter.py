@@ -2,7 +2,8 @@
 
 Loaded by path by `dynamic/host.py` inside the benchmark's own interpreter (Python 3.12+). Options:
 
-- ``domain``: airline, retail, telecom, mock or banking_knowledge (required);
+- ``domain``: one of the checkout's ``src/tau2/domains/*`` (1.0.1: airline, retail, telecom, mock,
+  banking_knowledge; required);
 - ``toolkit``: ``agent`` (the assistant's tools, the default) or ``user`` (the user simulator's);
 - ``root``: a tau2-bench checkout; its ``src/`` goes first on ``sys.path`` and ``TAU2_DATA_DIR``
   points at its ``data/``, so the code confirmed is exactly the code linted. Without it, an installed
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -40,7 +42,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-DOMAINS = ("airline", "retail", "telecom", "mock", "banking_knowledge")
+# The domains of tau2 1.0.1, for an installed tau2 whose package directory cannot be listed.
+DOMAINS = ("airline", "banking_knowledge", "mock", "retail", "telecom")
 TOOLKITS = {"agent": "assistant", "user": "user"}
 # Fields telecom's `sync_tools()` rewrites from the agent DB after every call.
 DERIVED: dict[str, list[str]] = {
@@ -56,8 +59,6 @@ class Tau2Adapter:
 
     def __init__(self, options: dict[str, Any], shims: Any) -> None:
         self.domain = str(options.get("domain") or "")
-        if self.domain not in DOMAINS:
-            raise ValueError(f"tau2 adapter needs domain = one of {', '.join(DOMAINS)}, got {self.domain!r}")
         self.toolkit_name = str(options.get("toolkit") or "agent")
         if self.toolkit_name not in TOOLKITS:
             raise ValueError(f"tau2 adapter toolkit must be agent or user, got {self.toolkit_name!r}")
@@ -67,11 +68,14 @@ class Tau2Adapter:
         self.task_id: str | None = options.get("task")
         self.want_examples = bool(options.get("examples", True))
         self.root = _setup_paths(options.get("root"))
-        _quiet_logging()
+        self.domains = _domains(self.root)
+        if self.domain not in self.domains:
+            raise ValueError(f"tau2 adapter needs domain = one of {', '.join(self.domains)}, got {self.domain!r}")
         try:
             module = importlib.import_module(f"tau2.domains.{self.domain}.environment")
         except ModuleNotFoundError as exc:
             raise self._missing(exc) from None
+        _quiet_logging()
         from tau2.data_model.message import ToolCall
 
         self.ToolCall = ToolCall
@@ -272,19 +276,17 @@ class Tau2Adapter:
                 "examples": examples.get(name, []),
             })
         try:
-            schema = {"type": "object", "properties": {
-                key: db.model_json_schema() for key, db in zip(("agent_db", "user_db"), self._dbs(env))
-                if db is not None}}
+            snapshot_schema: dict[str, Any] | None = state_schema(_state_types(env))
         except Exception:  # noqa: BLE001 - a schema is optional metadata
-            schema = None
+            snapshot_schema = None
         return {
             "adapter": "tau2",
             "variant": f"{self.domain}/{self.toolkit_name}" + (f"/task={self.task_id}" if self.task_id else ""),
             "benchmark_version": _dist_version(self.root),
-            "domains": list(DOMAINS),
+            "domains": list(self.domains),
             "root": self.root,
             "tools": tools,
-            "state_schema": schema,
+            "state_schema": snapshot_schema,
             "volatile_paths": [],
             "derived_paths": list(DERIVED.get(self.domain, [])),
             "capabilities": {"task_build": True, "user_tools": self.toolkit_name == "user",
@@ -331,7 +333,8 @@ class Tau2Adapter:
 def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Up to `limit` calls, each round the one that brings most values no chosen call has, an
     argument with few distinct values so far weighing most (both cancellation reasons, not six
-    orders cancelled for the same one); ties keep the task order."""
+    orders cancelled for the same one); on a tie the larger call (three items modified at once
+    exercise what one does not), then the task order."""
     chosen: list[dict[str, Any]] = []
     seen: dict[str, set[str]] = {}
     left = list(calls)
@@ -339,12 +342,17 @@ def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
         def gain(call: dict[str, Any]) -> float:
             return sum(1.0 / (1 + len(seen.get(k, ()))) for k, v in call.items() if repr(v) not in seen.get(k, ()))
 
-        best = max(range(len(left)), key=lambda i: (gain(left[i]), -i))
+        best = max(range(len(left)), key=lambda i: (gain(left[i]), _size(left[i]), -i))
         call = left.pop(best)
         chosen.append(call)
         for k, v in call.items():
             seen.setdefault(k, set()).add(repr(v))
     return chosen
+
+
+def _size(call: dict[str, Any]) -> int:
+    """How much a call asks for: its arguments, counting each element of a list argument."""
+    return sum(len(v) if isinstance(v, list) else 1 for v in call.values())
 
 
 def _capturing(bound: Callable[..., Any], captured: dict[str, Any]) -> Callable[..., Any]:
@@ -377,11 +385,25 @@ def _setup_paths(root: Any) -> str | None:
     return root
 
 
-def _quiet_logging() -> None:
-    """tau2 logs through loguru at DEBUG to stderr (the host's log); keep warnings and errors."""
+def _domains(root: str | None) -> tuple[str, ...]:
+    """The domains the benchmark defines: each `tau2/domains/<name>/` with an `environment.py`."""
+    base: str | None = os.path.join(root, "src", "tau2", "domains") if root else None
+    if base is None:
+        spec = importlib.util.find_spec("tau2")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        base = os.path.join(locations[0], "domains") if locations else None
     try:
-        from loguru import logger
-    except ImportError:
+        found = sorted(d for d in os.listdir(base or "") if os.path.isfile(os.path.join(base or "", d, "environment.py")))
+    except OSError:
+        found = []
+    return tuple(found) or DOMAINS
+
+
+def _quiet_logging() -> None:
+    """tau2 logs through loguru at DEBUG to stderr (the host's log); keep warnings and errors. The
+    logger is tau2's own, taken once tau2 has loaded it (the adapter imports only tau2)."""
+    logger = getattr(sys.modules.get("loguru"), "logger", None)
+    if logger is None:
         return
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
@@ -391,6 +413,26 @@ def _data_dir() -> str:
     from tau2.utils.utils import DATA_DIR
 
     return str(DATA_DIR)
+
+
+def _state_types(env: Any) -> dict[str, Any]:
+    """The DB model of each part of the snapshot (`_state`)."""
+    types = {"agent_db": type(env.tools.db)}
+    user_db = getattr(env.user_tools, "db", None) if env.user_tools is not None else None
+    if user_db is not None:
+        types["user_db"] = type(user_db)
+    return types
+
+
+def state_schema(types: dict[str, Any]) -> dict[str, Any]:
+    """One JSON Schema of the snapshot: a property per DB, their `$defs` gathered at the root, where
+    `$ref`s resolve (a model both DBs define is the same model)."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "$defs": {}}
+    for key, model in types.items():
+        sub = model.model_json_schema()
+        schema["$defs"].update(sub.pop("$defs", {}))
+        schema["properties"][key] = sub
+    return schema
 
 
 def _state(dbs: tuple[Any, Any]) -> dict[str, Any]:
