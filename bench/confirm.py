@@ -2,13 +2,16 @@
 rows it leaves UNTESTABLE (targets: under 60 s on 2 cores per profile, worker start-up paid once per
 variant plus one fresh worker per variant for confirmation; under 10% UNTESTABLE).
 
-    python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N]
+    python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N] [--sandbox-overhead]
 
 Each profile runs in its benchmark's own interpreter: `--python NAME=PATH`, else the cached venv the
 tests use for it (created on first use), else the profile is skipped with a line saying so. Prints,
 per profile and per variant: tools, probes, clause rows by verdict, the untestable share (each
 untestable row named with its reason), the violations found and the wall time; then one line per
-profile side by side.
+profile side by side. With --sandbox-overhead, each profile's check is also run with predicates
+evaluated in toollint's own process (no hard limits), alternating with sandboxed runs, and the line
+says what the predicate sandbox (contracts/sandbox.py) costs: the wall-time ratio, the evaluations
+and the round trips they took.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, tau2_root
+from toollint.contracts import sandbox
 from toollint.contracts.loader import load_contracts
+from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
 from toollint.profiles import Profile, all_profiles, get_profile
@@ -120,6 +125,51 @@ def bench_profile(profile: Profile, python: str, jobs: int, repeat: int,
     return figures
 
 
+class InProcess:
+    """What the checker did before the sandbox: every predicate in toollint's own process."""
+
+    requests = evaluations = started = 0
+
+    def evaluate_many(self, predicates, pre, post, args, result):  # type: ignore[no-untyped-def]
+        out = []
+        for p in predicates:
+            try:
+                out.append(p.evaluate(pre, post, args, result))
+            except PredicateTypeError as exc:
+                out.append(exc)
+        self.requests += 1
+        self.evaluations += len(out)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def sandbox_overhead(profile: Profile, python: str, jobs: int, repeat: int) -> None:
+    """The same --confirm-all, sandboxed and in-process runs alternating, best of `repeat` each."""
+    contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
+    settings = Settings(confirm={"jobs": jobs} if jobs else {}, benchmark=profile.name)
+    walls: dict[str, list[float]] = {"sandbox": [], "in-process": []}
+    counts = (0, 0, 0)
+    for _ in range(max(1, repeat)):
+        for mode in ("sandbox", "in-process"):
+            pool = sandbox.Sandbox() if mode == "sandbox" else InProcess()
+            sandbox._DEFAULT[:] = [pool]  # type: ignore[list-item]
+            with tempfile.TemporaryDirectory() as tmp:
+                start = time.perf_counter()
+                run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile)
+                walls[mode].append(time.perf_counter() - start)
+            if mode == "sandbox":
+                counts = (pool.requests, pool.evaluations, pool.started)
+            pool.close()
+    sandbox._DEFAULT[:] = []
+    best = {mode: min(w) for mode, w in walls.items()}
+    requests, evaluations, started = counts
+    print(f"  sandbox overhead (best of {max(1, repeat)}): wall {best['sandbox']:.1f} s sandboxed vs "
+          f"{best['in-process']:.1f} s in-process = {best['sandbox'] / best['in-process']:.2f}x; "
+          f"{evaluations} evaluations in {requests} round trips, {started} sandbox worker(s) started")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", action="append", default=[], metavar="NAME",
@@ -128,6 +178,8 @@ def main() -> int:
                         help="the interpreter of a profile's benchmark venv")
     parser.add_argument("--jobs", type=int, default=0, help="variants checked side by side (0: one per CPU)")
     parser.add_argument("--repeat", type=int, default=1, help="runs to time (the best is reported too)")
+    parser.add_argument("--sandbox-overhead", action="store_true",
+                        help="also time each profile with predicates evaluated in-process, and print the ratio")
     args = parser.parse_args()
     given = _interpreters(args.python)
     profiles = [get_profile(n) for n in args.profile] or [
@@ -149,6 +201,8 @@ def main() -> int:
             results.append(ProfileFigures(profile.name, skipped=reason))
             continue
         results.append(bench_profile(profile, python, args.jobs, args.repeat, linted))
+        if args.sandbox_overhead:
+            sandbox_overhead(profile, python, args.jobs, args.repeat)
     print("\nprofile      tools  probes  clause rows  untestable  violations  wall s")
     for r in results:
         if r.skipped:

@@ -26,6 +26,7 @@ from toollint.contracts.model import (
     Source,
 )
 from toollint.contracts.predicate import ForbiddenPredicate, Predicate, compile_predicate
+from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 
 SCHEMA_FILE = Path(__file__).with_name("contract.schema.json")
@@ -90,22 +91,49 @@ def _scalar_content_pos(node: yaml.Node, text_lines: list[str]) -> tuple[int, in
     return line, col
 
 
+MAX_YAML_DEPTH = 64  # a contract is a few levels deep; far deeper nesting is a malformed (or hostile) file
+
+
 class _PositionLoader(yaml.SafeLoader):
     def __init__(self, stream: str, path: str) -> None:
         super().__init__(stream)
         self.path = path
         self.text_lines = stream.splitlines()
+        self.depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(AliasEvent):
             event = self.peek_event()
             raise ContractError("TL300", self.path, event.start_mark.line + 1,
                                 "YAML aliases (*name) are not supported in contracts", event.start_mark.column + 1)
-        node = super().compose_node(parent, index)
+        # PyYAML composes recursively: 100k nested brackets overflowed the stack (RecursionError) and
+        # ended the whole run. Stop at a depth no contract needs, with the position.
+        self.depth += 1
+        try:
+            if self.depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark
+                raise ContractError("TL300", self.path, mark.line + 1,
+                                    f"YAML nested more than {MAX_YAML_DEPTH} levels deep", mark.column + 1)
+            node = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
         if node is not None and getattr(node, "anchor", None):
             raise ContractError("TL300", self.path, node.start_mark.line + 1,
                                 "YAML anchors (&name) are not supported in contracts", node.start_mark.column + 1)
         return node
+
+    def construct_scalar(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
+        value = super().construct_scalar(node)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                # A `"\udcff"` escape makes a lone surrogate: no character, so no output format (text,
+                # JSON, SARIF, a Python predicate) can carry it. Refuse it where it is written.
+                line, col = _scalar_content_pos(node, self.text_lines)
+                raise ContractError("TL300", self.path, line, f"the string holds {value[exc.start]!r}, an unpaired "
+                                    "surrogate escape, which is not a character", col) from None
+        return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:  # type: ignore[override]
         out = LineDict()
@@ -173,6 +201,8 @@ def read_yaml(path: Path, display: str | None = None) -> Any:
         raise ContractError("TL300", shown, line, message, col) from None
     except yaml.YAMLError as exc:
         raise ContractError("TL300", shown, 1, f"invalid YAML: {exc}") from None
+    except RecursionError:  # nesting the depth check does not see (e.g. inside a flow scalar's parser)
+        raise ContractError("TL300", shown, 1, "YAML nested too deeply to read") from None
     finally:
         loader.dispose()
 
@@ -273,9 +303,19 @@ def _label(key: str, value: Any) -> str:
 
 
 def parse_contract(path: Path | str, display: str | None = None) -> tuple[Contract | None, list[ContractError]]:
-    """Every loader-level problem of one file (YAML, schema, predicates, ids), and the contract when usable."""
-    path = Path(path)
+    """Every loader-level problem of one file (YAML, schema, predicates, ids), and the contract when usable.
+
+    Never raises: a file that breaks the loader in a way no check foresaw is reported as TL300 on
+    that file, so one malformed contract never ends a run that has others to check.
+    """
     shown = display or str(path)
+    try:
+        return _parse_contract(Path(path), shown)
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
+        return None, [ContractError("TL300", shown, 1, f"cannot load the contract ({type(exc).__name__}: {exc})")]
+
+
+def _parse_contract(path: Path, shown: str) -> tuple[Contract | None, list[ContractError]]:
     try:
         data = read_yaml(path, shown)
     except ContractError as exc:
@@ -368,6 +408,10 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
             predicate = compile_predicate(source, filename=shown, line=pline, col=pcol)
         except ForbiddenPredicate as exc:
             errors.append(ContractError("TL302", shown, exc.line, f"{cid}: {exc.message}", exc.col, clause=cid))
+        else:
+            costly = cost_problem(predicate.source)  # a constant part over a bound: costly on any data
+            if costly is not None:
+                errors.append(ContractError("TL302", shown, pline, f"{cid}: {costly}", pcol, clause=cid))
 
     on_violation = None
     if "on_violation" in raw:

@@ -19,9 +19,13 @@ Pure helpers: any all len sum min max abs round sorted set list tuple str int fl
 (on the type names str int float bool list dict NoneType), plus `rows keys get one approx iso
 timestamp`. `args.x` reads None when the argument was not passed.
 
-Work is bounded: exponent and repetition sizes, the total number of comprehension iterations per
-evaluation and its wall-clock time (checked between iterations) are capped; exceeding a cap raises
-`PredicateBudgetError` (a `PredicateTypeError`).
+Work is bounded by a cost model checked before each costly step: exponent, product and `round()`
+sizes, the size of every string and list built (repetition, concatenation, `str()`, slices, `rows`,
+`list`, `sorted`, ... all count against one budget per evaluation), the total number of
+comprehension iterations and the wall-clock time (checked between iterations). Exceeding a bound
+raises `PredicateBudgetError` (a `PredicateTypeError`). That model runs in whatever process calls
+`evaluate`; `toollint.contracts.sandbox` evaluates under hard, kernel-enforced memory and CPU limits
+as well, and the checker, the probe planner and replay evaluate there.
 
 `Predicate.paths` are the canonical state paths the predicate reads, in the format
 `toollint.analysis` uses: environment field names joined by dots, element selection as `[*]`, the
@@ -33,6 +37,7 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -48,7 +53,10 @@ MAX_ITERATIONS = 200_000  # comprehension steps per evaluation, all comprehensio
 MAX_SEQUENCE = 100_000  # elements/characters a repetition may produce
 MAX_POW_BITS = 4096  # bits an integer power may produce
 MAX_EXPONENT = 1024  # for float powers
-MAX_SECONDS = 5.0  # wall clock per evaluation, checked between comprehension steps
+MAX_SECONDS = 3.0  # wall clock per evaluation, checked between comprehension steps (the sandbox kills at 4 s)
+MAX_BUILT = 8_000_000  # characters and elements all the strings and lists one evaluation builds may hold
+MAX_INT_BITS = 4096  # bits an integer product may have (repeated squaring doubles them per step)
+MAX_ROUND_DIGITS = 1000  # |ndigits| of round(): round(1, -3 * 10**7) computes 10 ** 30000000
 
 TYPE_NAMES: dict[str, type | tuple[type, ...]] = {
     "str": str,
@@ -184,11 +192,31 @@ def _type_name(value: Any) -> str:
 
 
 class _Budget:
-    __slots__ = ("deadline", "steps")
+    """The work one evaluation may do: comprehension steps, wall-clock time, items built."""
+
+    __slots__ = ("built", "deadline", "steps")
 
     def __init__(self) -> None:
         self.steps = 0
+        self.built = 0
         self.deadline = time.monotonic() + MAX_SECONDS
+
+    def charge(self, items: int, what: str) -> None:
+        """Count `items` characters or elements about to be built; over MAX_BUILT it is refused."""
+        self.built += items
+        if self.built > MAX_BUILT:
+            raise PredicateBudgetError(f"{what} would bring what this evaluation built to {self.built} "
+                                       f"characters/elements (cap {MAX_BUILT})")
+
+
+_current = threading.local()  # the budget of the evaluation running on this thread
+
+
+def _budget() -> _Budget:
+    budget = getattr(_current, "budget", None)
+    if budget is None:  # a helper called outside an evaluation (tests): a budget of its own
+        budget = _current.budget = _Budget()
+    return budget  # type: ignore[no-any-return]
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -224,6 +252,7 @@ def _by(obj: Any, **fields: Any) -> Any:
 def _rows(obj: Any) -> Any:
     data = unwrap(obj)
     if isinstance(data, dict):
+        _budget().charge(len(data), "rows()")
         return View(list(data.values()))
     if isinstance(data, list):
         return View(data)
@@ -233,6 +262,7 @@ def _rows(obj: Any) -> Any:
 def _keys(obj: Any) -> Any:
     data = unwrap(obj)
     if isinstance(data, dict):
+        _budget().charge(len(data), "keys()")
         return View(list(data.keys()))
     raise PredicateTypeError(f"keys() needs a dict, got {_type_name(obj)}")
 
@@ -307,8 +337,14 @@ def _mul(a: Any, b: Any) -> Any:
         if n is not None and isinstance(count, int):
             if n * max(count, 0) > MAX_SEQUENCE:
                 raise PredicateBudgetError(f"repetition would produce {n * count} items (cap {MAX_SEQUENCE})")
+            _budget().charge(n * max(count, 0), "a repetition")
             return wrap(unwrap(seq) * count)
-    return unwrap(a) * unwrap(b)
+    a, b = unwrap(a), unwrap(b)
+    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        # Squaring in nested comprehensions doubles the bits per level: 20 levels made a 400 MB integer.
+        raise PredicateBudgetError(f"a product of {a.bit_length()}- and {b.bit_length()}-bit integers is too "
+                                   f"large (cap {MAX_INT_BITS} bits)")
+    return a * b
 
 
 def _pow(a: Any, b: Any) -> Any:
@@ -328,7 +364,74 @@ def _mod(a: Any, b: Any) -> Any:
 
 
 def _add(a: Any, b: Any) -> Any:
-    return wrap(unwrap(a) + unwrap(b))
+    a, b = unwrap(a), unwrap(b)
+    if isinstance(a, (str, list, tuple)) and isinstance(b, (str, list, tuple)):
+        _budget().charge(len(a) + len(b), "a concatenation")  # `x + x` nested doubles per level
+    return wrap(a + b)
+
+
+def _slice(obj: Any, lower: Any, upper: Any, step: Any) -> Any:
+    """`x[a:b:c]`: a copy, so it counts against the budget (a slice per iteration of a loop adds up)."""
+    key = slice(unwrap(lower), unwrap(upper), unwrap(step))
+    if isinstance(obj, View):
+        out = obj[key]
+    elif isinstance(obj, (str, list, tuple)):
+        try:
+            out = wrap(obj[key])
+        except TypeError as exc:
+            raise PredicateTypeError(f"bad slice: {exc}") from None
+    else:
+        raise PredicateTypeError(f"cannot slice {_type_name(obj)}")
+    _budget().charge(_seq_len(out) or 0, "a slice")
+    return out
+
+
+def _round(*a: Any) -> Any:
+    values = [unwrap(x) for x in a]
+    if len(values) == 2 and isinstance(values[1], int) and abs(values[1]) > MAX_ROUND_DIGITS:
+        raise PredicateBudgetError(f"round() to {values[1]} digits is too costly (cap {MAX_ROUND_DIGITS})")
+    return round(*values)
+
+
+def repr_size(value: Any, cap: int) -> int:
+    """A lower estimate of `len(str(value))` for JSON-like data, walked without recursion and
+    stopped once it passes `cap` (so a list of 100k references to one 100k-character string is not
+    walked to the end)."""
+    size = 0
+    todo = [value]
+    while todo:
+        item = unwrap(todo.pop())
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, bool) or item is None:
+            size += 5
+        elif isinstance(item, int):
+            size += item.bit_length() * 30103 // 100000 + 2
+        elif isinstance(item, float):
+            size += 8
+        elif isinstance(item, dict):
+            size += 2 + 4 * len(item)
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            size += 2 + 2 * len(item)
+            todo.extend(item)
+        else:
+            size += 16
+        if size > cap:
+            return size
+    return size
+
+
+def _str(value: Any = "") -> Any:
+    raw = unwrap(value)
+    budget = _budget()
+    if isinstance(raw, (dict, list, tuple, set, frozenset)):
+        budget.charge(repr_size(raw, MAX_BUILT - budget.built + 1), "str()")
+    out = str(raw)
+    if not isinstance(raw, str):
+        budget.charge(len(out) // 4, "str()")  # escapes the estimate did not see
+    return out
 
 
 def _make_iter(budget: _Budget) -> Callable[[Any], Iterator[Any]]:
@@ -357,15 +460,21 @@ def _unwrapping(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _sorted(values: Any) -> Any:
-    return View(sorted(unwrap(x) for x in (values if isinstance(values, (View, Iterator)) else unwrap(values))))
+    out = sorted(unwrap(x) for x in (values if isinstance(values, (View, Iterator)) else unwrap(values)))
+    _budget().charge(len(out), "sorted()")
+    return View(out)
 
 
 def _set(values: Any = ()) -> set[Any]:
-    return {unwrap(x) for x in values}
+    out = {unwrap(x) for x in values}
+    _budget().charge(len(out), "set()")
+    return out
 
 
 def _list(values: Any = ()) -> Any:
-    return View([unwrap(x) for x in values])
+    out = [unwrap(x) for x in values]
+    _budget().charge(len(out), "list()")
+    return View(out)
 
 
 def _len(value: Any) -> int:
@@ -394,12 +503,12 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "min": _num_reduce(min),
     "max": _num_reduce(max),
     "abs": _unwrapping(abs),
-    "round": _unwrapping(round),
+    "round": _round,
     "sorted": _sorted,
     "set": _set,
     "list": _list,
     "tuple": _list,
-    "str": _unwrapping(str),
+    "str": _str,
     "int": _unwrapping(int),
     "float": _unwrapping(float),
     "bool": _unwrapping(bool),
@@ -420,8 +529,8 @@ _COLLECTION_HELPERS = {"rows"}  # the same collection, iterable as a list (`keys
 METHODS = {"by"}  # the only call allowed on an attribute: `coll.by(field=value)`
 
 # Reserved names the rewriter introduces; source names may not start with `_`, so these are unreachable.
-_R_ATTR, _R_BY, _R_MUL, _R_POW, _R_MOD, _R_ADD, _R_ITER = (
-    "__attr", "__by", "__mul", "__pow", "__mod", "__add", "__iter")
+_R_ATTR, _R_BY, _R_MUL, _R_POW, _R_MOD, _R_ADD, _R_ITER, _R_SLICE = (
+    "__attr", "__by", "__mul", "__pow", "__mod", "__add", "__iter", "__slice")
 
 
 # --- the grammar ---------------------------------------------------------------------------------------
@@ -467,18 +576,24 @@ class Predicate:
         env.update(HELPERS)
         env.update({
             _R_ATTR: _attr, _R_BY: _by, _R_MUL: _mul, _R_POW: _pow, _R_MOD: _mod, _R_ADD: _add,
-            _R_ITER: _make_iter(budget),
+            _R_ITER: _make_iter(budget), _R_SLICE: _slice,
             # Roots go in globals: generator expressions are nested scopes and do not see eval's locals.
             "pre": wrap(pre), "post": wrap(post), "args": ArgsView(dict(args or {})), "result": wrap(result),
         })
         env.update(overrides or {})
+        outer = getattr(_current, "budget", None)
+        _current.budget = budget
         try:
             value = eval(self.code, env)
         except PredicateTypeError:
             raise
+        except MemoryError:
+            raise PredicateBudgetError("evaluation ran out of memory") from None
         except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError,
-                AttributeError, RecursionError, MemoryError) as exc:
+                AttributeError, RecursionError) as exc:
             raise PredicateTypeError(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            _current.budget = outer
         value = unwrap(value)
         if not isinstance(value, bool):
             raise PredicateTypeError(f"predicate gave {_type_name(value)}, not true/false")
@@ -507,6 +622,11 @@ def compile_predicate(source: str, *, filename: str = "<predicate>", line: int =
     # Parenthesised, so a predicate may span lines as YAML block scalars leave them; columns on the
     # first line shift by the one added character.
     col -= 1
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (a "\udcff" escape in YAML) is no character
+        raise fail(f"predicate holds {text[exc.start]!r}, an unpaired surrogate, which is not a character",
+                   construct="syntax") from None
     try:
         tree = ast.parse(f"({text}\n)", mode="eval")
     except SyntaxError as exc:
@@ -635,6 +755,14 @@ class _Rewriter(ast.NodeTransformer):
             node.left, node.right = left, right
             return node
         return ast.copy_location(self._call(helper, [left, right]), node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if not isinstance(node.slice, ast.Slice):
+            return self.generic_visit(node)
+        value = self.visit(node.value)
+        parts = [self.visit(p) if p is not None else ast.Constant(None)
+                 for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+        return ast.copy_location(self._call(_R_SLICE, [value, *parts]), node)
 
     def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
         node.iter = self._call(_R_ITER, [self.visit(node.iter)])

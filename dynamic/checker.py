@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollint.contracts import sandbox
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import Predicate, PredicateTypeError
 from toollint.dynamic import jsondiff
@@ -55,11 +56,20 @@ from toollint.dynamic.probes import (
     params_from_tool,
     writes_nothing,
 )
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
+from toollint.dynamic.protocol import (
+    MEMORY_LIMIT,
+    START_TIMEOUT,
+    Worker,
+    WorkerError,
+    WorkerEvent,
+    WorkerSpec,
+)
 
 CONFORMS, VIOLATES, UNTESTABLE, FLAKY = "CONFORMS", "VIOLATES", "UNTESTABLE", "FLAKY"
 NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED = (
     "no_observable_state", "predicate_type_error", "no_reset_path", "adapter_unsupported")
+# A host that did not start (or build its first environment) in time: one reason for all its tools.
+START_TIMEOUT_REASON = START_TIMEOUT
 CLASS_NAMES = {"TL201": "Unenforced Precondition", "TL202": "Ignored Argument", "TL203": "Partial Effect",
                "TL204": "Phantom Effect", "TL205": "Reset Leak", "TL206": "Frame Violation"}
 IGNORED_TAGS = {"volatile", "derived"}
@@ -81,6 +91,9 @@ class ProbeRun:
     error: WorkerError | None = None
     succeeded: bool = False  # status ok and the success clause (if any) reads success
     pres_hold: bool = False  # every precondition true on the pre-state
+    # Each predicate's outcome on this run (by id of the Predicate), evaluated in the sandbox in one
+    # round trip when the run is first scored: True/False, or the PredicateTypeError it raised.
+    outcomes: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def args(self) -> dict[str, Any]:
@@ -154,6 +167,7 @@ class ToolReport:
 @dataclass
 class CheckOptions:
     deadline: float = 30.0
+    startup_deadline: float | None = None  # None: the protocol's default (120 s, at least `deadline`)
     confirm: bool = True  # re-run violations in a fresh worker
     log_dir: Path | None = None
     progress: Callable[[str], None] | None = None
@@ -163,20 +177,33 @@ class CheckOptions:
 # --- evaluation ---------------------------------------------------------------------------------------
 
 
+def _outcome(pred: Predicate, run: ProbeRun) -> Any:
+    """The predicate's outcome on the run, from the run's batch when it has one (see `prefetch`)."""
+    key = id(pred)
+    if key not in run.outcomes:
+        (run.outcomes[key],) = sandbox.evaluate_many([pred], run.pre, run.post, run.args, run.result.get("value"))
+    return run.outcomes[key]
+
+
+def prefetch(preds: Sequence[Predicate], run: ProbeRun) -> None:
+    """Evaluate every predicate not yet known on `run` in one sandbox round trip."""
+    todo = [p for p in dict.fromkeys(preds) if id(p) not in run.outcomes]
+    if todo and run.pre is not None:
+        for p, outcome in zip(todo, sandbox.evaluate_many(todo, run.pre, run.post, run.args,
+                                                          run.result.get("value"))):
+            run.outcomes[id(p)] = outcome
+
+
 def _eval(pred: Predicate, run: ProbeRun) -> bool | None:
-    """True/False, or None when the predicate cannot be scored on this run (a type error)."""
-    try:
-        return pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
-    except PredicateTypeError:
-        return None
+    """True/False, or None when the predicate cannot be scored on this run (a type error, or a
+    bound the sandbox enforced)."""
+    outcome = _outcome(pred, run)
+    return None if isinstance(outcome, PredicateTypeError) else bool(outcome)
 
 
 def _eval_detail(pred: Predicate, run: ProbeRun) -> str:
-    try:
-        pred.evaluate(run.pre, run.post, run.args, run.result.get("value"))
-    except PredicateTypeError as exc:
-        return str(exc)
-    return ""
+    outcome = _outcome(pred, run)
+    return str(outcome) if isinstance(outcome, PredicateTypeError) else ""
 
 
 class Scorer:
@@ -189,6 +216,7 @@ class Scorer:
         self.success = contract.success
         params = params_from_tool(meta)
         self.effective = effective_arguments(contract, params)
+        self.predicates = [c.predicate for c in contract.clauses if c.predicate is not None]
         frame = contract.adapter.get("frame")
         if frame is None:
             frame = [p.lstrip("/") for p in meta.get("frame") or []] if meta.get("frame") is not None else None
@@ -198,6 +226,7 @@ class Scorer:
         if run.error is not None or run.pre is None:
             run.succeeded = run.pres_hold = False
             return
+        prefetch(self.predicates, run)  # all the contract's clauses on this run: one round trip
         ok = run.status == "ok"
         if ok and self.success is not None and self.success.predicate is not None:
             ok = _eval(self.success.predicate, run) is True
@@ -232,12 +261,17 @@ class Scorer:
             return []
         return [op for op in run.changes if not any(jsondiff.path_matches(g, op["path"]) for g in self.write_set)]
 
+    def rescore(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> ClauseResult | None:
+        """The row's clause scored on re-runs of its witness call(s); None when the contract no
+        longer has (or implies) that clause, which is no verdict at all."""
+        return next((r for r in self.score(reruns) if r.clause_id == row.clause_id), None)
+
     def reproduces(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> bool:
         """Does a re-run of the row's witness call(s) give the same violation?"""
-        fresh = [r for r in self.score(reruns) if r.clause_id == row.clause_id]
+        fresh = self.rescore(row, reruns)
         # An order-dependent row keeps its TL205 though the clause alone reads as the effect's class.
-        return bool(fresh) and fresh[0].verdict == VIOLATES and (
-            fresh[0].code == row.code or (bool(row.history) and row.code == "TL205"))
+        return fresh is not None and fresh.verdict == VIOLATES and (
+            fresh.code == row.code or (bool(row.history) and row.code == "TL205"))
 
     # -- per clause ------------------------------------------------------------------------------
 
@@ -498,16 +532,13 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     """Check the contracts that share one host (one adapter variant): one warm worker for all of them."""
     reports = [ToolReport(c.tool_name, c, spec=spec) for c in contracts]
     log = options.log_dir / f"{_slug(spec)}.log" if options.log_dir else None
-    worker = Worker(spec, log_path=log, deadline=options.deadline)
+    worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
         try:
             hello = worker.start()
             pristine_resp = worker.request("pristine")
         except WorkerError as exc:
-            for r in reports:
-                r.error = f"{spec.adapter} host unusable: {exc}"
-                r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, str(exc), clause=c)
-                          for c in r.contract.counted_clauses] if r.contract else []
+            _host_unusable(reports, spec, exc)
             return reports
         pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
         tools = {t["name"]: t for t in hello.get("tools", [])}
@@ -538,6 +569,19 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     return reports
 
 
+def _host_unusable(reports: Sequence[ToolReport], spec: WorkerSpec, exc: WorkerError) -> None:
+    """Every clause of every tool of a host that would not start is UNTESTABLE, with one reason:
+    `start_timeout` when it did not start (or build its first environment) within its deadline."""
+    reason = START_TIMEOUT_REASON if exc.kind in (START_TIMEOUT, "timeout") else UNSUPPORTED
+    detail = str(exc)
+    if exc.kind == "timeout":
+        detail = f"the benchmark did not build its first environment in time: {exc}"
+    for r in reports:
+        r.error = f"{spec.adapter} host unusable: {reason + ': ' if reason == START_TIMEOUT_REASON else ''}{detail}"
+        r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, reason, detail, clause=c)
+                  for c in r.contract.counted_clauses] if r.contract else []
+
+
 class _ProbingAborted(Exception):
     """The worker hung or died on this tool; its remaining probes are skipped."""
 
@@ -554,7 +598,7 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
         # The agent-visible rendering is fetched only by the confirmation re-run, for the witness.
         run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline, want_view=False)
         report.runs.append(run)
-        if run.error is not None and run.error.kind in ("timeout", "died", "protocol"):
+        if run.error is not None and run.error.kind in ("timeout", "died", "protocol", MEMORY_LIMIT):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
             report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
             raise _ProbingAborted
@@ -618,7 +662,7 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
     it, so every re-run starts from the benchmark's own pristine state.
     """
     log = options.log_dir / f"{_slug(spec)}.confirm.log" if options.log_dir else None
-    worker = Worker(spec, log_path=log, deadline=options.deadline)
+    worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
         try:
             worker.start()

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toollint.dynamic.protocol import DEFAULT_DEADLINE
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, check_seconds
 
 from toollint.errors import UsageError
 
@@ -26,21 +26,43 @@ if TYPE_CHECKING:
     from toollint.pipeline import StepContext
 
 
+def _positive_seconds(text: str) -> float:
+    """argparse type for --deadline: a deadline of 0 or -1 would time every request out at once."""
+    try:
+        return check_seconds(float(text), "--deadline")
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}") from None
+
+
 def replay_main(argv: Sequence[str] | None = None) -> int:
     from toollint.dynamic.replay import NOT_FAITHFUL, replay  # not needed by a plain `check`
+
+    from toollint.config import ConfigError, resolve_settings
 
     parser = argparse.ArgumentParser(prog="toollint replay", description="re-run a recorded witness in fresh "
                                      "workers: exit 1 still violates, 0 fixed, 2 not replayable, 3 flaky")
     parser.add_argument("witness", help="a witness JSON file written by `toollint check --confirm`")
     parser.add_argument("--repeat", type=int, default=2, metavar="N", help="fresh runs to compare (default 2)")
-    parser.add_argument("--python", metavar="PATH", help="the benchmark's interpreter (default: the recorded one)")
-    parser.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE, metavar="S", help="per-request timeout")
+    parser.add_argument("--python", metavar="PATH", help="the benchmark's interpreter (default: the recorded one, "
+                        "when the project's configuration gives the same)")
+    parser.add_argument("--deadline", type=_positive_seconds, default=DEFAULT_DEADLINE, metavar="S",
+                        help="per-request timeout in seconds")
+    parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: found from the "
+                        "witness's folder, then the working directory)")
+    parser.add_argument("--trust-witness", action="store_true", help="run the interpreter, adapter and adapter "
+                        "options the witness names even when the project's configuration gives others")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the recorded and re-run outcomes")
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return 0 if exc.code in (0, None) else NOT_FAITHFUL
-    outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline)
+    try:
+        settings = resolve_settings([args.witness], config_file=args.config)
+    except ConfigError as exc:
+        print(f"NOT REPLAYED: {exc}")
+        return NOT_FAITHFUL
+    outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
+                     settings=settings, trust_witness=args.trust_witness)
     print(outcome.sentence)
     if args.verbose:
         for line in outcome.details:

@@ -11,7 +11,8 @@ witness file.
 Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
-``deadline``. A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
+``deadline`` and ``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap:
+bytes or "2 GiB"). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
 either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
 (`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
@@ -40,7 +41,7 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
@@ -48,7 +49,7 @@ from toollint.config import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, find_profile, select_profile
-from toollint.settings import ConfirmSettings, Settings
+from toollint.settings import ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
 TOOLKIT_KEYS = ConfirmSettings.ADAPTER_KEYS
@@ -105,6 +106,29 @@ def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python:
     return WorkerSpec(name, options, python=str(python or conf.python or sys.executable))
 
 
+# --- the limits in [tool.toollint.confirm] ---------------------------------------------------------
+
+
+def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[float, float | None, int | None]:
+    """`deadline`, `startup_deadline` (seconds) and `max_memory` (bytes) of a run. The settings
+    table has checked their types and signs; a deadline must also be finite (`inf` would never time
+    out a hung host), and a direct `deadline` argument gets the same checks: ConfigError naming the
+    key (a deadline of -1 used to time every request out and restart the host forever)."""
+    conf = settings.confirm
+    out: list[float | None] = []
+    for key, value in (("deadline", deadline if deadline is not None else conf.deadline or DEFAULT_DEADLINE),
+                       ("startup_deadline", conf.startup_deadline)):
+        try:
+            out.append(None if value is None else check_seconds(value, key))
+        except (TypeError, ValueError):
+            where = f"{settings.config_file} " if settings.config_file else ""
+            raise ConfigError(f"'{key}' in {where}[tool.toollint.confirm] must be a positive, finite number "
+                              f"of seconds (got {value!r})") from None
+    max_memory = parse_size(conf.max_memory) if conf.max_memory is not None else None
+    assert out[0] is not None
+    return out[0], out[1], max_memory
+
+
 @lru_cache(maxsize=16)
 def _host_options(profile_name: str, linted: tuple[str, ...]) -> dict[str, Any]:
     found = find_profile(profile_name)
@@ -135,14 +159,17 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
                 linted: Sequence[str] = ()) -> ConfirmRun:
     """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
     `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own;
-    `linted`: the files the static pass read, from which a profile may derive adapter options."""
+    `linted`: the files the static pass read, from which a profile may derive adapter options.
+    Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
-    options = CheckOptions(deadline=float(deadline or conf.deadline or DEFAULT_DEADLINE), progress=progress)
+    request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress)
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
         spec = worker_spec(c, conf, python, settings.project_root, profile, linted)
+        spec.max_memory = max_memory
         key = json.dumps(spec.to_json(), sort_keys=True)
         groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()

@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import random
+import signal
 import sys
 import time
 import traceback
@@ -52,6 +53,7 @@ def load_sibling(name: str, path: str | None = None) -> types.ModuleType:
 
 
 jsondiff = load_sibling("jsondiff")
+proctree = load_sibling("proctree")
 
 
 class HostError(Exception):
@@ -253,7 +255,12 @@ class Host:
     def call(self, tool: str, args: dict[str, Any], want_view: bool = True) -> dict[str, Any]:
         start = time.perf_counter()
         self.fresh_hash = None
-        result = dict(self.adapter.call(tool, args, want_view))
+        try:
+            result = dict(self.adapter.call(tool, args, want_view))
+        except MemoryError:
+            raise out_of_memory(tool) from None
+        if result.get("error_type") == "MemoryError":  # the adapter caught it as the tool's error
+            raise out_of_memory(tool)
         result["value"] = to_json(result.get("value"), "", strict=False)
         result["effective_args"] = to_json(result.get("effective_args", args), "", strict=False)
         result["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 3)
@@ -293,6 +300,7 @@ class Host:
             if not line:
                 continue
             rid: Any = None
+            req: Any = None
             try:
                 req = json.loads(line)
                 rid = req.get("id")
@@ -307,11 +315,16 @@ class Host:
                 resp.update(handler(req))
             except HostError as exc:
                 resp = {"id": rid, "ok": False, "error": {"kind": exc.kind, "message": str(exc)}}
+            except MemoryError:
+                what = str(req.get("tool") or req.get("op")) if isinstance(req, dict) else "request"
+                resp = {"id": rid, "ok": False, "error": {"kind": MEMORY_LIMIT, "message": str(out_of_memory(what))}}
             except Exception as exc:  # noqa: BLE001 - an adapter bug: report it, keep serving
                 traceback.print_exc()
                 resp = {"id": rid, "ok": False,
                         "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}"}}
             self._send(out, resp)
+            if resp.get("error", {}).get("kind") == MEMORY_LIMIT:
+                return  # what leaked is still held: the parent starts a fresh host
 
     @staticmethod
     def _send(out: Any, resp: dict[str, Any]) -> None:
@@ -324,14 +337,76 @@ class Host:
         out.flush()
 
 
+# ---------------------------------------------------------------------------------------------
+# Process lifetime and limits: nothing the benchmark starts outlives the host, and the host's
+# memory can be capped.
+
+MEMORY_LIMIT = "memory_limit"  # the error kind of a request that ran out of the host's memory cap
+_MAX_MEMORY: list[int] = []  # the cap in bytes, when one is set (for the message)
+
+
+def out_of_memory(what: str) -> HostError:
+    cap = f" (max_memory = {_MAX_MEMORY[0] >> 20} MiB)" if _MAX_MEMORY else ""
+    return HostError(MEMORY_LIMIT, f"{what} ran out of memory in the host{cap}")
+
+
+def limit_memory(max_bytes: int) -> None:
+    """Cap the host's address space (inherited by whatever the benchmark starts): an allocation past
+    it raises MemoryError, which the host reports as `memory_limit` and then exits."""
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        max_bytes = min(max_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, hard))
+    _MAX_MEMORY[:] = [max_bytes]
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process the benchmark started: the host's descendants (it is a subreaper, so
+    orphans that left its session are still among them) and any carrying its token; reap them."""
+    proctree.kill_tree(os.getpid(), os.environ.get(proctree.TOKEN_VAR), include_root=False)
+    for _ in range(1000):  # reap the children killed (or exited) so far; never block on one
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def guard_lifetime() -> None:
+    """Adopt orphaned descendants (subreaper), die with the parent (SIGTERM on its death), and on
+    SIGTERM kill what the benchmark started before exiting."""
+    proctree.prctl(proctree.PR_SET_CHILD_SUBREAPER, 1)
+
+    def on_term(signum: int, frame: Any) -> None:
+        kill_descendants()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    if proctree.prctl(proctree.PR_SET_PDEATHSIG, signal.SIGTERM):
+        parent = os.environ.get("TOOLLINT_PARENT_PID")
+        if parent and parent.isdigit() and os.getppid() != int(parent):
+            on_term(signal.SIGTERM, None)  # the parent died before the request above took effect
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="toollint benchmark host (JSON lines on stdin/stdout)")
     parser.add_argument("--adapter", default="", help="a path to an adapter file, or a sibling adapter's name "
                         "(none: no adapter, for locate/eval only)")
     parser.add_argument("--options", default="{}", help="adapter options as a JSON object")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-memory", type=int, default=0, help="address-space cap in bytes (0: none)")
     ns = parser.parse_args(argv)
+    guard_lifetime()
+    try:
+        return serve_main(ns)
+    finally:
+        kill_descendants()
 
+
+def serve_main(ns: argparse.Namespace) -> int:
     # Keep the real stdout for the protocol; everything else printing to fd 1 goes to stderr (the log).
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
@@ -344,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
 
     shims = Shims(ns.seed)
     try:
+        if ns.max_memory:
+            limit_memory(ns.max_memory)
         adapter = load_adapter(ns.adapter, json.loads(ns.options), shims)
     except HostError as exc:
         return fatal(exc.kind, str(exc))

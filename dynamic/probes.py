@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toollint.contracts import sandbox
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.jsondiff import identity_field
@@ -405,15 +406,11 @@ class _PreEvaluator:
     def values(self, args: dict[str, Any]) -> dict[str, bool | None]:
         full = {name: p.default for name, p in self.params.items()}
         full.update(args)
-        out: dict[str, bool | None] = {}
-        for c in self.pres:
-            assert c.predicate is not None
-            self.evaluated += 1
-            try:
-                out[c.id] = c.predicate.evaluate(self.pristine, self.pristine, full, None)
-            except PredicateTypeError:
-                out[c.id] = None
-        return out
+        # Every precondition in one round trip to the predicate sandbox (contracts/sandbox.py).
+        outcomes = sandbox.evaluate_many([c.predicate for c in self.pres if c.predicate is not None],
+                                         self.pristine, self.pristine, full, None)
+        self.evaluated += len(outcomes)
+        return {c.id: None if isinstance(o, PredicateTypeError) else bool(o) for c, o in zip(self.pres, outcomes)}
 
 
 def effective_arguments(contract: Contract, params: dict[str, Param]) -> list[str]:

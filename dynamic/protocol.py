@@ -12,16 +12,21 @@ without an adapter (`plain_worker`, `locate_package`, `evaluate`). No other modu
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import secrets
 import selectors
 import signal
 import subprocess
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+
+from toollint.dynamic import proctree
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; typing_extensions is not a runtime dependency
     from typing_extensions import Self
@@ -29,10 +34,26 @@ if TYPE_CHECKING:  # typing.Self is 3.11+; typing_extensions is not a runtime de
 HOST_PATH = Path(__file__).with_name("host.py")
 DEFAULT_DEADLINE = 30.0
 STARTUP_DEADLINE = 120.0
+MAX_REPLY_BYTES = 2 << 30  # a reply this large is a runaway host, not a state
+
+
+START_TIMEOUT = "start_timeout"  # the WorkerError kind (and UNTESTABLE reason) of a host too slow to start
+
+
+def check_seconds(value: Any, name: str) -> float:
+    """A positive, finite number of seconds, else TypeError/ValueError naming `name` (a deadline of
+    0 or -1 would time every request out at once)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+    seconds = float(value)
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return seconds
 
 
 class WorkerError(Exception):
-    """A request that got no normal answer. `kind`: timeout, died, startup, or a host error kind."""
+    """A request that got no normal answer. `kind`: timeout, died, protocol, startup, start_timeout,
+    or a host error kind."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -49,14 +70,18 @@ class WorkerSpec:
     seed: int = 0
     env: dict[str, str] = field(default_factory=dict)  # extra environment variables
     cwd: str | None = None
+    max_memory: int | None = None  # the host's address-space cap in bytes (`max_memory`); None: none
 
     def to_json(self) -> dict[str, Any]:
-        return {"adapter": self.adapter, "options": self.options, "python": self.python, "seed": self.seed}
+        out = {"adapter": self.adapter, "options": self.options, "python": self.python, "seed": self.seed}
+        if self.max_memory:
+            out["max_memory"] = self.max_memory
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WorkerSpec:
         return cls(str(data["adapter"]), dict(data.get("options") or {}), str(data.get("python") or sys.executable),
-                   int(data.get("seed") or 0))
+                   int(data.get("seed") or 0), max_memory=int(data.get("max_memory") or 0) or None)
 
 
 @dataclass
@@ -69,33 +94,71 @@ class WorkerEvent:
 
 
 class Worker:
-    """One host process. Use as a context manager, or call `close()`."""
+    """One host process. Use as a context manager, or call `close()`.
 
-    def __init__(self, spec: WorkerSpec, log_path: Path | None = None, deadline: float = DEFAULT_DEADLINE) -> None:
+    Start-up (the interpreter, the benchmark's import, `hello`) has `startup_deadline` seconds;
+    every request `deadline` seconds. A start that fails or times out makes the worker unusable:
+    later requests raise the same error at once instead of starting the benchmark again, so a
+    benchmark that cannot start costs one start-up, never a restart loop.
+    """
+
+    def __init__(self, spec: WorkerSpec, log_path: Path | None = None, deadline: float = DEFAULT_DEADLINE,
+                 startup_deadline: float | None = None) -> None:
         self.spec = spec
-        self.deadline = deadline
+        self.deadline = check_seconds(deadline, "deadline")
+        self.startup_deadline = (check_seconds(startup_deadline, "startup_deadline") if startup_deadline is not None
+                                 else max(STARTUP_DEADLINE, self.deadline))
         self.log_path = log_path
         self.events: list[WorkerEvent] = []
         self.hello: dict[str, Any] = {}
         self.starts = 0
         self.startup_s = 0.0  # spent starting hosts (interpreter, benchmark import, hello)
+        self.unusable: WorkerError | None = None  # why the host cannot start; sticky
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-        self._buf = b""
+        # Bytes read from the host but not yet parsed; a bytearray grows in amortised constant time,
+        # and `_scanned` is how much of it is known to hold no newline, so a reply is read in time
+        # linear in its size (a bytes `+=` and a rescan per 64 KiB pipe read were quadratic).
+        self._buf = bytearray()
+        self._scanned = 0
         self._next_id = 0
+        self._token = ""  # in the host's environment, inherited by all it starts (proctree)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> dict[str, Any]:
-        """Start the host and return its `hello`; raises WorkerError(kind="startup") with one line."""
+        """Start the host and return its `hello`.
+
+        Raises WorkerError with one line: kind `startup` (the host reported an error, or the
+        interpreter cannot run) or `start_timeout` (no `hello` within `startup_deadline`). Either
+        leaves the worker unusable (`unusable`), and every later start raises it again at once.
+        """
+        if self.unusable is not None:
+            raise WorkerError(self.unusable.kind, str(self.unusable))
         self._kill()
-        if self.log_path is not None:
+        began = time.perf_counter()
+        try:
+            self.hello = self._spawn_and_greet()
+        except WorkerError as exc:
+            self._kill()
+            self.unusable = exc
+            raise
+        finally:
+            self.startup_s += time.perf_counter() - began
+        return self.hello
+
+    def _spawn_and_greet(self) -> dict[str, Any]:
+        if self.log_path is not None and self._log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the worker
         cmd = [self.spec.python, str(HOST_PATH), "--adapter", adapter_argument(self.spec.adapter),
                "--options", json.dumps(self.spec.options), "--seed", str(self.spec.seed)]
+        if self.spec.max_memory:
+            cmd += ["--max-memory", str(self.spec.max_memory)]
+        self._token = secrets.token_hex(12)
         env = dict(os.environ)
         env.update(self.spec.env)
+        env.update({proctree.TOKEN_VAR: self._token, "TOOLLINT_PARENT_PID": str(os.getpid())})
         try:
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -104,33 +167,43 @@ class Worker:
             )
         except OSError as exc:
             raise WorkerError("startup", f"cannot run {self.spec.python}: {exc.strerror or exc}") from None
+        _LIVE.add(self)
         self.starts += 1
-        self._buf = b""
-        began = time.perf_counter()
+        self._buf = bytearray()
+        self._scanned = 0
+        end = time.monotonic() + self.startup_deadline
+        where = f"; log: {self.log_path}" if self.log_path is not None else ""
         try:
-            ready = self._read(STARTUP_DEADLINE, "startup")
+            ready = self._read(self.startup_deadline, "startup")
+            if not ready.get("ok"):
+                err = ready.get("error") or {}
+                raise WorkerError("startup", str(err.get("message") or "host failed to start"))
+            # `hello` is part of start-up (an adapter may build the benchmark to list its tools), on
+            # the start-up clock, and never restarts the worker it is starting.
+            hello = self._exchange("hello", max(end - time.monotonic(), 0.001), {})
+            if not hello.get("ok"):
+                err = hello.get("error") or {}
+                raise WorkerError("startup", f"the adapter's hello failed: {err.get('message') or 'host error'}")
         except WorkerError as exc:
-            self._kill()
-            where = f"; log: {self.log_path}" if self.log_path is not None else ""
+            if exc.kind == "timeout":
+                raise WorkerError(START_TIMEOUT, f"the benchmark did not start within {self.startup_deadline:g} s "
+                                  f"(startup_deadline){where}") from None
+            if exc.kind == "startup":
+                raise
             raise WorkerError("startup", f"host did not start: {exc}{where}") from None
-        if not ready.get("ok"):
-            err = ready.get("error") or {}
-            self._kill()
-            raise WorkerError("startup", str(err.get("message") or "host failed to start"))
-        self.hello = self.request("hello")
-        self.startup_s += time.perf_counter() - began
-        return self.hello
+        return hello
 
     def restart(self, reason: WorkerEvent) -> None:
         self.events.append(reason)
         self.start()
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
+        proc = self._proc
+        if proc is not None and _exit_status(proc) is None:
             try:
                 self._send({"id": -1, "op": "shutdown"})
-                self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired, WorkerError):
+                _wait_exit(proc, 5.0)  # the host kills what the benchmark started, then exits
+            except (OSError, WorkerError):
                 pass
         self._kill()
         if self._log is not None:
@@ -146,14 +219,25 @@ class Worker:
         self.close()
 
     def _kill(self) -> None:
+        """Kill the host and everything it started, whether it still runs or has exited.
+
+        The host is not reaped before this, so its pid and process-group id cannot have been
+        reused by an unrelated process: the group kill and the tree walk are safe even after it
+        exited. (A benchmark child in a session of its own is found by the tree walk while the host
+        lives, by its environment token after.)
+        """
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.poll() is None:
+        _LIVE.discard(self)
+        if proc.returncode is None:  # not reaped: the pid is still the host's (maybe a zombie)
+            proctree.kill_tree(proc.pid, self._token)
             try:
                 os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the benchmark's children too
             except (ProcessLookupError, PermissionError):
-                proc.kill()
+                pass
+        elif self._token:  # reaped elsewhere: only the token still names what it started
+            proctree.kill_token(self._token)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -170,30 +254,34 @@ class Worker:
     def request(self, op: str, deadline: float | None = None, **payload: Any) -> dict[str, Any]:
         """Send one request and wait for its answer.
 
-        On timeout or worker death the process group is killed, a fresh worker is started (recorded
-        in `events`) and WorkerError is raised; the request is not retried. A host-reported error
-        (`ok: false`) raises WorkerError with the host's kind and keeps the worker.
+        On timeout or worker death the process group is killed and WorkerError is raised; the
+        failure is recorded in `events`, the request is not retried, and the next request starts a
+        fresh worker. A host-reported error (`ok: false`) raises WorkerError with the host's kind
+        and keeps the worker.
         """
         if self._proc is None:
             self.start()
-        self._next_id += 1
-        rid = self._next_id
         try:
-            self._send({"id": rid, "op": op, **payload})
-            resp = self._read(deadline or self.deadline, op)
+            resp = self._exchange(op, deadline or self.deadline, payload)
         except WorkerError as exc:
-            what = f"{op} {payload.get('tool', '')}".strip()
             self._kill()
-            event = WorkerEvent(exc.kind, str(exc), what)
-            try:
-                self.restart(event)
-            except WorkerError as again:
-                self.events.append(WorkerEvent("startup", str(again), what))
+            self.events.append(WorkerEvent(exc.kind, str(exc), f"{op} {payload.get('tool', '')}".strip()))
             raise
         if not resp.get("ok"):
             err = resp.get("error") or {}
-            raise WorkerError(str(err.get("kind") or "error"), str(err.get("message") or "host error"))
+            kind = str(err.get("kind") or "error")
+            message = str(err.get("message") or "host error")
+            if kind == MEMORY_LIMIT:  # the host exits after saying so: what leaked is still held
+                self._kill()
+                self.events.append(WorkerEvent(kind, message, f"{op} {payload.get('tool', '')}".strip()))
+            raise WorkerError(kind, message)
         return resp
+
+    def _exchange(self, op: str, deadline: float, payload: dict[str, Any]) -> dict[str, Any]:
+        """One request and its reply, nothing else: no restart, no interpretation of `ok`."""
+        self._next_id += 1
+        self._send({"id": self._next_id, "op": op, **payload})
+        return self._read(deadline, op)
 
     def _send(self, msg: dict[str, Any]) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -205,35 +293,92 @@ class Worker:
 
     def _read(self, deadline: float, what: str) -> dict[str, Any]:
         assert self._proc is not None and self._proc.stdout is not None
-        stdout = self._proc.stdout
+        line = self._read_line(self._proc.stdout, deadline, what)
+        try:
+            data = json.loads(line)
+        except ValueError:
+            raise WorkerError("protocol", f"worker wrote a non-JSON line: {bytes(line[:80])!r}") from None
+        except RecursionError:
+            raise WorkerError("protocol", "worker wrote a JSON line nested too deeply to read") from None
+        if not isinstance(data, dict):
+            raise WorkerError("protocol", "worker wrote a non-object JSON line")
+        return data
+
+    def _read_line(self, stdout: IO[bytes], deadline: float, what: str) -> bytearray:
+        """The next newline-terminated line from the host, within `deadline` seconds.
+
+        Each byte is appended once and scanned for the newline once, whatever the reply's size.
+        """
         end = time.monotonic() + deadline
+        buf = self._buf
         with selectors.DefaultSelector() as sel:
             sel.register(stdout, selectors.EVENT_READ)
-            while b"\n" not in self._buf:
+            while True:
+                newline = buf.find(b"\n", self._scanned)
+                if newline >= 0:
+                    break
+                self._scanned = len(buf)
                 left = end - time.monotonic()
                 if left <= 0 or not sel.select(left):
                     raise WorkerError("timeout", f"{what} did not answer within {deadline:g} s")
                 chunk = os.read(stdout.fileno(), 1 << 20)
                 if not chunk:
-                    self._proc.wait(timeout=5)
+                    assert self._proc is not None
+                    _wait_exit(self._proc, 5.0)
                     raise WorkerError("died", f"worker exited during {what} ({self._exit_text()})")
-                self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
-        try:
-            data = json.loads(line)
-        except ValueError:
-            raise WorkerError("protocol", f"worker wrote a non-JSON line: {line[:80]!r}") from None
-        if not isinstance(data, dict):
-            raise WorkerError("protocol", "worker wrote a non-object JSON line")
-        return data
+                buf += chunk
+                if len(buf) > MAX_REPLY_BYTES:
+                    raise WorkerError("protocol", f"{what}: the host's reply is larger than "
+                                      f"{MAX_REPLY_BYTES >> 20} MiB")
+        line = buf[:newline]
+        del buf[: newline + 1]  # bytearray drops a prefix without moving the rest
+        self._scanned = 0
+        return line
 
     def _exit_text(self) -> str:
-        code = self._proc.poll() if self._proc is not None else None
+        code = _exit_status(self._proc) if self._proc is not None else None
         if code is None:
             return "still running"
         if code < 0:
             return f"killed by signal {-code}"
         return f"exit status {code}"
+
+
+MEMORY_LIMIT = "memory_limit"  # the host ran out of its `max_memory`; it exits after replying
+
+# Workers with a live host, killed at interpreter exit if their owner never closed them.
+_LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_live_workers() -> None:
+    for worker in list(_LIVE):
+        worker._kill()
+
+
+def _exit_status(proc: subprocess.Popen[bytes]) -> int | None:
+    """The host's exit status (negative: killed by that signal), or None while it runs, *without*
+    reaping it, so its pid and group id stay reserved until `_kill` has used them."""
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return proc.poll()
+    except AttributeError:  # no waitid on this platform
+        return proc.poll()
+    if info is None:
+        return None
+    return -info.si_status if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else info.si_status
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+    end = time.monotonic() + timeout
+    while True:
+        code = _exit_status(proc)
+        if code is not None or time.monotonic() >= end:
+            return code
+        time.sleep(0.01)
 
 
 # -- adapter names -------------------------------------------------------------------------------------

@@ -1,24 +1,40 @@
 """`toollint replay WITNESS`: re-run a recorded violation in fresh workers and say whether it still holds.
 
 Exit codes: 1 the violation reproduced, 0 the clause now conforms (fixed), 2 the replay could not be
-faithful (unreadable witness, missing contract or tool, different benchmark version or pristine
-state), 3 the fresh runs disagree (flaky), with the paths that differed.
+faithful (unreadable or malformed witness, missing contract, clause or tool, different benchmark
+version or pristine state, an interpreter or adapter the project does not configure), 3 the fresh
+runs disagree (flaky), with the paths that differed.
+
+A witness is data from disk, so it is checked against `witness.schema.json` before anything runs,
+and the host it names (interpreter, adapter, adapter options) must be the one the project's
+configuration gives for the witness's contract: a witness naming another interpreter or adapter
+file would otherwise run arbitrary code. `--python` (the user's own choice) replaces the recorded
+interpreter; `--trust-witness` runs the recorded host as it is.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts.loader import ContractError, load_contract
+from toollint.contracts.loader import ContractError, load_contract, schema_errors
+from toollint.contracts.model import Contract
 from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
+from toollint.dynamic.confirm import run_profile, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, WorkerSpec
-from toollint.dynamic.witness import call_text
+from toollint.dynamic.witness import WITNESS_VERSION, call_text
+
+from toollint.errors import ConfigError
+from toollint.settings import Settings
 
 STILL_VIOLATES, FIXED, NOT_FAITHFUL, FLAKY_EXIT = 1, 0, 2, 3
+WITNESS_SCHEMA = Path(__file__).with_name("witness.schema.json")
+MAX_WITNESS_BYTES = 256 << 20  # a witness is a few KB; anything this large is not one
 
 
 @dataclass
@@ -39,30 +55,123 @@ def _summary(status: Any, diff: list[dict[str, Any]]) -> str:
     return f"status {status}, {len(diff)} change(s)" + (f" [{paths}]" if paths else "")
 
 
-def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
-           deadline: float = DEFAULT_DEADLINE) -> ReplayOutcome:
-    path = Path(path)
+@lru_cache(maxsize=1)
+def witness_schema() -> dict[str, Any]:
+    return json.loads(WITNESS_SCHEMA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def witness_problem(data: Any) -> str | None:
+    """Why `data` is not a witness replay can run (the first schema error), or None."""
+    schema = witness_schema()
+    errors = list(schema_errors(data, schema, path="witness"))
+    if not errors and isinstance(data, dict) and isinstance(data.get("partner"), dict):
+        errors = list(schema_errors(data["partner"], schema["$defs"]["run"], path="witness", trail=["partner"],
+                                    root=schema))
+    if errors:
+        return errors[0].message
+    assert isinstance(data, dict)
+    history, positions = data.get("history"), data.get("history_positions")
+    if history and not positions:
+        return "a history without history_positions"
+    if positions and any(i >= len(history or [data["probe"], *([data["partner"]] if data.get("partner") else [])])
+                         for i in positions):
+        return "history_positions outside the history"
+    return None
+
+
+def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The witness at `path`, or the NOT REPLAYED sentence saying why it cannot be one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        clause_data, worker_data, probe_data = data["clause"], data["worker"], data["probe"]
-        code, clause_id = data["code"], clause_data["id"]
+        if path.stat().st_size > MAX_WITNESS_BYTES:
+            return None, f"NOT REPLAYED: {path} is not a toollint witness (larger than {MAX_WITNESS_BYTES >> 20} MiB)"
+        text = path.read_bytes().decode("utf-8")
+        data = json.loads(text)
     except FileNotFoundError:
-        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: no witness file {path}")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: {path} is not a toollint witness ({type(exc).__name__}: {exc})")
+        return None, f"NOT REPLAYED: no witness file {path}"
+    except IsADirectoryError:
+        return None, f"NOT REPLAYED: {path} is a directory, not a witness file"
+    except OSError as exc:
+        return None, f"NOT REPLAYED: cannot read {path}: {exc.strerror or exc}"
+    except UnicodeDecodeError as exc:
+        return None, f"NOT REPLAYED: {path} is not a toollint witness (not UTF-8: {exc.reason} at byte {exc.start})"
+    except RecursionError:
+        return None, f"NOT REPLAYED: {path} is not a toollint witness (JSON nested too deeply)"
+    except ValueError as exc:
+        return None, f"NOT REPLAYED: {path} is not a toollint witness (not JSON: {exc})"
+    version = data.get("witness_version") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > WITNESS_VERSION:
+        return None, (f"NOT REPLAYED: {path} is a version {version} witness; this toollint reads version "
+                      f"{WITNESS_VERSION} (upgrade toollint)")
+    problem = witness_problem(data)
+    if problem is not None:
+        return None, f"NOT REPLAYED: {path} is not a valid toollint witness: {problem}"
+    return data, None
+
+
+def _same_path(a: str, b: str) -> bool:
+    """The same file named two ways (relative and absolute). Symlinks are not followed: two venvs
+    share the base interpreter a `bin/python` links to, and are still two interpreters."""
+    return a == b or os.path.abspath(a) == os.path.abspath(b)
+
+
+def untrusted(recorded: WorkerSpec, configured: WorkerSpec) -> str | None:
+    """How the host a witness names differs from the one the project configures, or None."""
+    if not _same_path(recorded.python, configured.python):
+        return f"interpreter {recorded.python}, the project's is {configured.python}"
+    if not _same_path(recorded.adapter, configured.adapter):
+        return f"adapter {recorded.adapter!r}, the project's is {configured.adapter!r}"
+    if recorded.options != configured.options:
+        keys = sorted(k for k in {*recorded.options, *configured.options}
+                      if recorded.options.get(k) != configured.options.get(k))
+        return (f"adapter options that differ from the project's in {', '.join(keys)} "
+                f"({', '.join(f'{k}={recorded.options.get(k)!r}' for k in keys[:3])})")
+    return None
+
+
+def clause_exists(contract: Contract, clause_id: str, implicit: bool) -> bool:
+    """Whether the contract still has the witness's clause (implicit rows are checked when scored)."""
+    return implicit or any(c.id == clause_id for c in contract.counted_clauses)
+
+
+def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
+           deadline: float = DEFAULT_DEADLINE, settings: Settings | None = None,
+           trust_witness: bool = False) -> ReplayOutcome:
+    """Replay one witness. `settings`: the project's configuration the witness's host is checked
+    against (default: none, so only the contract's own adapter block and toollint's interpreter are
+    trusted); `trust_witness` skips that check."""
+    path = Path(path)
+    data, why = read_witness(path)
+    if data is None:
+        return ReplayOutcome(NOT_FAITHFUL, str(why))
+    clause_data, worker_data, probe_data = data["clause"], data["worker"], data["probe"]
+    code, clause_id = data["code"], clause_data["id"]
     try:
-        contract = load_contract(clause_data.get("contract") or "")
+        contract = load_contract(clause_data["contract"])
     except (ContractError, OSError) as exc:
         return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: the witness's contract cannot be loaded: {exc}")
+    if not clause_exists(contract, clause_id, bool(clause_data.get("implicit"))):
+        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} no "
+                             f"longer has clause {clause_id!r}")
     spec = WorkerSpec.from_json(worker_data)
     if python:
         spec.python = python
+    if not trust_witness:
+        project = settings or Settings()
+        # As check --confirm builds it, less what the linted files would add (replay has none).
+        try:
+            profile = run_profile(project)
+        except ConfigError as exc:
+            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {exc}")
+        configured = worker_spec(contract, project.confirm, python, project.project_root, profile)
+        differs = untrusted(spec, configured)
+        if differs is not None:
+            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}; replay "
+                                 "runs only the host the project's configuration gives (pass --python, or "
+                                 "--trust-witness to run the witness's own)")
     originals = [_probe_of(probe_data)] + ([_probe_of(data["partner"])] if data.get("partner") else [])
     # An order-dependent witness is its whole call sequence; the witnesses sit at `history_positions`.
     sequence = [_probe_of(h) for h in data.get("history") or []] or originals
     positions = list(data.get("history_positions") or []) if data.get("history") else list(range(len(originals)))
-    if any(not isinstance(i, int) or not 0 <= i < len(sequence) for i in positions) or not positions:
-        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: {path} has history positions outside its history")
     tool = str(data.get("tool") or originals[0].tool)
     call = call_text(tool, originals[0].args) + (f" after {len(sequence) - 1} earlier call(s)"
                                                   if data.get("history") else "")
@@ -98,7 +207,11 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {failed.error}", details)
         row = ClauseResult(clause_id, str(clause_data.get("id", "")).split(".", 1)[0], "VIOLATES", code=code,
                            history=ran if data.get("history") else [])
-        outcomes.append(Scorer(contract, meta).reproduces(row, runs))
+        scorer = Scorer(contract, meta)
+        if scorer.rescore(row, runs) is None:  # an implicit row the contract no longer implies
+            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} "
+                                 f"no longer implies {clause_id!r}", details)
+        outcomes.append(scorer.reproduces(row, runs))
         diffs.append(runs[0].changes)
         details.append(f"run {attempt + 1}: {_summary(runs[0].status, runs[0].changes)} -> "
                        f"{'violates' if outcomes[-1] else 'conforms'}")

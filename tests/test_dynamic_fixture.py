@@ -130,8 +130,11 @@ def _witness(run: ConfirmRun, clause: str, tool: str = "set_balance_truthy") -> 
                      if f.properties["clause"] == clause and f.tool == tool))
 
 
-def test_replay_still_violates(run: ConfirmRun, capsys: pytest.CaptureFixture[str]) -> None:
-    assert replay_main([str(_witness(run, "arg.balance")), "--repeat", "1"]) == 1
+def test_replay_still_violates(run: ConfirmRun, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "pyproject.toml"  # the project configuration the witness's host must match
+    config.write_text(f"[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\n"
+                      f"sys_path = [{str(BENCH)!r}]\n")
+    assert replay_main([str(_witness(run, "arg.balance")), "--repeat", "1", "--config", str(config)]) == 1
     out = capsys.readouterr().out.strip()
     assert out.startswith("STILL VIOLATES arg.balance (TL202): set_balance_truthy(") and "\n" not in out
 
@@ -146,7 +149,7 @@ def test_replay_fixed(run: ConfirmRun, tmp_path: Path) -> None:
     data["worker"]["options"]["sys_path"] = [str(fixed)]
     moved = tmp_path / "w.json"
     moved.write_text(json.dumps(data))
-    outcome = replay(moved, repeat=1)
+    outcome = replay(moved, repeat=1, settings=settings(fixed))
     assert outcome.code == 0 and outcome.sentence.startswith("FIXED arg.balance (TL202)")
 
 
@@ -158,7 +161,7 @@ def test_replay_not_faithful(run: ConfirmRun, tmp_path: Path) -> None:
     assert replay(tmp_path / "missing.json").sentence == f"NOT REPLAYED: no witness file {tmp_path / 'missing.json'}"
     other = dict(data, benchmark=dict(data["benchmark"], variant="bank:other_factory"))
     bad.write_text(json.dumps(other))
-    outcome = replay(bad, repeat=1)
+    outcome = replay(bad, repeat=1, settings=settings())
     assert outcome.code == 2 and "the witness was recorded on 'bank:other_factory'" in outcome.sentence
     gone = dict(data, clause=dict(data["clause"], contract=str(tmp_path / "gone.yaml")))
     bad.write_text(json.dumps(gone))
@@ -177,7 +180,7 @@ def test_state_kept_outside_the_environment_is_a_reset_leak_found_by_replaying_h
     witness = _witness(run, "eff.balance_set", tool="set_balance_cached")
     data = json.loads(witness.read_text())
     assert len(data["history"]) == row.rerun["history"] + 1 and data["history_positions"] == [row.rerun["history"]]
-    outcome = replay(witness, repeat=1)
+    outcome = replay(witness, repeat=1, settings=settings())
     assert outcome.code == 1 and "after " in outcome.sentence and "earlier call(s)" in outcome.sentence
 
 
@@ -191,7 +194,7 @@ def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
     assert {r.clause_id: r.verdict for r in report.violations} == {"eff.balance_set": "FLAKY", "arg.balance": "FLAKY"}
     assert all("did not reproduce" in r.detail for r in report.violations)
     witness = _witness(result, "arg.balance", tool="set_balance_flaky")
-    outcome = replay(witness, repeat=2)  # process 3 drops it, process 4 does not
+    outcome = replay(witness, repeat=2, settings=settings())  # process 3 drops it, process 4 does not
     assert outcome.code == 3 and outcome.sentence.startswith("FLAKY arg.balance (TL202)")
     assert "reproduced in 1 of 2 fresh runs" in outcome.sentence
 
@@ -214,3 +217,12 @@ def test_a_history_replay_whose_worker_will_not_start_leaves_a_clear_flaky_row()
     history.settle(row, Scorer(contract, {}))
     assert row.verdict == "FLAKY" and row.code == "TL203" and not row.history
     assert "the history replay could not run" in row.detail and "host failed to start" in row.detail
+
+
+def test_every_witness_written_matches_the_witness_schema(run: ConfirmRun) -> None:
+    from toollint.dynamic.replay import witness_problem
+
+    paths = {f.properties["witness"] for f in run.findings if f.properties.get("witness")}
+    assert len(paths) >= 8  # all six classes, a partner pair, an order-dependent history
+    for path in paths:
+        assert witness_problem(json.loads(Path(path).read_text())) is None, path

@@ -18,13 +18,15 @@ from toollint.settings import Settings
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
 
 
+SETTINGS = Settings(confirm={"adapter": "toolkit", "factory": "gaps:make_ledger", "sys_path": [str(BENCH)],
+                             "deadline": 5})
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
     found, errors = load_contracts([BENCH / "gap_contracts"])
     assert errors == []
-    settings = Settings(confirm={"adapter": "toolkit", "factory": "gaps:make_ledger", "sys_path": [str(BENCH)],
-                                 "deadline": 5})
-    return run_confirm(found, settings, witness_dir=tmp_path_factory.mktemp("witnesses"))
+    return run_confirm(found, SETTINGS, witness_dir=tmp_path_factory.mktemp("witnesses"))
 
 
 def by_tool(run: ConfirmRun) -> dict[str, ToolReport]:
@@ -81,5 +83,5 @@ def test_sentences_say_what_was_raised(run: ConfirmRun) -> None:
 
 def test_a_legal_call_that_raises_replays_as_still_violating(run: ConfirmRun) -> None:
     f = next(f for f in run.findings if f.tool == "close_account_crashing")
-    outcome = replay(f.properties["witness"], repeat=1)
+    outcome = replay(f.properties["witness"], repeat=1, settings=SETTINGS)
     assert outcome.code == 1 and outcome.sentence.startswith("STILL VIOLATES eff.status_closed (TL203)")

@@ -87,10 +87,11 @@ def test_a_hanging_tool_hits_the_deadline_and_the_worker_is_replaced() -> None:
             w.request("call", deadline=1.0, tool="hang", args={"account_id": "A1"})
         assert info.value.kind == "timeout" and "within 1 s" in str(info.value)
         assert [(e.kind, e.request) for e in w.events] == [("timeout", "call hang")]
-        assert w.starts == 2 and w._proc is not None and w._proc.pid != first_pid
+        assert w._proc is None  # killed; the next request starts a fresh host
         with pytest.raises(ProcessLookupError):  # the old process group is gone
             os.killpg(first_pid or 0, 0)
         assert w.request("call", tool="add_note", args={"text": "after"})["status"] == "ok"
+        assert w.starts == 2 and w._proc is not None and w._proc.pid != first_pid
 
 
 def test_a_benchmark_that_fails_on_import_is_one_line() -> None:
@@ -141,7 +142,7 @@ def test_host_side_files_import_only_the_stdlib() -> None:
     # A profile's adapter runs inside its benchmark's venv: it may import that benchmark (its
     # `import_markers`) and the benchmark's own dependencies it names below.
     benchmark_deps = {"pydantic_core"}
-    files = [(HOST_DIR / name, set()) for name in ("host.py", "jsondiff.py", "adapter_toolkit.py")]
+    files = [(HOST_DIR / name, set()) for name in ("host.py", "jsondiff.py", "proctree.py", "adapter_toolkit.py")]
     files += [(p.adapter_file, {*p.import_markers, *benchmark_deps}) for p in all_profiles() if p.adapter_file]
     assert len(files) > 3  # the profiles' adapters are found, not skipped
     for path, allowed in files:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -35,6 +36,36 @@ def meta(*, key: str | None = None, check: Check | None = None, selectors: bool 
 
 def _positive(value: Any) -> str | None:
     return None if value is None or value > 0 else "must be greater than 0"
+
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MIN_MEMORY = 64 << 20  # below this no interpreter starts: a number of MiB given as bytes, say
+
+
+def parse_size(value: int | str) -> int:
+    """Bytes from `1073741824`, `"1 GiB"`, `"512M"`, `"2GB"` (units are powers of 1024); ValueError
+    saying what is wrong otherwise."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", value, re.IGNORECASE) \
+        if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif match is not None:
+        size = int(float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()])
+    else:
+        raise ValueError('must be a size such as "2 GiB" or a number of bytes')
+    if size < MIN_MEMORY:
+        raise ValueError(f"must be at least {MIN_MEMORY >> 20} MiB (an interpreter needs that much to start)")
+    return size
+
+
+def _size(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_size(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _non_empty(value: Any) -> str | None:
@@ -61,6 +92,10 @@ class ConfirmSettings:
     python: str | None = None  # the benchmark's interpreter (--python wins)
     # seconds per request before the worker is killed
     deadline: float | None = field(default=None, metadata=meta(check=_positive))
+    # seconds for the host to start (interpreter, benchmark import, hello); default 120, at least deadline
+    startup_deadline: float | None = field(default=None, metadata=meta(check=_positive))
+    # a cap on the host's memory (address space, RLIMIT_AS): bytes, or a size such as "2 GiB"
+    max_memory: int | str | None = field(default=None, metadata=meta(check=_size))
     jobs: int | None = field(default=None, metadata=meta(check=_positive))  # hosts run side by side
     contract_dirs: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)  # passed as is to the adapter

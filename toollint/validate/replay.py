@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toollint.contracts import sandbox
 from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.protocol import Worker, WorkerError
@@ -62,7 +63,7 @@ def _violated(clause: Clause, pre: Any, post: Any, args: dict[str, Any], result:
     if clause.predicate is None:
         return None
     try:
-        holds = clause.predicate.evaluate(pre, post, args, result)
+        holds = sandbox.evaluate(clause.predicate, pre, post, args, result)
     except PredicateTypeError:
         return None
     return not holds

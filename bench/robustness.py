@@ -1,0 +1,172 @@
+"""The scale sweep of issue 17: every static rule over the whole standard library and two large
+site-packages (the AgentDojo venv's and toollint's own), each in a fresh process.
+
+    python bench/robustness.py [--jobs N] [--skip-agentdojo] [--skip-sweep] [PATH...]
+
+Per corpus it prints the files linted, the wall time, the peak RSS (the driver process, and the
+largest of its worker processes when `--jobs` > 1), the TL9xx engine diagnostics by code (TL901
+syntax error, TL902 decode error, TL903 io error, TL904 internal error: a rule crashed) and the first
+TL904 messages. The sweep is clean when TL904 is 0 and TL901/TL902 are exactly the files CPython
+itself rejects (the count `ast.parse` rejects is printed beside them).
+
+Before the sweep, two figures of the host protocol: reading one host reply of 1, 10 and 100 MB with
+the protocol's reader next to the reader it replaced (a bytes `+=` and a full rescan per pipe read),
+side by side on the same bytes, as seconds per MB; and what stopping a host costs (the /proc walk
+that finds what the benchmark started), at this machine's process count. No timed assertion: figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpora import VenvError, ensure_agentdojo_venv, package_dir  # after the path tweak above
+
+# Runs in a fresh interpreter, so each corpus's peak RSS is its own.
+DRIVER = r"""
+import ast, json, resource, sys, time, warnings
+from collections import Counter
+from pathlib import Path
+from toollint.engine import lint_paths
+from toollint.files import collect_files
+from toollint.settings import Settings
+
+def hwm_mib():
+    # VmHWM is this process's own peak; ru_maxrss survives exec, so it would report the bench's parent.
+    try:
+        line = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+root, jobs = sys.argv[1], int(sys.argv[2])
+settings = Settings(select=["TL"])
+began = time.perf_counter()
+result = lint_paths([root], settings, jobs=jobs)
+wall = time.perf_counter() - began
+findings = [f for r in result.files for f in r.findings]
+engine = Counter(f.code for f in findings if f.code.startswith("TL9"))
+rejected = 0  # what CPython itself refuses to parse (or decode), to compare with TL901/TL902
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for path in collect_files([root], settings).files:
+        try:
+            ast.parse(Path(path).read_bytes())
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            rejected += 1
+print(json.dumps({
+    "files": len(result.files), "wall": wall, "findings": len(findings), "engine": dict(engine),
+    "rejected_by_cpython": rejected,
+    "rss_self_mib": hwm_mib(),
+    "rss_workers_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    "internal": [f"{f.path}:{f.line}: {f.message}" for f in findings if f.code == "TL904"][:5],
+}))
+"""
+
+
+def sweep(label: str, root: Path, jobs: int) -> None:
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(root), str(jobs)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        print(f"{label}: the sweep failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
+        return
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    engine = data["engine"]
+    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904"))
+    workers = f", workers {data['rss_workers_mib']:.0f} MiB" if jobs > 1 else ""
+    print(f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
+          f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
+          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); {data['findings']} findings in all")
+    for line in data["internal"]:
+        print(f"  TL904 {line}")
+
+
+def _quadratic_read_line(fd: int) -> bytes:
+    """The reader protocol.py had before issue 17: what a 100 MB reply cost 60 s with."""
+    buf = b""
+    while b"\n" not in buf:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.partition(b"\n")[0]
+
+
+def _timed_read(megabytes: int, linear: bool) -> float:
+    """Seconds to read one `megabytes` MB line from a pipe a thread writes it into."""
+    from toollint.dynamic.protocol import Worker, WorkerSpec
+
+    payload = b"x" * (megabytes * 1_000_000) + b"\n"
+    read_fd, write_fd = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(payload)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    began = time.perf_counter()
+    if linear:
+        with os.fdopen(read_fd, "rb", buffering=0) as stream:
+            line = Worker(WorkerSpec("none"))._read_line(stream, 600, "bench")  # the reader itself
+    else:
+        line = _quadratic_read_line(read_fd)
+        os.close(read_fd)
+    elapsed = time.perf_counter() - began
+    writer.join()
+    assert len(line) == len(payload) - 1
+    return elapsed
+
+
+def protocol_figures() -> None:
+    print("host reply read (seconds per MB; linear is flat):")
+    for megabytes in (1, 10, 100):
+        new = _timed_read(megabytes, linear=True)
+        old = _timed_read(megabytes, linear=False)  # 100 MB takes about a minute this way
+        print(f"  {megabytes:3d} MB: reader {new:6.2f} s ({new / megabytes * 1000:5.1f} ms/MB), the old reader "
+              f"{old:6.2f} s ({old / megabytes * 1000:6.1f} ms/MB): {old / new:5.1f}x")
+    from toollint.dynamic import proctree
+
+    processes = sum(1 for name in os.listdir("/proc") if name.isdigit()) if os.path.isdir("/proc") else 0
+    began = time.perf_counter()
+    for _ in range(20):
+        proctree.kill_tree(2**22 + 1, "no-such-token", include_root=False)  # a pid that cannot exist
+    print(f"stopping a host: the /proc walk for its descendants and token holders takes "
+          f"{(time.perf_counter() - began) / 20 * 1000:.1f} ms at {processes} processes")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="more corpora to sweep")
+    parser.add_argument("--jobs", type=int, default=2, help="lint processes per corpus (default 2)")
+    parser.add_argument("--skip-agentdojo", action="store_true", help="do not create or use the AgentDojo venv")
+    parser.add_argument("--skip-sweep", action="store_true", help="print the protocol figures only")
+    args = parser.parse_args()
+    protocol_figures()
+    if args.skip_sweep:
+        return 0
+    corpora: list[tuple[str, Path]] = [("stdlib", Path(sysconfig.get_paths()["stdlib"]))]
+    if not args.skip_agentdojo:
+        try:
+            python = ensure_agentdojo_venv()
+            corpora.append(("agentdojo venv site-packages", package_dir(python, "agentdojo").parent))
+        except VenvError as exc:
+            print(f"agentdojo venv site-packages: skipped ({exc})")
+    corpora.append(("toollint .venv site-packages", Path(sysconfig.get_paths()["purelib"])))
+    corpora.extend((p, Path(p)) for p in args.paths)
+    print(f"python {sys.version.split()[0]}, --jobs {args.jobs}")
+    for label, root in corpora:
+        sweep(f"{label} ({root})", root, args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
