@@ -67,6 +67,7 @@ VERB_PAIRS = [
     ("start", "stop"), ("pause", "resume"), ("archive", "unarchive"), ("pin", "unpin"),
     ("star", "unstar"), ("mute", "unmute"), ("hold", "release"), ("schedule", "cancel"),
 ]
+PAIR_ORDER = frozenset(VERB_PAIRS)  # (do, undo)
 PARTNERS: dict[str, set[str]] = {}
 for _a, _b in VERB_PAIRS:
     PARTNERS.setdefault(_a, set()).add(_b)
@@ -142,6 +143,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                                                  f"`{writer.name}` writes `{access.path}` here")],
                         field=access.path,
                         partner=writer.qualname,
+                        # Which side of the pair the flagged tool is: an undo (cancel) forgets what its
+                        # do (book) wrote, or a do never sets what its undo resets (a round trip's order).
+                        role="undo" if (wsplit[0], psplit[0]) in PAIR_ORDER else "do",
                     )
 
 
