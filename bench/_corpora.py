@@ -41,18 +41,19 @@ def venv_python(root: Path) -> Path:
     return root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def ensure_venv(name: str, requirements: Sequence[str]) -> Path:
-    """The interpreter of CACHE/name holding `requirements`, created and installed once."""
+def ensure_venv(name: str, requirements: Sequence[str], *, no_deps: bool = False) -> Path:
+    """The interpreter of CACHE/name holding `requirements`, created and installed once (`no_deps`:
+    the packages' own files only, for code that is read and never run)."""
     root = CACHE / name
     py = venv_python(root)
     marker = root / ".toollint-ready"
-    wanted = "\n".join(requirements)
+    wanted = "\n".join([*requirements, *(["--no-deps"] if no_deps else [])])
     if marker.exists() and py.exists() and marker.read_text() == wanted:
         return py
     root.parent.mkdir(parents=True, exist_ok=True)
     venv.EnvBuilder(with_pip=True, clear=True).create(root)
     proc = subprocess.run(
-        [str(py), "-m", "pip", "install", "--quiet", *requirements],
+        [str(py), "-m", "pip", "install", "--quiet", *(["--no-deps"] if no_deps else []), *requirements],
         capture_output=True,
         text=True,
         timeout=1200,

@@ -145,7 +145,7 @@ class InProcess:
         pass
 
 
-def sandbox_overhead(profile: Profile, python: str, jobs: int, repeat: int) -> None:
+def sandbox_overhead(profile: Profile, python: str, jobs: int, repeat: int, linted: list[str] | None = None) -> None:
     """The same --confirm-all, sandboxed and in-process runs alternating, best of `repeat` each."""
     contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
     settings = Settings(confirm={"jobs": jobs} if jobs else {}, benchmark=profile.name)
@@ -157,7 +157,8 @@ def sandbox_overhead(profile: Profile, python: str, jobs: int, repeat: int) -> N
             sandbox._DEFAULT[:] = [pool]  # type: ignore[list-item]
             with tempfile.TemporaryDirectory() as tmp:
                 start = time.perf_counter()
-                run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile)
+                run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile,
+                            linted=linted or ())
                 walls[mode].append(time.perf_counter() - start)
             if mode == "sandbox":
                 counts = (pool.requests, pool.evaluations, pool.started)
@@ -202,7 +203,7 @@ def main() -> int:
             continue
         results.append(bench_profile(profile, python, args.jobs, args.repeat, linted))
         if args.sandbox_overhead:
-            sandbox_overhead(profile, python, args.jobs, args.repeat)
+            sandbox_overhead(profile, python, args.jobs, args.repeat, linted)
     print("\nprofile      tools  probes  clause rows  untestable  violations  wall s")
     for r in results:
         if r.skipped:

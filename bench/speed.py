@@ -2,13 +2,17 @@
 `ast.parse` of every file, over two corpora: the installed agentdojo package and the standard
 library's email + json + http packages. Also one ~800-line tool file (the pre-commit case).
 
-    python bench/speed.py [--agentdojo PATH] [--runs 5] [--skip-venvs]
+    python bench/speed.py [--agentdojo PATH] [--runs 5] [--skip-venvs] [--before-python PY]
 
 Every figure is the wall time of a fresh process (interpreter start included), median of `--runs`
 after one warm-up; peak RSS is the child's `ru_maxrss`. flake8 and flake8 + bugbear run from cached
 venvs of their own (toollint's environment would load toollint's own flake8 plugin too); bandit runs
 from this environment. Targets (issue 2): toollint / flake8+bugbear <= 1.0 (aim 0.5), toollint /
 ast.parse <= 6, the 800-line file < 0.15 s, peak RSS < 100 MiB.
+
+`--before-python PY` adds the same toollint rows run by another interpreter (a venv with an older
+toollint installed, e.g. from a `git worktree` of main's merge-base), so a change's cost is quoted
+as two ratios to the same anchors measured in one run (issue 13: within 10%).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ PY = sys.executable
 MEASURE = (
     "import resource, subprocess, sys, time; t = time.perf_counter(); "
     "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(time.perf_counter() - t, r.ru_maxrss, r.ru_utime + r.ru_stime)"
 )
 PARSE_ALL = (
     "import ast, sys\n"
@@ -56,6 +61,7 @@ class Timing:
     low: float
     high: float
     rss_mib: float
+    cpu: float = 0.0  # least user + system CPU time of the runs (steadier than wall time on a busy machine)
 
 
 def bench_env(pycache: Path) -> dict[str, str]:
@@ -70,16 +76,32 @@ def bench_env(pycache: Path) -> dict[str, str]:
 ENV: dict[str, str] = dict(os.environ)
 
 
-def measure(label: str, cmd: list[str], runs: int) -> Timing:
-    def once() -> tuple[float, float]:
-        proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
-        out = proc.stdout.split()
-        return float(out[0]), int(out[1]) / 1024  # ru_maxrss is KiB on Linux
+def _once(cmd: list[str]) -> tuple[float, float, float]:
+    proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
+    out = proc.stdout.split()
+    return float(out[0]), int(out[1]) / 1024, float(out[2])  # ru_maxrss is KiB on Linux
 
-    once()  # warm-up: file cache, .pyc files
-    samples = [once() for _ in range(runs)]
+
+def _timing(label: str, samples: list[tuple[float, float, float]]) -> Timing:
     walls = [s[0] for s in samples]
-    return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples))
+    return Timing(label, statistics.median(walls), min(walls), max(walls), max(s[1] for s in samples),
+                  min(s[2] for s in samples))
+
+
+def measure(label: str, cmd: list[str], runs: int) -> Timing:
+    _once(cmd)  # warm-up: file cache, .pyc files
+    return _timing(label, [_once(cmd) for _ in range(runs)])
+
+
+def measure_pair(first: tuple[str, list[str]], second: tuple[str, list[str]], runs: int) -> list[Timing]:
+    """Two commands run alternately, so a change in the machine's load falls on both alike."""
+    for _, cmd in (first, second):
+        _once(cmd)
+    samples: tuple[list[tuple[float, float, float]], list[tuple[float, float, float]]] = ([], [])
+    for _ in range(runs):
+        samples[0].append(_once(first[1]))
+        samples[1].append(_once(second[1]))
+    return [_timing(first[0], samples[0]), _timing(second[0], samples[1])]
 
 
 def python_files(paths: list[Path]) -> list[Path]:
@@ -107,8 +129,11 @@ def _has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def toollint(jobs: int) -> list[str]:
-    return [PY, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q", "--jobs", str(jobs)]
+BEFORE: list[str] = []  # another interpreter whose toollint is measured beside this one
+
+
+def toollint(jobs: int, python: str = PY) -> list[str]:
+    return [python, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q", "--jobs", str(jobs)]
 
 
 def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
@@ -123,6 +148,14 @@ def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
     return path
 
 
+def _now_and_before(label: str, jobs: int, targets: list[str], runs: int) -> list[Timing]:
+    """This toollint, and (with --before-python) the older one, measured alternately."""
+    now = (label, [*toollint(jobs), *targets])
+    if not BEFORE:
+        return [measure(*now, runs)]
+    return measure_pair(now, (f"before: {label}", [*toollint(jobs, BEFORE[0]), *targets]), runs)
+
+
 def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs: int, tmp: Path) -> None:
     files = python_files(paths)
     listing = tmp / f"{name}.txt"
@@ -132,7 +165,7 @@ def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs
     targets = [str(p) for p in paths]
     rows = [
         measure("ast.parse of every file", [PY, "-c", PARSE_ALL, str(listing)], runs),
-        measure("toollint --jobs 1", [*toollint(1), *targets], runs),
+        *_now_and_before("toollint --jobs 1", 1, targets, runs),
         measure("toollint --jobs 2", [*toollint(2), *targets], runs),
         # where the time goes: the engine alone (read, decode, parse, noqa), and without TL102's tokenize
         measure("  engine only (--select TL9)", [*toollint(1), "--select", "TL9", *targets], runs),
@@ -144,16 +177,25 @@ def run_corpus(name: str, paths: list[Path], anchors: dict[str, list[str]], runs
 
 def report(rows: list[Timing]) -> None:
     by_label = {r.label: r for r in rows}
-    print(f"{'command':<30} {'median s':>9} {'min-max s':>13} {'peak RSS MiB':>13}")
+    print(f"{'command':<30} {'median s':>9} {'min-max s':>13} {'peak RSS MiB':>13} {'min CPU s':>10}")
     for r in rows:
-        print(f"{r.label:<30} {r.median:9.3f} {r.low:6.3f}-{r.high:<6.3f} {r.rss_mib:13.1f}")
+        print(f"{r.label:<30} {r.median:9.3f} {r.low:6.3f}-{r.high:<6.3f} {r.rss_mib:13.1f} {r.cpu:10.3f}")
     best = min((by_label[k] for k in by_label if k.startswith("toollint")), key=lambda r: r.median)
+    before = by_label.get("before: toollint --jobs 1") or by_label.get("before: toollint")
     if "  engine only (--select TL9)" in by_label and "ast.parse of every file" in by_label:
         engine = by_label["  engine only (--select TL9)"].median / by_label["ast.parse of every file"].median
         print(f"ratio engine only / ast.parse of every file: {engine:.2f}")
     for anchor in ("flake8 + bugbear", "flake8", "bandit", "ast.parse of every file"):
         if anchor in by_label:
             print(f"ratio {best.label} / {anchor}: {best.median / by_label[anchor].median:.2f}")
+    now = by_label.get("toollint --jobs 1") or by_label.get("toollint")
+    if before is not None and now is not None:
+        for anchor in ("flake8 + bugbear",):
+            if anchor in by_label:
+                base = by_label[anchor].median
+                print(f"ratio {now.label} / {anchor}: {now.median / base:.2f} now, "
+                      f"{before.median / base:.2f} before ({now.median / before.median:.2f}x); "
+                      f"CPU time {now.cpu / before.cpu:.2f}x before")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agentdojo", type=Path, help="an installed agentdojo package directory")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-venvs", action="store_true", help="no flake8 venvs (offline)")
+    parser.add_argument("--before-python", help="an interpreter with an older toollint, measured beside this one")
     args = parser.parse_args(argv)
     agentdojo = args.agentdojo
     if agentdojo is None:
@@ -170,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no agentdojo: {str(exc).splitlines()[0]}; pass --agentdojo PATH", file=sys.stderr)
             return 2
     anchors = linters(args.skip_venvs)
+    BEFORE[:] = [args.before_python] if args.before_python else []
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     print(f"median of {args.runs} after a warm-up; wall time of a fresh process")
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -182,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         n_lines = len(single.read_text().splitlines())
         print(f"\n## one tool file ({n_lines} lines of agentdojo tool code), interpreter start included")
         rows = [
-            measure("toollint", [*toollint(1), str(single)], args.runs),
+            *_now_and_before("toollint", 1, [str(single)], args.runs),
             measure("  --ignore TL102", [*toollint(1), "--ignore", "TL102", str(single)], args.runs),
         ]
         rows += [measure(label, [*prefix, str(single)], args.runs) for label, prefix in anchors.items()]

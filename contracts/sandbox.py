@@ -97,8 +97,10 @@ class _Worker:
                     pass
 
     def _ref(self, value: Any, states: dict[int, Any], forget: list[int]) -> list[Any]:
-        """How a snapshot travels: inline when small, else by token, sent once per worker."""
-        if not isinstance(value, (dict, list)) or len(value) < 4:
+        """How a snapshot travels: inline when small, else by token, sent once per worker. Small is
+        a few scalars: a snapshot of two databases has two keys and megabytes under them."""
+        if not isinstance(value, (dict, list)) or (len(value) < 4 and not any(
+                isinstance(v, (dict, list)) for v in (value.values() if isinstance(value, dict) else value))):
             return ["v", value]
         key = id(value)
         held = self.sent.get(key)

@@ -37,6 +37,7 @@ from typing import Any
 from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, parse_contract
 from toollint.contracts.model import AGENT_VISIBLE_KINDS, DERIVED, MAINTAINER_KINDS, Clause, Contract
 
+from toollint.analysis import depends_roots, type_aliases
 from toollint.model import Finding
 from toollint.profiles import find_profile, profile_for_package
 from toollint.settings import Settings
@@ -198,24 +199,9 @@ def tool_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
 
 
 def depends_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None) -> dict[str, str]:
-    """Parameter -> environment field for injected `Depends("field")` parameters (aliases resolved)."""
-    aliases: dict[str, ast.expr] = {}
-    if tree is not None:
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                aliases[node.targets[0].id] = node.value
-    out: dict[str, str] = {}
-    for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
-        ann = a.annotation
-        if isinstance(ann, ast.Name) and ann.id in aliases:
-            ann = aliases[ann.id]
-        if ann is None:
-            continue
-        for sub in ast.walk(ann):
-            if isinstance(sub, ast.Call) and _call_name(sub.func) == "Depends" and sub.args \
-                    and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
-                out[a.arg] = sub.args[0].value
-    return out
+    """Parameter -> environment field for injected-state parameters (`Depends("field")`, aliases
+    resolved), as the shared analysis reads them."""
+    return depends_roots(fn, type_aliases(tree) if tree is not None else {})
 
 
 # --- finding the files ------------------------------------------------------------------------------------

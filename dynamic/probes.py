@@ -34,16 +34,15 @@ from toollint.contracts.model import Clause, Contract
 from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.jsondiff import identity_field
 
+from toollint.analysis.vocabulary import ANNOTATION_JSON_TYPE, falsy_json_values
+
 MAX_PRODUCT = 4000  # assignments tried when searching the full product of candidates
 MAX_VALUES_PER_ARG = 8
 ARG_VALUES = 3  # truthy values per effective argument, besides the current one and the falsy ones
 MAX_HAPPY_SEARCH = 40  # calls spent looking for an accepted happy path
 MAX_FALLBACK = 24  # candidates taken from unrelated fields when nothing is named like the argument
 NEGATIVE = "derived:negative"  # origin of the negative number offered to numeric parameters
-FALSY_BY_TYPE: dict[str, list[Any]] = {"integer": [0], "number": [0.0], "boolean": [False], "string": [""],
-                                       "array": [[]], "object": [{}]}
-_TYPE_OF_ANNOTATION = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "list": "array",
-                       "dict": "object", "None": "null", "NoneType": "null"}
+_TYPE_OF_ANNOTATION = ANNOTATION_JSON_TYPE  # the shared table, under the name this module always used
 
 
 @dataclass
@@ -72,7 +71,7 @@ class Param:
 
     @property
     def falsy_values(self) -> list[Any]:
-        return [v for t in sorted(self.types) for v in FALSY_BY_TYPE.get(t, [])]
+        return [v for t in sorted(self.types) for v in falsy_json_values(t)]
 
 
 @dataclass

@@ -3,10 +3,10 @@
 ## What it does
 
 Flags a state-writing tool that returns a constant success message (a string, an f-string whose
-literal text announces success, or a dict/tuple of such, like `{"message": "... updated."}`) on a
-path on which no state write is guaranteed: every write sits under a condition the return does not
-share, or nothing is written at all; or some write sits in a `try` whose `except` swallows its
-failure, so the reply can announce a write that failed.
+literal text announces success, or a dict/tuple/list of such, like `{"message": "... updated."}`,
+or MCP's `TextContent(text="...")`) on a path on which no state write is guaranteed: every write
+sits under a condition the return does not share, or nothing is written at all; or some write sits
+in a `try` whose `except` swallows its failure, so the reply can announce a write that failed.
 
 ## Why is this bad?
 
@@ -17,11 +17,16 @@ message still says it happened, the benchmark rewards an action that did not tak
 ## Example
 
 ```python
-def update_scheduled_transaction(account: Annotated[BankAccount, Depends("bank_account")],
-                                 id: int, amount: float | None = None) -> dict[str, str]:
-    transaction = find(account, id)
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None) -> dict[str, str]:
+    transaction = account["scheduled"][id]
     if amount:
-        transaction.amount = amount
+        transaction["amount"] = amount
     return {"message": f"Transaction with ID {id} updated."}
 ```
 
@@ -30,24 +35,43 @@ def update_scheduled_transaction(account: Annotated[BankAccount, Depends("bank_a
 Report what was written, or fail when nothing was:
 
 ```python
-    if amount is not None:
-        transaction.amount = amount
-    return {"message": f"Transaction {id} updated: amount={transaction.amount}."}
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None) -> dict[str, str]:
+    transaction = account["scheduled"][id]
+    if amount is None:
+        raise ValueError("nothing to update")
+    transaction["amount"] = amount
+    return {"message": f"Transaction with ID {id} updated."}
 ```
+
+## Precision
+
+Medium. A reply is a success claim only when its constant text has a success word and no error
+or no-op word: `{"error": ...}` replies, "Card already registered" and honest no-ops such as
+"Roaming was already enabled" never fire. A tool declared not to write (`ToolType.READ`,
+`mutates_state=False`) never fires. Writes through helpers are followed, in other modules of the
+linted tree too (`add_to_db(db=self.db)`); a tool that writes nothing the analysis sees but calls
+something it cannot follow whose name writes (`cursor.execute`, `client.chat_postMessage`) is not
+called "nothing written". Known misses: a write the analysis cannot see at all (a registry
+dispatch, an HTTP call with no verb in its name).
 
 ## Options
 
-- `tool-decorators`, `tools`: which functions are tools.
+- `tool-decorators`, `tools`, `tool-classes`, `state-roots`: which functions are tools, what is state.
 
 ## References
 
-- METHOD.md, Part 1 (literal success) and Part 3 (Phantom Effect, TL204).
+- docs/method.md, Part 1 (literal success) and Part 3 (Phantom Effect, TL204).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from toollint.analysis import (
@@ -58,42 +82,44 @@ from toollint.analysis import (
     is_writer,
     write_guaranteed_before,
 )
+from toollint.analysis.vocabulary import ERROR_KEYS, FAILURE_WORDS, SUCCESS_WORDS
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
 
-SUCCESS = re.compile(
-    r"\b(success\w*|succeeded|updated|created|deleted|added|removed|cancel+ed|booked|sent|scheduled|"
-    r"done|completed|saved|reserved|changed|accepted|executed|invited|made|applied|confirmed|ok|"
-    r"deposited|withdrawn|transferred|charged|paid|refunded|locked|unlocked|enabled|disabled|"
-    r"activated|deactivated|suspended|resumed|assigned|unassigned|granted|revoked|posted|moved|"
-    r"renamed|shared|uploaded|stored|registered|submitted|approved|placed|issued|processed|modified|"
-    r"inserted|marked|archived|published|closed|opened|released|restored|reset|set|recorded)\b",
-    re.IGNORECASE,
-)
-FAILURE = re.compile(r"\b(error|not found|fail\w*|cannot|can't|unable|invalid|no such|denied|not)\b", re.IGNORECASE)
-
 
 def literal_text(value: ast.expr) -> str | None:
-    """The constant text of a message-shaped return value, or None when it is not constant-shaped."""
+    """The constant text of a message-shaped return value, or None when it is not constant-shaped.
+    A dict's keys count as text too: `{"error": f"... {x}"}` reads as an error."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
     if isinstance(value, ast.JoinedStr):
         return "".join(v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
     if isinstance(value, ast.Dict):
+        keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        if any(k.lower() in ERROR_KEYS for k in keys):
+            return "error"
         texts = [literal_text(v) for v in value.values if v is not None]
         if texts and all(t is not None for t in texts):
             return " ".join(t for t in texts if t)
         return None
-    if isinstance(value, ast.Tuple):
+    if isinstance(value, (ast.Tuple, ast.List)):
         texts = [literal_text(v) if not isinstance(v, ast.Constant) else str(v.value) for v in value.elts]
-        return None if any(t is None for t in texts) else " ".join(t for t in texts if t)
+        return None if not texts or any(t is None for t in texts) else " ".join(t for t in texts if t)
+    if isinstance(value, ast.Call):  # MCP's `TextContent(type="text", text="Table created")`
+        texts = [literal_text(k.value) for k in value.keywords if k.arg in REPLY_KEYWORDS]
+        return texts[0] if len(texts) == 1 else None
     return None
 
 
+REPLY_KEYWORDS = frozenset({"text", "content", "message"})
+
+
 def is_success_message(value: ast.expr | None) -> bool:
+    """A constant reply announcing that something happened: not an error reply (`{"error": ...}`,
+    "Card already registered") and not an honest no-op ("Roaming was already enabled")."""
     text = literal_text(value) if value is not None else None
-    return bool(text and SUCCESS.search(text) and not FAILURE.search(text))
+    return bool(text and SUCCESS_WORDS.search(text) and not FAILURE_WORDS.search(text))
 
 
 @rule(
@@ -119,6 +145,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             swallows = "".join(f"; the write at line {w.lineno} is in a `try` whose `except` (line {h.lineno}) "
                                "swallows its failure" for w, h in outside[:2])
             if not write_guaranteed_before(tool.node.body, ret, summary):
+                if not summary.writes and summary.external:
+                    continue  # it may write where the analysis cannot see (a database, an API)
                 why = (
                     "nothing is written at all"
                     if not summary.writes

@@ -17,13 +17,15 @@ it, so tasks that depend on the refusal are scored against a world that behaves 
 ## Example
 
 ```python
-@is_tool(ToolType.WRITE)
-def refuel_data(self, line_id: str, gb_amount: float) -> str:
-    \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
-    line = self._get_line(line_id)
-    # if line.status != LineStatus.ACTIVE:
-    #     raise ValueError("Line is not active")
-    line.data_refueling_gb += gb_amount
+class TelecomTools:
+    @is_tool(ToolType.WRITE)
+    def refuel_data(self, line_id: str, gb_amount: float) -> str:
+        \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
+        line = self.lines[line_id]
+        # if line.status != "Active":
+        #     raise ValueError("Line is not active")
+        line.data_refueling_gb += gb_amount
+        return "Data refuelled."
 ```
 
 ## Use instead
@@ -31,9 +33,23 @@ def refuel_data(self, line_id: str, gb_amount: float) -> str:
 Restore the guard, or delete it and the docstring claim together:
 
 ```python
-    if line.status != LineStatus.ACTIVE:
-        raise ValueError("Line is not active")
+class TelecomTools:
+    @is_tool(ToolType.WRITE)
+    def refuel_data(self, line_id: str, gb_amount: float) -> str:
+        \"\"\"Refuel data. Checks: Line status must be Active.\"\"\"
+        line = self.lines[line_id]
+        if line.status != "Active":
+            raise ValueError("Line is not active")
+        line.data_refueling_gb += gb_amount
+        return "Data refuelled."
 ```
+
+## Precision
+
+High. A commented-out fault injector (its condition draws a random number or names a failure
+rate, or the comment above it says it simulates failures) is switched off on purpose: it is never
+reported, so `--unsafe-fixes` never turns it back on. A run of comments holding several guards
+reports each.
 
 ## Options
 
@@ -41,7 +57,7 @@ None.
 
 ## References
 
-- METHOD.md, Part 1 (commented-out guard) and Part 3 (Unenforced Precondition, TL201).
+- docs/method.md, Part 1 (commented-out guard) and Part 3 (Unenforced Precondition, TL201).
 """
 
 from __future__ import annotations
@@ -51,14 +67,13 @@ import re
 import textwrap
 from collections.abc import Iterator
 
+from toollint.analysis import ToolInfo
+from toollint.analysis.vocabulary import ERROR_TEXT, FAULT_INJECTION, PROMISE_WORDS
 from toollint.context import Comment, ModuleContext
-from toollint.discovery import ToolInfo
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
 MAX_GUARD_LINES = 8
-ERROR_WORDS = re.compile(r"error|invalid|not |cannot|fail|denied|forbidden|unauthori", re.IGNORECASE)
-PROMISE_WORDS = re.compile(r"\b(must|should|only|check|checks|require[sd]?|cannot|can't|not allowed|raises?)\b", re.IGNORECASE)
 
 
 def _uncomment(comment: Comment) -> str:
@@ -71,7 +86,7 @@ def _is_error_return(stmt: ast.stmt) -> bool:
         return False
     if isinstance(stmt.value, ast.Constant) and stmt.value.value in (False, None):
         return True
-    return bool(ERROR_WORDS.search(ast.unparse(stmt.value)))
+    return bool(ERROR_TEXT.search(ast.unparse(stmt.value)))
 
 
 def guard_in(stmts: list[ast.stmt]) -> ast.stmt | None:
@@ -93,19 +108,29 @@ def _parse(lines: list[str]) -> list[ast.stmt] | None:
         return None
 
 
-def find_guard(run: list[Comment]) -> tuple[int, int, ast.stmt] | None:
-    """(first, last) indexes into `run` of a window of lines that parses as a guard."""
+def find_guard(run: list[Comment], begin: int = 0) -> tuple[int, int, ast.stmt] | None:
+    """(first, last) indexes into `run` of the first window from `begin` that parses as a guard."""
     texts = [_uncomment(c) for c in run]
-    for start in range(len(texts)):
+    for start in range(begin, len(texts)):
         if not texts[start].strip() or texts[start][:1] in " \t":
             continue  # a guard starts at the run's outermost indentation
         for end in range(min(len(texts), start + MAX_GUARD_LINES), start, -1):
             body = _parse(texts[start:end])
             if body:
                 guard = guard_in(body)
-                if guard is not None:
-                    return start, end - 1, guard
+                if guard is not None:  # the guard's own lines, not the whole window that parsed
+                    return start, start + (guard.end_lineno or guard.lineno) - 1, guard
     return None
+
+
+def is_fault_injector(run: list[Comment], first: int, guard: ast.stmt) -> bool:
+    """A commented-out `raise` that injects failures: its condition draws a random number or names a
+    failure rate (`if random.random() < FAILURE_RATE:`), or the comments just above it say so
+    ("# Simulate a flaky network"). Not a precondition: never a TL102, never an `--unsafe-fixes` edit."""
+    condition = guard.test if isinstance(guard, (ast.If, ast.Assert)) else guard
+    if FAULT_INJECTION.search(ast.unparse(condition)):
+        return True
+    return any(FAULT_INJECTION.search(c.text) for c in run[max(0, first - 2):first])
 
 
 def comment_runs(comments: list[Comment], first: int, last: int) -> Iterator[list[Comment]]:
@@ -154,20 +179,32 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         yield from _guards_in(ctx, tool, tool.node)
     # Helpers the tools call (by name, up to three hops): a guard moved into `_check_line()` and
     # commented out there is the same defect. A helper shared by several tools is reported once.
+    # Only helpers of this file: one imported from another module has its comments there (that
+    # module's own tools report it when it is linted).
+    index = ctx.analysis.index
+    here = {id(f) for f in index.functions.values()} | {id(m) for ms in index.methods.values() for m in ms.values()}
     seen = {id(tool.node) for tool in tools}
     for tool in tools:
         for helper in ctx.analysis.summary(tool).helpers:
-            if id(helper) not in seen:
+            if id(helper) in here and id(helper) not in seen:
                 seen.add(id(helper))
                 yield from _guards_in(ctx, tool, helper)
 
 
 def _guards_in(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Finding]:
     for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
-        found = find_guard(run)
-        if found is None:
-            continue
+        yield from _run_guards(ctx, tool, fn, run)
+
+
+def _run_guards(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                run: list[Comment]) -> Iterator[Finding]:
+    begin = 0
+    while (found := find_guard(run, begin)) is not None:
         first, last, guard = found
+        injector = is_fault_injector(run[begin:], first - begin, guard)
+        begin = last + 1
+        if injector:
+            continue  # switched off on purpose; reporting it would invite turning failures back on
         related = []
         promised = promise_line(tool.node, guard)
         if promised is not None:

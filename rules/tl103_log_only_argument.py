@@ -16,26 +16,48 @@ scored against a state that never received it (an *ignored argument*).
 ## Example
 
 ```python
-def reserve_car_rental(reservation: Annotated[Reservation, Depends("reservation")],
-                       company: str, start_time: str, end_time: str) -> str:
-    reservation.title = company
-    reservation.start_time = start_time
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def reserve_car_rental(reservation: Annotated[dict, Depends("reservation")], company: str,
+                       start_time: str, end_time: str) -> str:
+    reservation["title"] = company
+    reservation["start_time"] = start_time
     return f"Reservation for a car at {company} from {start_time} to {end_time} has been made."
 ```
 
 ## Use instead
 
 ```python
-    reservation.end_time = end_time
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def reserve_car_rental(reservation: Annotated[dict, Depends("reservation")], company: str,
+                       start_time: str, end_time: str) -> str:
+    reservation["title"] = company
+    reservation["start_time"] = start_time
+    reservation["end_time"] = end_time
+    return f"Reservation for a car at {company} from {start_time} to {end_time} has been made."
 ```
+
+## Precision
+
+High. Locals are followed through assignments and tuple unpacking (`key, value = str(key),
+str(value)`), and parameters the framework fills (`self`, `ctx`, `run_manager`, a dispatcher's
+`name`/`arguments`) are never reported. A parameter kept only for logging on purpose is a true
+finding by the rule's definition, but its severity is for a person to judge.
 
 ## Options
 
-- `tool-decorators`, `tools`: which functions are tools.
+- `tool-decorators`, `tools`, `tool-classes`, `state-roots`: which functions are tools, what is state.
 
 ## References
 
-- METHOD.md, Part 1 (log-only argument) and Part 3 (Ignored Argument, TL202).
+- docs/method.md, Part 1 (log-only argument) and Part 3 (Ignored Argument, TL202).
 """
 
 from __future__ import annotations
@@ -43,13 +65,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toollint.analysis import is_writer
+from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
 
 ECHO_SINKS = {"log", "message"}
-# Conventional names for parameters that exist for the framework, not the agent.
-FRAMEWORK_PARAMS = {"self", "cls", "ctx", "context", "_", "run_manager", "config", "kwargs", "args"}
 
 
 @rule(
@@ -68,7 +89,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         if not summary.writes_state or not is_writer(tool, summary):
             continue
         for param in summary.params:
-            if param.state_root is not None or param.name in FRAMEWORK_PARAMS or param.name.startswith("_"):
+            if param.state_root is not None or param.name in FRAMEWORK_PARAMS or param.name.startswith("_") \
+                    or param.name in tool.framework_params:
                 continue
             sinks = summary.sinks(param.name) - {"local"}
             if sinks - ECHO_SINKS:

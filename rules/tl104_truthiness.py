@@ -2,10 +2,11 @@
 
 ## What it does
 
-Flags `if x:`, `if not x:`, `x or default`, `x and ...` and `bool(x)` on a tool parameter whose
-annotation or default admits a meaningful falsy value (`int`, `float`, `bool`, `str`, `list`,
-`dict`, or `Optional[...]` of those), where the test gates a state write. The message names the
-legal value that is dropped (0, 0.0, False, "", [], {}) and the fix.
+Flags `if x:`, `if not x:`, `x or default`, `x and ...`, `... if x else ...` and `bool(x)` on a
+tool parameter whose annotation or default admits a meaningful falsy value (`int`, `float`,
+`bool`, `str`, `list`, `dict`, or `Optional[...]` of those), where the test gates a state write and
+the falsy value takes a path that skips it. The message names the legal value that is dropped (0,
+0.0, False, "", [], {}) and the fix.
 
 ## Why is this bad?
 
@@ -17,54 +18,83 @@ other fields of the same call are written).
 ## Example
 
 ```python
-def update_scheduled_transaction(..., amount: float | None = None, recurring: bool | None = None):
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None, recurring: bool | None = None) -> str:
+    transaction = account["scheduled"][id]
     if amount:
-        transaction.amount = amount
+        transaction["amount"] = amount
     if recurring:
-        transaction.recurring = recurring
+        transaction["recurring"] = recurring
+    return "Transaction updated."
 ```
 
 ## Use instead
 
 ```python
+from typing import Annotated
+
+from benchmark.runtime import Depends
+
+
+def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account")], id: int,
+                                 amount: float | None = None, recurring: bool | None = None) -> str:
+    transaction = account["scheduled"][id]
     if amount is not None:
-        transaction.amount = amount
+        transaction["amount"] = amount
     if recurring is not None:
-        transaction.recurring = recurring
+        transaction["recurring"] = recurring
+    return "Transaction updated."
 ```
+
+## Precision
+
+High. Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
+on() else: off()` on a required `bool`), the test refuses it out loud (`if not agent_id: raise`),
+the alternative is the falsy value itself (`flag or False`), or a ternary on a required flag
+chooses between two values. An identifier (`*_id`, `path`, `name`, `repo`, ...) names nothing when
+empty, so its `""` is not a legal value; and an empty string or list counts only for a parameter
+whose value is stored, not one that merely selects. Annotation aliases (`Amount =
+Optional[float]`, `UserId = NewType("UserId", str)`) are followed, in the same module or in the
+module they are imported from. A parameter whose docstring says it is non-empty (`non-empty`,
+`must not be empty`) is exempt for `str`/`list`/`dict` types.
 
 ## Options
 
-None. Annotation aliases (`Amount = Optional[float]`, `UserId = NewType("UserId", str)`) are
-followed, in the same module or, through astroid, in the module they are imported from. A parameter whose docstring says it is non-empty (`non-empty`, `must not be empty`) is
-exempt for `str`/`list`/`dict` types.
+None.
 
 ## References
 
-- METHOD.md, Part 1 (truthiness on a falsy-legal argument) and Part 3 (Ignored Argument, TL202).
+- docs/method.md, Part 1 (truthiness on a falsy-legal argument) and Part 3 (Ignored Argument, TL202).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from toollint.analysis import ParamInfo, contains, function_nodes
+from toollint.analysis import ParamInfo, ToolInfo, contains, function_nodes
+from toollint.analysis.resolver import MAX_DEPTH as MAX_ALIAS_DEPTH
+from toollint.analysis.resolver import resolve_alias
+from toollint.analysis.summary import FunctionSummary
+from toollint.analysis.vocabulary import (
+    CONTAINER_TYPES,
+    ERROR_TEXT,
+    FALSY_BY_TYPE,
+    NON_EMPTY,
+    is_identifier_name,
+)
 from toollint.context import ModuleContext
-from toollint.discovery import ToolInfo
-from toollint.inference import MAX_DEPTH as MAX_ALIAS_DEPTH
-from toollint.inference import resolve_alias
 from toollint.model import Edit, Finding, Fix
 from toollint.registry import rule
 
-FALSY = {"int": "0", "float": "0.0", "bool": "False", "str": '""', "list": "[]", "dict": "{}",
-         "set": "set()", "tuple": "()", "bytes": 'b""', "Decimal": "Decimal(0)"}
-CONTAINERS = {"str", "list", "dict", "set", "tuple", "bytes"}
-NON_EMPTY = re.compile(r"non-?empty|not be empty|cannot be empty|must not be blank|at least one", re.IGNORECASE)
-
-
+FALSY = {name: text for name, (text, _) in FALSY_BY_TYPE.items()}
+CONTAINER_FALSY = frozenset(FALSY[c] for c in CONTAINER_TYPES)
 TYPING_NAMES = {"Optional", "Union", "Annotated", "List", "Dict", "Set", "Tuple", "None"}
 Resolver = Callable[[str], "ast.expr | None"]
 
@@ -106,12 +136,51 @@ def _type_names(ann: ast.expr | None, resolve: Resolver | None = None, depth: in
     return set()
 
 
-def falsy_values(param: ParamInfo, resolve: Resolver | None = None) -> list[str]:
-    """The meaningful falsy values a parameter admits, from its annotation, else its default."""
+def admitted_types(param: ParamInfo, resolve: Resolver | None = None) -> set[str]:
+    """Type names a parameter admits, from its annotation, else its default."""
     names = _type_names(param.annotation, resolve)
     if not names and isinstance(param.default, ast.Constant) and param.default.value is not None:
         names = {type(param.default.value).__name__}
-    return [FALSY[n] for n in sorted(names) if n in FALSY]
+    return names
+
+
+def falsy_values(param: ParamInfo, resolve: Resolver | None = None) -> list[str]:
+    """The meaningful falsy values a parameter admits. An identifier (`agent_id`, `path`, `name`)
+    names nothing when empty, so its "" and [] are not legal values."""
+    values = [FALSY[n] for n in sorted(admitted_types(param, resolve)) if n in FALSY]
+    if is_identifier_name(param.name):
+        values = [v for v in values if v not in CONTAINER_FALSY]
+    return values
+
+
+def rejects_falsy(stmt: ast.stmt | None, test_node: ast.AST, form: str) -> bool:
+    """`if not x: raise ...` / `return "Error: ..."`: the falsy value is refused out loud, not dropped."""
+    if not (isinstance(stmt, ast.If) and stmt is test_node and form == "if not" and stmt.body):
+        return False
+    last = stmt.body[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return isinstance(last, ast.Return) and last.value is not None and bool(ERROR_TEXT.search(ast.unparse(last.value)))
+
+
+def keeps_falsy(test_node: ast.AST, name: ast.Name) -> bool:
+    """`flag or False`, `count or 0`: the alternative is the falsy value itself, so nothing is lost."""
+    if not isinstance(test_node, ast.BoolOp):
+        return False
+    values = test_node.values
+    index = next((i for i, v in enumerate(values) if v is name), None)
+    if index is None or index + 1 >= len(values):
+        return False
+    alternative = values[index + 1]
+    return isinstance(alternative, ast.Constant) and alternative.value is not None and not alternative.value
+
+
+def falsy_branch_writes(stmt: ast.stmt | None, test_node: ast.AST, form: str, summary: FunctionSummary) -> bool:
+    """`if flag: write_a() else: write_b()`: the falsy value takes a branch that writes too."""
+    if not (isinstance(stmt, ast.If) and stmt is test_node):
+        return False
+    branch = stmt.orelse if form == "if" else stmt.body if form == "if not" else []
+    return any(id(s) in summary.writing_nodes for s in branch)
 
 
 def _documented_non_empty(tool: ToolInfo, name: str) -> bool:
@@ -182,9 +251,12 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         candidates: dict[str, list[str]] = {}
         resolver = partial(resolve_alias, ctx.tree, ctx.module_name, ctx.path)
         for p in summary.params:
-            values = falsy_values(p, resolver) if p.state_root is None and p.name in tested else []
-            containers_only = all(v in (FALSY[c] for c in CONTAINERS) for v in values)
-            if values and not (containers_only and _documented_non_empty(tool, p.name)):
+            testable = p.state_root is None and p.name in tested and p.name not in tool.framework_params
+            values = falsy_values(p, resolver) if testable else []
+            containers_only = all(v in CONTAINER_FALSY for v in values)
+            if containers_only and (_documented_non_empty(tool, p.name) or "state" not in summary.sinks(p.name)):
+                continue  # an empty string or list matters as a value stored, not as a selector
+            if values:
                 candidates[p.name] = values
         if not candidates:
             continue
@@ -198,18 +270,25 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 gates = any(w.line > (stmt.end_lineno or stmt.lineno) for w in summary.writes)
             if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
                 gates = True  # `value = x or default` feeding a later write
-            if not gates:
+            if not gates or rejects_falsy(stmt, test_node, form) or falsy_branch_writes(stmt, test_node, form, summary):
                 continue
             param = summary.param(name.id)
             default_is_none = bool(param and isinstance(param.default, ast.Constant) and param.default.value is None)
+            optional = default_is_none or (param is not None and "None" in admitted_types(param, resolver))
+            if isinstance(test_node, ast.IfExp) and not optional:
+                continue  # `"A" if flag else "B"` on a required flag chooses between two values
+            if form == "or" and keeps_falsy(test_node, name):
+                continue
             dropped = " / ".join(candidates[name.id])
+            advice = (f"test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead" if optional
+                      else f"handle {dropped} explicitly")
             shown = {"if": f"if {name.id}:", "if not": f"if not {name.id}:", "or": f"{name.id} or ...",
                      "and": f"{name.id} and ...", "bool": f"bool({name.id})"}[form]
             yield ctx.finding(
                 "TL104",
                 name,
                 f"`{shown}` in `{tool.name}` treats the legal value {dropped} of `{name.id}` as absent and "
-                f"skips the state write; test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead",
+                f"skips the state write; {advice}",
                 tool=tool.qualname,
                 fix=_fix(ctx, name, test_node, form) if default_is_none else None,
                 param=name.id,

@@ -5,9 +5,9 @@
 Finds pairs of tools in one class or module whose names pair by verb (book/cancel,
 reserve/release, add/remove, create/delete, open/close, suspend/resume, enable/disable,
 block/unblock, lock/unlock, subscribe/unsubscribe, activate/deactivate, assign/unassign,
-grant/revoke, follow/unfollow, check_in/check_out, ...) and act on the same noun (connectives like `to`/`from` aside), where one writes a state
-field that the other never references. It reports on the partner that omits the field, naming the
-field and the line where the other tool writes it.
+grant/revoke, follow/unfollow, check_in/check_out, ...) and act on the same noun (connectives like
+`to`/`from` aside), where one writes a state field that the other never references. It reports on
+the partner that omits the field, naming the field and the line where the other tool writes it.
 
 A partner that replaces or deletes a whole record covers every field inside it; reads made only for
 logging do not count as references.
@@ -21,22 +21,43 @@ with fewer seats than it should (a *partial effect*).
 ## Example
 
 ```python
-def book_reservation(self, flight_id: str, seats: int) -> str:
-    self.db.flights[flight_id].available_seats -= seats
-    self.db.reservations[rid] = Reservation(...)
+class AirlineTools:
+    @is_tool(ToolType.WRITE)
+    def book_reservation(self, reservation_id: str, flight_id: str, seats: int) -> str:
+        self.db.flights[flight_id].available_seats -= seats
+        self.db.reservations[reservation_id] = {"flight_id": flight_id, "seats": seats}
+        return "Booked."
 
-def cancel_reservation(self, reservation_id: str) -> str:
-    self.db.reservations[reservation_id].status = "cancelled"
+    @is_tool(ToolType.WRITE)
+    def cancel_reservation(self, reservation_id: str) -> str:
+        self.db.reservations[reservation_id].status = "cancelled"
+        return "Cancelled."
 ```
 
 ## Use instead
 
 ```python
-def cancel_reservation(self, reservation_id: str) -> str:
-    reservation = self.db.reservations[reservation_id]
-    reservation.status = "cancelled"
-    self.db.flights[reservation.flight_id].available_seats += reservation.seats
+class AirlineTools:
+    @is_tool(ToolType.WRITE)
+    def book_reservation(self, reservation_id: str, flight_id: str, seats: int) -> str:
+        self.db.flights[flight_id].available_seats -= seats
+        self.db.reservations[reservation_id] = {"flight_id": flight_id, "seats": seats}
+        return "Booked."
+
+    @is_tool(ToolType.WRITE)
+    def cancel_reservation(self, reservation_id: str) -> str:
+        reservation = self.db.reservations[reservation_id]
+        reservation.status = "cancelled"
+        self.db.flights[reservation.flight_id].available_seats += reservation.seats
+        return "Cancelled."
 ```
+
+## Precision
+
+Medium. The pairing is by name, so a pair that is not meant to be inverse (`start_trial` /
+`stop_server`) only pairs when the nouns agree too. A field the partner leaves on purpose (a
+cancelled reservation kept in the user's list) is reported and is arguable; the rule cannot read
+intent.
 
 ## Options
 
@@ -44,37 +65,20 @@ None.
 
 ## References
 
-- METHOD.md, Part 1 (unpaired verb field) and Part 3 (Partial Effect, TL203).
+- docs/method.md, Part 1 (unpaired verb field) and Part 3 (Partial Effect, TL203).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from toollint.analysis import FunctionSummary, StateAccess
+from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
+from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS, VERB_PAIRS
 from toollint.context import ModuleContext
-from toollint.discovery import ToolInfo
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
-VERB_PAIRS = [
-    ("book", "cancel"), ("reserve", "cancel"), ("reserve", "release"), ("add", "remove"),
-    ("add", "delete"), ("create", "delete"), ("create", "remove"), ("open", "close"),
-    ("suspend", "resume"), ("enable", "disable"), ("block", "unblock"), ("lock", "unlock"),
-    ("subscribe", "unsubscribe"), ("activate", "deactivate"), ("assign", "unassign"),
-    ("grant", "revoke"), ("follow", "unfollow"), ("check_in", "check_out"), ("insert", "delete"),
-    ("attach", "detach"), ("mount", "unmount"), ("invite", "remove"), ("join", "leave"),
-    ("start", "stop"), ("pause", "resume"), ("archive", "unarchive"), ("pin", "unpin"),
-    ("star", "unstar"), ("mute", "unmute"), ("hold", "release"), ("schedule", "cancel"),
-]
-PAIR_ORDER = frozenset(VERB_PAIRS)  # (do, undo)
-PARTNERS: dict[str, set[str]] = {}
-for _a, _b in VERB_PAIRS:
-    PARTNERS.setdefault(_a, set()).add(_b)
-    PARTNERS.setdefault(_b, set()).add(_a)
-
-
-CONNECTIVES = {"to", "from", "in", "into", "on", "of", "for", "a", "an", "the", "at", "by", "with"}
+PAIR_ORDER = frozenset(VERB_PAIRS)  # (do, undo): which side of a pair a tool is
 
 
 def split_name(name: str) -> tuple[str, frozenset[str]] | None:

@@ -15,3 +15,22 @@ def expected(source: str) -> set[tuple[int, str]]:
         if m:
             out |= {(lineno, code.strip()) for code in m.group(1).split(",") if code.strip()}
     return out
+
+
+TOOL = re.compile(r"#\s*tool(?::\s*(writer))?\b")
+REJECTED = re.compile(r"#\s*rejected\b")
+
+
+def expected_tools(source: str) -> set[tuple[int, bool]]:
+    """{(line, writes)} for every line a fixture marks `# tool` (a reader) or `# tool: writer`."""
+    out = set()
+    for lineno, line in enumerate(source.splitlines(), 1):
+        m = TOOL.search(line)
+        if m:
+            out.add((lineno, bool(m.group(1))))
+    return out
+
+
+def expected_rejections(source: str) -> set[int]:
+    """Lines of functions a fixture marks `# rejected`: they look like tools and must not be taken."""
+    return {lineno for lineno, line in enumerate(source.splitlines(), 1) if REJECTED.search(line)}

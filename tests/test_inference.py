@@ -7,8 +7,8 @@ from pathlib import Path
 
 from expectations import expected
 
+from toollint.analysis.resolver import resolve_alias
 from toollint.engine import lint_paths, lint_source
-from toollint.inference import resolve_alias
 from toollint.settings import Settings
 
 BENCH = Path(__file__).parent / "fixtures" / "aliases" / "bench"

@@ -84,3 +84,15 @@ def test_tl101_names_a_swallowing_try_even_when_every_write_is_conditional() -> 
     (finding,) = lint_source(src, "x.py", Settings(select=["TL101"])).reported
     assert "every write sits under a condition" in finding.message
     assert "the write at line 6 is in a `try` whose `except` (line 7) swallows its failure" in finding.message
+
+
+def test_unsafe_fixes_restore_a_guard_but_never_a_fault_injector() -> None:
+    from toollint.fixes import fix_source
+
+    path = FIXTURES / "precision_shapes.py"
+    src = path.read_text()
+    findings = lint_source(src, str(path), Settings(select=["TL102"])).reported
+    fixed = fix_source(str(path), src, findings, unsafe=True).fixed
+    assert '        if line["status"] != "active":' in fixed  # the precondition is back
+    assert "        # if random.random() < 0.1:" in fixed  # the injector stays switched off
+    assert "\n        if random.random()" not in fixed

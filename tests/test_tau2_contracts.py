@@ -148,3 +148,24 @@ def test_every_state_path_a_predicate_reads_is_in_the_state_schema(tau2_python: 
     assert missing == []
     # The check can fail: a misspelt field is caught.
     assert not schema_has_path(schemas["telecom/user"], "user_db.device.airplane_mod")
+
+
+def test_a_snapshot_of_two_databases_goes_to_the_predicate_sandbox_once() -> None:
+    """tau2's snapshot has two keys (agent_db, user_db) and megabytes under them: it must travel by
+    token, once per sandbox worker, not inline with every batch of clauses (the precondition search
+    evaluates tens of thousands of them; inline, each shipped the whole airline DB)."""
+    from toollint.contracts import sandbox
+    from toollint.contracts.predicate import compile_predicate
+
+    state = {"agent_db": {"reservations": {f"R{i}": {"status": None} for i in range(1000)}}}
+    pool = sandbox.Sandbox(workers=1)
+    try:
+        check = [compile_predicate("args.r in pre.agent_db.reservations")]
+        assert pool.evaluate_many(check, state, state, {"r": "R1"}, None) == [True]
+        assert pool.evaluate_many(check, state, state, {"r": "R-1"}, None) == [False]
+        (worker,) = pool._idle
+        assert [obj is state for _token, obj in worker.sent.values()] == [True]  # held by token
+        small = {"a": 1}
+        assert worker._ref(small, {}, []) == ["v", small]  # a few scalars still go inline
+    finally:
+        pool.close()

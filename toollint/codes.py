@@ -51,6 +51,8 @@ ENGINE = [
     ("TL902", "decode-error", "The file is not valid UTF-8 (or its declared encoding)", "error"),
     ("TL903", "io-error", "The file could not be read", "error"),
     ("TL904", "internal-error", "A rule failed on this file; the other rules still ran", "error"),
+    ("TL905", "too-complex", "A tool is too complex for the analysis to read; the static rules skipped it",
+     "warning"),
 ]
 
 

@@ -45,7 +45,14 @@ class ModuleContext:
     def analysis(self) -> ModuleAnalysis:
         from toollint.analysis import analyze_module
 
-        return analyze_module(self.tree, self.settings, self.module_name)
+        return analyze_module(self.tree, self.settings, self.module_name, self.disk_path, self.source)
+
+    @property
+    def disk_path(self) -> str:
+        """The file on disk, when there is one: helpers imported from other modules are read from there."""
+        import os
+
+        return self.path if self.path and os.path.isfile(self.path) else ""
 
     @cached_property
     def comments(self) -> list[Comment]:

@@ -6,8 +6,10 @@ with its own settings (those of the nearest configuration file, from a `Settings
 result records a digest of the bytes it was computed from, so `--fix` can tell a file that changed
 since. Problems with the input
 become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it does not decode,
-TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run). TL904 is reported
-even when not selected: an internal error is never silenced.
+TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
+too complex for the analysis (the others are still analysed). TL904 is reported even when not
+selected: an internal error is never silenced. Each `FileResult` also carries the tool facts
+(`tools`, `rejected`) the summary and `--show-tools` print.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toollint import noqa, registry
+from toollint.analysis import Rejection, ToolFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
+from toollint.processes import die_with_parent
 from toollint.settings import Settings
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
@@ -38,6 +42,7 @@ SYNTAX_ERROR = "TL901"
 DECODE_ERROR = "TL902"
 IO_ERROR = "TL903"
 INTERNAL_ERROR = "TL904"
+TOO_COMPLEX = "TL905"
 # Below this many files per process a pool's start-up (~0.1 s) costs more than it saves.
 MIN_FILES_PER_JOB = 8
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
@@ -55,11 +60,23 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)  # including suppressed ones
     module_name: str = ""
     digest: str | None = None  # of the content linted (None: not read)
-    tool_count: int = 0  # tools the analysis found in the file
+    # What discovery made of the file (None when no static rule ran on it): each tool with whether it
+    # writes and why, and each function that looks like a tool but was not taken, with why.
+    tools: list[ToolFact] | None = None
+    rejected: list[Rejection] = field(default_factory=list)
 
     @property
     def reported(self) -> list[Finding]:
         return [f for f in self.findings if not f.suppressed]
+
+    @property
+    def writers(self) -> list[ToolFact]:
+        return [t for t in self.tools or [] if t.writes]
+
+    @property
+    def tool_count(self) -> int:
+        """Tools the analysis found in the file."""
+        return len(self.tools or [])
 
 
 @dataclass
@@ -94,7 +111,17 @@ class RunResult:
 
     @property
     def tool_count(self) -> int:
-        return sum(r.tool_count for r in self.files)
+        """Tools found in every file linted (the summary line's "N tools")."""
+        return sum(len(r.tools or []) for r in self.files)
+
+    @property
+    def writer_count(self) -> int:
+        """Tools among them that write state."""
+        return sum(len(r.writers) for r in self.files)
+
+    @property
+    def file_count(self) -> int:
+        return len(self.files)
 
 
 @dataclass(frozen=True)
@@ -194,7 +221,27 @@ def run_rules(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
             findings.append(internal_error(ctx.path, rule.code, exc))
         else:
             findings.extend(f for f in found if f.code in enabled)
+    findings.extend(too_complex(ctx, enabled))
     return findings
+
+
+def too_complex(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
+    """TL905 for each tool the analysis could not read (computed only if a rule asked for it)."""
+    analysis = ctx.__dict__.get("analysis")
+    if analysis is None or TOO_COMPLEX not in enabled:
+        return []
+    return [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
+                        "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+
+
+def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejection]]:
+    """What the analysis found in the file, for the summary line and --show-tools. The rules have
+    built the analysis already (it is cached); None when it cannot be built (a TL904 says why)."""
+    try:
+        analysis = ctx.analysis
+    except Exception:  # noqa: BLE001 - a crash here was already reported as the rules' TL904
+        return None, []
+    return analysis.facts(), list(analysis.rejected)
 
 
 def internal_error(path: str, code: str, exc: BaseException) -> Finding:
@@ -235,16 +282,8 @@ def _lint_source(
     findings = run_rules(ctx, enabled)
     findings.extend(_apply_noqa(ctx, findings, enabled))
     result.findings = sorted(findings, key=Finding.sort_key)
-    result.tool_count = _count_tools(ctx)
+    result.tools, result.rejected = tool_facts(ctx)
     return result
-
-
-def _count_tools(ctx: ModuleContext) -> int:
-    """For the run's summary line. The rules have built the analysis already (it is cached)."""
-    try:
-        return len(ctx.analysis.tools)
-    except Exception:  # noqa: BLE001 - a crash here was already reported as the rules' TL904
-        return 0
 
 
 def _problem(
@@ -367,7 +406,8 @@ def lint_paths(
 _worker_state: list[tuple[Settings, Selection]] = []
 
 
-def _init_worker(entries: list[tuple[Settings, Selection]]) -> None:
+def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> None:
+    die_with_parent(parent_pid)
     _worker_state[:] = entries
     gc.disable()
 
@@ -386,7 +426,7 @@ def _lint_parallel(
 
     chunksize = max(1, min(32, len(work) // (jobs * 8)))
     try:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries,)) as pool:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
             return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
     except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
         return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]

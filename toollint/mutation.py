@@ -7,8 +7,8 @@ mutated function, the tools it affects, the original line). Sampling with a fixe
 picks a reproducible subset (`sample`).
 
 The analysis is deliberately small and syntactic (libcst for positions and structure): which
-functions are tools (AgentDojo `Annotated[T, Depends("...")]` parameters, or a decorator whose name
-contains "tool"), which of their parameters are state roots, which statements write state (assign,
+functions are tools (the shared analysis's discovery: injected `Annotated[T, Depends("...")]`
+parameters, tool decorators, ...), which of their parameters are state roots, which statements write state (assign,
 augment, delete or a mutating method call on something reachable from a root or from a local bound
 to an element of state), and writer helper methods of classes in the same module. Edits are applied
 to the text, so every line outside a mutated region keeps its number.
@@ -26,8 +26,24 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from toollint.analysis import MUTATORS
-from toollint.discovery import annotated_class, discover_tools, resolve_annotation, type_aliases
+from toollint.analysis import (
+    FunctionSummary,
+    analyze_module,
+    annotated_class,
+    resolve_annotation,
+    summarize,
+    type_aliases,
+)
+from toollint.analysis.vocabulary import (
+    FALSY_BY_TYPE,
+    LOG_FUNCS,
+    LOG_METHODS,
+    MUTATORS,
+    PURE_CALLS,
+    PURE_METHODS,
+    SCALAR_FALSY_TYPES,
+    is_write_verb,
+)
 from toollint.settings import Settings
 
 # The six classes of METHOD.md, as kebab-case names.
@@ -47,13 +63,8 @@ DEFECT_CLASSES = (
 )
 CONTROL = "control"
 
-# Helper methods whose name starts with one of these verbs are assumed to write when their class is
-# not defined in the module (so their body cannot be read).
-WRITER_VERBS = (
-    "add", "append", "book", "cancel", "create", "delete", "insert", "remove", "reschedule", "reserve",
-    "send", "set", "update", "write", "move", "share",
-)
-FALSY_LEGAL = frozenset({"int", "float", "bool", "str", "list", "dict", "set", "tuple", "bytes"})
+# Types whose falsy value is a legal argument: the shared legal-falsy table's.
+FALSY_LEGAL = frozenset(FALSY_BY_TYPE)
 # Constants an ignored argument is replaced with, by base annotation. Non-falsy so that the mutant
 # is not accidentally equivalent to a truth-tested original.
 CONSTANT_FOR = {
@@ -64,10 +75,6 @@ CONSTANT_FOR = {
     "list": "[]",
     "dict": "{}",
 }
-PURE_BUILTINS = frozenset(["str", "int", "float", "bool", "len", "list", "dict", "set", "tuple", "sorted", "min", "max", "abs", "round"])
-PURE_METHODS = frozenset(
-    ["strip", "lower", "upper", "split", "join", "get", "keys", "values", "items", "isoformat", "date", "time", "strftime", "copy", "format"]
-)
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,8 @@ class Target:
     params: list[Param]  # non-root parameters
     aliases: set[str] = field(default_factory=set)  # locals bound to an element of state
     tools: tuple[str, ...] = ()
+    # lines where the shared analysis records a state write (directly or through a helper)
+    write_lines: frozenset[int] | None = None  # None: not summarised, judge by shape
 
 
 @dataclass
@@ -193,7 +202,8 @@ class ModuleFacts:
                     if isinstance(item, cst.FunctionDef):
                         defs[f"{stmt.name.value}.{item.name.value}"] = (item, stmt.name.value)
         tools: list[Target] = []
-        for info in discover_tools(tree, settings, module_name):
+        analysis = analyze_module(tree, settings, module_name)
+        for info in analysis.tools:
             if info.qualname not in defs:
                 continue
             root_classes: dict[str, str | None] = {}
@@ -204,6 +214,7 @@ class ModuleFacts:
             fn, cls = defs[info.qualname]
             t = self._target(fn, cls, {k: v or "" for k, v in root_classes.items()})
             t.is_tool, t.tools = True, (t.qualname,)
+            t.write_lines = _write_lines(analysis.summary(info))
             tools.append(t)
         tool_names = {t.qualname for t in tools}
         helpers: list[Target] = []
@@ -213,6 +224,9 @@ class ModuleFacts:
                 continue
             h = self._target(fn, cls, {"self": cls})
             h.tools = tuple(t.qualname for t in tools if _calls_method(t, fn.name.value))
+            helper_node = analysis.index.methods.get(cls, {}).get(fn.name.value)
+            if helper_node is not None:
+                h.write_lines = _write_lines(summarize(helper_node, {"self": ""}, analysis.index, cls=cls))
             if h.tools and self.writes(h):
                 helpers.append(h)
         return tools + helpers
@@ -258,9 +272,17 @@ class ModuleFacts:
         yield from _block_statements(cast(Sequence[cst.BaseStatement], t.node.body.body))
 
     def is_write(self, stmt: cst.BaseStatement, t: Target) -> bool:
+        """A simple statement the shared analysis records a state write on (assignment, deletion,
+        mutating or writer call, a helper that writes), or, for a function the analysis did not
+        summarise, one of those shapes on something reachable from a state root."""
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             return False
         small = stmt.body[0]
+        if not isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Expr)):
+            return False
+        if t.write_lines is not None:
+            first, last = self.line_span(stmt)
+            return any(first <= line <= last for line in t.write_lines)
         roots = set(t.roots) | t.aliases
         if isinstance(small, cst.Assign):
             if any(_chain_root(x.target) in roots and not isinstance(x.target, cst.Name) for x in small.targets):
@@ -289,7 +311,7 @@ class ModuleFacts:
                 helper = Target(f"{cls}.{method}", self.class_methods[cls][method], cls, False, {"self": cls}, [])
                 helper.aliases = self._aliases(helper)
                 return bool(self.writes(helper))
-            return method.startswith(WRITER_VERBS)
+            return is_write_verb(method)  # the analysis's writer verbs, matched on the first word
         return False
 
     def writes(self, t: Target) -> list[_Stmt]:
@@ -337,6 +359,11 @@ class ModuleFacts:
 
 
 # -- small syntactic helpers ------------------------------------------------------------------------
+
+
+def _write_lines(summary: FunctionSummary) -> frozenset[int]:
+    return frozenset(w.line for w in summary.writes)
+
 
 
 def _params(fn: cst.FunctionDef) -> list[cst.Param]:
@@ -426,7 +453,7 @@ def _names_outside_text(node: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _names_outside_text(child)
 
 
-LOG_FUNCTIONS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "log", "critical"})
+LOG_FUNCTIONS = LOG_FUNCS | LOG_METHODS
 
 
 def _is_log_call(small: cst.BaseSmallStatement) -> bool:
@@ -707,7 +734,7 @@ def _truthify(facts: ModuleFacts, t: Target) -> list[_Site]:
 
 
 def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
-    """Gate a state write on the truthiness of a falsy-legal argument it uses (AgentDojo's own shape)."""
+    """Gate a state write on the truthiness of a falsy-legal argument it uses (the shape real update tools have)."""
     out = []
     # Numbers and flags: their falsy values (0, 0.0, False) are ordinary legal inputs. An empty
     # identifier string usually is not, and gating on it would make an equivalent mutant; so would a
@@ -716,7 +743,7 @@ def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
     guarded = {n.value for g in _guards(facts, t) if isinstance(g.node, cst.If)
                for c in _walk(g.node.test) if isinstance(c, cst.Comparison)
                and any(isinstance(x.operator, ordering) for x in c.comparisons) for n in _names_in(c)}
-    falsy_legal = {p.name for p in t.params if p.base in {"int", "float", "bool"}} - guarded
+    falsy_legal = {p.name for p in t.params if p.base in SCALAR_FALSY_TYPES} - guarded
     already: dict[int, set[str]] = {}  # statements already under `if p:` (mutating them again is a no-op)
     for s in facts.statements(t):
         if isinstance(s.node, cst.If) and isinstance(s.node.test, cst.Name):
@@ -970,7 +997,7 @@ def _effects(facts: ModuleFacts, stmt: cst.BaseStatement, t: Target) -> tuple[se
     for n in _walk(small.value):
         if isinstance(n, cst.Call):
             f = n.func
-            ok = (isinstance(f, cst.Name) and (f.value in PURE_BUILTINS or f.value in facts.classes)) or (
+            ok = (isinstance(f, cst.Name) and (f.value in PURE_CALLS or f.value in facts.classes)) or (
                 isinstance(f, cst.Attribute) and f.attr.value in PURE_METHODS
             )
             if not ok:

@@ -147,6 +147,8 @@ class Settings:
     respect_gitignore: bool = True  # skip what .gitignore files ignore when walking directories
     tool_decorators: list[str] = field(default_factory=list)  # extra decorator names marking tools
     tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
+    tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
+    state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
     contract_dirs: list[str] = field(default_factory=list)  # relative ones are resolved against the config file
     # The benchmark profile of dynamic runs (toollint.profiles); default: detected from the linted tree.
     # Checked against the registered profiles where a run picks its profile.
@@ -167,12 +169,21 @@ class Settings:
 
     def tool_refs_for(self, module_name: str) -> set[str]:
         """Qualified names ("Class.method" or "function") configured as tools in this module."""
-        out = set()
-        for ref in self.tools:
-            mod, _, qual = ref.partition(":")
-            if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
-                out.add(qual)
-        return out
+        return _refs_in(self.tools, module_name)
+
+    def tool_classes_for(self, module_name: str) -> set[str]:
+        """Class names configured in `tool-classes` that live in this module."""
+        return _refs_in(self.tool_classes, module_name)
+
+
+def _refs_in(refs: list[str], module_name: str) -> set[str]:
+    """The qualified names of "pkg.mod:Qual" references whose module is `module_name`."""
+    out = set()
+    for ref in refs:
+        mod, _, qual = ref.partition(":")
+        if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
+            out.add(qual)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

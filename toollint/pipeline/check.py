@@ -99,6 +99,10 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.warn(f"no Python files found under {printable(target)}")
     for target in result.not_python:
         console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
+    if out.show_tools:
+        from toollint.reporters.tools import write_tools
+
+        write_tools(result, sys.stderr)
     if not out.quiet:
         from toollint.reporters.text import summary
 

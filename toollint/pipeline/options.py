@@ -26,6 +26,7 @@ class OutputOptions:
     sarif_files: tuple[str, ...] = ()  # --sarif-output, besides the report
     sarif_category: str | None = None
     sarif_include_suppressed: bool = False
+    show_tools: bool = False  # --show-tools: each tool, whether it writes and why, on stderr
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class CheckOptions:
                 sarif_files=tuple(a["sarif_output"] or ()),
                 sarif_category=a["sarif_category"],
                 sarif_include_suppressed=a["sarif_include_suppressed"],
+                show_tools=a.get("show_tools", False),
             ),
             baseline=BaselineOptions(write=a["write_baseline"], read=a["baseline"], diff_base=a["diff_base"]),
             fixes=FixOptions(fix=a["fix"], unsafe=a["unsafe_fixes"], diff=a["diff"]),

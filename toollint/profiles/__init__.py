@@ -44,7 +44,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toollint.analysis.patterns import Patterns
 
 HERE = Path(__file__).parent
 ENTRY_POINT_GROUP = "toollint.profiles"
@@ -71,7 +74,7 @@ class Profile:
     import_markers: tuple[str, ...] = ()  # top-level packages whose import identifies the family
     path_markers: tuple[str, ...] = ()  # fnmatch globs over a file's absolute posix path
     # -- static: discovery data read by toollint.analysis (its types live there) ------------------
-    patterns: Any = None
+    patterns: Patterns | None = None  # the family's markers (its `patterns.py` defines them)
     # -- dynamic (a path that does not exist counts as absent: a folder may be filled in stages) --
     adapter: Path | None = None  # host-side adapter file (stdlib + the benchmark only)
     contracts_dir: Path | None = None  # bundled contracts (one YAML file per tool)

@@ -1,55 +1,61 @@
-"""The one analysis of state paths that every rule, the contracts and the tracer share.
+"""The summariser: what one function does with state and with its parameters.
 
-For each function it summarises: the canonical state paths it reads and writes
+For each function it records the canonical state paths it reads and writes
 (`bank_account.scheduled_transactions[*].amount`), where each parameter flows (state write, call
-argument, log call, returned message, condition), its return statements with the conditions they sit
-under, and which tools write state (directly or through helpers resolved by name, up to three hops).
+argument, log call, returned message, condition), its return statements, which statements write, and
+the calls it could not follow that may write elsewhere (a database cursor, an HTTP client).
 
 Paths are canonical: the state root is replaced by its name in the environment (`self.` is dropped,
-an AgentDojo `Depends("bank_account")` parameter becomes `bank_account`), element selection becomes
-`[*]`, and locals bound to state (`t = next(t for t in account.items if ...)`) are followed.
-Built on `ast` for speed; see `toollint.discovery` for which functions are tools.
+an injected `Depends("bank_account")` parameter becomes `bank_account`), element selection becomes
+`[*]`, a constant string key becomes a field (`data["users"]` is `users`), and locals bound to state
+(`t = next(t for t in account.items if ...)`, `a, b = self.x, self.y`) are followed. Helpers are
+followed up to `MAX_HELPER_HOPS`: by bare name in this module, through `self`/`cls` and the class's
+bases, through a parameter's annotated class, and into other modules of the linted tree through
+imports (`toollint.analysis.resolver`).
+
+Nothing here recurses on the depth of the code being read: `elif` chains and long `a + b + ...`
+chains are walked in loops, so a 400-branch dispatcher or a 1000-term sum is analysed like any other.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toollint.discovery import (
-    ToolInfo,
-    annotated_class,
-    discover_tools,
-    module_state_names,
-    resolve_annotation,
-    type_aliases,
+from toollint.analysis.discovery import annotated_class, module_state_names, resolve_annotation, type_aliases
+from toollint.analysis.resolver import ModuleSource, Resolved, class_ancestors, lookup, lookup_class
+from toollint.analysis.vocabulary import (
+    BOOKKEEPING_FIELD,
+    FORMAT_METHODS,
+    LOG_FUNCS,
+    LOG_METHODS,
+    LOG_OBJECTS,
+    MUTATORS,
+    PURE_CALLS,
+    PURE_METHODS,
+    READ_METHODS,
+    SHAPE_CALLS,
+    STATE_ACCESSOR,
+    WRITE_VERBS,
+    is_write_verb,
+    verb_words,
 )
-from toollint.settings import Settings
 
 MAX_HELPER_HOPS = 3
+MAX_EXPRESSION_DEPTH = 200  # nesting (not length) of one expression the summariser follows
 
-# Methods that mutate the object they are called on.
-MUTATORS = frozenset(
-    ["append", "extend", "insert", "update", "pop", "remove", "clear", "setdefault", "add", "discard", "popitem", "sort", "reverse", "__setitem__", "__delitem__", "appendleft", "extendleft"]
-)
-# Method names that, called on a state object whose class is not in this module, may write it.
-WRITE_VERBS = frozenset(
-    ["add", "append", "book", "cancel", "create", "delete", "remove", "set", "update", "insert", "send", "schedule", "reserve", "release", "assign", "unassign", "grant", "revoke", "enable", "disable", "block", "unblock", "lock", "unlock", "open", "close", "suspend", "resume", "activate", "deactivate", "subscribe", "unsubscribe", "follow", "unfollow", "post", "put", "patch", "write", "save", "store", "register", "deregister", "move", "rename", "share", "transfer", "pay", "refund", "invite", "kick"]
-)
-# Calls whose arguments only end up in text the agent or a log sees.
-LOG_FUNCS = frozenset({"print", "pprint", "warn"})
-LOG_OBJECTS = frozenset({"logging", "logger", "log", "_logger", "LOGGER", "LOG", "warnings", "console"})
-LOG_METHODS = frozenset(["debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"])
-# Builtins that cannot write state through their arguments.
-PURE_CALLS = frozenset(
-    ["len", "str", "int", "float", "bool", "repr", "abs", "min", "max", "sum", "round", "sorted", "list", "tuple", "set", "dict", "frozenset", "isinstance", "issubclass", "type", "id", "hash", "format", "any", "all", "enumerate", "zip", "range", "iter", "next", "reversed", "map", "filter", "getattr", "hasattr", "divmod", "ord", "chr", "bin", "hex", "oct"]
-)
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # Where a parameter's value goes. "local" (bound to a local variable) is not a sink: the local's own
 # uses are recorded against the parameter instead, through taint.
 Sink = Literal["state", "call", "lookup", "cond", "log", "message", "other", "local"]
+
+
+class TooComplex(Exception):
+    """An expression nested deeper than `MAX_EXPRESSION_DEPTH`: the tool is reported, not analysed."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +91,24 @@ class OpaqueUse:
     via: tuple[str, ...] = ()
 
 
-# Builtins that look at a container's shape or hand its elements on, without reading their fields.
-SHAPE_CALLS = frozenset(["len", "isinstance", "issubclass", "type", "id", "bool", "iter", "next", "enumerate",
-                         "reversed", "zip", "range", "any", "all", "hasattr", "getattr", "filter", "map", "list",
-                         "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "abs", "round", "int", "float"])
-# Methods on a state container that read it like an attribute access would.
-READ_METHODS = frozenset(["get", "keys", "values", "items", "copy", "count", "index"])
+@dataclass(frozen=True)
+class ExternalCall:
+    """A call the analysis could not follow whose name says it may change something outside the
+    state it sees (`cursor.execute(...)`, `client.send_message(...)`, `repo.index.commit(...)`)."""
+
+    callee: str
+    node: ast.AST
+    via: tuple[str, ...] = ()
+
+
+# Calls outside the state the analysis sees that change something elsewhere (a database, a remote API).
+EXTERNAL_EFFECT_CALLS = frozenset([
+    "execute", "executemany", "executescript", "commit", "request", "urlopen", "post", "put", "patch",
+    "delete", "send", "write", "write_text", "write_bytes", "mkdir", "unlink", "rmdir", "rename", "touch",
+    "run", "call", "invoke", "ainvoke", "submit", "emit", "publish", "dispatch", "upload", "insert_one",
+    "insert_many", "update_one", "update_many", "delete_one", "delete_many", "replace_one", "bulk_write",
+    "add_texts", "add_documents", "upsert", "move",
+])
 
 
 @dataclass
@@ -108,7 +126,7 @@ class FunctionSummary:
     """What one function does with state and with its parameters."""
 
     qualname: str
-    node: ast.FunctionDef | ast.AsyncFunctionDef
+    node: FunctionNode
     params: list[ParamInfo]
     reads: list[StateAccess] = field(default_factory=list)
     writes: list[StateAccess] = field(default_factory=list)
@@ -118,10 +136,17 @@ class FunctionSummary:
     return_paths: set[str] = field(default_factory=set)  # state paths the function returns
     # ids of statements that write state (directly or through a helper), for path reasoning
     writing_nodes: set[int] = field(default_factory=set)
-    # helpers this function reaches by name (transitively, within MAX_HELPER_HOPS), in call order
-    helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
+    # ids of compound statements whose header (an `if` test, a `for` iterable, a `with` item) writes:
+    # that write happens before any branch is taken
+    header_writes: set[int] = field(default_factory=set)
+    # helpers this function reaches (transitively, within MAX_HELPER_HOPS), in call order
+    helpers: list[FunctionNode] = field(default_factory=list)
     opaque: list[OpaqueUse] = field(default_factory=list)  # state used whole (see OpaqueUse)
+    external: list[ExternalCall] = field(default_factory=list)  # may write outside the state it sees
     complete: bool = True  # False for the stand-in returned when a helper cycle reaches back here
+    # memo for the path reasoning of `toollint.analysis.paths` (statement id -> definitely writes)
+    definite: dict[int, bool] = field(default_factory=dict, repr=False)
+    _parents: dict[int, ast.AST] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -140,32 +165,54 @@ class FunctionSummary:
     def referenced_paths(self, *, include_logs: bool = False) -> set[str]:
         return {a.path for a in self.reads if include_logs or not _in_log(a)} | {a.path for a in self.writes}
 
+    def ancestors(self, node: ast.AST) -> set[int]:
+        """Ids of `node` and every node of this function's body that contains it."""
+        if self._parents is None:
+            parents: dict[int, ast.AST] = {}
+            for outer in self.node.body:
+                for sub in ast.walk(outer):
+                    for child in ast.iter_child_nodes(sub):
+                        parents[id(child)] = sub
+            self._parents = parents
+        out = {id(node)}
+        current: ast.AST | None = node
+        while current is not None:
+            current = self._parents.get(id(current))
+            if current is not None:
+                out.add(id(current))
+        return out
+
 
 def _in_log(access: StateAccess) -> bool:
     return bool(getattr(access.node, "_toollint_in_log", False))
 
 
-@dataclass
-class ModuleAnalysis:
-    tools: list[ToolInfo]
-    summaries: dict[str, FunctionSummary]  # by tool qualname
-    index: FunctionIndex
+@dataclass(frozen=True)
+class Helper:
+    """A helper a call reaches: the function, the index of its module, its class (for methods)."""
 
-    def summary(self, tool: ToolInfo) -> FunctionSummary:
-        return self.summaries[tool.qualname]
+    node: FunctionNode
+    index: FunctionIndex
+    cls: str | None
 
 
 class FunctionIndex:
-    """Functions and methods of a module, by name, for resolving helpers by bare name."""
+    """Functions and classes of a module, for resolving helpers: by bare name here, through the
+    class's bases, and through imports into other modules of the linted tree."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        self.methods: dict[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    def __init__(self, tree: ast.Module, module: ModuleSource | None = None,
+                 accessors: frozenset[str] = frozenset()) -> None:
+        self.tree = tree
+        self.module = module
+        self.functions: dict[str, FunctionNode] = {}
+        self.methods: dict[str, dict[str, FunctionNode]] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
         self.class_of: dict[int, str] = {}
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
                 meths = self.methods.setdefault(node.name, {})
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -174,23 +221,82 @@ class FunctionIndex:
         self.aliases = type_aliases(tree)
         self._cache: dict[tuple[int, tuple[tuple[str, str], ...]], FunctionSummary] = {}
         self.module_state: dict[str, str] = {}
+        self.accessors = accessors  # called names that return state (`get_current_context`)
+        self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
 
-    def resolve(
-        self, call: ast.Call, cls: str | None, types: dict[str, str] | None = None
-    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The function a call reaches, by bare name: `f()`, `self.m()`, `Cls.m()`, `param.m()` when
-        the parameter's annotation names a class of this module."""
+    @classmethod
+    def of(cls, module: ModuleSource, accessors: frozenset[str] = frozenset()) -> FunctionIndex:
+        """The (cached) index of another module of the tree, with its module state."""
+        found = module.cache.get("index")
+        if not isinstance(found, FunctionIndex):
+            found = cls(module.tree, module, accessors)
+            found.module_state = {name: name for name in module_state_names(module.tree.body)}
+            module.cache["index"] = found
+        return found
+
+    def _class_chain(self, name: str) -> list[tuple[ast.ClassDef, FunctionIndex]]:
+        """The class `name` (here or imported) and its bases found in the tree, nearest first."""
+        if name in self._mro:
+            return self._mro[name]
+        chain: list[tuple[ast.ClassDef, FunctionIndex]] = []
+        self._mro[name] = chain  # a cycle sees the partial chain
+        node: ast.ClassDef | None = self.classes.get(name)
+        owner: FunctionIndex = self
+        if node is None and self.module is not None:
+            found = lookup_class(self.module, name)
+            if found is not None:
+                node, owner = found.node, FunctionIndex.of(found.module, self.accessors)  # type: ignore[assignment]
+        if node is None:
+            return chain
+        chain.append((node, owner))
+        for base in class_ancestors(node, owner.module):
+            if isinstance(base, Resolved) and isinstance(base.node, ast.ClassDef):
+                chain.append((base.node, FunctionIndex.of(base.module, self.accessors)))
+            elif isinstance(base, str) and base in self.classes and base != name:
+                chain.append((self.classes[base], self))
+        return chain
+
+    def method(self, cls: str, name: str) -> Helper | None:
+        for node, owner in self._class_chain(cls):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+                    return Helper(item, owner, node.name)
+        return None
+
+    def function(self, name: str) -> Helper | None:
+        local = self.functions.get(name)
+        if local is not None:
+            return Helper(local, self, None)
+        if self.module is None or name in self.classes:
+            return None
+        found = lookup(self.module, name)
+        if isinstance(found, Resolved) and isinstance(found.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return Helper(found.node, FunctionIndex.of(found.module, self.accessors), None)
+        return None
+
+    def resolve(self, call: ast.Call, cls: str | None, types: dict[str, str] | None = None) -> Helper | None:
+        """The function a call reaches: `f()`, `self.m()` (through the bases), `Cls.m()`, `param.m()`
+        when the parameter's annotation names a class of the tree, `module.f()` for an imported module."""
         func = call.func
         if isinstance(func, ast.Name):
-            return self.functions.get(func.id)
+            if func.id[:1].isupper():
+                return None  # a class: its constructor is not a helper
+            return self.function(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id in ("self", "cls") and cls:
-                return self.methods.get(cls, {}).get(func.attr)
-            owner_type = (types or {}).get(func.value.id)
-            if owner_type in self.methods:
-                return self.methods[owner_type].get(func.attr)
-            if func.value.id in self.methods:  # Class.static_helper(...)
-                return self.methods[func.value.id].get(func.attr)
+            owner = func.value.id
+            if owner in ("self", "cls") and cls:
+                return self.method(cls, func.attr)
+            owner_type = (types or {}).get(owner)
+            if owner_type:
+                return self.method(owner_type, func.attr)
+            if owner in self.classes:  # Class.static_helper(...)
+                return self.method(owner, func.attr)
+            if self.module is not None and owner not in self.functions and owner[:1].islower():
+                imported = self.module.imports().get(owner)
+                if imported is not None:
+                    found = lookup(self.module, owner)
+                    if isinstance(found, ModuleSource):
+                        return FunctionIndex.of(found, self.accessors).function(func.attr)
         return None
 
 
@@ -211,19 +317,22 @@ def is_log_call(call: ast.Call) -> bool:
     if isinstance(func, ast.Name):
         return func.id in LOG_FUNCS
     if isinstance(func, ast.Attribute):
-        root = func.value
+        owners: list[str] = []
+        root: ast.expr = func.value
         while isinstance(root, ast.Attribute):
+            owners.append(root.attr)
             root = root.value
-        owner = root.id if isinstance(root, ast.Name) else ""
-        if func.attr in LOG_METHODS and (owner in LOG_OBJECTS or owner.lower().endswith("logger")):
+        if isinstance(root, ast.Name):
+            owners.append(root.id)
+        if func.attr in LOG_METHODS and any(o in LOG_OBJECTS or o.lower().endswith("logger") for o in owners):
             return True
-        if owner in ("sys",) and func.attr == "write":
+        if owners[-1:] == ["sys"] and func.attr == "write":
             return True
     return False
 
 
 def is_format_call(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr in ("format", "format_map", "join")
+    return isinstance(call.func, ast.Attribute) and call.func.attr in FORMAT_METHODS
 
 
 def chain_keys(node: ast.expr) -> Iterator[ast.expr]:
@@ -260,31 +369,68 @@ def names_in(node: ast.AST) -> Iterator[ast.Name]:
             yield sub
 
 
+def operands(node: ast.BinOp) -> list[ast.expr]:
+    """The operands of a chain of binary operations, left to right, found in a loop: `a + b + c`
+    (parsed `(a + b) + c`) is [a, b, c] however long the chain."""
+    out: list[ast.expr] = []
+    pending: list[ast.expr] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.BinOp):
+            pending.append(current.right)
+            pending.append(current.left)
+        else:
+            out.append(current)
+    return out
+
+
+def elif_chain(node: ast.If) -> tuple[list[ast.If], list[ast.stmt]]:
+    """`if a: ... elif b: ... else: ...` as ([If a, If b], else body), walked in a loop."""
+    chain = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    return chain, chain[-1].orelse
+
+
+FIELD_KEY = re.compile(r"[a-z_]+")
+
+
+def _constant_key(node: ast.expr) -> str | None:
+    """A constant subscript that names a field (`data["users"]`, `note["pinned"]`), not a record: a
+    lower-case word without digits. `lines["L1"]` selects a record, so it stays `lines[*]`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and FIELD_KEY.fullmatch(node.value):
+        return node.value
+    return None
+
+
 class _Summariser:
     """Walks one function body once, keeping aliases (locals bound to state) and taint (locals
     derived from parameters) in statement order."""
 
     def __init__(
         self,
-        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        fn: FunctionNode,
         roots: dict[str, str],
         index: FunctionIndex,
         cls: str | None,
         hops: int,
         via: tuple[str, ...],
+        types: dict[str, str] | None = None,
     ) -> None:
         self.fn = fn
         self.index = index
         self.cls = cls
         self.hops = hops
         self.via = via
+        self.depth = 0
         self.aliases: dict[str, str] = dict(index.module_state)
         self.aliases.update(roots)
         self.params = _params(fn, roots)
-        # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in this module.
-        self.types = {
+        # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
+        self.types = dict(types or {})
+        self.types.update({
             p.name: t for p in self.params if (t := annotated_class(resolve_annotation(p.annotation, index.aliases)))
-        }
+        })
         self.param_names = {p.name for p in self.params if p.state_root is None and p.name not in roots}
         self.taint: dict[str, set[str]] = {p: {p} for p in self.param_names}
         qual = f"{cls}.{fn.name}" if cls else fn.name
@@ -302,7 +448,12 @@ class _Summariser:
             return f"{base}.{expr.attr}" if base else expr.attr
         if isinstance(expr, ast.Subscript):
             base = self.path(expr.value)
-            return None if base is None else f"{base}[*]"
+            if base is None:
+                return None
+            key = _constant_key(expr.slice)
+            if key is not None:
+                return f"{base}.{key}" if base else key
+            return f"{base}[*]"
         if isinstance(expr, ast.Call):
             return self._call_path(expr)
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
@@ -330,11 +481,19 @@ class _Summariser:
             name = call.args[1]
             if base is not None and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 return f"{base}.{name.value}" if base else name.value
+            if base is not None:  # `getattr(db, table_name)`: some field of db, which one is computed
+                return f"{base}.*" if base else "*"
             return None
+        accessor = call_name(call).rsplit(".", 1)[-1]
+        if accessor and (accessor in self.index.accessors or STATE_ACCESSOR.match(accessor)):
+            return accessor.removeprefix("get_")  # `get_current_context()` is the state it returns
         if isinstance(func, ast.Attribute):
             base = self.path(func.value)
             if base is not None:
                 if func.attr in ("get", "pop", "setdefault"):
+                    key = _constant_key(call.args[0]) if call.args else None
+                    if key is not None:
+                        return f"{base}.{key}" if base else key
                     return f"{base}[*]"
                 if func.attr in ("values", "copy", "keys"):
                     return base
@@ -344,6 +503,21 @@ class _Summariser:
             if sub is not None and len(sub.return_paths) == 1:
                 return next(iter(sub.return_paths))
         return None
+
+    def chain_state(self, expr: ast.expr) -> str | None:
+        """The state path an access chain through calls starts from: `self.api.users().messages()`
+        -> `api`. A write-verb method called at its end may write that state."""
+        node = expr
+        while True:
+            p = self.path(node) if not isinstance(node, ast.Call) else None
+            if p is not None:
+                return p
+            if isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node = node.func.value
+            else:
+                return None
 
     def iter_element(self, iter_expr: ast.expr, target: ast.expr) -> None:
         """Bind loop/comprehension targets to the elements of a state collection."""
@@ -361,23 +535,21 @@ class _Summariser:
             self.aliases[target.id] = f"{coll}[*]"
 
     # -- helpers ---------------------------------------------------------------------------
-    def _helper_summary(self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> FunctionSummary | None:
+    def _helper_summary(self, helper: Helper, call: ast.Call) -> FunctionSummary | None:
         sub = self._summarize_helper(helper, call)
         known = {id(h) for h in self.summary.helpers}
-        for h in [helper, *(sub.helpers if sub is not None else [])]:
+        for h in [helper.node, *(sub.helpers if sub is not None else [])]:
             if id(h) not in known and h is not self.fn:
                 self.summary.helpers.append(h)
                 known.add(id(h))
         return sub
 
-    def _summarize_helper(
-        self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
-    ) -> FunctionSummary | None:
+    def _summarize_helper(self, helper: Helper, call: ast.Call) -> FunctionSummary | None:
         roots: dict[str, str] = {}
-        args = helper.args.posonlyargs + helper.args.args
+        fn = helper.node
+        args = fn.args.posonlyargs + fn.args.args
         offset = 0
-        is_method = id(helper) in self.index.class_of
-        if is_method and args and args[0].arg in ("self", "cls"):
+        if helper.cls is not None and args and args[0].arg in ("self", "cls"):
             # `self.helper()` shares our self; `inbox.send_email()` binds self to `inbox`'s path.
             owner = self.path(call.func.value) if isinstance(call.func, ast.Attribute) else None
             if owner is not None:
@@ -393,12 +565,13 @@ class _Summariser:
                 p = self.path(kw.value)
                 if p is not None:
                     roots[kw.arg] = p
-        cls = self.index.class_of.get(id(helper))
-        return summarize(helper, roots, self.index, cls=cls, hops=self.hops + 1, via=self.via + (helper.name,))
+        return summarize(fn, roots, helper.index, cls=helper.cls, hops=self.hops + 1, via=self.via + (fn.name,))
 
     # -- recording ---------------------------------------------------------------------------
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
+        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(path.split(".", 1)[0].split("[", 1)[0]):
+            return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
         acc = StateAccess(path, kind, node, via or self.via)
         (self.summary.reads if kind == "read" else self.summary.writes).append(acc)
 
@@ -410,10 +583,10 @@ class _Summariser:
         """`a == b` on state compares every field below it (a comparison with None is an existence check)."""
         if not any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
             return
-        operands = [node.left, *node.comparators]
-        if any(isinstance(o, ast.Constant) and o.value is None for o in operands):
+        ops = [node.left, *node.comparators]
+        if any(isinstance(o, ast.Constant) and o.value is None for o in ops):
             return
-        for operand in operands:
+        for operand in ops:
             p = self.path(operand)
             if p is not None:
                 self.opaque_use(p, "compare", operand)
@@ -470,29 +643,41 @@ class _Summariser:
                 p = self.path(s.value)
                 if p is not None:
                     self.summary.return_paths.add(p)
-                self.expr(s.value, "message" if _message_shaped(s.value) else "other", top=True)
-        elif isinstance(s, (ast.If, ast.While)):
+                self.expr(s.value, "message" if message_shaped(s.value) else "other", top=True)
+        elif isinstance(s, ast.If):
+            self.if_chain(s)
+        elif isinstance(s, ast.While):
             self.cond(s.test)
-            self.block_marked(s.body)
-            self.block_marked(s.orelse)
+            self.block(s.body)
+            self.block(s.orelse)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
+            before = len(self.summary.writes)
             self.expr(s.iter, "lookup")
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(s))
             self.iter_element(s.iter, s.target)
             for name in names_in(s.iter):
                 if name.id in self.taint and isinstance(s.target, ast.Name):
                     self.taint[s.target.id] = set(self.taint[name.id])
-            self.block_marked(s.body)
-            self.block_marked(s.orelse)
+            self.block(s.body)
+            self.block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
+            before = len(self.summary.writes)
             for item in s.items:
                 self.expr(item.context_expr, "other")
-            self.block_marked(s.body)
+                if isinstance(item.optional_vars, ast.Name):
+                    p = self.path(item.context_expr)
+                    if p is not None:
+                        self.aliases[item.optional_vars.id] = p
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(s))
+            self.block(s.body)
         elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-            self.block_marked(s.body)  # type: ignore[attr-defined]
+            self.block(s.body)  # type: ignore[attr-defined]
             for h in s.handlers:  # type: ignore[attr-defined]
-                self.block_marked(h.body)
-            self.block_marked(s.orelse)  # type: ignore[attr-defined]
-            self.block_marked(s.finalbody)  # type: ignore[attr-defined]
+                self.block(h.body)
+            self.block(s.orelse)  # type: ignore[attr-defined]
+            self.block(s.finalbody)  # type: ignore[attr-defined]
         elif isinstance(s, ast.Raise):
             if s.exc is not None:
                 self.expr(s.exc, "message")
@@ -501,14 +686,28 @@ class _Summariser:
         elif isinstance(s, ast.Match):
             self.expr(s.subject, "cond")
             for case in s.cases:
-                self.block_marked(case.body)
-        elif isinstance(s, ast.Global):
+                self.block(case.body)
+        elif isinstance(s, (ast.Global, ast.Nonlocal)):
             for global_name in s.names:
                 self.aliases.setdefault(global_name, global_name)
         # nested defs, imports, pass, break, continue: nothing to record
 
-    def block_marked(self, stmts: list[ast.stmt]) -> None:
-        self.block(stmts)
+    def if_chain(self, s: ast.If) -> None:
+        """An `if`/`elif`/`else` chain in a loop, however many branches: each `elif` is an `If`
+        statement of its own, marked as writing when its branch (or a later one) writes."""
+        chain, final = elif_chain(s)
+        wrote_at: list[bool] = []
+        for branch in chain:
+            before = len(self.summary.writes)
+            self.cond(branch.test)
+            if len(self.summary.writes) > before:
+                self.summary.header_writes.add(id(branch))
+            wrote_at.append(self.block(branch.body))
+        wrote_later = self.block(final)
+        for branch, wrote in zip(reversed(chain[1:]), reversed(wrote_at[1:])):
+            wrote_later = wrote_later or wrote
+            if wrote_later:
+                self.summary.writing_nodes.add(id(branch))
 
     def cond(self, test: ast.expr) -> None:
         self.expr(test, "cond")
@@ -526,15 +725,16 @@ class _Summariser:
                 self.aliases[target.id] = p
             else:
                 self.aliases.pop(target.id, None)
-            self.taint[target.id] = self.tainted_by(value) if value is not None else set()
+            taint = self.tainted_by(value) if value is not None else set()
             if isinstance(stmt, ast.AugAssign):
-                self.taint[target.id] |= {target.id} & self.param_names
+                taint |= self.taint.get(target.id, set()) | ({target.id} & self.param_names)
+            self.taint[target.id] = taint
             return
         if isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self.assign(elt, None, stmt)
-                if value is not None and isinstance(elt, ast.Name):
-                    self.taint[elt.id] = self.tainted_by(value)
+            self.unpack(target, value, stmt)
+            return
+        if isinstance(target, ast.Starred):
+            self.assign(target.value, None, stmt)
             return
         p = self.path(target)
         if p is not None:
@@ -546,10 +746,59 @@ class _Summariser:
         else:
             self.expr(target, "other")
 
+    def unpack(self, target: ast.Tuple | ast.List, value: ast.expr | None, stmt: ast.stmt) -> None:
+        """`key, value = str(key), str(value)`: element by element when the value is a tuple of the
+        same length, else every name from the whole value. Taint and aliases of the right-hand side
+        are read before any name is rebound."""
+        elements = target.elts
+        pairwise = (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements)
+                    and not any(isinstance(e, ast.Starred) for e in [*elements, *value.elts]))
+        if pairwise:
+            assert isinstance(value, (ast.Tuple, ast.List))
+            sources: list[ast.expr | None] = list(value.elts)
+        else:
+            sources = [None] * len(elements)
+        taints = [self.tainted_by(src) if src is not None else (self.tainted_by(value) if value is not None else set())
+                  for src in sources]
+        paths = [self.path(src) if src is not None else None for src in sources]
+        for elt, taint, p in zip(elements, taints, paths):
+            if isinstance(elt, ast.Name):
+                if p is not None:
+                    self.aliases[elt.id] = p
+                else:
+                    self.aliases.pop(elt.id, None)
+                self.taint[elt.id] = set(taint)
+            elif isinstance(elt, ast.Starred) and isinstance(elt.value, ast.Name):
+                self.aliases.pop(elt.value.id, None)
+                self.taint[elt.value.id] = set(taint)
+            elif isinstance(elt, (ast.Tuple, ast.List)):
+                self.unpack(elt, None, stmt)
+            else:  # `self.a, self.b = a, b`: a write per element
+                ep = self.path(elt)
+                if ep is not None:
+                    self.record(ep, "write", stmt)
+                    for name in taint:
+                        self.summary.flows.setdefault(name, []).append(("state", elt))
+                    for key in chain_keys(elt):
+                        self.expr(key, "state")
+
     def expr(self, node: ast.expr, ctx: Sink, top: bool = False) -> None:
         """Record reads and parameter sinks in an expression evaluated in context `ctx`."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_EXPRESSION_DEPTH:
+                raise TooComplex(f"an expression nested more than {MAX_EXPRESSION_DEPTH} deep")
+            self._expr(node, ctx)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, node: ast.expr, ctx: Sink) -> None:
         if isinstance(node, ast.Call):
             self.call(node, ctx)
+            return
+        if isinstance(node, ast.BinOp):
+            for operand in operands(node):
+                self.expr(operand, ctx)
             return
         if isinstance(node, (ast.Attribute, ast.Subscript)):
             p = self.path(node)
@@ -614,20 +863,20 @@ class _Summariser:
                 self.expr(a, ctx)
             return
         self.element_lambdas(args)
+        helper = self.index.resolve(call, self.cls, self.types)
         if isinstance(func, ast.Attribute):
             owner = self.path(func.value)
-            unresolved_writer = (
-                owner is not None
-                and func.attr.split("_", 1)[0] in WRITE_VERBS
-                and self.index.resolve(call, self.cls, self.types) is None
-            )
+            through_calls = owner is None and is_write_verb(func.attr)
+            if through_calls:
+                owner = self.chain_state(func.value)
+            unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
+                if through_calls:
+                    self.expr(func.value, "other" if ctx != "log" else "log")
                 for a in args:
                     self.expr(a, "state")
                 return
-            if owner is None and isinstance(func.value, ast.Name) and func.value.id == "setattr":
-                pass
             self.expr(func.value, "other" if ctx != "log" else "log")
         if isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 3:
             base = self.path(call.args[0])
@@ -637,13 +886,13 @@ class _Summariser:
                 self.record(f"{base}.{attr}" if base else attr, "write", call)
                 self.expr(call.args[2], "state")
                 return
-        helper = self.index.resolve(call, self.cls, self.types)
         if helper is not None and self.hops < MAX_HELPER_HOPS:
             sub = self._helper_summary(helper, call)
             if sub is not None and not sub.complete:
-                self.opaque_args(call, f"{helper.name} (helper cycle)")
+                self.opaque_args(call, f"{helper.node.name} (helper cycle)")
             if sub is not None:
                 self.summary.opaque.extend(sub.opaque)
+                self.summary.external.extend(sub.external)
                 for acc in sub.reads:
                     self.summary.reads.append(StateAccess(acc.path, acc.kind, call if ctx != "log" else acc.node, acc.via))
                 for acc in sub.writes:
@@ -659,11 +908,17 @@ class _Summariser:
             name_arg = call.args[1]
             if base is not None and not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
                 self.opaque_use(base, "computed", call)
+        called = call_name(call)
         if helper is not None:  # resolvable, but the hop budget is spent
-            self.opaque_args(call, f"{helper.name} (beyond {MAX_HELPER_HOPS} helper hops)")
-        elif call_name(call) not in SHAPE_CALLS and not (isinstance(func, ast.Attribute) and func.attr in READ_METHODS):
-            self.opaque_args(call, call_name(call) or "<computed call>")
-        pure = call_name(call) in PURE_CALLS or (isinstance(func, ast.Name) and func.id[:1].isupper())
+            self.opaque_args(call, f"{helper.node.name} (beyond {MAX_HELPER_HOPS} helper hops)")
+        elif called not in SHAPE_CALLS and not (isinstance(func, ast.Attribute) and func.attr in READ_METHODS):
+            self.opaque_args(call, called or "<computed call>")
+        last = called.rsplit(".", 1)[-1]
+        if helper is None and isinstance(func, ast.Attribute) and func.attr not in MUTATORS and (
+                last in EXTERNAL_EFFECT_CALLS or any(w in WRITE_VERBS for w in verb_words(last))):
+            self.summary.external.append(ExternalCall(called or last, call, self.via))
+        pure = called in PURE_CALLS or (isinstance(func, ast.Name) and func.id[:1].isupper()) or (
+            isinstance(func, ast.Attribute) and func.attr in PURE_METHODS)
         if ctx in ("log", "message", "local") and pure:
             sink = ctx
         elif ctx == "cond" and pure:
@@ -703,24 +958,30 @@ class _Summariser:
                 self.opaque_use(p, "call", a, callee)
 
 
-def _message_shaped(value: ast.expr) -> bool:
+def message_shaped(value: ast.expr) -> bool:
     """A returned value that is text for the agent: a string, f-string, format, or a container of them."""
     if isinstance(value, ast.Constant):
         return isinstance(value.value, str)
     if isinstance(value, ast.JoinedStr):
         return True
-    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Mod)):
-        return _message_shaped(value.left) or _message_shaped(value.right)
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, (ast.Add, ast.Mod)) and any(
+            isinstance(o, (ast.Constant, ast.JoinedStr, ast.Call)) and message_shaped(o) for o in operands(value))
     if isinstance(value, ast.Call):
         return is_format_call(value) or call_name(value) == "str"
     if isinstance(value, ast.Dict):
-        return any(v is not None and (_message_shaped(v) or isinstance(v, ast.Name)) for v in value.values)
+        return any(v is not None and (_shallow_message(v) or isinstance(v, ast.Name)) for v in value.values)
     if isinstance(value, (ast.Tuple, ast.List)):
-        return any(_message_shaped(v) for v in value.elts)
+        return any(_shallow_message(v) for v in value.elts)
     return False
 
 
-def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, roots: dict[str, str]) -> list[ParamInfo]:
+def _shallow_message(value: ast.expr) -> bool:
+    kinds = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Dict, ast.Tuple, ast.List)
+    return isinstance(value, kinds) and message_shaped(value)
+
+
+def _params(fn: FunctionNode, roots: dict[str, str]) -> list[ParamInfo]:
     a = fn.args
     positional = a.posonlyargs + a.args
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
@@ -730,13 +991,14 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, roots: dict[str, str]) -
 
 
 def summarize(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    fn: FunctionNode,
     roots: dict[str, str],
     index: FunctionIndex,
     *,
     cls: str | None = None,
     hops: int = 0,
     via: tuple[str, ...] = (),
+    types: dict[str, str] | None = None,
 ) -> FunctionSummary:
     """Summarise `fn` given which of its names are state roots (name -> canonical prefix).
 
@@ -750,173 +1012,10 @@ def summarize(
     # Guard against recursion: a provisional empty summary while this one is computed.
     provisional = FunctionSummary(fn.name, fn, _params(fn, roots), complete=False)
     index._cache[key] = provisional
-    result = _Summariser(fn, roots, index, cls, hops, via).run()
+    try:
+        result = _Summariser(fn, roots, index, cls, hops, via, types).run()
+    except BaseException:
+        del index._cache[key]
+        raise
     index._cache[key] = result
     return result
-
-
-def analyze_module(tree: ast.Module, settings: Settings | None = None, module_name: str = "") -> ModuleAnalysis:
-    settings = settings or Settings()
-    index = FunctionIndex(tree)
-    index.module_state = {name: name for name in module_state_names(tree)}
-    tools = discover_tools(tree, settings, module_name)
-    summaries = {t.qualname: summarize(t.node, t.roots, index, cls=t.class_name) for t in tools}
-    return ModuleAnalysis(tools, summaries, index)
-
-
-# -- questions the rules ask of a summary --------------------------------------------------------
-
-def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
-    """A tool writes state when it is declared a writer or when its body (or a helper) writes."""
-    if tool.declared_writer is False:
-        return False
-    return bool(tool.declared_writer) or summary.writes_state
-
-
-def claims_to_write(tool: ToolInfo) -> bool:
-    """A tool that says it writes: declared a writer, or, undeclared, named with a writing verb
-    (`send_money`, `update_user`) while it has state within reach. Such a tool that writes nothing
-    is the phantom TL101 looks for."""
-    if tool.declared_writer is not None:
-        return tool.declared_writer
-    return bool(tool.roots) and tool.name.lstrip("_").split("_", 1)[0] in WRITE_VERBS
-
-
-def _terminates(stmts: list[ast.stmt]) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break))
-
-
-def definitely_writes(stmts: list[ast.stmt], summary: FunctionSummary) -> bool:
-    """Every path through `stmts` that falls through to the next statement wrote state."""
-    for s in stmts:
-        if statement_definitely_writes(s, summary):
-            return True
-        if isinstance(s, (ast.Raise, ast.Return)):
-            return False
-    return False
-
-
-def _writes_or_leaves(stmts: list[ast.stmt], summary: FunctionSummary) -> bool:
-    return definitely_writes(stmts, summary) or _terminates(stmts)
-
-
-def statement_definitely_writes(s: ast.stmt, summary: FunctionSummary) -> bool:
-    if id(s) not in summary.writing_nodes:
-        return False
-    if isinstance(s, ast.If):
-        both = _writes_or_leaves(s.body, summary) and _writes_or_leaves(s.orelse, summary)
-        return both and not (_terminates(s.body) and _terminates(s.orelse))
-    if isinstance(s, (ast.With, ast.AsyncWith)):
-        return definitely_writes(s.body, summary)
-    if isinstance(s, ast.Try):
-        # A handler that does not re-raise swallows the failure of the write.
-        handlers_ok = all(_writes_or_leaves(h.body, summary) for h in s.handlers)
-        return handlers_ok and (definitely_writes(s.body, summary) or definitely_writes(s.finalbody, summary))
-    # A loop may run zero times; a match may take a case that does not write.
-    return not isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.Match))
-
-
-def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: FunctionSummary) -> bool | None:
-    """Whether every path from the start of `stmts` to `target` wrote state; None if not in `stmts`."""
-    guaranteed = False
-    cover = _WriteCover()
-    for s in stmts:
-        if s is target:
-            return guaranteed
-        if contains(s, target):
-            inner: bool | None = None
-            if isinstance(s, ast.Try):
-                in_body = write_guaranteed_before(s.body, target, summary)
-                if in_body is not None:
-                    inner = in_body
-                else:
-                    for block in [h.body for h in s.handlers] + [s.orelse, s.finalbody]:
-                        found = write_guaranteed_before(block, target, summary)
-                        if found is not None:
-                            inner = found or (block is s.orelse and definitely_writes(s.body, summary))
-                            break
-            else:
-                for block in _blocks(s):
-                    found = write_guaranteed_before(block, target, summary)
-                    if found is not None:
-                        inner = found
-                        break
-            return guaranteed or bool(inner)
-        guaranteed = guaranteed or statement_definitely_writes(s, summary) or cover.step(s, summary)
-    return None
-
-
-def _literal(test: ast.expr) -> str | None:
-    """A condition in a canonical text form, when it is a single comparison or truth test."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _literal(test.operand)
-        return None if inner is None else _negate_literal(inner)
-    if isinstance(test, (ast.Compare, ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
-        return ast.unparse(test)
-    return None
-
-
-_NEGATED_OPS = [(" is not ", " is "), (" != ", " == "), (" not in ", " in ")]
-
-
-def _negate_literal(text: str) -> str:
-    for positive, negative in _NEGATED_OPS:
-        if positive in text:
-            return text.replace(positive, negative, 1)
-        if negative in text:
-            return text.replace(negative, positive, 1)
-    return text[4:] if text.startswith("not ") else f"not {text}"
-
-
-def _negation(test: ast.expr) -> frozenset[str] | None:
-    """`not test` as a disjunction of literals: `a is None and b is None` -> {a is not None, b is not None}."""
-    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    literals = [_literal(p) for p in parts]
-    if any(lit is None for lit in literals):
-        return None
-    return frozenset(_negate_literal(lit) for lit in literals if lit is not None)
-
-
-class _WriteCover:
-    """Guards that leave, followed by conditional writes that together cover what the guards let
-    through: `if a is None and b is None: raise` then `if a is not None: write` and
-    `if b is not None: write` guarantees a write although each write alone is conditional."""
-
-    def __init__(self) -> None:
-        self.known: list[frozenset[str]] = []  # disjunctions that hold after the guards seen so far
-        self.written_when: set[str] = set()  # conditions under which some write definitely happened
-
-    def step(self, s: ast.stmt, summary: FunctionSummary) -> bool:
-        if isinstance(s, ast.If) and not s.orelse:
-            if _terminates(s.body):
-                negation = _negation(s.test)
-                if negation is not None:
-                    self.known.append(negation)
-            elif definitely_writes(s.body, summary):
-                literal = _literal(s.test)
-                if literal is not None:
-                    self.written_when.add(literal)
-        return any(disjunction <= self.written_when for disjunction in self.known)
-
-
-def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
-    if isinstance(s, ast.Match):
-        return [c.body for c in s.cases]
-    return [b for b in (getattr(s, "body", None), getattr(s, "orelse", None), getattr(s, "finalbody", None))
-            if isinstance(b, list)]
-
-
-def contains(outer: ast.AST, target: ast.AST) -> bool:
-    """`target` is `outer` or a node inside it (by identity)."""
-    return any(n is target for n in ast.walk(outer))
-
-
-def function_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions, classes or lambdas."""
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)

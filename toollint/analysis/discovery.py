@@ -1,0 +1,630 @@
+"""Which functions are tools, which of them declare whether they write, and where their state is.
+
+Discovery needs no configuration for the patterns the profiles declare (`toollint/profiles/*/
+patterns.py`, see `toollint.analysis.patterns`) nor for the generic shapes below; `tool-decorators`,
+`tools`, `tool-classes` and `state-roots` in `[tool.toollint]` cover the rest. Nothing of the
+audited project is imported: all of this is syntax, plus the modules of the linted tree it imports.
+
+The finders, in order (registration as data, `FINDERS`): a function is a tool when
+
+1. a decorator marks it: a profile's `ToolDecorator`, a configured `tool-decorators` entry, or any
+   decorator whose last word is `tool` (`@is_tool`, `@register_as_tool`, `@function_tool`, a
+   benchmark's own `@is_discoverable_tool`), at module level, in a class, or nested in a factory;
+2. it serves many tools from one dispatcher (`@server.call_tool()`): one tool per name branch;
+3. a parameter is injected state (`Annotated[T, Depends("name")]`);
+4. its class derives (across modules) from a tool base class and it is that class's tool method
+   (`_run`, a static `invoke(data, ...)`);
+5. its class is a toolkit (named `*Tools`/`*Toolkit`/`*ToolSpec`, or configured in `tool-classes`)
+   and it is a public method;
+6. it is passed to a registration call (`FunctionTool(fn)`, `StructuredTool.from_function(fn)`);
+7. it is configured by name (`tools = ["pkg.mod:Class.method"]`).
+
+Dispatch through a registry (`_get(name)(**kwargs)`) or by HTTP verb belongs in `DISPATCH`, beside
+the `call_tool` dispatcher. A function that looks like a tool but is not taken is recorded with the
+reason (`Rejection`), for `--show-tools`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from toollint.analysis.patterns import CompiledPatterns, all_patterns
+from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
+from toollint.analysis.vocabulary import NOT_STATE_CALLS, STATE_CALLS
+from toollint.settings import Settings
+
+# A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
+TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
+# Decorators that make a method something other than a tool body.
+NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
+                                 "getter", "deleter", "overload"})
+MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass
+class ToolInfo:
+    node: FunctionNode
+    qualname: str
+    profile: str  # the family whose pattern found it (a profile's name), or "configured"/"generic"
+    class_name: str | None = None
+    declared_writer: bool | None = None  # from its marker (`ToolType.WRITE`, `mutates_state=False`)
+    roots: dict[str, str] = field(default_factory=dict)  # name -> canonical state prefix
+    found_by: str = ""  # how it was recognised, for --show-tools
+    declared_by: str = ""  # the marker text that declared it a writer or not
+    framework_params: frozenset[str] = frozenset()  # parameters the framework fills, not the agent
+    types: dict[str, str] = field(default_factory=dict)  # closure names bound to instances of a class
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def docstring(self) -> str:
+        return ast.get_docstring(self.node) or ""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A function that looks like a tool and was not taken, with why."""
+
+    qualname: str
+    line: int
+    reason: str
+
+
+@dataclass
+class Discovery:
+    tools: list[ToolInfo] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+# -- small syntax helpers ----------------------------------------------------------------------------
+
+
+def decorator_name(dec: ast.expr) -> str:
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Name):
+        return target.id
+    return ""
+
+
+def dotted(expr: ast.expr) -> str:
+    if isinstance(expr, ast.Attribute):
+        inner = dotted(expr.value)
+        return f"{inner}.{expr.attr}" if inner else ""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return ""
+
+
+def annotated_class(ann: ast.expr | None) -> str | None:
+    """The class named by an annotation (`Inbox`, `Annotated[Inbox, ...]`, `Inbox | None`)."""
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Subscript) and decorator_name(ann.value) == "Annotated":
+        first = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) else ann.slice
+        return annotated_class(first)
+    if isinstance(ann, ast.Subscript) and decorator_name(ann.value) == "Optional":
+        return annotated_class(ann.slice)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return annotated_class(ann.left) or annotated_class(ann.right)
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.split("[", 1)[0].strip() or None
+    name = dotted(ann)
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level `AnnotatedSlack = Annotated[Slack, Depends("slack")]` style aliases."""
+    out: dict[str, ast.expr] = {}
+    for node in tree.body:
+        name: str | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value = node.target.id, node.value
+        elif type(node).__name__ == "TypeAlias":  # `type X = ...` (3.12+)
+            name, value = node.name.id, node.value  # type: ignore[attr-defined]
+        if name and isinstance(value, ast.Subscript) and decorator_name(value.value) == "Annotated":
+            out[name] = value
+    return out
+
+
+def resolve_annotation(ann: ast.expr | None, aliases: dict[str, ast.expr]) -> ast.expr | None:
+    if isinstance(ann, ast.Name) and ann.id in aliases:
+        return aliases[ann.id]
+    return ann
+
+
+def all_args(fn: FunctionNode) -> list[ast.arg]:
+    return [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+
+
+def depends_roots(fn: FunctionNode, aliases: dict[str, ast.expr] | None = None,
+                  markers: Collection[str] | None = None) -> dict[str, str]:
+    """Parameters annotated `Annotated[T, Depends("name")]` (or another state marker), mapped to "name"."""
+    markers = all_patterns().state_annotations if markers is None else markers
+    roots: dict[str, str] = {}
+    for p in all_args(fn):
+        ann = resolve_annotation(p.annotation, aliases or {})
+        if isinstance(ann, ast.Subscript) and decorator_name(ann.value) == "Annotated":
+            items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            for item in items[1:]:
+                if isinstance(item, ast.Call) and decorator_name(item) in markers:
+                    dep = item.args[0] if item.args else None
+                    is_name = isinstance(dep, ast.Constant) and isinstance(dep.value, str)
+                    roots[p.arg] = dep.value if is_name else p.arg  # type: ignore[union-attr]
+    return roots
+
+
+def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
+    """Names a block binds to mutable containers or objects: state a tool may write. Maps each to
+    the class it is an instance of when that is syntactic (`db = SqliteDatabase(path)`)."""
+    names: dict[str, str | None] = {}
+    for node in body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        if value is None:
+            continue
+        mutable = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp))
+        cls: str | None = None
+        if isinstance(value, ast.Call):
+            called = decorator_name(value)
+            mutable = called in STATE_CALLS or (called[:1].isupper() and called not in NOT_STATE_CALLS)
+            cls = called if called[:1].isupper() else None
+        if mutable:
+            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+# -- markers -----------------------------------------------------------------------------------------
+
+
+def _is_tool_word(name: str) -> bool:
+    """`tool`, `is_tool`, `register_as_tool`, `function_tool`: the decorator's last word is `tool`."""
+    return name.rsplit("_", 1)[-1] == "tool" or name == "tool"
+
+
+def _marker_text(dec: ast.expr) -> str:
+    """`@mcp.tool()`, `@is_tool(ToolType.WRITE)`; long argument lists shortened to `(...)`."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    text = "@" + (dotted(target) or ast.unparse(target))
+    if isinstance(dec, ast.Call):
+        args = ast.unparse(dec)[len(ast.unparse(target)):]
+        text += args if len(args) <= 30 else "(...)"
+    return text
+
+
+def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:
+    """What a tool marker declares about writing: `mutates_state=`/`readOnlyHint=` (anywhere in the
+    call) first, then a kind argument (`ToolType.WRITE`)."""
+    if not isinstance(dec, ast.Call):
+        return None, ""
+    for sub in ast.walk(dec):
+        if isinstance(sub, ast.Call):
+            for kw in sub.keywords:
+                if kw.arg in patterns.writer_keywords and isinstance(kw.value, ast.Constant) and \
+                        isinstance(kw.value.value, bool):
+                    writes = kw.value.value == patterns.writer_keywords[kw.arg]
+                    return writes, f"`{kw.arg}={kw.value.value}`"
+    for arg in [*dec.args, *(k.value for k in dec.keywords)]:
+        text = dotted(arg) or (arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else "")
+        kind = text.rsplit(".", 1)[-1].upper()
+        if kind in patterns.writer_kinds:
+            return patterns.writer_kinds[kind], f"`{text}`"
+    return None, ""
+
+
+@dataclass
+class _Scope:
+    """Where a function sits: its class, the functions around it, the state they bind."""
+
+    cls: ast.ClassDef | None = None
+    outer: tuple[FunctionNode, ...] = ()
+    closure_state: dict[str, str | None] = field(default_factory=dict)
+    prefix: str = ""  # the class of a method whose body registers tools (`Server._register.add`)
+
+    def qualname(self, name: str) -> str:
+        parts = [f.name for f in self.outer] + ([self.cls.name] if self.cls else []) + [name]
+        return self.prefix + ".".join(parts)
+
+
+class _Discoverer:
+    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, module: ModuleSource | None,
+                 source: str | None) -> None:
+        self.tree = tree
+        self.settings = settings
+        self.module = module
+        self.source = source
+        self.patterns = all_patterns()
+        self.extra_decorators = set(settings.tool_decorators)
+        self.aliases = type_aliases(tree)
+        self.configured = settings.tool_refs_for(module_name) if module_name else set()
+        self.configured_classes = settings.tool_classes_for(module_name) if module_name else set()
+        self.state_params = set(settings.state_roots)
+        self.found = Discovery()
+        self.taken: set[int] = set()
+        self.registered = self._registered_functions()
+        self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
+                                      for m in b.methods)
+        # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
+        self.class_marked = False
+        self.class_toolkit = False
+        self.class_bases: list[Resolved | str] | None = None
+
+    # -- one function ------------------------------------------------------------------------------
+    def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
+        roots = depends_roots(fn, self.aliases, self.patterns.state_annotations)
+        for a in all_args(fn):
+            if a.arg in self.state_params:
+                roots.setdefault(a.arg, a.arg)
+        if scope.cls is not None and fn.args.args and fn.args.args[0].arg == "self":
+            roots.setdefault("self", "")
+        for name in scope.closure_state:
+            roots.setdefault(name, name)
+        return roots
+
+    def add(self, fn: FunctionNode, scope: _Scope, profile: str, found_by: str, *, declared: bool | None = None,
+            declared_by: str = "", roots: dict[str, str] | None = None, qualname: str | None = None,
+            framework: frozenset[str] = frozenset()) -> None:
+        self.taken.add(id(fn))
+        self.found.tools.append(ToolInfo(
+            fn, qualname or scope.qualname(fn.name), profile, scope.cls.name if scope.cls else None, declared,
+            self.roots(fn, scope) if roots is None else roots, found_by, declared_by, framework,
+            {k: v for k, v in scope.closure_state.items() if v},
+        ))
+
+    def reject(self, fn: FunctionNode, scope: _Scope, reason: str) -> None:
+        self.found.rejected.append(Rejection(scope.qualname(fn.name), fn.lineno, reason))
+
+    def tool_decorator(self, dec: ast.expr) -> str | None:
+        """The family a decorator marks a tool for, or None."""
+        name, full = decorator_name(dec), dotted(dec.func if isinstance(dec, ast.Call) else dec)
+        if name in self.patterns.dispatchers:
+            return None
+        if name in self.extra_decorators or full in self.extra_decorators:
+            return "configured"
+        family = self.patterns.decorators.get(full) or self.patterns.decorators.get(name)
+        if family is not None:
+            return family
+        return "generic" if _is_tool_word(name) else None
+
+    def consider(self, fn: FunctionNode, scope: _Scope) -> None:
+        for finder in FINDERS:
+            if finder(self, fn, scope):
+                return
+
+    # -- the walk ----------------------------------------------------------------------------------
+    def run(self) -> Discovery:
+        self.walk(self.tree.body, _Scope(), 0)
+        return self.found
+
+    def walk(self, body: list[ast.stmt], scope: _Scope, depth: int) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.consider(node, scope)
+                self.walk_inside(node, scope, depth)
+            elif isinstance(node, ast.ClassDef) and scope.cls is None:
+                self.walk_class(node, _Scope(node, scope.outer, scope.closure_state, scope.prefix))
+            elif isinstance(node, (ast.If, ast.Try)) and depth == 0:
+                # `if TYPE_CHECKING:` / `try: ... except ImportError:` at module level
+                for block in (getattr(node, "body", []), getattr(node, "orelse", [])):
+                    self.walk(block, scope, depth)
+
+    def walk_inside(self, fn: FunctionNode, scope: _Scope, depth: int) -> None:
+        """A factory (or a method that registers tools): its locals, and its `self`, are the state
+        the tools nested in it close over."""
+        if depth >= MAX_NESTING or not _defines_inside(fn):
+            return
+        inner_state = dict(scope.closure_state)
+        inner_state.update(module_state_names(fn.body))
+        prefix = scope.prefix
+        if scope.cls is not None:
+            inner_state.setdefault("self", scope.cls.name)
+            prefix = f"{scope.prefix}{scope.cls.name}."
+        self.walk(fn.body, _Scope(None, (*scope.outer, fn), inner_state, prefix), depth + 1)
+
+    def walk_class(self, cls: ast.ClassDef, scope: _Scope) -> None:
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        scope.cls = cls
+        self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
+        self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
+        self.class_bases = None
+        for m in methods:
+            self.consider(m, scope)
+        for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
+            self.walk_inside(m, scope, 1)
+
+    def ancestors(self, cls: ast.ClassDef) -> list[Resolved | str]:
+        if self.class_bases is None:
+            self.class_bases = class_ancestors(cls, self.module) if cls.bases else []
+        return self.class_bases
+
+    def _registered_functions(self) -> dict[str, tuple[str, str]]:
+        """Function names passed to a registration call anywhere in the module -> (family, call)."""
+        regs = self.patterns.registrations
+        if not regs:
+            return {}
+        roots: list[ast.stmt] = self.tree.body
+        if self.source is not None:
+            # only the top-level statements whose lines hold text like a registration call are walked
+            # (most modules have none)
+            names = frozenset(regs)
+            if not any(f"{r.rsplit('.', 1)[-1]}(" in self.source for r in names):
+                return {}  # a substring test first: the regex scan costs more than most files' discovery
+            starts = [m.start() for m in _registration_call(names).finditer(self.source)]
+            if not starts:
+                return {}
+            lines = {self.source.count("\n", 0, i) + 1 for i in starts}
+            roots = [s for s in self.tree.body if any(s.lineno <= n <= (s.end_lineno or s.lineno) for n in lines)]
+        out: dict[str, tuple[str, str]] = {}
+        for node in (n for root in roots for n in ast.walk(root)):
+            if not isinstance(node, ast.Call):
+                continue
+            full, last = dotted(node.func), decorator_name(node)
+            hit = regs.get(full) or (regs.get(last) if "." not in last else None)
+            if hit is None:
+                continue
+            marker, family = hit
+            args = [*node.args[:1], *(k.value for k in node.keywords if k.arg in marker.keywords)]
+            for arg in args:
+                if isinstance(arg, ast.Name):
+                    out.setdefault(arg.id, (family, full or last))
+        return out
+
+
+def _defines_inside(fn: FunctionNode) -> bool:
+    """A factory: the function's body defines a function or class (where nested tools live)."""
+    return any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for x in fn.body)
+
+
+@lru_cache(maxsize=4)
+def _registration_call(regs: frozenset[str]) -> re.Pattern[str]:
+    """Text that could be a registration call: `FunctionTool(`, `.from_function(`."""
+    names = sorted({r.rsplit(".", 1)[-1] for r in regs})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
+
+
+# -- the finders, in order ---------------------------------------------------------------------------
+
+Finder = Callable[[_Discoverer, FunctionNode, _Scope], bool]
+
+
+def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not fn.decorator_list:
+        return False
+    for dec in fn.decorator_list:
+        family = d.tool_decorator(dec)
+        if family is None:
+            continue
+        declared, why = None, ""
+        for other in fn.decorator_list:
+            declared, why = declared_writer(other, d.patterns)
+            if declared is not None:
+                break
+        d.add(fn, scope, family, f"decorated {_marker_text(dec)}", declared=declared, declared_by=why)
+        return True
+    return False
+
+
+def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not fn.decorator_list:
+        return False
+    dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
+    if dec is None:
+        return False
+    args = all_args(fn)
+    if not args:
+        return False
+    family = d.patterns.dispatchers[decorator_name(dec)]
+    names = frozenset(a.arg for a in args)
+    branches = list(name_branches(fn, args[0].arg))
+    for tool_name, line, body in branches:
+        d.add(branch_function(fn, tool_name, line, body), scope, family,
+              f"branch `{tool_name}` of dispatcher {_marker_text(dec)} `{fn.name}`",
+              qualname=scope.qualname(f"{fn.name}[{tool_name}]"), framework=names)
+    if not branches:
+        d.reject(fn, scope, f"dispatcher {_marker_text(dec)} has no branch comparing `{args[0].arg}` with a name")
+    d.taken.add(id(fn))
+    return True
+
+
+def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if scope.cls is not None and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
+        return False
+    roots = depends_roots(fn, d.aliases, d.patterns.state_annotations)
+    if not roots:
+        return False
+    markers = ", ".join(f"`{p}`" for p in roots)
+    family = next((d.patterns.state_annotations[m] for m in _annotation_markers(fn, d) if m), "annotated")
+    d.add(fn, scope, family, f"injected state parameter {markers}")
+    return True
+
+
+def _annotation_markers(fn: FunctionNode, d: _Discoverer) -> list[str]:
+    """The state markers (`Depends`) a function's annotations use, in parameter order."""
+    out = []
+    for p in all_args(fn):
+        ann = resolve_annotation(p.annotation, d.aliases)
+        if isinstance(ann, ast.Subscript) and decorator_name(ann.value) == "Annotated":
+            items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            out += [decorator_name(i) for i in items[1:] if isinstance(i, ast.Call)
+                    and decorator_name(i) in d.patterns.state_annotations]
+    return out
+
+
+def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    cls = scope.cls
+    if cls is None or not cls.bases or fn.name not in d.base_methods:
+        return False
+    candidates = [m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods]
+    if not candidates:
+        return False
+    names = [a if isinstance(a, str) else a.node.name for a in d.ancestors(cls)]
+    defined = [m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for marker, family in candidates:
+        if marker.base not in names:
+            continue
+        first = next((m for m in marker.methods if m in defined), None)
+        if first != fn.name:
+            return False  # `_arun` beside `_run`: the same tool once
+        roots = d.roots(fn, scope)
+        for p in all_args(fn):
+            if p.arg in marker.state_params:
+                roots[p.arg] = ""
+        chain = " <- ".join([cls.name, *names[: names.index(marker.base) + 1]])
+        d.add(fn, scope, family, f"`{fn.name}` of a `{marker.base}` subclass ({chain})", roots=roots)
+        return True
+    if fn.name in ("_run", "invoke") and not d.configured_classes & {cls.name}:
+        unresolved = [n for n in (base_name(b) for b in cls.bases) if n]
+        d.reject(fn, scope, f"`{fn.name}` of `{cls.name}`, whose bases ({', '.join(unresolved)}) do not "
+                            "lead to a known tool base class in the linted tree")
+    return False
+
+
+def _by_toolkit_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    cls = scope.cls
+    if cls is None:
+        return False
+    if not d.class_toolkit:
+        return False
+    configured = cls.name in d.configured_classes
+    public = not fn.name.startswith("_")
+    plain = not any(decorator_name(x) in NOT_TOOL_DECORATORS or not configured for x in fn.decorator_list)
+    if d.class_marked and not configured:
+        if public and plain and fn.name not in _TOOLKIT_EXCLUDE:
+            d.reject(fn, scope, f"public method of `{cls.name}` without the tool marker its sibling methods carry")
+        return False
+    if not (public and plain) or fn.name in _TOOLKIT_EXCLUDE:
+        return False
+    why = "configured in `tool-classes`" if configured else f"public method of toolkit class `{cls.name}`"
+    d.add(fn, scope, "configured" if configured else "generic", why)
+    return True
+
+
+_TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_post_init", "dict", "json",
+                              "model_dump", "copy", "close", "reset"})
+
+
+def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNode]) -> bool:
+    names = [cls.name, *(base_name(b) for b in cls.bases)]
+    if not any(TOOLKIT_CLASS_NAME.search(n) for n in names if n) and not d.patterns.toolkit_classes:
+        return False
+    if any(m.name in ("get_tools", "to_tool_list") for m in methods):
+        return False  # a container that hands out tool objects, not a toolkit of methods
+    if any(TOOLKIT_CLASS_NAME.search(n) for n in names if n):
+        return True
+    return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
+
+
+def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    hit = d.registered.get(fn.name)
+    if hit is None or scope.cls is not None:
+        return False
+    family, call = hit
+    d.add(fn, scope, family, f"registered by `{call}({fn.name})`")
+    return True
+
+
+def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.configured:
+        return False
+    qual = scope.qualname(fn.name)
+    if qual not in d.configured:
+        return False
+    d.add(fn, scope, "configured", "configured in `tools`")
+    return True
+
+
+FINDERS: tuple[Finder, ...] = (
+    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_registration,
+    _by_configuration,
+)
+
+
+# -- dispatch ----------------------------------------------------------------------------------------
+
+
+def name_branches(fn: FunctionNode, name_param: str) -> Iterator[tuple[str, int, list[ast.stmt]]]:
+    """(tool name, line, body) of every branch of `fn` that compares `name_param` with a constant:
+    `if name == "add":`, `elif name == Tools.ADD:`, `match name: case "add":`."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If):
+            tool = _compared_name(node.test, name_param)
+            if tool:
+                yield tool, node.lineno, node.body
+        elif isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) and node.subject.id == name_param:
+            for case in node.cases:
+                tool = _pattern_name(case.pattern)
+                if tool:
+                    yield tool, case.pattern.lineno, case.body
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)):
+                stack.append(child)
+            elif isinstance(child, (ast.match_case, ast.ExceptHandler)):
+                stack.extend(child.body)
+
+
+def _compared_name(test: ast.expr, name_param: str) -> str | None:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Name) and right.id == name_param:
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id == name_param):
+        return None
+    return _constant_name(right)
+
+
+def _constant_name(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.Attribute):  # `Tools.ADD` / `Tools.ADD.value`
+        attr = expr.value.attr if expr.attr == "value" and isinstance(expr.value, ast.Attribute) else expr.attr
+        return attr.lower()
+    return None
+
+
+def _pattern_name(pattern: ast.pattern) -> str | None:
+    if isinstance(pattern, ast.MatchValue):
+        return _constant_name(pattern.value)
+    return None
+
+
+def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.stmt]) -> FunctionNode:
+    """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body."""
+    stand_in = copy.copy(fn)
+    stand_in.name = re.sub(r"\W", "_", tool_name)
+    stand_in.body = body
+    stand_in.decorator_list = []
+    stand_in.lineno = line
+    stand_in.end_lineno = max((getattr(s, "end_lineno", None) or s.lineno for s in body), default=line)
+    return stand_in
+
+
+def discover(tree: ast.Module, settings: Settings, module_name: str = "", module: ModuleSource | None = None,
+             source: str | None = None) -> Discovery:
+    """Every tool of a module, and the functions that look like tools but were not taken."""
+    return _Discoverer(tree, settings, module_name, module, source).run()
+
+
+def discover_tools(tree: ast.Module, settings: Settings, module_name: str = "",
+                   module: ModuleSource | None = None) -> list[ToolInfo]:
+    return discover(tree, settings, module_name, module).tools

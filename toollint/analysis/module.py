@@ -1,0 +1,84 @@
+"""One module's analysis: its tools, their summaries, and the facts every front end reports.
+
+`analyze_module` is what `ModuleContext.analysis` computes once per file and every rule reads. A
+tool too complex to analyse (an expression nested deeper than the summariser follows) is left out of
+`summaries` and listed in `too_complex`; the engine reports it as TL905 instead of a crash.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
+from toollint.analysis.paths import writer_reason
+from toollint.analysis.patterns import all_patterns
+from toollint.analysis.resolver import ModuleSource
+from toollint.analysis.summary import FunctionIndex, FunctionSummary, TooComplex, summarize
+from toollint.settings import Settings
+
+
+@dataclass(frozen=True)
+class ToolFact:
+    """One tool as a run reports it (`--show-tools`, JSON): plain data, picklable across processes."""
+
+    qualname: str
+    line: int
+    family: str
+    writes: bool
+    why: str  # why it is (not) a writer
+    found_by: str  # how discovery recognised it
+
+
+@dataclass
+class ModuleAnalysis:
+    tools: list[ToolInfo]
+    summaries: dict[str, FunctionSummary]  # by tool qualname
+    tree: ast.Module
+    module: ModuleSource | None = None
+    accessors: frozenset[str] = frozenset()
+    rejected: list[Rejection] = field(default_factory=list)
+    too_complex: list[tuple[ToolInfo, str]] = field(default_factory=list)
+    _index: FunctionIndex | None = None
+
+    @property
+    def index(self) -> FunctionIndex:
+        """The module's function index (built on first use: a module without tools never needs it)."""
+        if self._index is None:
+            self._index = FunctionIndex(self.tree, self.module, self.accessors)
+            self._index.module_state = {name: name for name in module_state_names(self.tree.body)}
+        return self._index
+
+    def summary(self, tool: ToolInfo) -> FunctionSummary:
+        return self.summaries[tool.qualname]
+
+    def facts(self) -> list[ToolFact]:
+        out = []
+        for tool in self.tools:
+            writes, why = writer_reason(tool, self.summaries.get(tool.qualname))
+            out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, writes, why, tool.found_by))
+        for tool, reason in self.too_complex:
+            out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, False, f"not analysed: {reason}",
+                                tool.found_by))
+        return sorted(out, key=lambda f: f.line)
+
+
+def analyze_module(tree: ast.Module, settings: Settings | None = None, module_name: str = "",
+                   path: str = "", source: str | None = None) -> ModuleAnalysis:
+    """Discover the tools of a module and summarise each. `path` (the file on disk) lets helpers and
+    base classes imported from other modules of the linted tree be followed."""
+    settings = settings or Settings()
+    module = ModuleSource(path, module_name, tree) if path else None
+    accessors = all_patterns().state_accessors | frozenset(settings.state_roots)
+    found = discover(tree, settings, module_name, module, source)
+    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected)
+    for tool in found.tools:
+        try:
+            analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, analysis.index,
+                                                          cls=tool.class_name, types=tool.types)
+        except (TooComplex, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, TooComplex) else "nested too deeply for the analysis"
+            analysis.too_complex.append((tool, reason))
+            continue
+        analysis.tools.append(tool)
+    return analysis

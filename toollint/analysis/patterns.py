@@ -1,0 +1,263 @@
+"""Discovery patterns: the data a benchmark family's profile gives the analysis about its code.
+
+A profile's `patterns.py` (`toollint/profiles/<name>/patterns.py`) defines `PATTERNS = Patterns(...)`
+from the marker types below; a third-party profile sets `Profile.patterns` to one. The analysis
+applies the patterns of every profile at once (`all_patterns()`), so a tree that mixes frameworks is
+read whole. Nothing here names a benchmark: the markers are data, and what they mean is fixed here.
+
+| marker              | marks                                                                     |
+|---------------------|---------------------------------------------------------------------------|
+| `ToolDecorator`     | `@name` / `@x.name(...)` on a function or method: a tool                   |
+| `WriterKeyword`     | a keyword of a tool marker that declares whether it writes (`mutates_state=False`) |
+| `WriterKind`        | a marker argument naming a kind (`ToolType.WRITE`): writer or not          |
+| `StateAnnotation`   | `Annotated[T, Depends("name")]`: a parameter that is injected state       |
+| `ToolBaseClass`     | a subclass of a base (across modules): its `_run` / `invoke` is the tool   |
+| `ToolkitClass`      | a class named like a toolkit: every public method is a tool               |
+| `RegistrationCall`  | `FunctionTool(fn)`, `StructuredTool.from_function(fn)`: `fn` is a tool     |
+| `StateAccessor`     | `get_current_context()`: a call that returns benchmark state               |
+| `ToolDispatcher`    | `@server.call_tool()`: one function serving many tools, one per name branch |
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+
+class ToolDecorator(NamedTuple):
+    """`@name`, `@name(...)`, `@owner.name(...)`: the function is a tool. `name` is matched against
+    the decorator's last dotted component, or against its whole dotted name when it has a dot."""
+
+    name: str
+
+
+class WriterKind(NamedTuple):
+    """A positional or keyword argument of a tool marker whose last dotted component names the
+    tool's kind: `@is_tool(ToolType.WRITE)` -> writer; `READ` -> not a writer."""
+
+    kind: str
+    writes: bool
+
+
+class WriterKeyword(NamedTuple):
+    """A keyword of a tool marker (or of a call nested in it) that declares whether the tool writes:
+    `mutates_state=False` (writes when true), `readOnlyHint=True` (writes when false)."""
+
+    keyword: str
+    writes_when_true: bool = True
+
+
+class StateAnnotation(NamedTuple):
+    """`Annotated[T, marker("name")]`: the parameter is state injected by the framework, named by the
+    marker's first string argument (else by the parameter's name)."""
+
+    marker: str
+
+
+class ToolBaseClass(NamedTuple):
+    """A class deriving from `base` (directly or through classes of the linted tree, across modules)
+    is a tool whose body is its first method named in `methods`. Parameters named in `state_params`
+    are state (a static `invoke(data, ...)`); `self` is state for instance methods."""
+
+    base: str
+    methods: tuple[str, ...] = ("_run", "_arun", "run", "invoke", "__call__")
+    state_params: tuple[str, ...] = ()
+
+
+class ToolkitClass(NamedTuple):
+    """A class whose name (or a base's name) matches `pattern` is a toolkit: every public method is a
+    tool, unless some method carries a tool marker (then the marker decides) or it is in `exclude`."""
+
+    pattern: str
+    exclude: frozenset[str] = frozenset({"get_tools", "get_tool", "tools", "run", "close", "reset", "dict",
+                                         "model_dump", "json", "copy"})
+
+
+class RegistrationCall(NamedTuple):
+    """A call that turns a function into a tool: `FunctionTool(fn)`, `Tool(func=fn)`,
+    `StructuredTool.from_function(fn)`. `callee` is matched like `ToolDecorator.name`; the function is
+    the first positional argument or one of `keywords`."""
+
+    callee: str
+    keywords: tuple[str, ...] = ("func", "fn", "function", "coroutine")
+
+
+class StateAccessor(NamedTuple):
+    """A call returning benchmark state, matched by the called name's last component:
+    `get_current_context()` in `get_current_context().add_to_database(...)`."""
+
+    name: str
+
+
+class ToolDispatcher(NamedTuple):
+    """A function decorated `@x.<decorator>()` that serves many tools: each branch comparing its
+    name parameter (the first) with a string (`if name == "add":`, `match name: case "add":`) is one
+    tool. Registry and HTTP-verb dispatch are other dispatch patterns (see `discovery.DISPATCH`)."""
+
+    decorator: str
+
+
+class Patterns(NamedTuple):
+    """Every marker a family uses (combine two with `merge`); a family's module exposes one as `PATTERNS`."""
+
+    family: str = ""
+    decorators: tuple[ToolDecorator, ...] = ()
+    writer_kinds: tuple[WriterKind, ...] = ()
+    writer_keywords: tuple[WriterKeyword, ...] = ()
+    state_annotations: tuple[StateAnnotation, ...] = ()
+    tool_bases: tuple[ToolBaseClass, ...] = ()
+    toolkit_classes: tuple[ToolkitClass, ...] = ()
+    registrations: tuple[RegistrationCall, ...] = ()
+    state_accessors: tuple[StateAccessor, ...] = ()
+    dispatchers: tuple[ToolDispatcher, ...] = ()
+
+    def merge(self, other: Patterns) -> Patterns:
+        """Both families' markers (this one's first); the first non-empty family name."""
+        merged: dict[str, Any] = {name: _union(getattr(self, name), getattr(other, name))
+                                  for name in self._fields if name != "family"}
+        return Patterns(family=self.family or other.family, **merged)
+
+
+def _union(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    return a + tuple(x for x in b if x not in a)
+
+
+class CompiledPatterns(NamedTuple):
+    """All families' patterns, indexed for the lookups discovery makes on every function."""
+
+    decorators: dict[str, str]  # name -> family
+    writer_kinds: dict[str, bool]  # upper-cased kind -> writes
+    writer_keywords: dict[str, bool]  # keyword -> writes when true
+    state_annotations: dict[str, str]  # marker -> family
+    # base -> every (marker, family) naming it (two families' `Tool` bases differ in method)
+    tool_bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]]
+    toolkit_classes: tuple[tuple[re.Pattern[str], ToolkitClass, str], ...]
+    registrations: dict[str, tuple[RegistrationCall, str]]
+    state_accessors: frozenset[str]
+    dispatchers: dict[str, str]  # decorator -> family
+
+
+def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
+    decorators: dict[str, str] = {}
+    kinds: dict[str, bool] = {}
+    keywords: dict[str, bool] = {}
+    annotations: dict[str, str] = {}
+    bases: dict[str, tuple[tuple[ToolBaseClass, str], ...]] = {}
+    toolkits: list[tuple[re.Pattern[str], ToolkitClass, str]] = []
+    registrations: dict[str, tuple[RegistrationCall, str]] = {}
+    accessors: set[str] = set()
+    dispatchers: dict[str, str] = {}
+    for p in families:
+        for d in p.decorators:
+            decorators.setdefault(d.name, p.family)
+        for k in p.writer_kinds:
+            kinds.setdefault(k.kind.upper(), k.writes)
+        for w in p.writer_keywords:
+            keywords.setdefault(w.keyword, w.writes_when_true)
+        for a in p.state_annotations:
+            annotations.setdefault(a.marker, p.family)
+        for b in p.tool_bases:
+            bases[b.base] = (*bases.get(b.base, ()), (b, p.family))
+        toolkits += [(re.compile(t.pattern), t, p.family) for t in p.toolkit_classes]
+        for r in p.registrations:
+            registrations.setdefault(r.callee, (r, p.family))
+        accessors.update(a.name for a in p.state_accessors)
+        for x in p.dispatchers:
+            dispatchers.setdefault(x.decorator, p.family)
+    return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
+                            registrations, frozenset(accessors), dispatchers)
+
+
+def builtin_family_patterns() -> list[Patterns]:
+    """`PATTERNS` of every built-in profile folder that has a `patterns.py`, in name order."""
+    # The profiles package sits beside this one; it is found by path and its modules imported by
+    # name, so the analysis does not depend on the profiles package (which depends on it).
+    root = Path(__file__).resolve().parents[1] / "profiles"
+    names = sorted(d.name for d in root.iterdir()
+                   if (d / "patterns.py").is_file() and d.name.isidentifier() and not d.name.startswith("_"))
+    out: list[Patterns] = []
+    for name in names:  # a folder need not be a regular package: patterns.py alone is enough
+        found = getattr(_patterns_module(name, root / name / "patterns.py"), "PATTERNS", None)
+        if isinstance(found, Patterns):
+            out.append(found if found.family else Patterns(family=name).merge(found))
+    return out
+
+
+def _patterns_module(name: str, path: Path) -> Any:
+    """A profile's `patterns.py`, run from its file: importing it by name would run the profiles
+    package first (its registry and importlib.metadata, ~40 ms a process that only lints). The module
+    is not registered in `sys.modules`; an import of the profile later gets its own copy of the data."""
+    module_name = f"toollint.profiles.{name}.patterns"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ENTRY_POINT_GROUP = "toollint.profiles"
+
+
+def _plugin_entry_points() -> list[Any]:
+    """Entry points of the `toollint.profiles` group. Only distributions whose `entry_points.txt`
+    names the group are opened: `importlib.metadata.entry_points()` reads every installed
+    distribution's metadata, which costs a linter's whole start-up budget in a large environment."""
+    declaring: list[Path] = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                text = Path(entry or ".", name, "entry_points.txt").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if f"[{ENTRY_POINT_GROUP}]" in text:
+                declaring.append(Path(entry or ".", name))
+    if not declaring:
+        return []  # the common case: importlib.metadata (and the email package it loads) is never imported
+    from importlib.metadata import PathDistribution
+
+    found: list[Any] = []
+    seen: set[str] = set()
+    for path in declaring:
+        for ep in PathDistribution(path).entry_points.select(group=ENTRY_POINT_GROUP):
+            if ep.name not in seen:
+                seen.add(ep.name)
+                found.append(ep)
+    return found
+
+
+def plugin_family_patterns(known: set[str]) -> list[Patterns]:
+    """`Profile.patterns` of third-party profiles (the `toollint.profiles` entry-point group)."""
+    out: list[Patterns] = []
+    for ep in _plugin_entry_points():
+        try:
+            profile = ep.load()
+        except Exception:  # noqa: BLE001, S112 -- a broken plugin must not stop linting; it adds nothing
+            continue
+        patterns = getattr(profile, "patterns", None)
+        name = str(getattr(profile, "name", ep.name))
+        if isinstance(patterns, Patterns) and name not in known:
+            out.append(patterns if patterns.family else Patterns(family=name).merge(patterns))
+    return out
+
+
+@lru_cache(maxsize=1)
+def all_patterns() -> CompiledPatterns:
+    """Every family's patterns (built-in first, then plugins), compiled once per process."""
+    builtin = builtin_family_patterns()
+    return compile_patterns([*builtin, *plugin_family_patterns({p.family for p in builtin})])

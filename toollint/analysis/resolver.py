@@ -1,0 +1,299 @@
+"""Where a name comes from, across the modules of the linted tree, without importing anything.
+
+Two questions: what an annotation name stands for (`amount: Amount` where `Amount = Optional[float]`
+lives in another module), and which function or class an imported name is (`add_to_db(db=self.db)`
+with `from .utils import add_to_db`; `class GmailSendMessage(GmailBaseTool)` with the base in
+`gmail/base.py`). The module a `from X import n` refers to is found on disk the way the interpreter
+would (relative imports included); re-exports (`from .sub import n` in a package `__init__`, star
+imports) are followed syntactically up to `MAX_IMPORT_HOPS`, and astroid's module search is the
+fallback for a package layout the importer's dotted name does not explain. Parsed modules are cached
+per process; results never depend on which files were linted before.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+MAX_DEPTH = 3  # alias-of-alias hops for annotations
+MAX_IMPORT_HOPS = 3  # re-export hops when following an imported name to its definition
+MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(eq=False)
+class ModuleSource:
+    """One module of the linted tree: where it is, its dotted name, its tree."""
+
+    path: str
+    module_name: str
+    tree: ast.Module
+    cache: dict[str, Any] = field(default_factory=dict)  # per-module memo (the analysis's function index)
+
+    def imports(self) -> dict[str, tuple[int, str, str]]:
+        """Local name -> (level, module, imported name) for top-level `from X import a as b`; `import
+        a.b as c` is (0, "a.b", "") under "c"."""
+        cached = self.cache.get("imports")
+        if cached is None:
+            cached = {}
+            for node in self.tree.body:
+                if isinstance(node, ast.ImportFrom):
+                    for alias in node.names:
+                        cached[alias.asname or alias.name] = (node.level, node.module or "", alias.name)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.asname:
+                            cached[alias.asname] = (0, alias.name, "")
+            self.cache["imports"] = cached
+        return dict(cached)
+
+    def definition(self, name: str) -> Definition | None:
+        defs = self.cache.get("defs")
+        if defs is None:
+            defs = {n.name: n for n in self.tree.body
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            self.cache["defs"] = defs
+        found: Definition | None = defs.get(name)
+        return found
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A definition found for a name, with the module it is in."""
+
+    node: Definition
+    module: ModuleSource
+
+
+@lru_cache(maxsize=512)
+def _parse(path: str, mtime: float) -> ast.Module | None:
+    try:
+        if os.path.getsize(path) > MAX_MODULE_BYTES:
+            return None
+        return ast.parse(Path(path).read_bytes(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def load_module(path: str | Path, module_name: str) -> ModuleSource | None:
+    """The parsed module at `path` (cached per process while the file is unchanged)."""
+    text = str(path)
+    try:
+        mtime = os.path.getmtime(text)
+    except OSError:
+        return None
+    key = (text, mtime, module_name)
+    cached = _MODULES.get(key)
+    if cached is not None:
+        return cached
+    tree = _parse(text, mtime)
+    if tree is None:
+        return None
+    module = ModuleSource(text, module_name, tree)
+    if len(_MODULES) > 512:
+        _MODULES.clear()
+    _MODULES[key] = module
+    return module
+
+
+_MODULES: dict[tuple[str, float, str], ModuleSource] = {}
+
+
+def module_file(importer: str | Path, module_name: str, level: int, modname: str) -> Path | None:
+    """The file a `from <modname> import ...` in `importer` refers to: relative imports from the
+    importer's directory, absolute ones from its package root (or, failing that, astroid's search
+    from each directory above it)."""
+    importer = Path(importer)
+    if level:
+        base = importer.parent
+        for _ in range(level - 1):
+            base = base.parent
+    else:
+        depth = max(module_name.count("."), 0)  # pkg.sub.mod sits `depth` directories below the root
+        base = importer.parent
+        for _ in range(depth):
+            base = base.parent
+    target = base.joinpath(*modname.split(".")) if modname else base
+    for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    if level or not modname:
+        return None
+    return _astroid_search(str(importer.parent), modname)
+
+
+@lru_cache(maxsize=1024)
+def _astroid_search(start: str, modname: str) -> Path | None:
+    """astroid's module search for an absolute import, from the directories above the importer (a
+    src layout or a namespace package the dotted-name guess cannot explain). Never the installed
+    environment: only the linted tree counts."""
+    from astroid import modutils
+
+    directory = Path(start)
+    roots = [str(d) for d in (directory, *directory.parents)][:6]
+    try:
+        found = modutils.file_from_modpath(modname.split("."), path=roots)
+    except (ImportError, SyntaxError, ValueError, AttributeError):
+        return None
+    if not found or not found.endswith(".py"):
+        return None
+    path = Path(found)
+    return path if any(str(path).startswith(r + os.sep) for r in roots) else None
+
+
+def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> str:
+    if not level:
+        return modname
+    parts = importer.module_name.split(".")
+    is_package = Path(importer.path).name == "__init__.py"
+    keep = len(parts) - level + (1 if is_package else 0)
+    base = parts[:max(keep, 0)]
+    return ".".join([*base, *([modname] if modname else [])])
+
+
+def imported_module(importer: ModuleSource, level: int, modname: str) -> ModuleSource | None:
+    target = module_file(importer.path, importer.module_name, level, modname)
+    if target is None:
+        return None
+    return load_module(target, _imported_module_name(importer, level, modname))
+
+
+def lookup(module: ModuleSource, name: str, hops: int = MAX_IMPORT_HOPS) -> Resolved | ModuleSource | None:
+    """What `name` is in `module`: a function or class defined there or imported from another module
+    of the tree (following re-exports), or a module (`from . import utils`)."""
+    for _ in range(hops + 1):
+        local = module.definition(name)
+        if local is not None:
+            return Resolved(local, module)
+        imported = module.imports().get(name)
+        if imported is None:
+            return _star_lookup(module, name, hops)
+        level, modname, original = imported
+        if not original:  # `import a.b as c`
+            return imported_module(module, 0, modname)
+        source = imported_module(module, level, modname)
+        if source is None:
+            # `from pkg import sub` where `sub` is a module, not a name in pkg/__init__.py
+            return imported_module(module, level, f"{modname}.{original}" if modname else original)
+        module, name = source, original
+    return None
+
+
+def _star_lookup(module: ModuleSource, name: str, hops: int) -> Resolved | ModuleSource | None:
+    if hops <= 0:
+        return None
+    for node in module.tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            source = imported_module(module, node.level, node.module or "")
+            if source is not None:
+                found = lookup(source, name, hops - 1)
+                if isinstance(found, Resolved):
+                    return found
+    return None
+
+
+def lookup_function(module: ModuleSource, name: str) -> Resolved | None:
+    found = lookup(module, name)
+    return found if isinstance(found, Resolved) and not isinstance(found.node, ast.ClassDef) else None
+
+
+def lookup_class(module: ModuleSource, name: str) -> Resolved | None:
+    found = lookup(module, name)
+    return found if isinstance(found, Resolved) and isinstance(found.node, ast.ClassDef) else None
+
+
+def base_name(expr: ast.expr) -> str:
+    """`BaseTool` -> "BaseTool"; `tools.BaseTool` -> "BaseTool"; `Generic[T]` -> "Generic"."""
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return ""
+
+
+def class_ancestors(cls: ast.ClassDef, module: ModuleSource | None, depth: int = 4) -> list[Resolved | str]:
+    """The bases of `cls` and theirs, nearest first: each a class definition found in the tree, or
+    the bare name of one that is not (a framework class such as `BaseTool`)."""
+    out: list[Resolved | str] = []
+    frontier: list[tuple[ast.ClassDef, ModuleSource | None]] = [(cls, module)]
+    seen: set[int] = {id(cls)}
+    for _ in range(depth):
+        following: list[tuple[ast.ClassDef, ModuleSource | None]] = []
+        for node, where in frontier:
+            for base in node.bases:
+                name = base_name(base)
+                if not name:
+                    continue
+                found = None
+                if where is not None and isinstance(base, ast.Name):
+                    found = lookup_class(where, name)
+                elif where is not None and isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                    owner = lookup(where, base.value.id)
+                    if isinstance(owner, ModuleSource):
+                        found = lookup_class(owner, name)
+                if found is None or id(found.node) in seen:
+                    out.append(name)
+                    continue
+                seen.add(id(found.node))
+                out.append(found)
+                assert isinstance(found.node, ast.ClassDef)
+                following.append((found.node, found.module))
+        frontier = following
+        if not frontier:
+            break
+    return out
+
+
+def ancestor_names(cls: ast.ClassDef, module: ModuleSource | None) -> list[str]:
+    return [a if isinstance(a, str) else a.node.name for a in class_ancestors(cls, module)]
+
+
+# -- annotation aliases -----------------------------------------------------------------------------
+
+
+def _alias_value(tree: ast.Module, name: str) -> ast.expr | None:
+    """The expression a module-level name is bound to: `Amount = Optional[float]`, `type Amount = ...`."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node.value
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return node.value
+        if type(node).__name__ == "TypeAlias" and getattr(getattr(node, "name", None), "id", None) == name:
+            return node.value  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
+def _unwrap_newtype(value: ast.expr) -> ast.expr:
+    """`NewType("UserId", str)` stands for `str`."""
+    if isinstance(value, ast.Call) and value.args and len(value.args) == 2:
+        func = value.func
+        if (isinstance(func, ast.Name) and func.id == "NewType") or (
+            isinstance(func, ast.Attribute) and func.attr == "NewType"
+        ):
+            return value.args[1]
+    return value
+
+
+def resolve_alias(tree: ast.Module, module_name: str, path: str, name: str, depth: int = 0) -> ast.expr | None:
+    """The annotation expression `name` stands for, or None when it is not an alias we can see: a
+    module-level binding here, or one in the module it is imported from (the class itself when the
+    name is a class)."""
+    value = _alias_value(tree, name)
+    if value is None and depth < MAX_DEPTH:
+        here = ModuleSource(path, module_name, tree)
+        imported = here.imports().get(name)
+        if imported is not None and imported[2]:
+            source = imported_module(here, imported[0], imported[1])
+            if source is not None:
+                defined = source.definition(imported[2])
+                if isinstance(defined, ast.ClassDef):
+                    return ast.Name(defined.name, ast.Load())
+                value = resolve_alias(source.tree, source.module_name, source.path, imported[2], depth + 1)
+    return _unwrap_newtype(value) if value is not None else None
