@@ -1,7 +1,9 @@
 """tau2-bench with no contract anywhere (`--no-bundled-contracts`): the paper's two published defects,
 `refuel_data` (TL201) and `cancel_reservation` (TL203), confirmed from TL102 and TL105 alone, by the
 command a maintainer would type; the contracts it derived check clean against the snapshot. Skips
-with a one-line reason where the snapshot or Python 3.12 is absent."""
+with a one-line reason where the snapshot or Python 3.12 is absent. Slow (a tau2 host over every
+domain, about 40 s); the same oracles on the toolkit fixture (tests/test_derived_fixture.py) are the
+fast sample of the default run."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ def run(tau2_python: Path, tau2_checkout: Path, tmp_path_factory: pytest.TempPat
     return Run(proc, tmp)
 
 
+@pytest.mark.slow
 def test_both_published_defects_are_confirmed_from_the_findings_alone(run: Run) -> None:
     assert run.code == 1, run.err
     refuel = run.line("TL201", "refuel_data(")
@@ -52,6 +55,7 @@ def test_both_published_defects_are_confirmed_from_the_findings_alone(run: Run) 
     assert re.search(r"TL105 .*`db.users\[\*\].reservations`.*\[CONFORMS\]", run.out)
 
 
+@pytest.mark.slow
 def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Run) -> None:
     summary = [line for line in run.err.splitlines() if line.startswith("confirm")]
     assert not any(re.match(r"confirm: \d+ tool\(s\)", line) for line in summary)  # no authored contract
@@ -59,6 +63,7 @@ def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Ru
     assert re.search(r"confirm: derived oracles: 3 tool\(s\): 3 VIOLATES", derived)
 
 
+@pytest.mark.slow
 def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_checkout: Path) -> None:
     directory = run.cwd / ".toollint" / "derived"
     contracts, errors = load_contracts([directory])

@@ -61,6 +61,7 @@ def test_the_unmutated_original_gets_no_derived_violation() -> None:
     assert set(runner.all_tools) >= {"Bank.deposit", "Bank.transfer"}
 
 
+@pytest.mark.slow
 def test_compare_arms_tabulates_both_on_the_same_mutants() -> None:
     table = compare_arms([minibank_subject(MINIBANK_DIR)], seed=3, budget=2)["subjects"]["minibank"]
     assert table["mutants"] == sum(c["mutants"] for c in table["classes"].values())
