@@ -100,6 +100,9 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     """Attach verdicts to the static findings and add the TL2xx findings, grouped by file."""
     options, console = ctx.options.confirm, ctx.console
     if not options.requested:
+        if not options.bundled:
+            # Said, not silently ignored: a maintainer who typed it expected no bundled verdicts.
+            console.warn("--no-bundled-contracts has no effect without --confirm or --confirm-all")
         return result
     from toollint.dynamic.confirm import confirm, summary_lines
 
