@@ -12,6 +12,7 @@ from toollint.contracts.cli import main
 from toollint.contracts.loader import load_contracts
 
 BENCH = Path(__file__).parent / "fixtures" / "derived_bench"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "contracts.md"
 CONFIG = '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "bank:make_bank"\nsys_path = ["."]\ndeadline = 10\n'
 
 
@@ -52,6 +53,21 @@ def test_what_it_writes_loads_and_checks_clean(drafted: tuple[Path, int, str, st
     out, err = io.StringIO(), io.StringIO()
     assert main(["check", str(directory)], stdout=out, stderr=err) == 0, out.getvalue() + err.getvalue()
     assert out.getvalue() == "All contracts passed.\n"
+
+
+def test_the_documented_run_prints_what_the_doc_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/contracts.md's `draft --from-findings` example, run as written in the fixture project."""
+    text = DOC.read_text()
+    section = text[text.index("## `toollint contracts draft --from-findings PATH`"):]
+    documented = [line for line in section.split("## `toollint contracts draft TOOLREF`")[0].splitlines()
+                  if line.startswith("wrote ")]
+    project = tmp_path / "bench"
+    shutil.copytree(BENCH, project)
+    (project / "pyproject.toml").write_text(CONFIG)
+    monkeypatch.chdir(project)
+    code, out, err = draft("--from-findings", "bank.py", "-o", "contracts/derived")
+    assert code == 0, err
+    assert len(documented) == 8 and sorted(out.splitlines()) == sorted(documented)
 
 
 @pytest.mark.parametrize("argv, words", [
