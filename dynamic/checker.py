@@ -177,8 +177,10 @@ class ToolReport:
 class DerivedHooks(Protocol):
     """What the derived oracles (`toollint.dynamic.derived`) add to one derived tool's check."""
 
-    def after_plan(self, report: ToolReport, plan: Plan, scorer: Scorer, execute: Execute, pristine: Any) -> None:
-        """After the plan ran: more probes (round trips, violating calls a derived guard needs)."""
+    def after_plan(self, report: ToolReport, plan: Plan, scorer: Scorer, execute: Execute, pristine: Any,
+                   worker: Worker) -> None:
+        """After the plan ran: more probes (round trips, violating calls a derived guard needs), the
+        worker at hand for what they ask the host beyond calls (a guard's line, watched)."""
 
 
 class Execute(Protocol):
@@ -420,6 +422,15 @@ class Scorer:
                     row.detail = f"{what} and changed {len(run.changes)} path(s)" if changed else what
             elif refused_by_guard(clause, run):
                 row.scored += 1
+            elif crashed_past_guard(clause, run):
+                # Watched, this very call got past the guard's line with its condition true and then
+                # crashed: no check refused it (a KeyError where the guard raised ValueError).
+                row.scored += 1
+                row.fail(run)
+                if row.run is None:
+                    row.run = run
+                    row.detail = (f"passed the commented-out guard's line with its condition true, then crashed "
+                                  f"with {run.result.get('error_type')}, not the guard's {raises or 'refusal'}")
             else:
                 unattributed.append(run)
         if row.failing:
@@ -777,7 +788,7 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
     try:
         _run_plan(report, plan, scorer, execute, pristine)
         if hooks is not None and report.plan is not None:
-            hooks.after_plan(report, report.plan, scorer, execute, pristine)
+            hooks.after_plan(report, report.plan, scorer, execute, pristine, worker)
     except _ProbingAborted:
         aborted = True
     failed = next((r for r in report.runs if r.error is not None), None)
@@ -1012,6 +1023,23 @@ def kept_references(run: ProbeRun, paths: Iterable[str]) -> bool:
     return bool(under) and bool(created) and all(
         op.get("op") == "add" and isinstance(op.get("after"), (str, int)) and str(op["after"]) in created
         for op in under)
+
+
+# Errors the interpreter raises by itself on a missing key, attribute or value: the mark of a call
+# that ran on past a missing check, not of a check refusing it.
+CRASH_ERRORS = frozenset({"KeyError", "IndexError", "AttributeError", "TypeError", "ZeroDivisionError",
+                          "UnboundLocalError", "StopIteration"})
+
+
+def crashed_past_guard(clause: Clause, run: ProbeRun) -> bool:
+    """A derived guard's violating call that a watch saw pass the guard's line with its condition
+    true (`probe.past_guard`) and that then crashed with an interpreter error other than the
+    guard's. A deliberate refusal further on (the guard moved, not removed) is not counted."""
+    if run.status != "tool_error" or clause.id not in run.probe.past_guard:
+        return False
+    raised = str(run.result.get("error_type") or "")
+    declared = clause.on_violation.raises if clause.on_violation is not None else None
+    return raised in CRASH_ERRORS and raised != declared
 
 
 def refused_by_guard(clause: Clause, run: ProbeRun) -> bool:

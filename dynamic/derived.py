@@ -32,6 +32,7 @@ import itertools
 import keyword
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -903,18 +904,82 @@ def clauses_testing(finding: Finding, contract: Contract) -> list[str]:
             and c.provenance.about == about]
 
 
+def guard_condition(first_line: str) -> str | None:
+    """The condition under which a commented guard refused, from its first line as a derived
+    clause's `provenance.about` names it (`if x.status != 'active':`, `assert amount > 0`)."""
+    text = first_line.strip()
+    text = text[2:] if text.startswith("elif ") else text
+    for candidate in (text + "\n    pass", text):
+        try:
+            tree = ast.parse(candidate)
+        except SyntaxError:
+            continue
+        stmt = tree.body[0] if tree.body else None
+        if isinstance(stmt, ast.If):
+            return ast.unparse(stmt.test)
+        if isinstance(stmt, ast.Assert):
+            return ast.unparse(ast.UnaryOp(op=ast.Not(), operand=stmt.test))
+    return None
+
+
+class GuardLine:
+    """A derived guard's line, watched in the host while violating calls run (`guard_watch.py`):
+    whether the last call got to the line where the commented-out guard ran, with its condition
+    true. Built from the clause alone (its provenance names the guard and its line), so a derived
+    contract a maintainer kept is watched the same way. A host that cannot watch watches nothing."""
+
+    def __init__(self, worker: Worker | None, point: str) -> None:
+        self.worker, self.point = worker, point
+
+    @classmethod
+    @contextmanager
+    def watch(cls, clause: Clause, report: ToolReport, plan: Plan, worker: Worker) -> Iterator[GuardLine]:
+        prov = clause.provenance
+        condition = guard_condition(prov.about) if prov.about else None
+        if condition is None or not prov.line or report.contract is None:
+            yield cls(None, clause.id)
+            return
+        # The point is the comment's line: the watch fires on the first line run at or past it.
+        spec = {"function": report.tool.rsplit(".", 1)[-1], "file": report.contract.source.file,
+                "params": sorted(plan.params), "points": [{"id": clause.id, "line": prov.line,
+                                                           "condition": condition}]}
+        try:
+            worker.request("eval", expr="arm(spec)", module=str(WATCH), names={"spec": spec})
+        except WorkerError:
+            yield cls(None, clause.id)
+            return
+        try:
+            yield cls(worker, clause.id)
+        finally:
+            try:
+                worker.request("eval", expr="disarm()", module=str(WATCH))
+            except WorkerError:
+                pass
+
+    def passed_true(self) -> bool:
+        """The call since the last look reached the guard's line and the condition was true there."""
+        if self.worker is None:
+            return False
+        try:
+            calls = self.worker.request("eval", expr="collect()", module=str(WATCH)).get("value") or []
+        except WorkerError:
+            return False
+        return any(isinstance(c, dict) and (c.get(self.point) or {}).get("value") is True for c in calls)
+
+
 class Hooks:
     """`CheckOptions.derived`: after a derived contract's plan ran (one `--confirm` derived, or one a
     maintainer kept), the round trips its `round_trip` clauses need, more violating calls for a
     derived guard no call has tested yet, and a second value for an argument the plan varied once."""
 
-    def after_plan(self, report: ToolReport, plan: Plan, scorer: Scorer, execute: Execute, pristine: Any) -> None:
+    def after_plan(self, report: ToolReport, plan: Plan, scorer: Scorer, execute: Execute, pristine: Any,
+                   worker: Worker) -> None:
         contract = report.contract
         if contract is None:
             return
         for clause in contract.clauses_of("pre"):
             if clause.derived:
-                self._violate(report, clause, plan, scorer, execute, pristine)
+                self._violate(report, clause, plan, scorer, execute, pristine, worker)
         for clause in contract.clauses_of("arg"):
             if clause.derived and clause.arg:
                 self._vary(report, clause.arg, plan, scorer, execute, pristine)
@@ -932,26 +997,33 @@ class Hooks:
                             plan.unreachable[c.id] = why
 
     def _violate(self, report: ToolReport, clause: Clause, plan: Plan, scorer: Scorer, execute: Execute,
-                 pristine: Any) -> None:
+                 pristine: Any, worker: Worker) -> None:
         """Calls making the derived guard's condition true, most coherent first (`coherent_violations`),
         until one is scored: the plan's single violating call is often refused by an unrelated check
-        (a line of another customer), which says nothing about the guard."""
+        (a line of another customer), which says nothing about the guard. Each runs watched at the
+        guard's line (`GuardLine`); the plan's violating calls that failed are run again so: a call
+        seen to pass that line with the condition true and then crash (`past_guard`) was refused by
+        no check at all."""
         assert report.contract is not None
         rows = scorer.score(report.runs, plan)
         row = next((r for r in rows if r.clause_id == clause.id), None)
         if row is None or row.scored:
             return
         tried = {r.probe.key() for r in report.runs}
-        for args in coherent_violations(report.contract, clause, report.meta, pristine, plan):
-            probe = Probe("pre_violating", args, clause=clause.id)
-            if probe.key() in tried:
-                continue
-            tried.add(probe.key())
-            run = execute(probe)
-            scorer.annotate(run)
-            again = scorer.score_derived_pre(clause, [run], plan)
-            if again.scored:
-                return
+        failed = [dict(r.probe.args) for r in report.runs if r.probe.clause == clause.id and r.status == "tool_error"]
+        fresh = coherent_violations(report.contract, clause, report.meta, pristine, plan)
+        with GuardLine.watch(clause, report, plan, worker) as line:
+            for args, again in itertools.chain(((a, True) for a in failed), ((a, False) for a in fresh)):
+                probe = Probe("pre_violating", args, clause=clause.id)
+                if not again and probe.key() in tried:
+                    continue
+                tried.add(probe.key())
+                run = execute(probe)
+                if line.passed_true():
+                    run.probe.past_guard.append(clause.id)
+                scorer.annotate(run)
+                if scorer.score_derived_pre(clause, [run], plan).scored:
+                    return
 
     def _vary(self, report: ToolReport, name: str, plan: Plan, scorer: Scorer, execute: Execute,
               pristine: Any) -> None:

@@ -87,6 +87,9 @@ class Probe:
     # one, each {"tool": name, "args": {...}}; the probe's pre/post states enclose all of them.
     before: list[dict[str, Any]] = field(default_factory=list)
     after: list[dict[str, Any]] = field(default_factory=list)
+    # Derived guard clauses whose commented-out line a watched run of this call passed with the
+    # guard's condition true (`toollint.dynamic.derived`): a later refusal is then not the guard's.
+    past_guard: list[str] = field(default_factory=list)
 
     def key(self) -> str:
         own = repr(sorted(self.args.items(), key=lambda kv: kv[0]))

@@ -134,6 +134,7 @@ def _run_json(run: ProbeRun) -> dict[str, Any]:
         "target_clause": run.probe.clause,
         "harvested_from": run.probe.harvested_from,
         **({"before": run.probe.before, "after": run.probe.after} if run.probe.before or run.probe.after else {}),
+        **({"past_guard": run.probe.past_guard} if run.probe.past_guard else {}),
         "result": {k: run.result.get(k) for k in ("status", "value", "agent_view", "error_type", "error_message")
                    if k in run.result},
         "pre_state_hash": run.pre_hash,

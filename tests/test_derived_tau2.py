@@ -73,3 +73,16 @@ def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_c
     code = contracts_main(["check", "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}", str(directory)],
                           stdout=out, stderr=err)
     assert (code, out.getvalue()) == (0, "All contracts passed.\n"), err.getvalue()
+
+
+@pytest.mark.slow
+def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_checkout: Path) -> None:
+    """docs/confirm.md's tau2 example: every line it quotes is a line of the real run (the checkout's
+    path shortened as the doc shortens it)."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "confirm.md").read_text()
+    after = doc.split("$ toollint check --confirm --no-bundled-contracts --python TAU2_VENV/bin/python", 1)[1]
+    block = after.split("```")[2]  # the command's console block closes, the output block follows
+    documented = [line for line in block.splitlines() if line.strip()]
+    printed = (run.out + run.err).replace(str(tau2_checkout), "shared/benchmarks/tau2-bench").splitlines()
+    assert len(documented) >= 8
+    assert [line for line in documented if line not in printed] == []

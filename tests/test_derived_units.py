@@ -9,11 +9,13 @@ import ast
 from pathlib import Path
 
 import pytest
+from toollint.contracts.model import Clause, OnViolation, Provenance
 from toollint.contracts.predicate import compile_predicate
-from toollint.dynamic.checker import ProbeRun, kept_references
+from toollint.dynamic.checker import ProbeRun, crashed_past_guard, kept_references
 from toollint.dynamic.derived import (
     bind_undo,
     derive_tools,
+    guard_condition,
     locate,
     projection,
     reply_predicate,
@@ -161,3 +163,33 @@ def test_the_round_trip_runs_do_then_undo_whichever_side_is_flagged(tmp_path: Pa
     [tool] = derive_tools(findings)
     [trip] = tool.round_trips
     assert (trip.do, trip.undo) == ("add_item", "remove_item")
+
+
+@pytest.mark.parametrize("first_line, condition", [
+    ("if target_line.status != LineStatus.ACTIVE:", "target_line.status != LineStatus.ACTIVE"),
+    ("elif amount <= 0:", "amount <= 0"),
+    ("assert amount > 0, 'positive'", "not amount > 0"),
+    ("if (amount <= 0 and", None),  # the rest of the condition is on lines the first one does not hold
+    ("amount = 0", None),
+])
+def test_a_guards_condition_is_read_from_its_first_line(first_line: str, condition: str | None) -> None:
+    assert guard_condition(first_line) == condition
+
+
+def _guard_clause(raises: str = "ValueError") -> Clause:
+    return Clause("pre.commented_guard_105", "pre", "x", None, Provenance("derived", line=105, finding="TL102",
+                                                                          about="if account_id not in accounts:"),
+                  on_violation=OnViolation(raises=raises))
+
+
+@pytest.mark.parametrize("error_type, past, counted", [
+    ("KeyError", True, True),  # watched past the guard's line, then a crash: no check refused it
+    ("KeyError", False, False),  # not seen past the line: an earlier check may have refused it
+    ("PermissionError", True, False),  # a deliberate refusal further on: the guard moved, not removed
+    ("ValueError", True, False),  # the guard's own exception, raised later: refused as the guard would
+])
+def test_only_a_crash_past_the_guards_line_counts_as_unrefused(error_type: str, past: bool, counted: bool) -> None:
+    run = ProbeRun(Probe("pre_violating", {"account_id": "A9"}, clause="pre.commented_guard_105",
+                         past_guard=["pre.commented_guard_105"] if past else []),
+                   result={"status": "tool_error", "error_type": error_type})
+    assert crashed_past_guard(_guard_clause(), run) is counted

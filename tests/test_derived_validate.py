@@ -34,11 +34,14 @@ def test_derived_oracles_kill_what_their_findings_point_at(arms: tuple[object, o
     assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [("TL201", "pre.commented_guard_62")]
     status, violations = outcome["bank:truthy-gate:Bank.update_account:141:0"]
     assert status == KILLED and {v["code"] for v in violations} == {"TL202"}
-    # lock_account's commented `account_id not in self.accounts` guard becomes a precondition, but the
-    # mutant then fails with a KeyError: a refusal that is not the guard's own is not counted for it
-    # (an unrelated check before the guard's line refuses the same way), so it survives.
-    status, _ = outcome["bank:comment-guard:Bank.lock_account:105:9"]
-    assert status != KILLED
+    # lock_account's commented `account_id not in self.accounts` guard becomes a precondition; the
+    # mutant then fails with a KeyError. A refusal that is not the guard's own is not counted by
+    # itself (an unrelated check before the guard's line may refuse the same way), but the call,
+    # watched, passed the guard's line with the condition true and crashed after it: killed.
+    status, violations = outcome["bank:comment-guard:Bank.lock_account:105:9"]
+    assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [("TL201", "pre.commented_guard_105")]
+    assert violations[0]["detail"] == ("passed the commented-out guard's line with its condition true, then crashed "
+                                       "with KeyError, not the guard's ValueError")
     # State pinned in a module global is invisible to a snapshot; no finding, no derived clause: the
     # reset check alone does not see it.
     assert {outcome[i][0] for i in outcome if ":pin-state:" in i} == {"survived"}
