@@ -199,10 +199,11 @@ def mutation_arm(budget: int | None, seed: int, agentdojo: bool) -> dict[str, An
 def print_mutation(data: dict[str, Any]) -> None:
     for subject, table in data["subjects"].items():
         print(f"\n=== mutation arm, {subject}: dynamic kills per class (static kills apart) ===")
-        print(f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}")
-        for cls, row in sorted(table["classes"].items()):
-            print(f"{cls:<26} {row['mutants']:>7} {row['authored']:>9} {row['derived']:>8}")
-        print(f"{'all':<26} {table['mutants']:>7} {table['authored']:>9} {table['derived']:>8}")
+        print(f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   {'flagged':>7} {'derived of flagged':>18}")
+        for cls, row in [*sorted(table["classes"].items()), ("all", table)]:
+            print(f"{cls:<26} {row['mutants']:>7} {row['authored']:>9} {row['derived']:>8}   "
+                  f"{row['flagged']:>7} {row['derived_of_flagged']:>18}")
+        print("(flagged: a static rule reports a finding the original lacks, the ground a derived oracle needs)")
         print(f"negative controls flagged: authored {table['controls']['authored']}, "
               f"derived {table['controls']['derived']} (of {table['controls']['count']})")
         print(f"wall time: authored {table['authored_s']:.1f} s, derived {table['derived_s']:.1f} s")

@@ -137,6 +137,8 @@ class PhantomOracle:
     reply: ast.expr  # the returned literal the finding flags
     writes: list[WriteSite]  # the parameters assigned to fields the finding says the tool writes
     basis: Basis
+    # The finding says the tool writes nothing at all: its success reply must change the state.
+    nothing_written: bool = False
 
 
 @dataclass
@@ -268,6 +270,11 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         reply = _returned(tool, finding.line)
         if reply is None:
             tool.note(finding, f"no returned literal at line {finding.line}")
+            return
+        if props.get("writes") == []:
+            # "nothing is written at all": no write is guaranteed on any path, the issue's own case; the
+            # reply is a Phantom Effect on every call it answers without a change.
+            tool.phantoms.append(PhantomOracle(reply, [], Basis.of(finding, lines, "return"), nothing_written=True))
             return
         writes = _assigned_params(tool, props.get("writes"))
         if not writes:
@@ -748,7 +755,37 @@ def static_clauses(tool: DerivedTool, pristine: Any, meta: dict[str, Any]) -> Re
             cid, rt.basis, predicate,
             f"After {rt.do} then {rt.undo} on what it made, {dotted(segs)} is back to its value before {rt.do}.",
             {"round_trip": {"do": rt.do, "undo": rt.undo}}))
+    _unwritten_clauses(tool, out)
     return out
+
+
+def _unwritten_clauses(tool: DerivedTool, out: Resolution) -> None:
+    """A TL101 finding that the tool writes nothing at all: its reply as the `success` clause
+    (biconditional) and `eff.changes_state`, the state differing after the call. A success reply on
+    a call that changed nothing is then a Phantom Effect (TL204); one that did change the state (by a
+    write the analysis did not see) refutes the finding. Only when no other TL101 oracle of the tool
+    claims the `success` clause, and for the first such reply only."""
+    unwritten = [ph for ph in tool.phantoms if ph.nothing_written]
+    if not unwritten:
+        return
+    if any(not ph.nothing_written for ph in tool.phantoms):
+        for ph in unwritten:
+            out.unresolved[ph.basis] = "another literal-success finding of the tool gives its success clause"
+        return
+    first, rest = unwritten[0], unwritten[1:]
+    success = reply_predicate(first.reply, tool.params)
+    if success is None:
+        out.unresolved[first.basis] = "the flagged reply has no literal text to recognise it by"
+        return
+    for ph in rest:
+        out.unresolved[ph.basis] = f"tested by the success clause of the reply on line {first.basis.line}"
+    out.clauses.append(DerivedClause("success", first.basis, success, extra={
+        "biconditional": True,
+        "justification": "The reply the finding flags as a literal success: an agent reads it as a write done."}))
+    out.clauses.append(DerivedClause(
+        "eff.changes_state", first.basis, "post != pre",
+        "On a call answered with the flagged success reply, the state is not what it was: the finding says "
+        "the tool writes nothing at all."))
 
 
 def watch_spec(tool: DerivedTool) -> dict[str, Any]:
@@ -826,6 +863,8 @@ def watched_clauses(tool: DerivedTool, worker: Worker, contract: Contract, meta:
             {"on_violation": {"raises": guard.raises, **({"message": guard.message} if guard.message else {}),
                               "state": "unchanged"}}))
     for ph in tool.phantoms:
+        if ph.nothing_written:
+            continue  # needs no watch (`_unwritten_clauses`)
         success = reply_predicate(ph.reply, tool.params)
         if success is None:
             out.unresolved[ph.basis] = "the flagged reply has no literal text to recognise it by"

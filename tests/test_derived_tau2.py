@@ -60,7 +60,9 @@ def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Ru
     summary = [line for line in run.err.splitlines() if line.startswith("confirm")]
     assert not any(re.match(r"confirm: \d+ tool\(s\)", line) for line in summary)  # no authored contract
     derived = next(line for line in summary if line.startswith("confirm: derived oracles: ") and "tool(s)" in line)
-    assert re.search(r"confirm: derived oracles: 3 tool\(s\): 3 VIOLATES", derived)
+    # The fourth, banking_knowledge's example tool (TL101: nothing written at all), needs a package
+    # the venv lacks (rank_bm25): UNTESTABLE, said so, not a verdict.
+    assert re.search(r"confirm: derived oracles: 4 tool\(s\): 3 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived)
 
 
 @pytest.mark.slow
@@ -76,13 +78,14 @@ def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_c
 
 
 @pytest.mark.slow
-def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_checkout: Path) -> None:
+def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_checkout: Path, tau2_python: Path) -> None:
     """docs/confirm.md's tau2 example: every line it quotes is a line of the real run (the checkout's
     path shortened as the doc shortens it)."""
     doc = (Path(__file__).resolve().parents[1] / "docs" / "confirm.md").read_text()
     after = doc.split("$ toollint check --confirm --no-bundled-contracts --python TAU2_VENV/bin/python", 1)[1]
     block = after.split("```")[2]  # the command's console block closes, the output block follows
     documented = [line for line in block.splitlines() if line.strip()]
-    printed = (run.out + run.err).replace(str(tau2_checkout), "shared/benchmarks/tau2-bench").splitlines()
+    printed = (run.out + run.err).replace(str(tau2_checkout), "shared/benchmarks/tau2-bench")
+    printed = printed.replace(str(tau2_python), "TAU2_VENV/bin/python").splitlines()
     assert len(documented) >= 8
     assert [line for line in documented if line not in printed] == []

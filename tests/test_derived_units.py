@@ -193,3 +193,43 @@ def test_only_a_crash_past_the_guards_line_counts_as_unrefused(error_type: str, 
                          past_guard=["pre.commented_guard_105"] if past else []),
                    result={"status": "tool_error", "error_type": error_type})
     assert crashed_past_guard(_guard_clause(), run) is counted
+
+
+NOOP = '''\
+def tool(fn):
+    return fn
+
+
+class Ledger:
+    def __init__(self):
+        self.entries = []
+
+    @tool
+    def record_entry(self, text: str) -> str:
+        """Record an entry in the ledger."""
+        return "Entry recorded."
+
+    @tool
+    def add_entry(self, text: str) -> str:
+        """Add an entry to the ledger."""
+        if text:
+            self.entries.append(text)
+        return "Entry added."
+'''
+
+
+def test_a_tool_that_writes_nothing_at_all_must_change_the_state_when_it_says_success(tmp_path: Path) -> None:
+    from toollint.dynamic.derived import static_clauses
+
+    path = tmp_path / "ledger.py"
+    path.write_text(NOOP)
+    findings = [f for f in lint_source(NOOP, str(path), Settings()).reported if f.code == "TL101"]
+    by_tool = {str(f.tool): f.properties["writes"] for f in findings}
+    assert by_tool["Ledger.record_entry"] == []  # "nothing is written at all"
+    assert by_tool["Ledger.add_entry"] != []  # a write under a condition: not this oracle's case
+    tools = {t.name: t for t in derive_tools(findings)}
+    clauses = static_clauses(tools["record_entry"], {"entries": []}, {}).clauses
+    assert [(c.id, c.predicate) for c in clauses] == [("success", "result == 'Entry recorded.'"),
+                                                     ("eff.changes_state", "post != pre")]
+    assert all(c.basis.code == "TL101" for c in clauses)
+    assert [c.id for c in static_clauses(tools["add_entry"], {"entries": []}, {}).clauses] == []

@@ -15,7 +15,7 @@ from toollint.validate.subjects import minibank_subject
 
 MINIBANK_DIR = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
 # A shape per derived oracle: a commented guard (TL102), a write gated on a truth test (TL104),
-# state pinned in a module global (reset leak).
+# state pinned in a module global (TL101: nothing written at all; a reset leak).
 SAMPLE = ["comment-guard", "truthy-gate", "pin-state"]
 
 
@@ -42,9 +42,14 @@ def test_derived_oracles_kill_what_their_findings_point_at(arms: tuple[object, o
     assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [("TL201", "pre.commented_guard_105")]
     assert violations[0]["detail"] == ("passed the commented-out guard's line with its condition true, then crashed "
                                        "with KeyError, not the guard's ValueError")
-    # State pinned in a module global is invisible to a snapshot; no finding, no derived clause: the
-    # reset check alone does not see it.
-    assert {outcome[i][0] for i in outcome if ":pin-state:" in i} == {"survived"}
+    # State pinned in a module global is invisible to a snapshot, and leaves the tool writing nothing
+    # the analysis sees: TL101 says "nothing is written at all", so its success reply must change the
+    # state (`eff.changes_state`). It does not, and the confirming re-run in a fresh worker shows why:
+    # the state outside the environment survives reset.
+    status, violations = outcome["bank:pin-state:Bank.transfer:79:1"]
+    assert status == KILLED
+    assert {v["clause"] for v in violations} == {"success", "eff.changes_state"}
+    assert "state outside the environment survives reset" in violations[0]["detail"]
 
 
 def test_negative_controls_are_clean_in_both_arms(arms: tuple[object, object]) -> None:
@@ -53,6 +58,8 @@ def test_negative_controls_are_clean_in_both_arms(arms: tuple[object, object]) -
     assert table["controls"]["authored"] == 0 and table["controls"]["derived"] == 0
     assert table["controls"]["count"] > 0
     assert table["mutants"] == 5 and 0 < table["derived"] <= table["mutants"]
+    # Every mutant of the sample is flagged statically (TL102, TL104, TL101 on the pinned state).
+    assert 0 < table["derived_of_flagged"] <= table["flagged"] == table["mutants"]
 
 
 def test_the_unmutated_original_gets_no_derived_violation() -> None:

@@ -145,7 +145,9 @@ def run_derived_arm(subjects: Sequence[Subject], *, seed: int = 0, budget: int |
 
 def tabulate(authored: ValidationRun, derived: ValidationRun) -> dict[str, Any]:
     """Per subject and defect class: mutants the benchmark can reach that the dynamic half can run,
-    and how many each arm's dynamic half killed; negative-control flags per arm."""
+    and how many each arm's dynamic half killed; of them, those a static rule flags and how many of
+    those the derived oracles confirm (a derived oracle exists only where a finding is); negative-
+    control flags per arm."""
     out: dict[str, Any] = {"subjects": {}}
     derived_by_id = {(r.subject, r.mutant.id): r for r in derived.mutants}
     for name in dict.fromkeys(r.subject for r in authored.mutants):
@@ -154,10 +156,15 @@ def tabulate(authored: ValidationRun, derived: ValidationRun) -> dict[str, Any]:
             if r.subject != name or r.unreachable or r.mutant.static_only:
                 continue
             d = derived_by_id.get((name, r.mutant.id))
-            row = classes.setdefault(r.mutant.defect_class, {"mutants": 0, "authored": 0, "derived": 0})
+            row = classes.setdefault(r.mutant.defect_class, {"mutants": 0, "authored": 0, "derived": 0,
+                                                             "flagged": 0, "derived_of_flagged": 0})
+            derived_kill = d is not None and d.dynamic.status == KILLED
             row["mutants"] += 1
             row["authored"] += r.dynamic.status == KILLED
-            row["derived"] += d is not None and d.dynamic.status == KILLED
+            row["derived"] += derived_kill
+            # The derived oracles' own ground: mutants a static rule flags (a finding the original lacks).
+            row["flagged"] += r.static.killed
+            row["derived_of_flagged"] += r.static.killed and derived_kill
         flags = {arm: sum(len(c.false_positives) for c in run_.controls if c.subject == name)
                  for arm, run_ in (("authored", authored), ("derived", derived))}
         out["subjects"][name] = {
@@ -165,6 +172,8 @@ def tabulate(authored: ValidationRun, derived: ValidationRun) -> dict[str, Any]:
             "mutants": sum(c["mutants"] for c in classes.values()),
             "authored": sum(c["authored"] for c in classes.values()),
             "derived": sum(c["derived"] for c in classes.values()),
+            "flagged": sum(c["flagged"] for c in classes.values()),
+            "derived_of_flagged": sum(c["derived_of_flagged"] for c in classes.values()),
             "controls": {**flags, "count": sum(1 for c in authored.controls if c.subject == name)},
             "authored_s": sum(r.dynamic.elapsed_s for r in authored.mutants if r.subject == name),
             "derived_s": sum(r.dynamic.elapsed_s for r in derived.mutants if r.subject == name),
