@@ -119,8 +119,12 @@ def _kill_at_random_points(tmp_path: Path, argv: list[str], target: Path, before
     return seen
 
 
-@pytest.mark.slow
-def test_kill_9_during_fix_leaves_the_old_file_or_the_new(tmp_path: Path) -> None:
+# 20 trials is the slow run; three in the default run keep a sample of each kind of kill point.
+TRIALS = [pytest.param(3, id="3-trials"), pytest.param(20, id="20-trials", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("trials", TRIALS)
+def test_kill_9_during_fix_leaves_the_old_file_or_the_new(tmp_path: Path, trials: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from fix_speed import many_guards
 
@@ -129,17 +133,17 @@ def test_kill_9_during_fix_leaves_the_old_file_or_the_new(tmp_path: Path) -> Non
     target = tmp_path / "tools.py"
     target.write_bytes(before)
     seen = _kill_at_random_points(tmp_path, _toollint("--fix", "--unsafe-fixes", "-q", "tools.py"), target,
-                                  before, trials=20)
+                                  before, trials=trials)
     assert seen  # every trial ended with one of the two
 
 
-@pytest.mark.slow
-def test_kill_9_during_write_baseline_leaves_the_old_baseline_or_the_new(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trials", TRIALS)
+def test_kill_9_during_write_baseline_leaves_the_old_baseline_or_the_new(tmp_path: Path, trials: int) -> None:
     _project(tmp_path / "p", 60)
     baseline = tmp_path / "baseline.json"
     subprocess.run(_toollint("--write-baseline", str(baseline), "p/tools_0.py"), cwd=tmp_path, check=True,
                    capture_output=True)
     before = baseline.read_bytes()
     seen = _kill_at_random_points(tmp_path, _toollint("--write-baseline", str(baseline), "p"), baseline,
-                                  before, trials=20)
+                                  before, trials=trials)
     assert seen

@@ -60,7 +60,11 @@ def test_clean_run_prints_only_the_summary_and_exits_0(project: Path, capsys: py
     # No tool in good.py: the summary says nothing was checked rather than "all good".
     assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", NO_TOOLS)
     (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n")
-    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 1 tool.\n")
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 1 tool (0 writers).\n")
+    # A tool that writes state is counted among the writers: the tools the rules judge.
+    (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n\n"
+                                             "class T:\n    @tool\n    def put(self, k, v):\n        self.db[k] = v\n")
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 2 tools (1 writer).\n")
 
 
 def test_exit_zero_and_quiet(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,7 +23,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-@pytest.mark.slow
 def test_confirm_all_counts_and_names_untestable_tools(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["check", "--confirm-all", "--witness-dir", "w", "bank.py"])
     err = capsys.readouterr().err

@@ -61,7 +61,6 @@ def test_ungrounded_oracles_are_added_when_selected(tmp_path: Path, capsys: pyte
     assert "toollint: warning: trace: broken_tasks.json:3: task file is not valid JSON" in err
 
 
-@pytest.mark.slow
 def test_check_confirm_ledger_report_end_to_end(agentdojo_python: Path, agentdojo_src: Path, tmp_path: Path,
                                                 toollint_python: str) -> None:
     """`toollint check --confirm --ledger --report` on the real banking tools: the confirmed

@@ -129,7 +129,6 @@ def test_html_section_is_self_contained_and_escaped() -> None:
     assert tags.rows >= by_class + len(data["mutation"]["by_operator"]) + 1
 
 
-@pytest.mark.slow
 def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
     subject = minibank_subject(MINIBANK_DIR)
     result = run([subject], seed=CI_SEED, budget=CI_BUDGET, dynamic=True)
@@ -144,7 +143,6 @@ def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
             assert r.explanation()  # every survivor is explained
 
 
-@pytest.mark.slow
 def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, agentdojo_python: Path) -> None:
     (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
     assert subject.host is not None and {c.tool_name for c in subject.host.contracts} >= {"update_password"}
@@ -158,7 +156,6 @@ def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, ag
     assert "account.password = password" in (agentdojo_src / subject.host.relpath.relative_to("agentdojo")).read_text()
 
 
-@pytest.mark.slow
 def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
         agentdojo_src: Path, agentdojo_python: Path) -> None:
     # update_user_info already drops "" (truth tests), so its eff.first_name_set is violated on the

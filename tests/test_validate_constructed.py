@@ -53,7 +53,6 @@ def test_grading_with_a_missing_interpreter_is_one_clear_error() -> None:
         AGENTDOJO.grade("/nonexistent/python", "banking", [])
 
 
-@pytest.mark.slow
 def test_banking_graders_score_the_defect_and_the_fix_differently(agentdojo_python: Path,
                                                                   agentdojo_src: Path) -> None:
     paths = constructed_paths(AGENTDOJO, str(agentdojo_python), agentdojo_src, "banking_client", "banking")

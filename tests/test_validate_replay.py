@@ -21,7 +21,6 @@ def _defect(tool: str, clause_id: str) -> ConfirmedDefect:
     return ConfirmedDefect(tool, clause, "TL202")
 
 
-@pytest.mark.slow
 def test_gold_paths_call_the_defective_tool_but_never_pass_a_falsy_update(agentdojo_python: Path) -> None:
     """update_scheduled_transaction drops amount=0 and recurring=False; no gold solution passes those
     values, so no banking task reaches the defect (an honest zero, distinct from exposure)."""

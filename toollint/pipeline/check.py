@@ -107,7 +107,8 @@ def report(ctx: StepContext, result: RunResult) -> int:
         from toollint.reporters.text import summary
 
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
-                                   tools=result.tool_count, style=console.style))
+                                   tools=result.tool_count, writers=result.writer_count,
+                                   style=console.style))
     if result.missing or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN

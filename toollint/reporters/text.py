@@ -91,16 +91,19 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(
-    reported: Iterable[Finding], suppressed: int, *, checked: int, tools: int, style: Style | None = None
+    reported: Iterable[Finding], suppressed: int, *, checked: int, tools: int, writers: int | None = None,
+    style: Style | None = None,
 ) -> str:
     """The last line of every run, on stderr: what was found, then what was looked at.
 
-    `Found 7 findings in 3 files (2 suppressed). Checked 40 files, 12 tools.` or
-    `All checks passed! Checked 40 files, 12 tools.`; a run that found no tool at all says so, since
-    nothing was checked then."""
+    `Found 7 findings in 3 files (2 suppressed). Checked 40 files, 12 tools (5 writers).` or
+    `All checks passed! Checked 40 files, 12 tools (5 writers).`; a run that found no tool at all says
+    so, since nothing was checked then. The writers are the tools the rules judge: a run that found
+    tools but no writer among them had little to check, and the count shows it."""
     s = style or Style(False)
     findings = list(reported)
-    looked = f"Checked {_plural(checked, 'file')}, {_plural(tools, 'tool')}."
+    looked = f"Checked {_plural(checked, 'file')}, {_plural(tools, 'tool')}"
+    looked += f" ({_plural(writers, 'writer')})." if tools and writers is not None else "."
     if findings:
         files = len({f.path for f in findings})
         head = f"Found {_plural(len(findings), 'finding')} in {_plural(files, 'file')}"
