@@ -89,3 +89,11 @@ def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_chec
     printed = printed.replace(str(tau2_python), "TAU2_VENV/bin/python").splitlines()
     assert len(documented) >= 8
     assert [line for line in documented if line not in printed] == []
+
+
+@pytest.mark.slow
+def test_the_derived_contract_docs_contracts_md_quotes_is_the_file_written(run: Run, tau2_checkout: Path) -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "contracts.md").read_text()
+    block = doc.split("`.toollint/derived/TelecomTools.refuel_data.yaml`, as is):\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    written = (run.cwd / ".toollint" / "derived" / "TelecomTools.refuel_data.yaml").read_text()
+    assert written.replace(str(tau2_checkout), "shared/benchmarks/tau2-bench") == block
