@@ -196,8 +196,32 @@ def mutation_arm(budget: int | None, seed: int, agentdojo: bool) -> dict[str, An
     return minibank
 
 
+def _summed(tables: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-class tables of several subjects added up (a benchmark's tool modules as one)."""
+    keys = ("mutants", "authored", "derived", "flagged", "derived_of_flagged")
+    classes: dict[str, dict[str, int]] = {}
+    for t in tables:
+        for cls, row in t["classes"].items():
+            acc = classes.setdefault(cls, dict.fromkeys(keys, 0))
+            for k in keys:
+                acc[k] += row[k]
+    out: dict[str, Any] = {"classes": classes, **{k: sum(t[k] for t in tables) for k in keys}}
+    out["controls"] = {k: sum(t["controls"][k] for t in tables) for k in ("authored", "derived", "count")}
+    out["authored_s"] = sum(t["authored_s"] for t in tables)
+    out["derived_s"] = sum(t["derived_s"] for t in tables)
+    return out
+
+
 def print_mutation(data: dict[str, Any]) -> None:
-    for subject, table in data["subjects"].items():
+    subjects = dict(data["subjects"])
+    by_benchmark: dict[str, list[dict[str, Any]]] = {}
+    for name, table in subjects.items():
+        if ":" in name:
+            by_benchmark.setdefault(name.split(":", 1)[0], []).append(table)
+    for bench, tables in by_benchmark.items():
+        if len(tables) > 1:
+            subjects[f"{bench} (all {len(tables)} modules)"] = _summed(tables)
+    for subject, table in subjects.items():
         print(f"\n=== mutation arm, {subject}: dynamic kills per class (static kills apart) ===")
         print(f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   {'flagged':>7} {'derived of flagged':>18}")
         for cls, row in [*sorted(table["classes"].items()), ("all", table)]:
