@@ -2,12 +2,14 @@
 
     python bench/recall.py [--only NAME] [--show-unjudged] [--show-findings]
 
-Each code base is linted as a new user would (`toollint check --isolated`, no configuration): per
+Each code base is linted as a new user would (`toollint check --isolated`, no configuration; bfcl-eval,
+which no profile knows, with its checkers named in `graders = [...]` as its user would name them): per
 code base, files, tools found, writers among them, and findings per rule, each finding matched to a
 judgement recorded by reading the code (`bench/recall_judgements.json`: true / arguable / false,
 with a note). Per rule: precision = (true + arguable) / judged. A finding whose key has no
-judgement is counted and listed as unjudged, so a changed finding shows. The target (issue 13):
-tools found in every code base, and at least 80% true or arguable per rule.
+judgement is counted and listed as unjudged, so a changed finding shows. The target (issues 13, 14):
+tools found in every code base, and at least 80% true or arguable per rule, the grader rules (TL4xx)
+included.
 
 The public packages are pinned below and installed, without their dependencies (they are read,
 never run), into a cached venv under ~/.cache/toollint-tests; never into toollint's environment.
@@ -42,7 +44,7 @@ PACKAGES = {
 }
 JUDGEMENTS = Path(__file__).with_name("recall_judgements.json")
 VERDICTS = ("true", "arguable", "false")
-STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105")
+STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class CodeBase:
     name: str
     root: Path  # what the key's relative paths are relative to
     targets: tuple[Path, ...]
+    graders: tuple[str, ...] = ()  # configured as a user would (`graders = [...]`): no profile finds them
 
 
 def benchmarks_dir() -> Path:
@@ -83,6 +86,14 @@ def corpus() -> tuple[list[CodeBase], list[str]]:
             bases.append(CodeBase(f"{dist} {PACKAGES[dist]}", where.parent, (where / sub if sub else where,)))
     except (VenvError, OSError) as exc:
         missing.append(f"PyPI packages: {str(exc).splitlines()[0]}")
+    from graders import BFCL, BFCL_GRADERS, bfcl_dir  # here: bench/graders.py imports this module
+
+    try:
+        where = bfcl_dir()
+        bases.append(CodeBase(f"bfcl-eval {BFCL.split('==')[1]}", where.parent, (where / "eval_checker",),
+                              tuple(BFCL_GRADERS)))
+    except (VenvError, OSError) as exc:
+        missing.append(f"bfcl-eval: {str(exc).splitlines()[0]}")
     shared = benchmarks_dir()
     for name, root, target in (
         ("tau2-bench c3398666", "tau2-bench/src", "tau2-bench/src/tau2/domains"),
@@ -114,7 +125,7 @@ def finding_key(base: CodeBase, path: str, tool: str | None, code: str, detail: 
 
 
 def detail_of(properties: dict[str, object]) -> str:
-    for key in ("param", "field", "guard"):
+    for key in ("param", "field", "guard", "detail", "basis"):
         value = properties.get(key)
         if value:
             return str(value).splitlines()[0][:60]
@@ -128,7 +139,8 @@ def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjud
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL9"]), jobs=1)
+        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders)),
+                            jobs=1)
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []

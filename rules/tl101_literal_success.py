@@ -82,6 +82,7 @@ from toollint.analysis import (
     is_writer,
     write_guaranteed_before,
 )
+from toollint.analysis.dispatch import reply_call_of, unused_locals
 from toollint.analysis.vocabulary import ERROR_KEYS, FAILURE_WORDS, SUCCESS_WORDS
 from toollint.context import ModuleContext
 from toollint.model import Finding
@@ -148,7 +149,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 if not summary.writes and summary.external:
                     continue  # it may write where the analysis cannot see (a database, an API)
                 why = (
-                    "nothing is written at all"
+                    "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
                     else "every write sits under a condition or a swallowed `try` this return does not share"
                 ) + swallows  # name the swallowing `try` too: it is a second, separate repair
@@ -156,14 +157,22 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 why = swallows[2:]
             else:
                 continue
+            reply = reply_call_of(ret)
+            sends = f"replies through `{reply}(...)` with" if reply else "returns"
             yield ctx.finding(
                 "TL101",
                 ret,
-                f"`{tool.name}` returns a literal success message on a path where no state write is "
+                f"`{tool.name}` {sends} a literal success message on a path where no state write is "
                 f"guaranteed: {why}",
                 tool=tool.qualname,
                 writes=sorted({w.path for w in summary.writes}),
             )
+
+
+def _dropped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """`; `payload` (line 87) is assigned and never used`: what the tool computed and then dropped."""
+    names = unused_locals(fn)[:2]
+    return "".join(f"; `{n.id}` (line {n.lineno}) is assigned and never used" for n in names)
 
 
 def swallowed_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef,

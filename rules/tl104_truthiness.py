@@ -79,6 +79,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from toollint.analysis import ParamInfo, ToolInfo, contains, function_nodes
+from toollint.analysis.paths import blocks
 from toollint.analysis.resolver import MAX_DEPTH as MAX_ALIAS_DEPTH
 from toollint.analysis.resolver import resolve_alias
 from toollint.analysis.summary import FunctionSummary
@@ -183,6 +184,27 @@ def falsy_branch_writes(stmt: ast.stmt | None, test_node: ast.AST, form: str, su
     return any(id(s) in summary.writing_nodes for s in branch)
 
 
+def writes_after(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, summary: FunctionSummary) -> bool:
+    """Some statement that runs after `stmt` falls through writes: a later statement of its block or of
+    a block around it. A write in another branch of an `if` around it (a dispatcher's sibling
+    action) is not after it."""
+    around = summary.ancestors(stmt)
+    block: list[ast.stmt] = fn.body
+    while True:
+        index = next((i for i, s in enumerate(block) if id(s) in around), None)
+        if index is None:
+            return False
+        if any(id(s) in summary.writing_nodes for s in block[index + 1:]):
+            return True
+        holder = block[index]
+        if holder is stmt:
+            return False
+        inner = next((b for b in blocks(holder) if any(id(x) in around for x in b)), None)
+        if inner is None:
+            return False
+        block = inner
+
+
 def _documented_non_empty(tool: ToolInfo, name: str) -> bool:
     return any(name in line and NON_EMPTY.search(line) for line in tool.docstring.splitlines())
 
@@ -266,8 +288,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(
                 stmt.body[-1], (ast.Return, ast.Raise)
             ):
-                # `if not x: return ...` gates every write after it
-                gates = any(w.line > (stmt.end_lineno or stmt.lineno) for w in summary.writes)
+                # `if not x: return ...` gates every write after it (not those of sibling branches)
+                gates = writes_after(tool.node, stmt, summary)
             if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
                 gates = True  # `value = x or default` feeding a later write
             if not gates or rejects_falsy(stmt, test_node, form) or falsy_branch_writes(stmt, test_node, form, summary):

@@ -32,7 +32,7 @@ def test_found_by_walking_up_from_the_target(tmp_path: Path, monkeypatch: pytest
 def test_no_config_gives_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     settings = resolve_settings([tmp_path])
-    assert settings.select == ["TL1", "TL9"] and settings.config_file is None
+    assert settings.select == ["TL1", "TL4", "TL9"] and settings.config_file is None
 
 
 def test_every_key_maps_to_its_settings_field(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ task-files = ["tasks.json"]
 def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_pyproject(tmp_path, '[tool.toollint]\nselect = ["TL104"]\n')
     monkeypatch.chdir(tmp_path)
-    assert resolve_settings([tmp_path], isolated=True).select == ["TL1", "TL9"]
+    assert resolve_settings([tmp_path], isolated=True).select == ["TL1", "TL4", "TL9"]
 
 
 @pytest.mark.parametrize(

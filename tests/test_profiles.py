@@ -81,7 +81,9 @@ def test_detection_reads_imports_and_paths(tmp_path: Path) -> None:
         "b/airline.py": "from tau2.environment.toolkit import ToolKitBase, is_tool\n",
         "c/plain.py": "import json\n# agentdojo in a comment is no import\nx = 'from tau2 import y'\n",
     })
-    assert detection_scores([tree]) == {"agentdojo": 2, "tau2": 1}
+    scores = detection_scores([tree])
+    assert {name: n for name, n in scores.items() if n} == {"agentdojo": 2, "tau2": 1}
+    assert set(scores) == {p.name for p in all_profiles()}  # every profile is scored, 0 when unseen
     assert detect_profile([tree]).name == "agentdojo"  # type: ignore[union-attr]
     assert detect_profile([tree / "b"]).name == "tau2"  # type: ignore[union-attr]
     assert detect_profile([tree / "c"]) is None
@@ -269,7 +271,8 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
     assert capsys.readouterr().out.splitlines()[-1] == "picked: agentdojo (named by --benchmark)"
     assert profiles_main(["--benchmark", "agentdjo"]) == 2
     assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
-                                       "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2)\n")
+                                       "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, "
+                                       "toolsandbox)\n")
 
 
 def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_profile(

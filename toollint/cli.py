@@ -88,6 +88,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--statistics", action="store_true", help="count findings per code instead of listing")
     out.add_argument("-q", "--quiet", action="store_true", help="no summary or warnings on stderr")
     out.add_argument("--show-tools", action="store_true", help="list each tool (writes? why?) on stderr")
+    out.add_argument("--show-graders", action="store_true",
+                     help="list each grader and what its verdict rests on (state or the agent's record) on stderr")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour the text report and messages (auto: on a terminal, honouring NO_COLOR "

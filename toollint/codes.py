@@ -1,5 +1,6 @@
-"""Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx),
-contract-file problems (TL3xx) and grader properties (TL4xx). Declared once, for the CLI and SARIF."""
+"""Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx) and
+contract-file problems (TL3xx). Declared once, for the CLI and SARIF. The grader rules (TL4xx) are
+AST rules (`rules/tl40*.py`); the tracer reports TL401 through the same analysis."""
 
 from __future__ import annotations
 
@@ -39,12 +40,6 @@ CONTRACT = [
     ("TL309", "contract-tool-missing", "The contract names a tool that cannot be found"),
 ]
 
-TRACE = [
-    ("TL401", "ungrounded-oracle", "A grader decides a state change from the actor's claim, not from state",
-     ("The grader reads the tool's returned message or the request the agent sent to decide that a state "
-      "change happened, instead of reading the state itself.")),
-]
-
 ENGINE = [
     ("TL900", "unused-noqa", "A `noqa` comment suppresses a code that was not reported on its line", "warning"),
     ("TL901", "syntax-error", "The file does not parse as Python", "error"),
@@ -65,8 +60,6 @@ def declare(add: Callable[..., Any]) -> None:
     for code, name, short in CONTRACT:
         add(code, name, short, f"## What it does\n\n{short}.\n", "error", "contract",
             precision="very-high", tags=("contract",))
-    for code, name, short, what in TRACE:
-        add(code, name, short, f"## What it does\n\n{what}\n", "warning", "trace", tags=("grader",))
     for code, name, short, level in ENGINE:
         add(code, name, short, f"## What it does\n\n{short}.\n", level, "engine", precision="very-high",
             tags=("toollint",))

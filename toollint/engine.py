@@ -9,7 +9,8 @@ become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it
 TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
 too complex for the analysis (the others are still analysed). TL904 is reported even when not
 selected: an internal error is never silenced. Each `FileResult` also carries the tool facts
-(`tools`, `rejected`) the summary and `--show-tools` print.
+(`tools`, `rejected`) the summary and `--show-tools` print, and the grader facts (`graders`)
+`--show-graders` prints.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toollint import noqa, registry
 from toollint.analysis import Rejection, ToolFact
@@ -35,6 +37,9 @@ from toollint.files import collect_files, display_path, guess_module_name, match
 from toollint.model import Finding
 from toollint.processes import die_with_parent
 from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.graders import GraderFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -64,6 +69,7 @@ class FileResult:
     # writes and why, and each function that looks like a tool but was not taken, with why.
     tools: list[ToolFact] | None = None
     rejected: list[Rejection] = field(default_factory=list)
+    graders: list[GraderFact] | None = None  # the file's graders and their bases (None: not analysed)
 
     @property
     def reported(self) -> list[Finding]:
@@ -113,6 +119,11 @@ class RunResult:
     def tool_count(self) -> int:
         """Tools found in every file linted (the summary line's "N tools")."""
         return sum(len(r.tools or []) for r in self.files)
+
+    @property
+    def grader_count(self) -> int:
+        """Graders found in every file linted (the summary line's "N graders")."""
+        return sum(len(r.graders or []) for r in self.files)
 
     @property
     def writer_count(self) -> int:
@@ -230,8 +241,13 @@ def too_complex(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
     analysis = ctx.__dict__.get("analysis")
     if analysis is None or TOO_COMPLEX not in enabled:
         return []
-    return [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
-                        "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+    found = [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
+                         "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+    if analysis._graders is not None:  # the grader rules ran: graders they could not read are reported too
+        found += [ctx.finding(TOO_COMPLEX, grader.node, f"grader `{grader.name}` is too complex to analyse: {reason}; "
+                              "the grader rules skipped it", tool=grader.qualname)
+                  for grader, reason in analysis.complex_graders]
+    return found
 
 
 def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejection]]:
@@ -242,6 +258,21 @@ def tool_facts(ctx: ModuleContext) -> tuple[list[ToolFact] | None, list[Rejectio
     except Exception:  # noqa: BLE001 - a crash here was already reported as the rules' TL904
         return None, []
     return analysis.facts(), list(analysis.rejected)
+
+
+def grader_facts(ctx: ModuleContext) -> list[GraderFact] | None:
+    """The file's graders, each with its basis, for --show-graders and the summary line (found even when
+    no grader rule is selected; None when no rule built the analysis, or it cannot be read: a TL904 says
+    why)."""
+    analysis = ctx.__dict__.get("analysis")
+    if analysis is None:
+        return None
+    try:
+        from toollint.analysis.graders import grader_fact
+
+        return [grader_fact(g) for g in analysis.graders]
+    except Exception:  # noqa: BLE001 - a crash here was already reported as the grader rules' TL904
+        return None
 
 
 def internal_error(path: str, code: str, exc: BaseException) -> Finding:
@@ -283,6 +314,7 @@ def _lint_source(
     findings.extend(_apply_noqa(ctx, findings, enabled))
     result.findings = sorted(findings, key=Finding.sort_key)
     result.tools, result.rejected = tool_facts(ctx)
+    result.graders = grader_facts(ctx)
     return result
 
 

@@ -72,6 +72,12 @@ def _non_empty(value: Any) -> str | None:
     return "must not be empty" if value == "" else None
 
 
+def _references(value: Any) -> str | None:
+    """`"pkg.mod:func"` / `"pkg.mod:Class.method"` entries: a module, a colon, a qualified name."""
+    bad = [v for v in value or () if not re.fullmatch(r"[\w.]+:[A-Za-z_][\w.]*", v)]
+    return f'entries must look like "pkg.module:function" or "pkg.module:Class.method", not {bad[0]!r}' if bad else None
+
+
 def _one_of(*choices: str) -> Check:
     def check(value: Any) -> str | None:
         return None if value is None or value in choices else f"must be one of {', '.join(map(repr, choices))}"
@@ -138,7 +144,7 @@ class Settings:
     SEPARATOR: ClassVar[str] = "-"
     TABLE: ClassVar[str] = "[tool.toollint]"
 
-    select: list[str] = field(default_factory=lambda: ["TL1", "TL9"], metadata=meta(selectors=True))
+    select: list[str] = field(default_factory=lambda: ["TL1", "TL4", "TL9"], metadata=meta(selectors=True))
     ignore: list[str] = field(default_factory=list, metadata=meta(selectors=True))
     extend_select: list[str] = field(default_factory=list, metadata=meta(selectors=True))
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict, metadata=meta(selectors=True))  # glob: codes
@@ -149,6 +155,8 @@ class Settings:
     tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
     tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
     state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
+    # grader functions no profile pattern finds: "pkg.mod:func" / "pkg.mod:Class.method"
+    graders: list[str] = field(default_factory=list, metadata=meta(check=_references))
     contract_dirs: list[str] = field(default_factory=list)  # relative ones are resolved against the config file
     # The benchmark profile of dynamic runs (toollint.profiles); default: detected from the linted tree.
     # Checked against the registered profiles where a run picks its profile.
@@ -174,6 +182,10 @@ class Settings:
     def tool_classes_for(self, module_name: str) -> set[str]:
         """Class names configured in `tool-classes` that live in this module."""
         return _refs_in(self.tool_classes, module_name)
+
+    def grader_refs_for(self, module_name: str) -> set[str]:
+        """Qualified names configured in `graders` that live in this module."""
+        return _refs_in(self.graders, module_name)
 
 
 def _refs_in(refs: list[str], module_name: str) -> set[str]:

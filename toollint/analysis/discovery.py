@@ -17,25 +17,29 @@ The finders, in order (registration as data, `FINDERS`): a function is a tool wh
 5. its class is a toolkit (named `*Tools`/`*Toolkit`/`*ToolSpec`, or configured in `tool-classes`)
    and it is a public method;
 6. it is passed to a registration call (`FunctionTool(fn)`, `StructuredTool.from_function(fn)`);
-7. it is configured by name (`tools = ["pkg.mod:Class.method"]`).
+7. it is configured by name (`tools = ["pkg.mod:Class.method"]`);
+8. it is a branch of a request-kind dispatcher (`if r.startswith("POST"):`, see
+   `toollint.analysis.dispatch`): one tool per branch, its replies through `session.inject(...)`.
 
-Dispatch through a registry (`_get(name)(**kwargs)`) or by HTTP verb belongs in `DISPATCH`, beside
-the `call_tool` dispatcher. A function that looks like a tool but is not taken is recorded with the
+Dispatch by name (`_get(name)(**kwargs)`) is resolved by the summariser (`dispatch.registry_target`).
+A function that looks like a tool but is not taken is recorded with the
 reason (`Rejection`), for `--show-tools`.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from toollint.analysis.dispatch import branch_tool, declared_dispatcher, kind_branches, reply_calls
 from toollint.analysis.patterns import CompiledPatterns, all_patterns
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
-from toollint.analysis.vocabulary import NOT_STATE_CALLS, STATE_CALLS
+from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
@@ -44,8 +48,24 @@ TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
 NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
                                  "getter", "deleter", "overload"})
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
+# Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
+_HTTP_VERB_TEXT = re.compile(r"""['"](?:GET|POST|PUT|PATCH|DELETE)\b""")
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _verb_lines(source: str) -> list[int]:
+    """The lines of the HTTP verb literals of a module, in order. Plain substring tests first: most
+    modules name no verb, and `in` is far cheaper than the expression's scan."""
+    if not any(verb in source for verb in ("GET", "POST", "PUT", "PATCH", "DELETE")):
+        return []
+    lines: list[int] = []
+    line, last = 1, 0
+    for m in _HTTP_VERB_TEXT.finditer(source):
+        line += source.count("\n", last, m.start())
+        last = m.start()
+        lines.append(line)
+    return lines
 
 
 @dataclass
@@ -265,6 +285,9 @@ class _Discoverer:
         self.class_marked = False
         self.class_toolkit = False
         self.class_bases: list[Resolved | str] | None = None
+        # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
+        # of them fall inside it (most modules have none)
+        self.verb_lines: list[int] | None = None if source is None else _verb_lines(source)
 
     # -- one function ------------------------------------------------------------------------------
     def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
@@ -550,9 +573,35 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    family = None
+    if d.patterns.request_dispatchers and any(name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers):
+        # the class's ancestors are worked out only for a function a dispatcher pattern names
+        classes = [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))] \
+            if scope.cls is not None else []
+        family = declared_dispatcher(fn, classes, d.patterns)
+    if family is None and d.verb_lines is not None:
+        inside = bisect.bisect_right(d.verb_lines, fn.end_lineno or fn.lineno) - bisect.bisect_left(d.verb_lines, fn.lineno)
+        if inside < 2:
+            return False
+    branches = kind_branches(fn, declared=family is not None)
+    if not branches:
+        return False
+    replies = reply_calls(d.patterns)
+    names = frozenset(a.arg for a in all_args(fn))
+    for branch in branches:
+        verb, label = branch.http_verb, branch.label
+        name = f"{fn.name}[{label}]"
+        d.add(branch_tool(fn, name, branch.line, branch.body, replies), scope, family or "generic",
+              f"branch `{label}` of request dispatcher `{fn.name}`", declared=HTTP_VERBS[verb] if verb else None,
+              declared_by=f"HTTP verb {verb}" if verb else "", qualname=scope.qualname(name), framework=names)
+    d.taken.add(id(fn))
+    return True
+
+
 FINDERS: tuple[Finder, ...] = (
     _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_registration,
-    _by_configuration,
+    _by_configuration, _by_request_kind,
 )
 
 

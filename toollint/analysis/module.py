@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
 from toollint.analysis.paths import writer_reason
@@ -16,6 +17,9 @@ from toollint.analysis.patterns import all_patterns
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import FunctionIndex, FunctionSummary, TooComplex, summarize
 from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.graders import GraderFact, GraderInfo
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,10 @@ class ModuleAnalysis:
     accessors: frozenset[str] = frozenset()
     rejected: list[Rejection] = field(default_factory=list)
     too_complex: list[tuple[ToolInfo, str]] = field(default_factory=list)
+    settings: Settings | None = None
+    module_name: str = ""
     _index: FunctionIndex | None = None
+    _graders: tuple[list[GraderInfo], list[tuple[GraderInfo, str]]] | None = None
 
     @property
     def index(self) -> FunctionIndex:
@@ -48,6 +55,33 @@ class ModuleAnalysis:
             self._index = FunctionIndex(self.tree, self.module, self.accessors)
             self._index.module_state = {name: name for name in module_state_names(self.tree.body)}
         return self._index
+
+    @property
+    def graders(self) -> list[GraderInfo]:
+        """The module's graders with their flows (computed on first use: only the TL4 rules ask)."""
+        return self._grader_analysis()[0]
+
+    @property
+    def complex_graders(self) -> list[tuple[GraderInfo, str]]:
+        return self._grader_analysis()[1]
+
+    def _grader_analysis(self) -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
+        if self._graders is None:
+            # imported here: a run whose rules never ask for graders never imports it
+            from toollint.analysis.graders import discover_graders, evaluate_graders
+
+            found = discover_graders(self.tree, self.settings, self.module_name)
+            # the function index is built only for a module that has a grader
+            self._graders = evaluate_graders(found, self.index) if found else ([], [])
+        return self._graders
+
+    def grader_facts(self) -> list[GraderFact] | None:
+        """Each grader as a run reports it; None when no rule asked for the graders."""
+        if self._graders is None:
+            return None
+        from toollint.analysis.graders import grader_fact
+
+        return [grader_fact(g) for g in self.graders]
 
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
@@ -71,7 +105,8 @@ def analyze_module(tree: ast.Module, settings: Settings | None = None, module_na
     module = ModuleSource(path, module_name, tree) if path else None
     accessors = all_patterns().state_accessors | frozenset(settings.state_roots)
     found = discover(tree, settings, module_name, module, source)
-    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected)
+    analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected, settings=settings,
+                              module_name=module_name)
     for tool in found.tools:
         try:
             analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, analysis.index,

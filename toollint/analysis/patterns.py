@@ -16,6 +16,9 @@ read whole. Nothing here names a benchmark: the markers are data, and what they 
 | `RegistrationCall`  | `FunctionTool(fn)`, `StructuredTool.from_function(fn)`: `fn` is a tool     |
 | `StateAccessor`     | `get_current_context()`: a call that returns benchmark state               |
 | `ToolDispatcher`    | `@server.call_tool()`: one function serving many tools, one per name branch |
+| `RequestDispatcher` | a function branching on the kind of the agent's request: one tool per branch |
+| `ReplyCall`         | `session.inject(msg)`: a call that sends a branch's reply to the agent     |
+| `GraderFunction`    | a function that decides a run's verdict, with the roles of its parameters  |
 """
 
 from __future__ import annotations
@@ -104,6 +107,43 @@ class ToolDispatcher(NamedTuple):
     decorator: str
 
 
+class RequestDispatcher(NamedTuple):
+    """A function (its whole name matching the regular expression `name`; a method of a class whose
+    name or a base's name matches `within`, when given) that serves the agent's requests by kind: each
+    branch comparing one subject with a string (`if r.startswith("POST"):`, `elif action ==
+    "create":`) is one tool. A function branching on two or more HTTP verbs needs no marker."""
+
+    name: str
+    within: str = ""
+
+
+class ReplyCall(NamedTuple):
+    """A call that sends a dispatcher branch's reply to the agent instead of a `return`:
+    `session.inject(msg)` (`method="inject"`), `history.append(msg)` (`method="append"`,
+    `owners=("history",)`: the receiver's last name must be one of them; empty matches any)."""
+
+    method: str
+    owners: tuple[str, ...] = ()
+
+
+class GraderFunction(NamedTuple):
+    """A function that decides a run's verdict. Its whole name matches the regular expression `name`;
+    with `within`, it is a method of a class whose name or a base's name matches that expression; with
+    `params`, its leading parameters (after `self`/`cls`) are exactly these. The roles of its
+    parameters, by name: `state` the live state after the run (a value, or a factory whose calls build
+    it), `before` the state before the run, `record` the agent's record (its calls, the replies it got,
+    its answer). `self_state`: the instance itself is the live state (an assertion method of a
+    toolkit). A parameter with no role is task data (the gold answer, the case)."""
+
+    name: str
+    within: str = ""
+    params: tuple[str, ...] = ()
+    state: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    record: tuple[str, ...] = ()
+    self_state: bool = False
+
+
 class Patterns(NamedTuple):
     """Every marker a family uses (combine two with `merge`); a family's module exposes one as `PATTERNS`."""
 
@@ -117,6 +157,9 @@ class Patterns(NamedTuple):
     registrations: tuple[RegistrationCall, ...] = ()
     state_accessors: tuple[StateAccessor, ...] = ()
     dispatchers: tuple[ToolDispatcher, ...] = ()
+    request_dispatchers: tuple[RequestDispatcher, ...] = ()
+    reply_calls: tuple[ReplyCall, ...] = ()
+    graders: tuple[GraderFunction, ...] = ()
 
     def merge(self, other: Patterns) -> Patterns:
         """Both families' markers (this one's first); the first non-empty family name."""
@@ -142,6 +185,9 @@ class CompiledPatterns(NamedTuple):
     registrations: dict[str, tuple[RegistrationCall, str]]
     state_accessors: frozenset[str]
     dispatchers: dict[str, str]  # decorator -> family
+    request_dispatchers: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]  # name, within, family
+    reply_calls: dict[str, frozenset[str]]  # method -> receiver names (empty: any receiver)
+    graders: tuple[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str], ...]
 
 
 def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
@@ -154,6 +200,9 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
     registrations: dict[str, tuple[RegistrationCall, str]] = {}
     accessors: set[str] = set()
     dispatchers: dict[str, str] = {}
+    request_dispatchers: list[tuple[re.Pattern[str], re.Pattern[str] | None, str]] = []
+    replies: dict[str, frozenset[str]] = {}
+    graders: list[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str]] = []
     for p in families:
         for d in p.decorators:
             decorators.setdefault(d.name, p.family)
@@ -171,8 +220,18 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
         accessors.update(a.name for a in p.state_accessors)
         for x in p.dispatchers:
             dispatchers.setdefault(x.decorator, p.family)
+        request_dispatchers += [(re.compile(r.name), re.compile(r.within) if r.within else None, p.family)
+                                for r in p.request_dispatchers]
+        for reply in p.reply_calls:
+            # owners accumulate; one family that matches any receiver makes the method match any
+            known = replies.get(reply.method)
+            owners = frozenset(reply.owners)
+            replies[reply.method] = frozenset() if (known is not None and not known) or not owners else \
+                (known or frozenset()) | owners
+        graders += [(g, re.compile(g.name), re.compile(g.within) if g.within else None, p.family) for g in p.graders]
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
-                            registrations, frozenset(accessors), dispatchers)
+                            registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
+                            replies, tuple(graders))
 
 
 def builtin_family_patterns() -> list[Patterns]:

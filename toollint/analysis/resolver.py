@@ -124,6 +124,14 @@ def module_file(importer: str | Path, module_name: str, level: int, modname: str
             return candidate
     if level or not modname:
         return None
+    # the directories above the importer, as astroid would search them, first by a plain file test:
+    # a namespace-package layout (no __init__.py) is the common reason the guess above fails, and
+    # importing astroid costs more than a whole small run
+    relative = Path(*modname.split("."))
+    for root in [importer.parent, *importer.parents][:6]:
+        for candidate in ((root / relative).with_suffix(".py"), root / relative / "__init__.py"):
+            if candidate.is_file():
+                return candidate
     return _astroid_search(str(importer.parent), modname)
 
 

@@ -26,7 +26,21 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from toollint.analysis.discovery import annotated_class, module_state_names, resolve_annotation, type_aliases
-from toollint.analysis.resolver import ModuleSource, Resolved, class_ancestors, lookup, lookup_class
+from toollint.analysis.dispatch import (
+    RegistryTarget,
+    local_modules,
+    module_dicts,
+    registry_target,
+    same_project,
+)
+from toollint.analysis.resolver import (
+    ModuleSource,
+    Resolved,
+    class_ancestors,
+    imported_module,
+    lookup,
+    lookup_class,
+)
 from toollint.analysis.vocabulary import (
     BOOKKEEPING_FIELD,
     FORMAT_METHODS,
@@ -223,6 +237,25 @@ class FunctionIndex:
         self.module_state: dict[str, str] = {}
         self.accessors = accessors  # called names that return state (`get_current_context`)
         self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
+        # dispatch by name (`toollint.analysis.dispatch`): dict registries, and modules imported whole
+        self.registries = module_dicts(tree)
+        self.module_aliases = local_modules(tree.body)
+
+    def registry_helper(self, target: RegistryTarget) -> Helper | None:
+        """The function a by-name call reaches, when it is in the linted tree."""
+        if not target.module:
+            return self.function(target.function) if target.function else None
+        if self.module is None or "{" in target.name or not same_project(target.registry, self.module.path):
+            return None  # a third-party or standard module is never in the tree: not looked for
+        found = imported_module(self.module, 0, target.registry)
+        return FunctionIndex.of(found, self.accessors).function(target.name) if found is not None else None
+
+    def writes_through(self, target: RegistryTarget) -> bool:
+        """A by-name call the tree does not hold, into a module of the same project, named with a
+        writing verb: it writes that module's state (`venmo_add_friend`, `file_system_create_file`)."""
+        if not target.module or self.module is None or not same_project(target.registry, self.module.path):
+            return False
+        return any(w in WRITE_VERBS for w in verb_words(target.name.replace("{}", "_")))
 
     @classmethod
     def of(cls, module: ModuleSource, accessors: frozenset[str] = frozenset()) -> FunctionIndex:
@@ -432,6 +465,7 @@ class _Summariser:
             p.name: t for p in self.params if (t := annotated_class(resolve_annotation(p.annotation, index.aliases)))
         })
         self.param_names = {p.name for p in self.params if p.state_root is None and p.name not in roots}
+        self.modules = dict(index.module_aliases)  # module aliases in scope, `import a.b as m` in the body too
         self.taint: dict[str, set[str]] = {p: {p} for p in self.param_names}
         qual = f"{cls}.{fn.name}" if cls else fn.name
         self.summary = FunctionSummary(qual, fn, self.params, flows={p: [] for p in self.param_names})
@@ -690,6 +724,8 @@ class _Summariser:
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
             for global_name in s.names:
                 self.aliases.setdefault(global_name, global_name)
+        elif isinstance(s, ast.Import):
+            self.modules.update(local_modules([s]))
         # nested defs, imports, pass, break, continue: nothing to record
 
     def if_chain(self, s: ast.If) -> None:
@@ -864,6 +900,18 @@ class _Summariser:
             return
         self.element_lambdas(args)
         helper = self.index.resolve(call, self.cls, self.types)
+        target = None
+        if helper is None and isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
+            target = registry_target(call, self.index.functions, self.index.registries, self.modules)
+            if target is not None:
+                helper = self.index.registry_helper(target)
+        if helper is None and target is not None and self.index.writes_through(target):
+            self.record(target.state_name, "mutate", call, (*self.via, target.name))
+            if not isinstance(func, ast.Attribute):
+                self.expr(func, "lookup")  # `getattr(m, f"send_{kind}")`: the name selects what is written
+            for a in args:
+                self.expr(a, "state")
+            return
         if isinstance(func, ast.Attribute):
             owner = self.path(func.value)
             through_calls = owner is None and is_write_verb(func.attr)

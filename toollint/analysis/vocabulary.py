@@ -163,6 +163,48 @@ FAILURE_WORDS = re.compile(
 # Keys of a reply dict that mark it an error reply: `{"error": "..."}`, `{"status": "failed"}`.
 ERROR_KEYS = frozenset({"error", "errors", "err", "failure", "exception", "detail"})
 
+# -- requests and replies of dispatchers -------------------------------------------------------------
+
+# HTTP verbs a request-kind dispatcher branches on, and whether the verb writes.
+HTTP_VERBS: dict[str, bool] = {"GET": False, "HEAD": False, "OPTIONS": False, "POST": True, "PUT": True,
+                               "PATCH": True, "DELETE": True}
+# Calls that send a dispatcher branch's reply to the agent (method -> receiver names; empty: any),
+# besides the profiles' `ReplyCall`s.
+REPLY_CALLS: dict[str, frozenset[str]] = {
+    "inject": frozenset({"session", "conversation", "chat", "dialog", "dialogue"}),
+    "append": frozenset({"history", "messages", "conversation", "transcript", "chat_history", "replies", "outbox"}),
+}
+
+# -- graders ------------------------------------------------------------------------------------------
+
+# Roles of a configured grader's parameters, by name (a profile's `GraderFunction` names its own).
+GRADER_STATE_PARAMS = frozenset({"post_environment", "post_state", "final_state", "env", "environment",
+                                 "state", "db", "world", "environment_constructor"})
+GRADER_BEFORE_PARAMS = frozenset({"pre_environment", "pre_state", "initial_state", "initial_environment"})
+GRADER_RECORD_PARAMS = frozenset({"model_output", "output", "traces", "trajectory", "full_trajectory", "messages",
+                                  "history", "results", "result", "response", "transcript", "answer",
+                                  "prediction", "completion", "tool_calls", "calls"})
+# ... and by the words of a longer name (`model_result_list_decoded`, `agent_response`): a name with
+# a record word is the record unless it also has a word of the gold side (`expected_output`,
+# `ground_truth_result`), which is task data.
+GRADER_RECORD_WORDS = frozenset({"output", "outputs", "result", "results", "response", "responses", "trajectory",
+                                 "traces", "messages", "history", "transcript", "answer", "answers",
+                                 "prediction", "predictions", "completion", "completions", "calls"})
+GRADER_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "reference", "ref", "target",
+                               "label", "labels", "solution", "oracle", "gt", "correct", "possible"})
+# Calls that read live state over HTTP: `requests.get(url)`, `httpx.get(url)`, `client.get(url)`.
+HTTP_READ_FUNCS = frozenset({"requests.get", "httpx.get", "urlopen", "urllib.request.urlopen", "requests.head"})
+HTTP_CLIENTS = frozenset({"session", "client", "http", "api", "requests", "httpx", "s", "sess", "async_client"})
+# A field of the agent's record whose name claims the outcome itself (`{"success": true}`).
+OUTCOME_FIELD = re.compile(
+    r"^(?:success|succeeded|successful|is_success|done|is_done|complete|completed|is_complete|finished|passed|"
+    r"resolved|solved|is_correct|correct|task_completed|task_complete|achieved|goal_achieved|accomplished)$",
+    re.IGNORECASE,
+)
+# Text that declares a failure when it is absent from output is expected to be: `"error" not in log`.
+FAILURE_MARKER = re.compile(r"error|fail|exception|traceback|invalid|denied|refused|timeout|timed out|abort|panic",
+                            re.IGNORECASE)
+
 # -- guards -------------------------------------------------------------------------------------------
 
 # Error text in a commented-out `return` that makes it a guard's early exit.

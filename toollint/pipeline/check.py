@@ -99,19 +99,38 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.warn(f"no Python files found under {printable(target)}")
     for target in result.not_python:
         console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
+    for ref in unmatched_graders(ctx.settings.graders, result):
+        console.warn(f"graders: {ref!r} names no function of the linted files; it was not checked")
     if out.show_tools:
         from toollint.reporters.tools import write_tools
 
         write_tools(result, sys.stderr)
+    if out.show_graders:
+        from toollint.reporters.tools import write_graders
+
+        write_graders(result, sys.stderr)
     if not out.quiet:
         from toollint.reporters.text import summary
 
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
                                    tools=result.tool_count, writers=result.writer_count,
-                                   style=console.style))
+                                   style=console.style, graders=result.grader_count))
     if result.missing or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN
+
+
+def unmatched_graders(refs: Sequence[str], result: RunResult) -> list[str]:
+    """The `graders = [...]` entries no linted file holds (a typo, or a file left out of the run)."""
+    found = {(r.module_name, g.qualname) for r in result.files for g in r.graders or []
+             if g.found_by == "configured in `graders`"}
+    out = []
+    for ref in refs:
+        module, _, qualname = ref.partition(":")
+        if not any(q == qualname and (m == module or m.endswith("." + module) or module.endswith("." + m))
+                   for m, q in found):
+            out.append(ref)
+    return out if result.checked_count else []
 
 
 @contextmanager

@@ -27,6 +27,7 @@ class OutputOptions:
     sarif_category: str | None = None
     sarif_include_suppressed: bool = False
     show_tools: bool = False  # --show-tools: each tool, whether it writes and why, on stderr
+    show_graders: bool = False  # --show-graders: each grader and its basis, on stderr
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class CheckOptions:
                 sarif_category=a["sarif_category"],
                 sarif_include_suppressed=a["sarif_include_suppressed"],
                 show_tools=a.get("show_tools", False),
+                show_graders=a.get("show_graders", False),
             ),
             baseline=BaselineOptions(write=a["write_baseline"], read=a["baseline"], diff_base=a["diff_base"]),
             fixes=FixOptions(fix=a["fix"], unsafe=a["unsafe_fixes"], diff=a["diff"]),

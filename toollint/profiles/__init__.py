@@ -53,7 +53,7 @@ HERE = Path(__file__).parent
 ENTRY_POINT_GROUP = "toollint.profiles"
 
 # Built-in profiles, in registry order (ties in detection go to the earlier one).
-BUILTIN: tuple[str, ...] = ("agentdojo", "tau2")
+BUILTIN: tuple[str, ...] = ("agentdojo", "tau2", "medagentbench", "toolsandbox")
 
 # Bounds on detection: it reads the head of each file, and at most this many files of a directory.
 DETECT_HEAD_BYTES = 64 * 1024

@@ -92,7 +92,7 @@ def _plural(n: int, word: str) -> str:
 
 def summary(
     reported: Iterable[Finding], suppressed: int, *, checked: int, tools: int, writers: int | None = None,
-    style: Style | None = None,
+    style: Style | None = None, graders: int = 0,
 ) -> str:
     """The last line of every run, on stderr: what was found, then what was looked at.
 
@@ -103,13 +103,14 @@ def summary(
     s = style or Style(False)
     findings = list(reported)
     looked = f"Checked {_plural(checked, 'file')}, {_plural(tools, 'tool')}"
-    looked += f" ({_plural(writers, 'writer')})." if tools and writers is not None else "."
+    looked += f" ({_plural(writers, 'writer')})" if tools and writers is not None else ""
+    looked += f", {_plural(graders, 'grader')}." if graders else "."
     if findings:
         files = len({f.path for f in findings})
         head = f"Found {_plural(len(findings), 'finding')} in {_plural(files, 'file')}"
         head += f" ({suppressed:,} suppressed)." if suppressed else "."
         return f"{s.bold(head)} {looked}"
-    if checked and not tools:
+    if checked and not tools and not graders:
         return (f"{s.yellow('No tools found')} in {_plural(checked, 'file')}: nothing was checked "
                 "(how toollint finds tools: README, 'How toollint finds tools'; or name them with "
                 "`tools`/`tool-decorators` in [tool.toollint]).")

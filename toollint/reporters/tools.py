@@ -1,4 +1,4 @@
-"""What discovery made of a run: `--show-tools`, and the counts the run summary prints.
+"""What discovery made of a run: `--show-tools`, `--show-graders`, and the counts the run summary prints.
 
 `write_tools` lists every tool found (file, line, name, whether it writes and why, how it was
 recognised), then every function that looks like a tool but was not taken, with why; a run that
@@ -9,6 +9,7 @@ summary line.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TextIO
 
 from toollint.engine import RunResult
@@ -36,3 +37,20 @@ def write_tools(result: RunResult, stream: TextIO) -> None:
     if not rows:
         stream.write(f"toollint: {NO_TOOLS_HINT}\n")
     stream.write(f"{tool_counts(result)}\n")
+
+
+def write_graders(result: RunResult, stream: TextIO) -> None:
+    """`--show-graders`: each grader with what its verdict rests on (its basis) and why."""
+    rows = [(r.path, g) for r in sorted(result.files, key=lambda r: r.path) for g in r.graders or []]
+    for path, grader in rows:
+        mark = " TL401" if grader.ungrounded else ""
+        stream.write(f"{path}:{grader.line}: {grader.qualname} [{grader.basis}]{mark} {grader.why}; "
+                     f"found as {grader.found_by}\n")
+    if not rows:
+        stream.write("toollint: no graders found: name them with `graders` in [tool.toollint] "
+                     "(\"pkg.module:function\")\n")
+    ungrounded = sum(g.ungrounded for _, g in rows)
+    by_basis = Counter(g.basis for _, g in rows)
+    split = ", ".join(f"{n} {basis}" for basis, n in sorted(by_basis.items()))
+    stream.write(f"{len(rows)} grader{'s' if len(rows) != 1 else ''} ({ungrounded} ungrounded)"
+                 f"{': ' + split if split else ''}\n")

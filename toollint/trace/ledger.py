@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from toollint.analysis import analyze_module
+from toollint.analysis.graders import grader_flow
+from toollint.analysis.grading import BASIS_WORDS, GraderFlow, Role, decide_basis, ungrounded
 from toollint.model import Finding, RelatedLocation
 from toollint.trace.readsites import BASES, CONFIDENCE, PRE_PREFIX, Basis, ModuleCache, ReadSite, classify
-from toollint.trace.tasks import Problem, Task, TaskSet, task_sites
+from toollint.trace.tasks import GraderRef, Problem, Task, TaskSet, task_sites
 
 LEDGER_COLUMNS = ("defect", "tool", "clause", "field", "task", "suite", "grader", "read_site", "basis",
                   "confidence")
@@ -140,6 +142,7 @@ def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None =
     """Every task whose grading reads a field of a defect, one row per (defect, task)."""
     cache = cache or ModuleCache()
     ledger = Ledger(list(defects), tasks_traced=len(tasks.tasks), problems=list(tasks.problems))
+    flows: FlowCache = {}  # tasks share graders: each grader's flow is computed once
     for task in tasks.tasks:
         sites = task_sites(task, cache, ledger.problems)
         for defect in defects:
@@ -148,7 +151,7 @@ def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None =
             row = _row(defect, task, sites)
             if row is not None:
                 ledger.rows.append(row)
-        finding = ungrounded_oracle(task, sites)
+        finding = ungrounded_oracle(task, sites, flows)
         if finding is not None:
             ledger.ungrounded.append(finding)
     return ledger
@@ -178,21 +181,59 @@ def _row(defect: Defect, task: Task, sites: Sequence[ReadSite]) -> LedgerRow | N
 
 # --- TL401 ungrounded oracle -------------------------------------------------------------------------
 
+FlowCache = dict[tuple[str, str, tuple[tuple[str, str], ...]], "GraderFlow | None"]
 
-def ungrounded_oracle(task: Task, sites: Sequence[ReadSite]) -> Finding | None:
-    """A grader that decides from the agent's calls (the request it sent, the tool's message) and reads
-    no live state: any state change it credits is taken from the actor's claim."""
-    calls = [s for s in sites if (s.kind == "record" and s.detail in ("traces", "messages")) or s.how == "action"]
-    if not calls or any(s.live_state and not s.path.startswith(PRE_PREFIX) for s in sites):
-        return None
+
+def _roles(ref: GraderRef) -> dict[str, Role]:
+    roles: dict[str, Role] = {name: ("before" if prefix.startswith(PRE_PREFIX) else "state")
+                              for name, prefix in ref.state_params.items()}
+    roles.update((name, "record") for name in ref.record_params)
+    return roles
+
+
+def _flow(ref: GraderRef, cache: FlowCache) -> GraderFlow | None:
+    roles = _roles(ref)
+    key = (str(ref.file), ref.qualname, tuple(sorted(roles.items())))
+    if key not in cache:
+        cache[key] = grader_flow(str(ref.file), ref.qualname, roles)
+    return cache[key]
+
+
+def ungrounded_oracle(task: Task, sites: Sequence[ReadSite], cache: FlowCache | None = None) -> Finding | None:
+    """TL401 for a task, decided as the static rule decides it for one grader
+    (`toollint.analysis.grading.decide_basis`) over everything that grades the task: the flows of its
+    code graders, and its declared criteria (gold actions matched against the agent's calls credit
+    what the agent claims; a whole-state hash reads state). A grader that cannot be read is never
+    called ungrounded."""
     if any(s.kind == "missing" for s in sites):
         return None
-    first = calls[0]
+    cache = {} if cache is None else cache
+    flows = [(ref, _flow(ref, cache)) for ref in task.graders]
+    if any(flow is None for _, flow in flows):
+        return None
+    actions = [s for s in task.sites if s.kind == "record" and s.how == "action"]
+    credited = [(ref, d) for ref, flow in flows if flow is not None for d in flow.credited]
+    reads: list[str | None] = [r.resource for _, flow in flows if flow is not None for r in flow.reads]
+    reads += [None for s in task.sites if s.live_state]
+    targets = frozenset().union(*(flow.targets for _, flow in flows if flow is not None))
+    basis = decide_basis(bool(credited or actions), reads, targets)
+    if not ungrounded(basis):
+        return None
+    if credited:
+        ref, decision = min(credited, key=lambda pair: pair[1].line)
+        claims = [c.describe() for c in decision.claims] or ["a write the record claims"]
+        where, line, col = ref.display or str(ref.file), decision.line, getattr(decision.node, "col_offset", 0) + 1
+        grader = ref.qualname
+        evidence = f"{ref.qualname} credits {claims[0]}"
+    else:
+        first = actions[0]
+        where, line, col, grader = first.file, first.line, first.col, first.grader
+        evidence = f"its gold actions ({', '.join(s.detail for s in actions[:3])}) are matched against the agent's calls"
     return Finding(
         "TL401",
-        f"task {task.id}: the grader decides from the agent's calls ({first.detail}), never from state",
-        first.file, first.line, first.col, tool=first.grader,
-        properties={"task": task.id, "record_sites": [s.location() for s in calls]},
+        f"task {task.id}: {BASIS_WORDS[basis]} ({evidence}), never the state the write leaves",
+        where, line, col, tool=grader,
+        properties={"task": task.id, "basis": basis, "record_sites": [s.location() for s in actions]},
     )
 
 

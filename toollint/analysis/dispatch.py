@@ -1,0 +1,372 @@
+"""Dispatch shapes: tools that are branches of one function, replies sent through a call, and calls
+that reach their target by name.
+
+Three generic mechanisms (the profiles add data, `toollint.analysis.patterns`):
+
+1. **Request-kind branches.** A function that serves the agent's requests by branching on their
+   kind is one tool per branch: `if r.startswith("GET"): ... elif r.startswith("POST"): ...` (an
+   HTTP verb, with `==`, `startswith`, through `.upper()`/`.strip()`), or, in a function a profile
+   declares a `RequestDispatcher`, any string (`elif action == "create":`). Two branches on HTTP verbs
+   over one subject make a dispatcher without any marker. A branch on a writing verb (POST, PUT,
+   PATCH, DELETE) is declared a writer; GET/HEAD/OPTIONS are declared readers.
+2. **Replies through a call.** In a branch, `session.inject(msg)` or `history.append(msg)` (a
+   `ReplyCall`, or `REPLY_CALLS` of the vocabulary) is the branch's reply: the stand-in function the
+   rules see has `return msg` there, so TL101 reads it as it reads a `return`.
+3. **Dispatch by name.** `_get("add_friend")(**kw)` where `_get(name)` returns `getattr(module,
+   name)` (or `REGISTRY[name]`), `getattr(module, "add_friend")(...)`, `REGISTRY["add"](...)` over a
+   module-level dict literal, and `module.add_friend(...)` on an imported module: the call reaches a
+   target known by name in a registry (`registry_target`). The summariser follows the target when it
+   is in the linted tree; when it is not, but the registry is a module of the same project (its top
+   package is a directory the linted file lives in), a target whose name has a writing verb writes
+   that module's state.
+
+Nothing here imports the summariser: it reads syntax and hands names back.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from toollint.analysis.patterns import CompiledPatterns
+from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+# `.upper()`, `.strip()` around a request's text do not change what is compared.
+_NORMALISING = frozenset({"upper", "lower", "strip", "lstrip", "rstrip", "casefold"})
+
+
+# -- 1. request-kind branches ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KindBranch:
+    """One branch of a request-kind dispatcher: the kind it serves, the `if` testing it, its body."""
+
+    kind: str
+    test: ast.If
+    body: list[ast.stmt]
+
+    @property
+    def line(self) -> int:
+        return self.test.lineno
+
+    @property
+    def http_verb(self) -> str | None:
+        verb = self.kind.strip().upper()
+        return verb if verb in HTTP_VERBS else None
+
+    @property
+    def label(self) -> str:
+        """How the tool is named: the verb, or the kind's first word (`FINISH(` -> `FINISH`)."""
+        word = re.match(r"\w+", self.kind.strip())
+        return self.http_verb or (word.group(0) if word else self.kind.strip())
+
+
+def _subject(expr: ast.expr) -> ast.expr:
+    """`r.upper().strip()` -> `r`: the request text a test looks at."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _NORMALISING \
+            and not expr.args:
+        expr = expr.func.value
+    return expr
+
+
+def _kind_test(test: ast.expr) -> tuple[str, str] | None:
+    """(kind, subject) of `subject == "POST"`, `"POST" == subject`, `subject.startswith("POST")`; the
+    subject as source text. `a or b` on one subject (two spellings) is its first operand's kind."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        found = [_kind_test(v) for v in test.values]
+        if found and all(f is not None for f in found) and len({f[1] for f in found if f}) == 1:
+            return found[0]
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            return right.value, ast.unparse(_subject(left))
+        return None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
+            and len(test.args) == 1 and isinstance(test.args[0], ast.Constant) and isinstance(test.args[0].value, str):
+        return test.args[0].value, ast.unparse(_subject(test.func.value))
+    return None
+
+
+def _if_chains(fn: FunctionNode) -> Iterator[list[ast.If]]:
+    """Every `if`/`elif` chain of a function body (not of nested functions), each once."""
+    seen: set[int] = set()
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and id(node) not in seen:
+            chain = [node]
+            while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+                chain.append(chain[-1].orelse[0])
+            seen.update(id(c) for c in chain)
+            yield chain
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)):
+                stack.append(child)
+            elif isinstance(child, (ast.match_case, ast.ExceptHandler)):
+                stack.extend(child.body)
+
+
+def kind_branches(fn: FunctionNode, declared: bool = False) -> list[KindBranch]:
+    """The branches of the request-kind dispatcher `fn` is, or []: an `if` chain testing one subject
+    against two or more distinct HTTP verbs (or, when `declared`, two or more distinct strings)."""
+    best: list[KindBranch] = []
+    for chain in _if_chains(fn):
+        by_subject: dict[str, list[KindBranch]] = {}
+        for branch in chain:
+            found = _kind_test(branch.test)
+            if found is not None:
+                by_subject.setdefault(found[1], []).append(KindBranch(found[0], branch, branch.body))
+        for branches in by_subject.values():
+            kinds = {b.kind for b in branches}
+            verbs = {b.http_verb for b in branches if b.http_verb}
+            if len(verbs) >= 2 or (declared and len(kinds) >= 2):
+                chosen = branches if declared else [b for b in branches if b.http_verb]
+                if len(chosen) > len(best):
+                    best = chosen
+    return best
+
+
+def declared_dispatcher(fn: FunctionNode, class_names: list[str], patterns: CompiledPatterns) -> str | None:
+    """The family whose `RequestDispatcher` names this function (in one of `class_names`), or None."""
+    for name, within, family in patterns.request_dispatchers:
+        if name.fullmatch(fn.name) and (within is None or any(within.fullmatch(c) for c in class_names)):
+            return family
+    return None
+
+
+# -- 2. replies through a call -----------------------------------------------------------------------
+
+
+def reply_calls(patterns: CompiledPatterns) -> dict[str, frozenset[str]]:
+    """The vocabulary's reply calls with every profile's: method -> receiver names (empty: any)."""
+    out = dict(REPLY_CALLS)
+    for method, owners in patterns.reply_calls.items():
+        known = out.get(method)
+        out[method] = frozenset() if not owners or (known is not None and not known) else (known or frozenset()) | owners
+    return out
+
+
+def is_reply_call(call: ast.Call, replies: Mapping[str, frozenset[str]]) -> bool:
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in replies or not call.args:
+        return False
+    owners = replies[func.attr]
+    if not owners:
+        return True
+    receiver = func.value
+    name = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id if isinstance(receiver, ast.Name) else ""
+    return name in owners
+
+
+REPLY_MARK = "_toollint_reply_call"  # on a stand-in's `return`: the call that sent the reply
+
+
+def reply_call_of(ret: ast.Return) -> str | None:
+    """`session.inject` when this `return` of a branch stand-in was a reply sent through that call."""
+    found = getattr(ret, REPLY_MARK, None)
+    return found if isinstance(found, str) else None
+
+
+class _Replies(ast.NodeTransformer):
+    """`session.inject(msg)` as a statement becomes `return msg` (same location)."""
+
+    def __init__(self, replies: Mapping[str, frozenset[str]]) -> None:
+        self.replies = replies
+
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        value = node.value
+        if isinstance(value, ast.Await):
+            value = value.value
+        if isinstance(value, ast.Call) and is_reply_call(value, self.replies):
+            ret = ast.copy_location(ast.Return(value=value.args[0]), node)
+            ret.end_lineno, ret.end_col_offset = node.end_lineno, node.end_col_offset
+            setattr(ret, REPLY_MARK, ast.unparse(value.func))
+            return ret
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        return node  # a nested function's replies are its own
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        return node
+
+
+def branch_tool(fn: FunctionNode, name: str, line: int, body: list[ast.stmt],
+                replies: Mapping[str, frozenset[str]]) -> FunctionNode:
+    """A stand-in function for one branch: the dispatcher's parameters, the branch's body (a copy, so
+    the dispatcher itself is unchanged), its reply calls turned into returns."""
+    stand_in = copy.copy(fn)
+    stand_in.name = name
+    new_body = [copy.deepcopy(s) for s in body]
+    transformer = _Replies(replies)
+    stand_in.body = [transformer.visit(s) for s in new_body]
+    stand_in.decorator_list = []
+    stand_in.lineno = line
+    stand_in.end_lineno = max((getattr(s, "end_lineno", None) or s.lineno for s in body), default=line)
+    return stand_in
+
+
+def unused_locals(fn: FunctionNode) -> list[ast.Name]:
+    """Names the body binds and never reads (the first binding of each): a request parsed into
+    `payload` and then dropped. `_`-prefixed names and loop targets are not counted."""
+    stored: dict[str, ast.Name] = {}
+    loaded: set[str] = set()
+    loops: set[int] = set()
+    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            loops.update(id(n) for n in ast.walk(node.target))
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loaded.add(node.id)
+            elif isinstance(node.ctx, ast.Store) and not node.id.startswith("_") and id(node) not in loops:
+                stored.setdefault(node.id, node)
+    return sorted((n for name, n in stored.items() if name not in loaded), key=lambda n: (n.lineno, n.col_offset))
+
+
+# -- 3. dispatch by name -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistryTarget:
+    """A call that reaches its target by name: `registry` is the module (dotted) or the module-level
+    dict it is looked up in, `name` the target (a `{}` stands for a formatted part of an f-string),
+    `function` the function a dict registry maps the name to (a bare name in the module), if any."""
+
+    registry: str
+    name: str
+    module: bool  # the registry is a module (else a dict of this module)
+    function: str | None = None
+
+    @property
+    def state_name(self) -> str:
+        """What a write through the registry writes, as a path: its last dotted component."""
+        return self.registry.rsplit(".", 1)[-1]
+
+
+def _literal_name(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.JoinedStr):
+        parts = [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in expr.values]
+        text = "".join(parts)
+        return text if text.replace("{}", "") else None
+    return None
+
+
+def local_modules(body: list[ast.stmt]) -> dict[str, str]:
+    """`import a.b.c as m` (and `import a`) at the top of a block: local name -> dotted module."""
+    out: dict[str, str] = {}
+    for node in body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out[alias.asname or alias.name.split(".", 1)[0]] = alias.name if alias.asname else \
+                    alias.name.split(".", 1)[0]
+    return out
+
+
+def accessor_registry(fn: FunctionNode, module_dicts: Mapping[str, ast.Dict],
+                      modules: Mapping[str, str]) -> tuple[str, bool] | None:
+    """When `fn(name)` returns the registry entry for `name` (`return getattr(m, name)`,
+    `return REGISTRY[name]`, `return REGISTRY.get(name)`), the registry and whether it is a module."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if len(params) != 1:
+        return None
+    param = params[0]
+    here = {**modules, **local_modules(fn.body)}
+    returns = [s for s in fn.body if isinstance(s, ast.Return) and s.value is not None]
+    if len(returns) != 1:
+        return None
+    value = returns[0].value
+    assert value is not None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
+            and len(value.args) >= 2 and isinstance(value.args[1], ast.Name) and value.args[1].id == param \
+            and isinstance(value.args[0], ast.Name) and value.args[0].id in here:
+        return here[value.args[0].id], True
+    key: ast.expr | None = None
+    owner: ast.expr | None = None
+    if isinstance(value, ast.Subscript):
+        owner, key = value.value, value.slice
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+            and value.args:
+        owner, key = value.func.value, value.args[0]
+    if isinstance(owner, ast.Name) and owner.id in module_dicts and isinstance(key, ast.Name) and key.id == param:
+        return owner.id, False
+    return None
+
+
+def registry_target(call: ast.Call, functions: Mapping[str, FunctionNode], module_dicts: Mapping[str, ast.Dict],
+                    modules: Mapping[str, str]) -> RegistryTarget | None:
+    """The target a call reaches by name, or None. `functions` are the module's functions (for a
+    registry accessor such as `_get`), `module_dicts` its module-level dict literals, `modules` the
+    module aliases in scope (`m` for `import a.b as m`)."""
+    func = call.func
+    # module.function(...) on an imported module
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
+        return RegistryTarget(modules[func.value.id], func.attr, True)
+    # getattr(module, "name")(...)
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" \
+            and len(func.args) >= 2 and isinstance(func.args[0], ast.Name) and func.args[0].id in modules:
+        name = _literal_name(func.args[1])
+        return RegistryTarget(modules[func.args[0].id], name, True) if name else None
+    # accessor("name")(...)
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in functions \
+            and len(func.args) == 1 and not func.keywords:
+        name = _literal_name(func.args[0])
+        found = accessor_registry(functions[func.func.id], module_dicts, modules) if name else None
+        if found is not None and name:
+            registry, is_module = found
+            return RegistryTarget(registry, name, is_module, None if is_module else _dict_entry(module_dicts[registry],
+                                                                                                name))
+        return None
+    # REGISTRY["name"](...)
+    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in module_dicts:
+        name = _literal_name(func.slice)
+        if name:
+            return RegistryTarget(func.value.id, name, False, _dict_entry(module_dicts[func.value.id], name))
+    return None
+
+
+def _dict_entry(registry: ast.Dict, name: str) -> str | None:
+    for key, value in zip(registry.keys, registry.values):
+        if isinstance(key, ast.Constant) and key.value == name and isinstance(value, ast.Name):
+            return value.id
+    return None
+
+
+def module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
+    """Module-level `NAME = {"key": function, ...}` literals (registries looked up by name)."""
+    out: dict[str, ast.Dict] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = node.value
+    return out
+
+
+def same_project(dotted: str, importer: str) -> bool:
+    """Whether the module `dotted` belongs to the project the file `importer` is in: its top package
+    is the name of a directory the file lives in (`import pkg.backend.app as m` in `.../pkg/tools/x.py`)."""
+    return bool(importer) and dotted.split(".", 1)[0] in _directories(str(Path(importer).parent))
+
+
+@lru_cache(maxsize=256)
+def _directories(directory: str) -> frozenset[str]:
+    return frozenset(Path(directory).resolve().parts)
+

@@ -1,0 +1,283 @@
+"""Which functions are graders, what role each parameter plays, and what each grader's verdict rests on.
+
+Graders are found like tools, with no configuration for the patterns the profiles declare
+(`GraderFunction` in `toollint/profiles/*/patterns.py`: a name, a class it is a method of, a
+signature, the roles of its parameters) and by configuration: `graders = ["pkg.mod:func",
+"pkg.mod:Class.method"]` in `[tool.toollint]`, whose parameters take their roles from their names
+(`post_environment` is the live state, `pre_environment` the state before the run, `model_output`,
+`traces`, `messages`, `results` the agent's record, and so is a longer name with a record word and
+no gold word, `model_result_list_decoded` but not `expected_output`; see `vocabulary.GRADER_*`). A function
+whose body only raises `NotImplementedError` (or is `...`) is an abstract grader, not one.
+
+`analyze_graders` gives every grader of a module with its flow (`toollint.analysis.grading`); the
+rules TL401-TL405, `--show-graders` and the tracer read it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
+
+from toollint.analysis.patterns import CompiledPatterns, GraderFunction, all_patterns
+from toollint.analysis.resolver import ModuleSource, base_name
+from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
+from toollint.analysis.vocabulary import (
+    GRADER_BEFORE_PARAMS,
+    GRADER_GOLD_WORDS,
+    GRADER_RECORD_PARAMS,
+    GRADER_RECORD_WORDS,
+    GRADER_STATE_PARAMS,
+)
+from toollint.settings import Settings
+
+if TYPE_CHECKING:
+    from toollint.analysis.grading import GraderFlow, Role
+
+# The flow itself (`toollint.analysis.grading`) is imported when a grader is found: most files have none.
+
+
+@dataclass
+class GraderInfo:
+    node: FunctionNode
+    qualname: str
+    family: str  # the profile whose pattern found it, or "configured"
+    class_name: str | None
+    roles: dict[str, Role]  # parameter -> role; a parameter with none is task data
+    found_by: str
+    factories: frozenset[str] = frozenset()  # state parameters that are factories of the state
+    index: FunctionIndex | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @cached_property
+    def flow(self) -> GraderFlow:
+        from toollint.analysis.grading import grade
+
+        assert self.index is not None
+        return grade(self.node, self.roles, self.index, self.class_name, self.factories)
+
+
+@dataclass(frozen=True)
+class GraderFact:
+    """One grader as a run reports it (`--show-graders`, JSON): plain data, picklable."""
+
+    qualname: str
+    line: int
+    family: str
+    basis: str  # reads_state / reads_record / gated_on_state / no_state
+    credits_write: bool  # it credits a write the record claims
+    why: str
+    found_by: str
+
+    @property
+    def ungrounded(self) -> bool:
+        return self.basis in ("reads_record", "gated_on_state")
+
+
+def _abstract(fn: FunctionNode) -> bool:
+    """A body of a docstring, `...`, `pass`, `return None` or `raise NotImplementedError`: no verdict
+    is decided here."""
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body:
+        return True
+    if all(isinstance(s, ast.Pass) for s in body):
+        return True
+    if len(body) == 1 and isinstance(body[0], ast.Return) and (
+            body[0].value is None or (isinstance(body[0].value, ast.Constant) and body[0].value.value is None)):
+        return True  # `return None`: "not implemented here, ask the other grader"
+    last = body[-1]
+    if len(body) == 1 and isinstance(last, ast.Raise) and last.exc is not None:
+        exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+        return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+    return False
+
+
+def _params(fn: FunctionNode) -> list[str]:
+    names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
+
+
+def roles_by_name(fn: FunctionNode) -> tuple[dict[str, Role], frozenset[str]]:
+    """Roles of a configured grader's parameters from their names (and the factories among them)."""
+    roles: dict[str, Role] = {}
+    factories: set[str] = set()
+    for name in _params(fn) + [a.arg for a in fn.args.kwonlyargs]:
+        if name in GRADER_STATE_PARAMS:
+            roles[name] = "state"
+            if name.endswith(("_constructor", "_factory")):
+                factories.add(name)
+        elif name in GRADER_BEFORE_PARAMS:
+            roles[name] = "before"
+        elif name in GRADER_RECORD_PARAMS or _record_words(name):
+            roles[name] = "record"
+    return roles, frozenset(factories)
+
+
+def _record_words(name: str) -> bool:
+    words = set(name.lower().split("_"))
+    return bool(words & GRADER_RECORD_WORDS) and not words & GRADER_GOLD_WORDS
+
+
+def _pattern_roles(fn: FunctionNode, marker: GraderFunction) -> tuple[dict[str, Role], frozenset[str]]:
+    roles: dict[str, Role] = {}
+    names = set(_params(fn)) | {a.arg for a in fn.args.kwonlyargs}
+    factories = set()
+    for role, params in (("state", marker.state), ("before", marker.before), ("record", marker.record)):
+        for p in params:
+            if p in names:
+                roles[p] = role  # type: ignore[assignment]
+                if role == "state" and p.endswith(("_constructor", "_factory")):
+                    factories.add(p)
+    if marker.self_state:
+        roles["self"] = "state"
+    return roles, frozenset(factories)
+
+
+def _matches(marker: GraderFunction, fn: FunctionNode) -> bool:
+    return not marker.params or tuple(_params(fn)[: len(marker.params)]) == marker.params
+
+
+class _Finder:
+    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, patterns: CompiledPatterns) -> None:
+        self.tree = tree
+        self.patterns = patterns
+        self.configured = settings.grader_refs_for(module_name) if module_name else set()
+        self.found: list[GraderInfo] = []
+        self.any_name = _any_grader_name(tuple(p.pattern for _, p, _, _ in patterns.graders))
+
+    def consider(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
+        if self.configured:
+            qualname = f"{cls.name}.{fn.name}" if cls else fn.name
+            if qualname in self.configured:
+                roles, factories = roles_by_name(fn)
+                self.found.append(GraderInfo(fn, qualname, "configured", cls.name if cls else None, roles,
+                                             "configured in `graders`", factories))
+                return
+        if self.any_name is not None and not self.any_name.fullmatch(fn.name):
+            return
+        qualname = f"{cls.name}.{fn.name}" if cls else fn.name
+        candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
+        if not candidates or _abstract(fn):
+            return
+        names = [cls.name, *(base_name(b) for b in cls.bases)] if cls else []
+        for marker, _, within, family in candidates:
+            if not _matches(marker, fn):
+                continue
+            if (within is None) != (cls is None):
+                continue
+            if within is not None and not any(within.fullmatch(n) for n in names if n):
+                continue
+            roles, factories = _pattern_roles(fn, marker)
+            where = f" in `{cls.name}`" if cls else ""
+            self.found.append(GraderInfo(fn, qualname, family, cls.name if cls else None, roles,
+                                         f"the {family} grader pattern `{marker.name}`{where}", factories))
+            return
+
+    def run(self) -> list[GraderInfo]:
+        if not self.patterns.graders and not self.configured:
+            return []
+        for node in self.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.consider(node, None)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.consider(item, node)
+        return self.found
+
+
+@lru_cache(maxsize=4)
+def _any_grader_name(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One expression for every pattern's grader name: most functions are no grader, one test says so."""
+    return re.compile("|".join(f"(?:{n})" for n in names)) if names else None
+
+
+def discover_graders(tree: ast.Module, settings: Settings | None = None, module_name: str = "") -> list[GraderInfo]:
+    """Every grader of a module (profile patterns, then `graders = [...]`), in source order."""
+    return _Finder(tree, settings or Settings(), module_name, all_patterns()).run()
+
+
+def analyze_graders(tree: ast.Module, index: FunctionIndex, settings: Settings | None = None,
+                    module_name: str = "") -> tuple[list[GraderInfo], list[tuple[GraderInfo, str]]]:
+    """The module's graders with their flows computed, and those too complex to read (with why)."""
+    return evaluate_graders(discover_graders(tree, settings, module_name), index)
+
+
+def evaluate_graders(graders: list[GraderInfo], index: FunctionIndex) -> tuple[list[GraderInfo],
+                                                                               list[tuple[GraderInfo, str]]]:
+    """Each grader's flow computed, or why it could not be (too complex to read)."""
+    ok: list[GraderInfo] = []
+    skipped: list[tuple[GraderInfo, str]] = []
+    for grader in graders:
+        grader.index = index
+        try:
+            _ = grader.flow
+        except (TooComplex, RecursionError) as exc:
+            skipped.append((grader, str(exc) if isinstance(exc, TooComplex) else "nested too deeply"))
+            continue
+        ok.append(grader)
+    return ok, skipped
+
+
+def grader_fact(grader: GraderInfo) -> GraderFact:
+    from toollint.analysis.grading import BASIS_WORDS
+
+    flow = grader.flow
+    basis = flow.basis
+    parts = [BASIS_WORDS[basis]]
+    if flow.credited:
+        claim = flow.credited_claims[0] if flow.credited_claims else None
+        parts.append("credits " + (claim.describe() if claim else "a write the record claims"))
+    if flow.rejected and not flow.credited:
+        parts.append("fails when the record shows a write")
+    if flow.reads:
+        shown = ", ".join(dict.fromkeys(r.what for r in flow.reads[:3]))
+        parts.append(f"reads {shown}{' ...' if len(flow.reads) > 3 else ''}")
+    return GraderFact(grader.qualname, grader.node.lineno, grader.family, basis, bool(flow.credited),
+                      "; ".join(parts), grader.found_by)
+
+
+def grader_flow(path: str, qualname: str, roles: dict[str, Role], module_name: str = "") -> GraderFlow | None:
+    """The flow of one named grader (`Class.method` or `function`) of a file, with the roles given
+    (the tracer's entry point: its task enumerators say which parameter is what). None when the file
+    cannot be read or has no such function."""
+    from toollint.analysis.resolver import load_module
+
+    module = load_module(path, module_name)
+    if module is None:
+        return None
+    cls_name, _, name = qualname.rpartition(".")
+    fn: FunctionNode | None = None
+    cls: ast.ClassDef | None = None
+    for node in module.tree.body:
+        if not cls_name and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            fn = node
+        elif cls_name and isinstance(node, ast.ClassDef) and node.name == cls_name:
+            cls = node
+            fn = next((m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and m.name == name), None)
+    if fn is None:
+        return None
+    from toollint.analysis.grading import grade
+
+    factories = frozenset(p for p, r in roles.items() if r == "state" and p.endswith(("_constructor", "_factory")))
+    try:
+        return grade(fn, roles, FunctionIndex.of(module), cls.name if cls else None, factories)
+    except (TooComplex, RecursionError):
+        return None
+
+
+def module_graders(module: ModuleSource, settings: Settings | None = None) -> list[GraderInfo]:
+    """The graders of a module of the tree (the tracer's entry point), their flows computed."""
+    index = FunctionIndex.of(module)
+    found, _ = analyze_graders(module.tree, index, settings, module.module_name)
+    return found
+
+
+__all__ = ["GraderFact", "GraderInfo", "analyze_graders", "discover_graders", "evaluate_graders", "grader_fact",
+           "grader_flow", "module_graders", "roles_by_name"]
