@@ -592,7 +592,10 @@ def translate_guard(condition: str, observation: dict[str, Any], args: dict[str,
         negated = ast.Compare(test.left, [_NEGATED[type(test.ops[0])]()], test.comparators)
         source = ast.unparse(negated)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        source = ast.unparse(test.operand)
+        # `if not account:` -> the record must be truthy; a predicate must be true or false, not the record.
+        inner = test.operand
+        boolean = isinstance(inner, ast.Compare) or (isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not))
+        source = ast.unparse(inner) if boolean else f"bool({ast.unparse(inner)})"
     else:
         source = f"not ({ast.unparse(test)})"
     try:

@@ -233,3 +233,16 @@ def test_a_tool_that_writes_nothing_at_all_must_change_the_state_when_it_says_su
                                                      ("eff.changes_state", "post != pre")]
     assert all(c.basis.code == "TL101" for c in clauses)
     assert [c.id for c in static_clauses(tools["add_entry"], {"entries": []}, {}).clauses] == []
+
+
+def test_a_guard_on_a_records_truth_becomes_a_boolean_precondition() -> None:
+    """`if not account: raise ...` after `account = self.accounts.get(account_id)`: the precondition is
+    that the record is there, as true or false; the record itself is no verdict."""
+    reservations = STATE["agent_db"]["reservations"]  # type: ignore[index]
+    obs = observed({"reservation": {"kind": "local", "value": reservations["R1"]}},
+                   chains={"reservation": reservations["R1"]})
+    pred, why = translate_guard("not reservation", obs, {"reservation_id": "R1"}, STATE)
+    assert (pred, why) == ("bool(get(pre.agent_db.reservations, args.reservation_id, None))", "")
+    compiled = compile_predicate(pred)
+    assert compiled.evaluate(STATE, STATE, {"reservation_id": "R1"}, None) is True
+    assert compiled.evaluate(STATE, STATE, {"reservation_id": "R9"}, None) is False

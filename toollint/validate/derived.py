@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,7 +54,9 @@ class DerivedRunner(DynamicRunner):
 
     def __init__(self, subject: Subject, root: Path) -> None:
         super().__init__(subject, root)
-        self.work = Path(tempfile.mkdtemp(prefix="toollint-derived-arm-"))
+        # Inside the overlay, so the derived contracts go with it (a temporary directory of their own was
+        # never removed: one left behind per arm run).
+        self.work = root / ".toollint-derived"
         self.all_tools = _tools_of(self.original)
 
     def _derived_reports(self, source: str, tools: Sequence[str]) -> list[ToolReport]:
