@@ -40,6 +40,13 @@ class Defect:
     tool_line: int = 0
     code: str = ""  # TL2xx
     witness: Any = None
+    # "derived" when the violated clause was derived from a static finding (`toollint.dynamic.derived`),
+    # else the authored clause's tier: derived defects are totalled apart (`Ledger.totals_by_oracle`).
+    tier: str = ""
+
+    @property
+    def oracle(self) -> str:
+        return "derived" if self.tier == "derived" else "authored"
 
     @property
     def tool_name(self) -> str:
@@ -81,6 +88,18 @@ class Ledger:
                 counts[row.basis] += 1
         return {**counts, "exposed": sum(counts.values()), "traced": self.tasks_traced}
 
+    def totals_by_oracle(self) -> dict[str, dict[str, int]]:
+        """`totals` over the defects derived oracles confirmed, and over the authored contracts' apart."""
+        out: dict[str, dict[str, int]] = {}
+        for oracle in ("authored", "derived"):
+            ids = {d.id for d in self.defects if d.oracle == oracle}
+            counts: dict[str, int] = {b: 0 for b in BASES}
+            for row in self.rows:
+                if row.defect in ids:
+                    counts[row.basis] += 1
+            out[oracle] = {**counts, "exposed": sum(counts.values()), "defects": len(ids)}
+        return out
+
     def rows_of(self, defect_id: str) -> list[LedgerRow]:
         return [r for r in self.rows if r.defect == defect_id]
 
@@ -98,6 +117,7 @@ class Ledger:
                 for r in self.rows
             ],
             "totals": self.totals(),
+            "totals_by_oracle": self.totals_by_oracle(),
             "problems": [str(p) for p in self.problems],
             "ungrounded_oracles": [
                 {"path": f.path, "line": f.line, "message": f.message, **f.properties} for f in self.ungrounded
@@ -246,6 +266,9 @@ def defect_from_clause(
             pred = getattr(eff, "predicate", None)
             if pred is not None and arg in pred.args_read:
                 paths |= set(pred.paths)
+        if not paths and arg:
+            # No effect clause reads it (a derived `arg.*`): the field the tool writes under its name.
+            paths = {w for w in writes if w.rsplit(".", 1)[-1] == arg}
     else:
         paths = set(_predicate_paths(clause))
     if writes and kind != "pre":
@@ -269,7 +292,7 @@ def defect_from_finding(finding: Finding, contract: Any, tool_writes: Iterable[s
     defect_id = f"{finding.code}:{contract.tool_name}:{clause.id}"
     return defect_from_clause(defect_id, contract.tool, clause, tool_writes, effects, tool_file=finding.path,
                               tool_line=finding.line, code=finding.code,
-                              witness=finding.properties.get("witness"))
+                              witness=finding.properties.get("witness"), tier=clause.provenance.tier)
 
 
 def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 50, max_flows: int = 10) -> None:

@@ -460,9 +460,12 @@ def run(
     operators: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    runner: Callable[[Subject, Path], DynamicRunner] | None = None,
 ) -> ValidationRun:
     """The mutation arm and the negative controls over every subject. `budget` is per subject;
-    `operators` and `tools` (qualified names) narrow what is mutated."""
+    `operators` and `tools` (qualified names) narrow what is mutated; `runner` makes the dynamic
+    half's runner (`DynamicRunner`: the subject's contracts; `toollint.validate.derived`: oracles
+    derived from each mutant's own static findings)."""
     start = time.perf_counter()
     out = ValidationRun(seed, budget, dynamic)
     for subject in subjects:
@@ -486,24 +489,24 @@ def run(
         out.controls.extend(control_results)
         if dynamic and subject.host is not None:
             with overlay(subject.host) as root:
-                runner = DynamicRunner(subject, root)
+                dyn = (runner or DynamicRunner)(subject, root)
                 affected = {t for m in chosen for t in m.tools} | {t for c in control_results if c.control
                                                                     for t in c.control.tools}
-                runner.run_baseline(sorted(affected) if tools is not None else None)
-                if subject.clean and runner.baseline_rows:
+                dyn.run_baseline(sorted(affected) if tools is not None else None)
+                if subject.clean and dyn.baseline_rows:
                     out.controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
-                                                                           for r in runner.baseline_rows]))
+                                                                           for r in dyn.baseline_rows]))
                 for cr in control_results:  # a rewrite that the probes tell apart is a false alarm too
                     assert cr.control is not None
                     if progress:
                         progress(cr.control.id)
-                    flagged = runner.outcome(cr.control)
+                    flagged = dyn.outcome(cr.control)
                     cr.false_positives.extend(_dynamic_flag(r) for r in flagged.violations)
                 for m in chosen:
                     if progress:
                         progress(m.id)
                     out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
-                                                    runner.outcome(m), not subject.reaches(m)))
+                                                    dyn.outcome(m), not subject.reaches(m)))
         else:
             why = "no dynamic host for this subject" if subject.host is None else "dynamic half not requested"
             for m in chosen:
