@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -60,9 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("paths", nargs="*", type=Path, metavar="DIR", help="contract files or directories")
     listing.add_argument("--output-format", choices=["text", "json"], default="text")
 
-    draft = sub.add_parser("draft", help="write a draft contract for a tool from its docstring")
-    draft.add_argument("tool", metavar="TOOLREF", help="package.module:function")
-    draft.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
+    draft = sub.add_parser("draft", help="write a draft contract for a tool from its docstring, or derived "
+                           "contracts from the static findings (--from-findings)")
+    draft.add_argument("tool", metavar="TOOLREF", nargs="?", help="package.module:function")
+    draft.add_argument("-o", "--output", type=Path, metavar="FILE",
+                       help="write here instead of stdout (with --from-findings: a directory, default "
+                            "contracts/derived)")
+    draft.add_argument("--from-findings", nargs="+", type=Path, metavar="PATH",
+                       help="lint PATH and write, per flagged tool, the contract derived from its findings, "
+                            "checked once through the benchmark's host (--python)")
+    cfg = draft.add_mutually_exclusive_group()
+    cfg.add_argument("--config", metavar="FILE", help="with --from-findings: read [tool.toollint] from this file")
+    cfg.add_argument("--isolated", action="store_true", help="with --from-findings: ignore configuration files")
     draft.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
                        help="dir holding the package (or the package dir itself)")
     draft.add_argument("--python", metavar="PY", help="find the package with this interpreter")
@@ -193,6 +203,14 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.from_findings:
+        if args.tool:
+            err.write("toollint contracts draft: give a TOOLREF or --from-findings PATH, not both\n")
+            return EXIT_ERROR
+        return _draft_from_findings(args, out, err)
+    if not args.tool:
+        err.write("toollint contracts draft: give a TOOLREF (package.module:function) or --from-findings PATH\n")
+        return EXIT_ERROR
     try:
         text = draft_contract(args.tool, list(args.src), SourceResolver(python=args.python), args.benchmark)
     except DraftError as exc:
@@ -208,6 +226,67 @@ def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_ERROR
     err.write(f"wrote {args.output}\n")
     return EXIT_CLEAN
+
+
+def _draft_from_findings(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Lint the paths, derive each flagged tool's contract, check it once with the benchmark's host,
+    and write it; say per tool what it confirms, and per finding why no clause was derived."""
+    from toollint.dynamic.confirm import draft_derived
+    from toollint.dynamic.protocol import WorkerError
+
+    from toollint.engine import lint_paths
+    from toollint.errors import SelectionError
+
+    prog = "toollint contracts draft"
+    paths = [str(p) for p in args.from_findings]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        err.write(f"{prog}: {missing[0]}: no such file or directory\n")
+        return EXIT_ERROR
+    if args.python is not None and not Path(args.python).exists() and shutil.which(args.python) is None:
+        err.write(f"{prog}: --python {args.python}: no such file (the benchmark's interpreter)\n")
+        return EXIT_ERROR
+    try:
+        settings = resolve_settings(paths, config_file=args.config, isolated=args.isolated)
+        result = lint_paths(paths, settings)
+    except (ConfigError, SelectionError) as exc:
+        err.write(f"{prog}: {exc}\n")
+        return EXIT_ERROR
+    findings = [f for r in result.files for f in r.reported]
+    directory = args.output or (settings.project_root or Path.cwd()) / "contracts" / "derived"
+    if directory.exists() and not directory.is_dir():
+        err.write(f"{prog}: -o {directory}: not a directory\n")
+        return EXIT_ERROR
+    try:
+        run = draft_derived(findings, settings, out_dir=directory, python=args.python,
+                            linted=[r.path for r in result.files])
+    except (ConfigError, WorkerError, OSError) as exc:
+        err.write(f"{prog}: {exc}\n")
+        return EXIT_ERROR
+    by_path = {str(r.contract.path): r for r in run.reports if r.contract is not None}
+    written = 0
+    for check in run.derived:
+        report = by_path.get(str(check.path))
+        if check.contract is not None and report is not None:
+            written += 1
+            confirmed = sorted({f"{row.code} {row.clause_id}" for row in report.violations if row.code})
+            if confirmed:
+                what = f"confirms {', '.join(confirmed)}"
+            elif report.verdict == "CONFORMS":
+                what = "CONFORMS: confirms nothing, the findings it tests are refuted"
+            else:
+                what = f"{report.verdict}: confirms nothing yet"
+            out.write(f"wrote {check.path}: {len(check.contract.counted_clauses)} clause(s); {what}\n")
+        elif report is not None and report.error:
+            err.write(f"{prog}: {check.tool.qualname}: {report.error}\n")
+        for f in check.tool.findings:
+            why = check.why_unchecked(f)
+            if why:
+                err.write(f"  {f.code} {f.path}:{f.line} ({check.tool.qualname}): no derived clause: {why}\n")
+    err.writelines(f"{note}\n" for note in run.notes)
+    if not findings:
+        err.write(f"{prog}: no static finding on {', '.join(paths)}: nothing to derive\n")
+    return EXIT_CLEAN if written else EXIT_FINDINGS
 
 
 if __name__ == "__main__":

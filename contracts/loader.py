@@ -18,11 +18,13 @@ from typing import Any
 
 import yaml
 from toollint.contracts.model import (
+    DERIVED,
     DRAFT_SUFFIX,
     Clause,
     Contract,
     OnViolation,
     Provenance,
+    RoundTrip,
     Source,
 )
 from toollint.contracts.predicate import ForbiddenPredicate, Predicate, compile_predicate
@@ -367,7 +369,7 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         errors.append(ContractError(code, shown, at, message, clause=cid))
 
     for key, allowed_kind in (("on_violation", "pre"), ("falsy_legal", "arg"), ("biconditional", "success"),
-                              ("justification", "success"), ("deferred", "eff")):
+                              ("justification", "success"), ("deferred", "eff"), ("round_trip", "eff")):
         if key in raw and kind != allowed_kind:
             err("TL301", f"{key!r} is only allowed on {allowed_kind} clauses, not on {cid!r}", key)
     if raw.get("biconditional") and not raw.get("justification"):
@@ -383,6 +385,15 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         if "quote" in prov_raw:
             err("TL301", f"author-specified provenance of {cid!r} has no source to quote; remove 'quote'",
                 "provenance")
+    elif tier == DERIVED:
+        # Derived clauses cite the static finding they test, not a declared text (the validator
+        # re-lints the cited line to check the claim).
+        missing = [k for k in ("line", "quote", "finding") if k not in prov_raw]
+        if missing:
+            err("TL301", f"derived provenance of {cid!r} needs {', '.join(repr(k) for k in missing)}",
+                "provenance")
+        if prov_raw.get("inferred"):
+            err("TL306", f"{cid!r} is derived from a finding, not inferred; remove 'inferred'", "provenance")
     else:
         missing = [k for k in ("line", "quote", "kind") if k not in prov_raw]
         if missing:
@@ -391,10 +402,15 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         if prov_raw.get("inferred"):
             err("TL306", f"{cid!r} cites a source yet says 'inferred: true'; inferred clauses are "
                 "author-specified", "provenance")
+    for key in ("finding", "about"):
+        if key in prov_raw and tier != DERIVED:
+            err("TL301", f"{key!r} is only allowed in derived provenance, not in {tier} provenance of {cid!r}",
+                "provenance")
     provenance = Provenance(
         tier=tier, file=prov_raw.get("file"), line=prov_raw.get("line"), quote=prov_raw.get("quote"),
         kind=prov_raw.get("kind"), inferred=bool(prov_raw.get("inferred", False)), commit=prov_raw.get("commit"),
-        note=prov_raw.get("note"), yaml_line=prov_raw.line,
+        note=prov_raw.get("note"), yaml_line=prov_raw.line, finding=prov_raw.get("finding"),
+        about=prov_raw.get("about"),
     )
 
     source = raw.get("predicate")
@@ -416,13 +432,15 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
     on_violation = None
     if "on_violation" in raw:
         ov = raw["on_violation"]
-        on_violation = OnViolation(raises=ov.get("raises"), state=ov.get("state", "unchanged"))
+        on_violation = OnViolation(raises=ov.get("raises"), state=ov.get("state", "unchanged"),
+                                   message=ov.get("message"))
+    round_trip = RoundTrip(raw["round_trip"]["do"], raw["round_trip"]["undo"]) if "round_trip" in raw else None
     clause = Clause(
         id=cid, kind=kind, predicate_source=source, predicate=predicate, provenance=provenance,
         on_violation=on_violation, arg=cid.split(".", 1)[1].removesuffix(DRAFT_SUFFIX) if kind == "arg" else None,
         falsy_legal=raw.get("falsy_legal"), biconditional=bool(raw.get("biconditional", False)),
         justification=raw.get("justification"), deferred=bool(raw.get("deferred", False)),
-        draft=bool(raw.get("draft", False)), description=raw.get("description"), line=line,
+        round_trip=round_trip, draft=bool(raw.get("draft", False)), description=raw.get("description"), line=line,
         predicate_line=pline, predicate_col=pcol,
     )
     return clause, errors

@@ -15,8 +15,12 @@ from toollint.contracts.predicate import Predicate
 ClauseKind = Literal["pre", "eff", "frame", "arg", "inv", "success"]
 CLAUSE_KINDS: tuple[str, ...] = ("pre", "eff", "frame", "arg", "inv", "success")
 
-Tier = Literal["agent-visible", "maintainer-comment", "author-specified"]
-TIERS: tuple[str, ...] = ("agent-visible", "maintainer-comment", "author-specified")
+Tier = Literal["agent-visible", "maintainer-comment", "author-specified", "derived"]
+TIERS: tuple[str, ...] = ("agent-visible", "maintainer-comment", "author-specified", "derived")
+# A clause toollint derived from one of its own static findings (`toollint.dynamic.derived`): it cites
+# the finding (rule code, file, line, what it is about) instead of a declared text, and is counted
+# apart from the authored tiers everywhere. The validator re-lints the cited file to check the claim.
+DERIVED = "derived"
 
 # What a provenance line is. The first group is shown to the agent, the second only to maintainers.
 AGENT_VISIBLE_KINDS = ("docstring", "signature", "schema", "return", "template", "readme", "standard")
@@ -39,11 +43,18 @@ class Provenance:
     commit: str | None = None  # overrides the contract's source.commit for this citation
     note: str | None = None
     yaml_line: int = 0  # line of the `provenance:` mapping in the contract file
+    finding: str | None = None  # derived only: the code of the static finding cited (TL101-TL105)
+    about: str | None = None  # derived only: what that finding is about (its parameter, field or guard)
 
     @property
     def headline(self) -> bool:
         """A finding is headline-worthy only when its clause is agent-visible."""
         return self.tier == "agent-visible"
+
+    @property
+    def derived(self) -> bool:
+        """Derived by toollint from a static finding, not authored from a declared surface."""
+        return self.tier == DERIVED
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,18 @@ class OnViolation:
 
     raises: str | None = None  # exception class name, e.g. "ValueError"
     state: Literal["unchanged", "any"] = "unchanged"
+    # Text the refusal's message (or, without `raises`, the reply) contains when the precondition is
+    # what refused the call; a refusal without it is not attributed to this precondition.
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """An effect scored on a round trip: a legal call of `do`, then `undo` on what it made, in one
+    environment; `pre` is the state before `do`, `post` the state after `undo`."""
+
+    do: str  # tool names, as the benchmark registers them
+    undo: str
 
 
 @dataclass(frozen=True)
@@ -67,6 +90,7 @@ class Clause:
     biconditional: bool = False  # success only: success iff every declared non-deferred effect happened
     justification: str | None = None  # success only: why the biconditional reading is sound
     deferred: bool = False  # eff.* only: not observable right after the call, left out of biconditionals
+    round_trip: RoundTrip | None = None  # eff.* only: scored on a do-then-undo sequence, not on one call
     draft: bool = False
     description: str | None = None
     line: int = 0  # 1-based line of the clause in the contract file
@@ -77,6 +101,10 @@ class Clause:
     def counted(self) -> bool:
         """Drafts are excluded from every count until a person writes the predicate."""
         return not self.draft
+
+    @property
+    def derived(self) -> bool:
+        return self.provenance.derived
 
 
 @dataclass(frozen=True)
@@ -136,3 +164,9 @@ class Contract:
     @property
     def is_draft(self) -> bool:
         return bool(self.clauses) and all(c.draft for c in self.clauses)
+
+    @property
+    def derived(self) -> bool:
+        """Every clause derived from static findings (a contract `--confirm` wrote, or a maintainer
+        kept from `contracts draft --from-findings`): its rows are counted apart from authored ones."""
+        return bool(self.clauses) and all(c.derived for c in self.clauses)

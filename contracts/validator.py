@@ -5,7 +5,9 @@
 3. clause ids unique and well-formed, drafts marked (TL303)          -- loader
 4. every provenance quote occurs at the cited file and line (TL304)
 5. a cited tool-return line is a `return`/`raise` statement (TL305)
-6. the tier agrees with the kind of line cited (TL306)
+6. the tier agrees with the kind of line cited (TL306); a `derived` clause cites a static finding
+   toollint really reports there (the cited file is linted again: an authored clause cannot pass
+   for a derived one)
 7. a cited prompt template contains the quote somewhere (TL307)
 8. the paths a predicate reads exist in the state schema, and `args.x` are parameters (TL308)
 plus TL309 when the tool's source file or function cannot be found.
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, parse_contract
-from toollint.contracts.model import AGENT_VISIBLE_KINDS, MAINTAINER_KINDS, Clause, Contract
+from toollint.contracts.model import AGENT_VISIBLE_KINDS, DERIVED, MAINTAINER_KINDS, Clause, Contract
 
 from toollint.analysis import depends_roots, type_aliases
 from toollint.model import Finding
@@ -212,8 +214,20 @@ class SourceResolver:
     package_dirs: dict[str, Path] = field(default_factory=dict)
     python: str | None = None  # the benchmark's interpreter, to locate packages not importable here
     roots: list[Path] = field(default_factory=list)
+    settings: Settings | None = None  # how a cited file is linted again for a derived clause's claim
     _packages: dict[str, Path | None] = field(default_factory=dict)
     _cache: dict[tuple[str, ...], SourceFile | None] = field(default_factory=dict)
+    _findings: dict[tuple[str, str], list[Finding]] = field(default_factory=dict)
+
+    def findings_in(self, source: SourceFile, module: str) -> list[Finding]:
+        """The static findings toollint reports on a cited file (linted once per file)."""
+        key = (source.display, module)
+        if key not in self._findings:
+            from toollint.engine import lint_source
+
+            result = lint_source(source.text, source.display, self.settings or Settings(), module)
+            self._findings[key] = [f for f in result.findings if f.code.startswith("TL1")]
+        return self._findings[key]
 
     def package_dir(self, package: str) -> Path | None:
         if package in self.package_dirs:
@@ -341,7 +355,8 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
     options = options or ValidationOptions()
     targets = [Path(p) for p in paths] if paths else default_contract_paths(settings)
     resolver = SourceResolver(dict(options.package_dirs), options.python,
-                              [*options.roots, *([settings.project_root] if settings.project_root else [])])
+                              [*options.roots, *([settings.project_root] if settings.project_root else [])],
+                              settings)
     schemas = dict(options.state_schemas)
     findings: list[Finding] = []
     for target in targets:
@@ -462,6 +477,9 @@ def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolv
     def err(code: str, message: str) -> ContractError:
         return ContractError(code, shown, at, f"{clause.id}: {message}", clause=clause.id)
 
+    if prov.tier == DERIVED:
+        yield from _check_derived(contract, clause, resolver)
+        return
     if prov.tier == "author-specified":
         if prov.kind is not None:
             yield err("TL306", f"author-specified clause names a source kind {prov.kind!r}; "
@@ -508,3 +526,55 @@ def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolv
         yield err("TL306", f"{where} is a {actual_kind} line, so its tier is {expected_tier}, not {prov.tier}")
     else:
         yield err("TL306", f"{where} is cited as a {prov.kind} but is a {actual_kind} line")
+
+
+def finding_subject(finding: Finding) -> str | None:
+    """What a static finding is about, as a derived clause's `provenance.about` names it: the
+    parameter (TL103/TL104), the field (TL105), the guard's first line (TL102); None for TL101,
+    which is about the tool's reply as a whole."""
+    props = finding.properties
+    for key in ("param", "field"):
+        value = props.get(key)
+        if isinstance(value, str) and value:
+            return value
+    guard = props.get("guard")
+    if isinstance(guard, str) and guard.strip():
+        return guard.strip().splitlines()[0].strip()
+    return None
+
+
+def _check_derived(contract: Contract, clause: Clause, resolver: SourceResolver) -> Iterator[ContractError]:
+    """A derived clause's provenance: the quote at the cited line, and a static finding of the cited
+    code there, on the contract's tool and about what `about` says, that toollint itself reports."""
+    prov = clause.provenance
+    at = prov.yaml_line or clause.line
+
+    def err(code: str, message: str) -> ContractError:
+        return ContractError(code, str(contract.path), at, f"{clause.id}: {message}", clause=clause.id)
+
+    if prov.kind is not None and prov.kind not in ("comment", "return", "signature", "docstring"):
+        yield err("TL306", f"a derived clause cites a finding's line; kind {prov.kind!r} says nothing about it")
+    if prov.quote is None or prov.line is None or prov.finding is None:
+        return  # reported by the loader
+    file = prov.file or contract.source.file
+    commit = prov.commit or contract.source.commit
+    cited = resolver.get(contract, file, commit)
+    where = f"{file}:{prov.line}"
+    if cited is None:
+        yield err("TL304", f"cited file {file!r} not found" + (f" at commit {commit}" if commit else ""))
+        return
+    if not cited.quote_at(prov.line, prov.quote):
+        actual = cited.lines[prov.line - 1].strip() if 0 < prov.line <= len(cited.lines) else "<past end of file>"
+        yield err("TL304", f"quote {prov.quote!r} not found at {where} (line reads {actual!r})")
+        return
+    found = [f for f in resolver.findings_in(cited, contract.module) if f.code == prov.finding]
+    on_tool = [f for f in found if f.line == prov.line
+               and (f.tool or "").rsplit(".", 1)[-1] == contract.tool_name]
+    if not any(prov.about is None or finding_subject(f) == prov.about for f in on_tool):
+        there = ", ".join(sorted({f"{f.code} about {finding_subject(f)!r}" if finding_subject(f) else f.code
+                                  for f in on_tool})) or "none"
+        elsewhere = sorted({f.line for f in found if f not in on_tool})
+        hint = f"; {prov.finding} is reported at line(s) {', '.join(map(str, elsewhere[:5]))}" if elsewhere else ""
+        about = f" about {prov.about!r}" if prov.about else ""
+        yield err("TL306", f"tier derived claims a {prov.finding} finding{about} on {contract.tool_name} at "
+                  f"{where}, but toollint reports {there} there{hint}")

@@ -29,6 +29,14 @@ Per METHOD.md Part 3, for each clause and probe:
 - every probe: the state after the post-call reset must hash like the pristine state, else a
   Reset Leak (TL205).
 
+Derived clauses (tier ``derived``, `toollint.dynamic.derived`) differ in three places, each in its
+own method: a ``pre.*`` clause derived from a commented-out guard counts a refusal only when it is
+the guard's own (`score_derived_pre`: another refusal says nothing about the guard); an ``eff.*``
+clause with a ``round_trip`` is scored on do-then-undo sequences only (`score_round_trip`, TL203);
+and a derived effect is never scored on a call that raised, since no derived precondition says which
+calls must succeed. `CheckOptions.derived` lets the derived oracles add probes after the plan ran (round
+trips, more violating calls); round-trip runs are scored by their own clauses only.
+
 Effective arguments are the declared ``arg.*`` ones plus optional arguments an effect clause reads
 (an effect clause over an argument is a claim that the argument changes state). Every violation is
 re-run in a fresh worker before it is reported; if the re-run disagrees, the tool's calls are
@@ -38,11 +46,12 @@ TL205, otherwise the row is FLAKY, with what differed. UNTESTABLE rows stay in e
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from toollint.contracts import sandbox
 from toollint.contracts.model import Clause, Contract
@@ -153,6 +162,7 @@ class ToolReport:
     hello: dict[str, Any] = field(default_factory=dict)
     spec: WorkerSpec | None = None
     elapsed_s: float = 0.0
+    derived: bool = False  # a contract of derived clauses (`toollint.dynamic.derived`), counted apart
 
     @property
     def clause_rows(self) -> list[ClauseResult]:
@@ -164,6 +174,22 @@ class ToolReport:
         return [r for r in self.rows if r.verdict in (VIOLATES, FLAKY)]
 
 
+class DerivedHooks(Protocol):
+    """What the derived oracles (`toollint.dynamic.derived`) add to one derived tool's check."""
+
+    def after_plan(self, report: ToolReport, plan: Plan, scorer: Scorer, execute: Execute, pristine: Any,
+                   worker: Worker) -> None:
+        """After the plan ran: more probes (round trips, violating calls a derived guard needs), the
+        worker at hand for what they ask the host beyond calls (a guard's line, watched)."""
+
+
+class Execute(Protocol):
+    """Runs one probe in the tool's worker; `keep=False`: a call of another tool (a round trip's
+    partner), not one of the checked tool's runs."""
+
+    def __call__(self, probe: Probe, keep: bool = True) -> ProbeRun: ...
+
+
 @dataclass
 class CheckOptions:
     deadline: float = 30.0
@@ -172,6 +198,7 @@ class CheckOptions:
     log_dir: Path | None = None
     progress: Callable[[str], None] | None = None
     startups: list[float] = field(default_factory=list)  # seconds per worker start, for bench/confirm.py
+    derived: DerivedHooks | None = None  # called for contracts of derived clauses only
 
 
 # --- evaluation ---------------------------------------------------------------------------------------
@@ -212,7 +239,8 @@ class Scorer:
     def __init__(self, contract: Contract, meta: dict[str, Any], volatile: Sequence[str] = ()) -> None:
         self.contract = contract
         self.pres = [c for c in contract.clauses_of("pre") if c.predicate is not None]
-        self.effs = [c for c in contract.clauses_of("eff") if c.predicate is not None and not c.deferred]
+        self.effs = [c for c in contract.clauses_of("eff") if c.predicate is not None and not c.deferred
+                     and c.round_trip is None]
         self.success = contract.success
         params = params_from_tool(meta)
         self.effective = effective_arguments(contract, params)
@@ -278,15 +306,23 @@ class Scorer:
     def score(self, runs: Sequence[ProbeRun], plan: Plan | None = None) -> list[ClauseResult]:
         for run in runs:
             self.annotate(run)
+        trips = list(runs)
+        # A round trip spans several calls: only the clauses written for it read its states.
+        runs = [r for r in runs if r.probe.kind != "round_trip"]
         legal_ok = [r for r in runs if r.succeeded and r.pres_hold]
         legal_raised = [r for r in runs if r.status == "tool_error" and r.pres_hold]
         rows: list[ClauseResult] = []
         for clause in self.contract.counted_clauses:
-            if clause.kind == "pre":
+            if clause.kind == "pre" and clause.derived:
+                rows.append(self.score_derived_pre(clause, runs, plan))
+            elif clause.kind == "pre":
                 rows.append(self.score_pre(clause, runs, plan))
+            elif clause.round_trip is not None:
+                rows.append(self.score_round_trip(clause, trips, plan))
             elif clause.kind in ("eff", "frame", "inv"):
-                rows.append(self.score_state_clause(clause, runs, legal_ok,
-                                                    legal_raised if clause.kind == "eff" else ()))
+                # A derived effect promises nothing about which calls succeed: a refusal is no failure.
+                raised = legal_raised if clause.kind == "eff" and not clause.derived else ()
+                rows.append(self.score_state_clause(clause, runs, legal_ok, raised))
             elif clause.kind == "arg":
                 rows.append(self.score_arg(clause.arg or "", runs, clause))
             elif clause.kind == "success":
@@ -300,7 +336,7 @@ class Scorer:
                 rows.append(row)
         if self.write_set is not None:
             rows.append(self.score_write_set(legal_ok))
-        rows.append(self.score_reset(runs))
+        rows.append(self.score_reset(trips))
         return rows
 
     def _untestable_reason(self, runs: Sequence[ProbeRun], what: str) -> tuple[str, str]:
@@ -352,6 +388,104 @@ class Scorer:
         else:
             row.reason, row.detail = self._untestable_reason(
                 [r for r in runs if r.probe.clause == clause.id], "precondition-violating")
+        return row
+
+    def score_derived_pre(self, clause: Clause, runs: Sequence[ProbeRun], plan: Plan | None) -> ClauseResult:
+        """A precondition derived from a commented-out guard: on a call that makes the guard's
+        condition true, the tool still writing (or, when the guard raised, still succeeding) is an
+        Unenforced Precondition (TL201). A refusal counts for the guard only when it is the guard's
+        own (its exception and message, `refused_by_guard`): the call may have been refused by an
+        unrelated check before it reached the guard's line, which tells nothing about the guard."""
+        row = ClauseResult(clause.id, "pre", UNTESTABLE, clause=clause)
+        if clause.predicate is None:
+            row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
+            return row
+        type_errors: list[str] = []
+        unattributed: list[ProbeRun] = []
+        raises = declared_error(clause)
+        for run in runs:
+            if run.error is not None or run.pre is None:
+                continue
+            holds = _eval(clause.predicate, run)
+            if holds is None:
+                type_errors.append(_eval_detail(clause.predicate, run))
+                continue
+            if holds:
+                continue
+            accepted, changed = run.status == "ok", bool(run.changes)
+            if changed or (accepted and raises):
+                row.scored += 1
+                row.fail(run)
+                if row.run is None:
+                    row.run = run
+                    what = "succeeded" if accepted else f"failed ({run.result.get('error_type')})"
+                    row.detail = f"{what} and changed {len(run.changes)} path(s)" if changed else what
+            elif refused_by_guard(clause, run):
+                row.scored += 1
+            elif crashed_past_guard(clause, run):
+                # Watched, this very call got past the guard's line with its condition true and then
+                # crashed: no check refused it (a KeyError where the guard raised ValueError).
+                row.scored += 1
+                row.fail(run)
+                if row.run is None:
+                    row.run = run
+                    row.detail = (f"passed the commented-out guard's line with its condition true, then crashed "
+                                  f"with {run.result.get('error_type')}, not the guard's {raises or 'refusal'}")
+            else:
+                unattributed.append(run)
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL201"
+        elif row.scored:
+            row.verdict = CONFORMS
+            row.detail = f"refused by the guard's own error on {row.scored} call(s) that made its condition true"
+        elif type_errors:
+            row.reason, row.detail = TYPE_ERROR, type_errors[0]
+        elif unattributed:
+            first = unattributed[0].result
+            row.reason = NO_STATE
+            row.detail = (f"{len(unattributed)} call(s) made the commented condition true, each refused before "
+                          f"the guard's line by another check ({first.get('error_type') or first.get('status')}: "
+                          f"{str(first.get('error_message') or '')[:80]})")
+        elif plan is not None and clause.id in plan.unreachable:
+            row.reason, row.detail = NO_STATE, plan.unreachable[clause.id]
+        else:
+            row.reason, row.detail = NO_STATE, "no call made the commented-out guard's condition true"
+        return row
+
+    def score_round_trip(self, clause: Clause, runs: Sequence[ProbeRun], plan: Plan | None) -> ClauseResult:
+        """An effect over a do-then-undo sequence: false on a round trip whose calls all succeeded is a
+        Partial Effect (TL203): the undo left what the do wrote."""
+        assert clause.round_trip is not None and clause.predicate is not None
+        row = ClauseResult(clause.id, "eff", UNTESTABLE, clause=clause)
+        trips = [r for r in runs if r.probe.kind == "round_trip" and r.error is None and r.status == "ok"
+                 and r.result.get("round_trip_ok", True)]
+        type_errors = []
+        kept = 0
+        for run in trips:
+            holds = _eval(clause.predicate, run)
+            if holds is None:
+                type_errors.append(_eval_detail(clause.predicate, run))
+                continue
+            row.scored += 1
+            if not holds and kept_references(run, clause.predicate.paths):
+                kept += 1
+            elif not holds:
+                row.fail(run)
+                row.run = row.run or run
+        trip = f"{clause.round_trip.do} then {clause.round_trip.undo}"
+        if row.failing:
+            row.verdict, row.code = VIOLATES, "TL203"
+            row.detail = f"false after {trip} on {row.failing} of {row.scored} round trip(s)"
+        elif row.scored:
+            row.verdict = CONFORMS
+            if kept:
+                row.detail = (f"{clause.round_trip.undo} kept the record {clause.round_trip.do} made (a soft delete): "
+                              f"what is left are references to a record that still exists")
+        elif type_errors:
+            row.reason, row.detail = TYPE_ERROR, type_errors[0]
+        else:
+            row.reason = NO_STATE
+            row.detail = (plan.unreachable.get(clause.id) if plan is not None else None) or f"no completed {trip}"
         return row
 
     def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun],
@@ -511,6 +645,8 @@ class Scorer:
 
 def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, tags: dict[str, list[str]],
               deadline: float | None = None, want_view: bool = True) -> ProbeRun:
+    if probe.before or probe.after:
+        return run_sequence(worker, probe, pristine_hash, tags, deadline, want_view)
     run = ProbeRun(probe)
     try:
         resp = worker.request("probe", deadline=deadline, tool=probe.tool, args=probe.args, tags=tags,
@@ -528,9 +664,48 @@ def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, t
     return run
 
 
+def run_sequence(worker: Worker, probe: Probe, pristine_hash: str, tags: dict[str, list[str]],
+                 deadline: float | None = None, want_view: bool = True) -> ProbeRun:
+    """A round trip: a fresh environment, its state, the calls before, the probe's own call, the calls
+    after, the state, and a reset; the run's diff, pre and post enclose the whole sequence, its result
+    is the probe's own call's (with `round_trip`: each call's tool and status)."""
+    run = ProbeRun(probe)
+
+    def call(tool: str, args: dict[str, Any], view: bool) -> dict[str, Any]:
+        resp = worker.request("call", deadline=deadline, tool=tool, args=args, want_view=view)
+        return {k: v for k, v in resp.items() if k not in ("id", "ok")}
+
+    try:
+        worker.request("reset", deadline=deadline)
+        start = worker.request("snapshot", deadline=deadline)
+        steps: list[dict[str, Any]] = []
+        for c in probe.before:
+            done = call(str(c.get("tool")), dict(c.get("args") or {}), False)
+            steps.append({"tool": c.get("tool"), "status": done.get("status"), "value": done.get("value")})
+        main = call(probe.tool, probe.args, want_view)
+        steps.append({"tool": probe.tool, "status": main.get("status")})
+        for c in probe.after:
+            done = call(str(c.get("tool")), dict(c.get("args") or {}), False)
+            steps.append({"tool": c.get("tool"), "status": done.get("status"), "value": done.get("value")})
+        end = worker.request("snapshot", deadline=deadline)
+        reset = worker.request("reset", deadline=deadline)
+    except WorkerError as exc:
+        run.error = exc
+        return run
+    main["round_trip"] = steps
+    main["round_trip_ok"] = all(s.get("status") == "ok" for s in steps)
+    run.result = main
+    run.pre, run.post = start.get("state"), end.get("state")
+    run.pre_hash, run.post_hash = start.get("state_hash", ""), end.get("state_hash", "")
+    run.diff = jsondiff.diff(run.pre, run.post, tags, same=run.pre_hash == run.post_hash)
+    run.reset_hash = reset.get("state_hash", "")
+    run.pristine_hash = pristine_hash
+    return run
+
+
 def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckOptions) -> list[ToolReport]:
     """Check the contracts that share one host (one adapter variant): one warm worker for all of them."""
-    reports = [ToolReport(c.tool_name, c, spec=spec) for c in contracts]
+    reports = [ToolReport(c.tool_name, c, spec=spec, derived=c.derived) for c in contracts]
     log = options.log_dir / f"{_slug(spec)}.log" if options.log_dir else None
     worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
@@ -589,15 +764,17 @@ class _ProbingAborted(Exception):
 def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
                 tags: dict[str, list[str]], options: CheckOptions) -> None:
     assert report.contract is not None
+    hooks = options.derived if report.derived else None
     scorer = Scorer(report.contract, report.meta)
     plan = make_plan(report.contract, report.meta, pristine)
     tags = tool_tags(report.contract, tags)
 
-    def execute(probe: Probe) -> ProbeRun:
-        probe.tool = report.tool
+    def execute(probe: Probe, keep: bool = True) -> ProbeRun:
+        probe.tool = probe.tool or report.tool
         # The agent-visible rendering is fetched only by the confirmation re-run, for the witness.
         run = run_probe(worker, probe, pristine, pristine_hash, tags, options.deadline, want_view=False)
-        report.runs.append(run)
+        if keep:
+            report.runs.append(run)
         if run.error is not None and run.error.kind in ("timeout", "died", "protocol", MEMORY_LIMIT):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
             report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
@@ -610,6 +787,8 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
     aborted = False
     try:
         _run_plan(report, plan, scorer, execute, pristine)
+        if hooks is not None and report.plan is not None:
+            hooks.after_plan(report, report.plan, scorer, execute, pristine, worker)
     except _ProbingAborted:
         aborted = True
     failed = next((r for r in report.runs if r.error is not None), None)
@@ -622,6 +801,12 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
         for row in report.rows:
             if row.verdict == UNTESTABLE and row.reason == NO_STATE:
                 row.reason, row.detail = UNSUPPORTED, f"not probed: {report.error}"
+
+
+# The per-tool check, for the derived oracles' own groups (`toollint.dynamic.derived.check_derived_group`).
+def check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
+               tags: dict[str, list[str]], options: CheckOptions) -> None:
+    _check_tool(report, worker, pristine, pristine_hash, tags, options)
 
 
 def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[[Probe], ProbeRun],
@@ -821,6 +1006,60 @@ def wrong_error(clause: Clause, run: ProbeRun) -> str | None:
     if not raised or raised == declared or declared in (run.result.get("error_mro") or ()):
         return None
     return raised
+
+
+def kept_references(run: ProbeRun, paths: Iterable[str]) -> bool:
+    """Every change a round trip left under `paths` is a reference (a key added to a list) to a record
+    the sequence created and the undo kept, as a soft delete does (a cancelled reservation stays
+    listed under its user): the references are consistent, the undo owes nothing there."""
+    created: set[str] = set()
+    for op in run.changes:
+        if op.get("op") == "add" and isinstance(op.get("after"), dict):
+            last = jsondiff.split_path(op["path"])[-1]
+            keyed = re.fullmatch(r"\{[^=]+=(.*)\}", last)
+            created.add(keyed.group(1) if keyed else last)
+    fields = jsondiff.most_specific(paths)
+    under = [op for op in run.changes if any(jsondiff.canonical_covers(p, op["path"]) for p in fields)]
+    return bool(under) and bool(created) and all(
+        op.get("op") == "add" and isinstance(op.get("after"), (str, int)) and str(op["after"]) in created
+        for op in under)
+
+
+# Errors the interpreter raises by itself on a missing key, attribute or value: the mark of a call
+# that ran on past a missing check, not of a check refusing it.
+CRASH_ERRORS = frozenset({"KeyError", "IndexError", "AttributeError", "TypeError", "ZeroDivisionError",
+                          "UnboundLocalError", "StopIteration"})
+
+
+def crashed_past_guard(clause: Clause, run: ProbeRun) -> bool:
+    """A derived guard's violating call that a watch saw pass the guard's line with its condition
+    true (`probe.past_guard`) and that then crashed with an interpreter error other than the
+    guard's. A deliberate refusal further on (the guard moved, not removed) is not counted."""
+    if run.status != "tool_error" or clause.id not in run.probe.past_guard:
+        return False
+    raised = str(run.result.get("error_type") or "")
+    declared = clause.on_violation.raises if clause.on_violation is not None else None
+    return raised in CRASH_ERRORS and raised != declared
+
+
+def refused_by_guard(clause: Clause, run: ProbeRun) -> bool:
+    """The call was refused the way the precondition's guard refuses: its exception (or a subclass)
+    and, when the clause names one, its message; a guard that returned instead of raising answers
+    with that message and changes nothing."""
+    ov = clause.on_violation
+    if ov is None:
+        return False
+    if ov.raises:
+        if run.status != "tool_error":
+            return False
+        raised = str(run.result.get("error_type") or "")
+        if raised != ov.raises and ov.raises not in (run.result.get("error_mro") or ()):
+            return False
+        return ov.message is None or ov.message in str(run.result.get("error_message") or "")
+    if run.status != "ok" or run.changes or ov.message is None:
+        return False
+    reply = run.result.get("value")
+    return ov.message in (reply if isinstance(reply, str) else jsondiff.canonical_json(reply))
 
 
 def rollup(rows: Iterable[ClauseResult]) -> str:

@@ -8,6 +8,13 @@ verdict of the clauses that test it (`clauses_testing`: `properties["verdict"]`,
 tests is UNCHECKED) and returns one TL2xx finding per confirmed (or flaky) violation, each with a
 witness file.
 
+A flagged tool no authored contract covers gets derived oracles (`toollint.dynamic.derived`): clauses
+of the tier `derived` made from its static findings, written as a contract file beside the
+witnesses (`.toollint/derived/`) and checked the same way, counted apart in every count
+(`ConfirmRun.counts(derived=...)`, the summary, each finding's `oracle` property). `bundled=False`
+(`--no-bundled-contracts`) leaves the profiles' bundled libraries out, so only configured contracts
+and derived oracles are used.
+
 Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
@@ -32,6 +39,7 @@ from typing import Any
 
 from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
 from toollint.contracts.model import Clause, Contract
+from toollint.dynamic import derived as derived_oracles
 from toollint.dynamic.checker import (
     CONFORMS,
     FLAKY,
@@ -65,14 +73,16 @@ class ConfirmRun:
     findings: list[Finding] = field(default_factory=list)
     contract_errors: list[ContractError] = field(default_factory=list)
     startup_s: list[float] = field(default_factory=list)  # per worker started
+    derived: list[derived_oracles.DerivedCheck] = field(default_factory=list)  # tools under derived oracles
+    notes: list[str] = field(default_factory=list)  # said once on stderr (e.g. derived oracles without a host)
 
-    def counts(self) -> dict[str, int]:
-        """Clause rows by verdict (contract clauses only; UNTESTABLE stays in the denominator)."""
-        out = {CONFORMS: 0, VIOLATES: 0, UNTESTABLE: 0, FLAKY: 0}
-        for r in self.reports:
-            for row in r.clause_rows:
-                out[row.verdict] = out.get(row.verdict, 0) + 1
-        return out
+    def counts(self, derived: bool | None = None) -> dict[str, int]:
+        """Clause rows by verdict (contract clauses only; UNTESTABLE stays in the denominator);
+        `derived`: only the derived oracles' rows (True) or only the authored contracts' (False)."""
+        return derived_oracles.counts(self.reports_of(derived))
+
+    def reports_of(self, derived: bool | None = None) -> list[ToolReport]:
+        return [r for r in self.reports if derived is None or r.derived == derived]
 
     @property
     def probes(self) -> int:
@@ -163,7 +173,9 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
-    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress)
+    # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
+    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
+                           derived=derived_oracles.Hooks())
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
@@ -187,6 +199,60 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     return run
 
 
+def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
+    """Where `--confirm` writes the derived contracts: beside the witnesses."""
+    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    return wdir.parent / "derived"
+
+
+def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings, *, python: str | None = None,
+                witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
+                deadline: float | None = None, profile: Profile | None = None,
+                linted: Sequence[str] = (), out_dir: Path | None = None) -> ConfirmRun:
+    """Check flagged tools under derived oracles, one warm host per adapter variant (chosen as for a
+    contract: the tool's profile's adapter with its hints, the configuration, the linted files).
+    The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
+    conf = settings.confirm
+    request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
+    run = ConfirmRun()
+    names: set[str] = set()
+    hostless: list[str] = []
+    groups: dict[str, tuple[WorkerSpec, list[derived_oracles.DerivedCheck]]] = {}
+    for tool in tools:
+        stem = tool.qualname if tool.qualname not in names else f"{tool.module}.{tool.qualname}"
+        names.add(stem)
+        check = derived_oracles.DerivedCheck(tool, out_dir / f"{stem}.yaml")
+        run.derived.append(check)
+        if not tool.has_oracles:
+            continue
+        spec = worker_spec(tool.skeleton(check.path), conf, python, settings.project_root, profile, linted)
+        spec.max_memory = max_memory
+        if spec.adapter == "toolkit" and not spec.options.get("factory"):
+            hostless.append(tool.name)
+            continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
+        groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(check)
+    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
+                           derived=derived_oracles.Hooks())
+    options.log_dir = wdir.parent / "logs"
+    jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for reports in pool.map(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
+                                list(groups.values())):
+            run.reports.extend(reports)
+    run.startup_s = list(options.startups)
+    taken: set[Path] = set()
+    for report in run.reports:
+        for row in report.violations:
+            write_witness(report, row, wdir, taken)
+            run.findings.append(_finding(report, row))
+    if hostless:
+        run.notes.append(f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
+                         "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)")
+    return run
+
+
 def _finding(report: ToolReport, row: Any) -> Finding:
     meta = report.meta
     contract = report.contract
@@ -201,7 +267,12 @@ def _finding(report: ToolReport, row: Any) -> Finding:
             "clause": row.clause_id,
             "witness": str(row.witness) if row.witness else None,
             "contract": str(contract.path) if contract else None,
-            "tier": row.clause.provenance.tier if row.clause is not None else None,
+            # An implicit row (the reset check) of a derived contract is a derived oracle too.
+            "tier": row.clause.provenance.tier if row.clause is not None else ("derived" if report.derived else None),
+            "oracle": "derived" if report.derived else "authored",
+            **({"derived_from": {"code": row.clause.provenance.finding, "line": row.clause.provenance.line,
+                                 "about": row.clause.provenance.about}}
+               if row.clause is not None and row.clause.derived else {}),
             "confirmed": row.rerun,
         },
     )
@@ -331,6 +402,9 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
     kinds = tuple(kinds) if kinds is not None else finding_kinds(finding)
     if contract is None:
         return [], "none"
+    if contract.derived:  # a derived clause tests the finding it cites, and only that one
+        cited = derived_oracles.clauses_testing(finding, contract)
+        return (cited, "derived") if cited else ([], "none")
     candidates = [c for c in contract.counted_clauses if c.kind in kinds]
     implicit = [k for k in ("reset",) if k in kinds]
     success = [c.id for c in candidates if c.kind == "success"]
@@ -391,6 +465,7 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
     ids, _ = clauses_testing(finding, report.contract)
     finding.properties["verdict"] = verdict
     finding.properties["verdict_scope"] = scope
+    finding.properties["verdict_oracle"] = "derived" if report.derived else "authored"
     finding.properties["clauses"] = ids
     if witness:
         finding.properties["witness"] = witness
@@ -400,6 +475,38 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         name = report.contract.path.name if report.contract is not None else "the contract"
         what = finding.properties.get("param") or finding.properties.get("field") or "it"
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
+
+
+def draft_derived(findings: Sequence[Finding], settings: Settings, *, out_dir: Path, python: str | None = None,
+                  progress: Callable[[str], None] | None = None, linted: Sequence[str] = ()) -> ConfirmRun:
+    """`toollint contracts draft --from-findings`: the derived contracts of every flagged tool, each
+    checked once through the benchmark's host (so it is written with what it already confirms) and
+    written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
+    if settings.benchmark:
+        run_profile(settings)
+    tools = derived_oracles.derive_tools(list(findings))
+    profile = run_profile(settings, linted) if not settings.confirm.adapter else None
+    run = run_derived(tools, settings, python=python, progress=progress, profile=profile, linted=linted,
+                      out_dir=out_dir)
+    attach_derived(run)
+    return run
+
+
+def attach_derived(run: ConfirmRun) -> None:
+    """Verdicts on the findings of the tools under derived oracles: from the clauses citing each, or
+    UNCHECKED with why none could be derived."""
+    by_contract = {str(r.contract.path): r for r in run.reports if r.contract is not None}
+    for check in run.derived:
+        report = by_contract.get(str(check.path))
+        if report is None and check.tool.has_oracles:
+            continue  # never run (no host): the run's notes say so
+        for f in check.tool.findings:
+            why = check.why_unchecked(f)
+            if report is not None and (why is None or report.error):
+                attach_verdict(f, report)  # a host that never started is said as such
+            else:
+                f.properties.update(verdict=UNCHECKED, verdict_scope="none", verdict_oracle="derived", clauses=[],
+                                    verdict_detail=f"no derived oracle: {why or 'nothing to derive'}")
 
 
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
@@ -417,22 +524,33 @@ def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all
 
 def summary_lines(run: ConfirmRun) -> list[str]:
     """What a run decided, per tool verdict and per clause row: UNTESTABLE is counted and its tools
-    named with the reason, never folded into the passes."""
-    tools: dict[str, list[str]] = {CONFORMS: [], VIOLATES: [], UNTESTABLE: [], FLAKY: []}
-    for r in run.reports:
-        tools.setdefault(r.verdict, []).append(r.tool)
-    rows = run.counts()
-    per_tool = ", ".join(f"{len(tools[v])} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
-    per_row = ", ".join(f"{rows[v]} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
-    lines = [f"confirm: {len(run.reports)} tool(s): {per_tool}; clause rows: {per_row}"]
-    by_reason: dict[str, list[str]] = {}
-    for r in run.reports:
-        if r.verdict == UNTESTABLE:
-            reasons = sorted({row.reason for row in r.clause_rows if row.reason})
-            why = r.error or ", ".join(reasons) or "no clause could be scored"
-            by_reason.setdefault(why.replace(f"{r.tool}: ", "", 1), []).append(r.tool)
-    for why, names in by_reason.items():  # one line per reason: a host that cannot start is one line
-        lines.append(f"confirm: UNTESTABLE {', '.join(names)}: {why}")
+    named with the reason, never folded into the passes. Tools under authored contracts and under
+    derived oracles are counted on lines of their own."""
+    lines: list[str] = []
+    for derived, label in ((False, "confirm"), (True, "confirm: derived oracles")):
+        reports = run.reports_of(derived)
+        if not reports:
+            continue
+        tools: dict[str, list[str]] = {CONFORMS: [], VIOLATES: [], UNTESTABLE: [], FLAKY: []}
+        for r in reports:
+            tools.setdefault(r.verdict, []).append(r.tool)
+        rows = derived_oracles.counts(reports)
+        per_tool = ", ".join(f"{len(tools[v])} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
+        per_row = ", ".join(f"{rows[v]} {v}" for v in (VIOLATES, FLAKY, CONFORMS, UNTESTABLE))
+        lines.append(f"{label}: {len(reports)} tool(s): {per_tool}; clause rows: {per_row}")
+        by_reason: dict[str, list[str]] = {}
+        for r in reports:
+            if r.verdict == UNTESTABLE:
+                reasons = sorted({row.reason for row in r.clause_rows if row.reason})
+                why = r.error or ", ".join(reasons) or "no clause could be scored"
+                by_reason.setdefault(why.replace(f"{r.tool}: ", "", 1), []).append(r.tool)
+        for why, names in by_reason.items():  # one line per reason: a host that cannot start is one line
+            lines.append(f"{label}: UNTESTABLE {', '.join(names)}: {why}")
+    if run.derived:
+        unchecked = sum(1 for c in run.derived for f in c.tool.findings if c.why_unchecked(f))
+        if unchecked:
+            lines.append(f"confirm: derived oracles: {unchecked} finding(s) without one (see each finding's "
+                         "verdict_detail)")
     return lines
 
 
@@ -440,10 +558,12 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             python: str | None = None, contract_dirs: Sequence[Path | str] = (),
             witness_dir: Path | None = None,
             progress: Callable[[str], None] | None = None,
-            linted: Sequence[str] | None = None) -> tuple[list[Finding], ConfirmRun]:
+            linted: Sequence[str] | None = None, bundled: bool = True,
+            derive: bool = True) -> tuple[list[Finding], ConfirmRun]:
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
-    `linted`: the files the static pass read, which bound `confirm_all`."""
-    dirs: list[Path | str] = [*bundled_library_dirs(), *settings.contract_dirs,
+    `linted`: the files the static pass read, which bound `confirm_all`; `bundled=False`: no profile's
+    bundled contracts; `derive`: derived oracles for the flagged tools no contract covers."""
+    dirs: list[Path | str] = [*(bundled_library_dirs() if bundled else []), *settings.contract_dirs,
                               *settings.confirm.contract_dirs, *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
@@ -463,11 +583,26 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
         if report is None:
             continue
         attach_verdict(f, report)
+    if derive:
+        uncovered = [f for f in findings if derived_oracles.derivable(f) and not any(
+            c.tool_name == str(f.tool).rsplit(".", 1)[-1] and covers_file(c, f.path) for c in contracts)]
+        tools = derived_oracles.derive_tools(uncovered)
+        if tools:
+            if profile is None and not settings.confirm.adapter:
+                profile = run_profile(settings, linted)
+            more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
+                               profile=profile, linted=linted or ())
+            attach_derived(more)
+            run.notes.extend(more.notes)
+            run.reports.extend(more.reports)
+            run.findings.extend(more.findings)
+            run.derived.extend(more.derived)
+            run.startup_s.extend(more.startup_s)
     out = list(run.findings)
     for e in errors:
         out.append(Finding(code=e.code, message=e.message, path=display_path(Path(e.path)), line=e.line, col=e.col))
     for report in run.reports:
-        if report.error and report.contract is not None:
+        if report.error and report.contract is not None and not report.derived:
             # A host that cannot start is reported on the static findings (verdict_detail); a contract
             # naming a tool the benchmark does not have is a contract problem of its own.
             if "is not among" not in report.error:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 Op = dict[str, Any]
@@ -146,6 +146,23 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool, name
                 _diff(a[i], b[i], path + seg, ptr + seg, ops, strict)
         return
     ops.append({"op": "replace", "path": path or "/", "ptr": ptr, "before": a, "after": b})
+
+
+def canonical_covers(canonical: str, path: str) -> bool:
+    """Whether a keyed diff path (`/agent_db/flights/HAT001/dates/2024-05-16/available_seats/economy`)
+    lies under a predicate's canonical path (`agent_db.flights[*].dates[*].available_seats`)."""
+    import re
+
+    want = re.findall(r"\[\*\]|[^.\[\]]+", canonical)
+    have = split_path(path)
+    return len(have) >= len(want) and all(w == "[*]" or w == h for w, h in zip(want, have))
+
+
+def most_specific(paths: Iterable[str]) -> list[str]:
+    """The canonical paths no other one extends (`a.b[*].c`, not `a.b` or `a.b[*]`): what a predicate
+    reading a field through its collection is about."""
+    paths = sorted(set(paths))
+    return [p for p in paths if not any(q != p and q.startswith((p + ".", p + "[")) for q in paths)]
 
 
 def split_path(path: str) -> list[str]:

@@ -83,9 +83,20 @@ class Probe:
     varied: str | None = None  # the effective argument an arg probe varies
     harvested_from: dict[str, str] = field(default_factory=dict)  # arg -> keyed path of the value's origin
     satisfies: list[str] = field(default_factory=list)  # pre clauses true on this assignment
+    # A round trip (`kind` "round_trip"): calls made in the same environment before and after this
+    # one, each {"tool": name, "args": {...}}; the probe's pre/post states enclose all of them.
+    before: list[dict[str, Any]] = field(default_factory=list)
+    after: list[dict[str, Any]] = field(default_factory=list)
+    # Derived guard clauses whose commented-out line a watched run of this call passed with the
+    # guard's condition true (`toollint.dynamic.derived`): a later refusal is then not the guard's.
+    past_guard: list[str] = field(default_factory=list)
 
     def key(self) -> str:
-        return repr(sorted(self.args.items(), key=lambda kv: kv[0]))
+        own = repr(sorted(self.args.items(), key=lambda kv: kv[0]))
+        if not self.before and not self.after:
+            return own
+        calls = [(c.get("tool"), sorted((c.get("args") or {}).items())) for c in (*self.before, *self.after)]
+        return f"{own} around {calls!r}"
 
 
 # (snapshot, its harvest), newest first: `Harvest.of` reuses a walk by the snapshot's identity.

@@ -47,7 +47,9 @@ class ReplayOutcome:
 def _probe_of(data: dict[str, Any]) -> Probe:
     return Probe(str(data.get("kind") or "happy"), dict(data.get("args") or {}), tool=str(data.get("tool") or ""),
                  clause=data.get("target_clause"), varied=data.get("varied"),
-                 harvested_from=dict(data.get("harvested_from") or {}))
+                 harvested_from=dict(data.get("harvested_from") or {}),
+                 before=list(data.get("before") or []), after=list(data.get("after") or []),
+                 past_guard=[str(c) for c in data.get("past_guard") or []])
 
 
 def _summary(status: Any, diff: list[dict[str, Any]]) -> str:

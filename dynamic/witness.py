@@ -64,6 +64,9 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
     elif row.code == "TL203" and run.status != "ok":
         what = (f"raised {error} ({str(run.result.get('error_message'))[:60]}) on a legal call, "
                 f"so {row.clause_id} is false{where}; {changed}")
+    elif run.probe.kind == "round_trip":
+        what = _round_trip_text(report.tool, row, run)
+        call = ""
     elif row.code == "TL202" and row.partner is not None:
         name = row.clause_id.split(".", 1)[1]
         what = f"left the same state as {name}={row.partner.args.get(name)!r}: the argument was ignored"
@@ -82,7 +85,35 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
     tail = f" -> toollint replay {display_path(row.witness)}" if row.witness else ""
     if row.verdict == "FLAKY":
         tail = f" [flaky: {row.detail.rsplit('; ', 1)[-1]}]" + tail
-    return f"{head}: {call} {what}{tail}"
+    return f"{head}: {call + ' ' if call else ''}{what}{tail}"
+
+
+def _round_trip_text(tool: str, row: ClauseResult, run: ProbeRun) -> str:
+    """`book_reservation(...) then cancel_reservation(...) left ... where it was not before`: the
+    sequence, and the first path the clause reads that did not come back."""
+    calls = [*run.probe.before, {"tool": tool, "args": run.probe.args}, *run.probe.after]
+    seq = " then ".join(call_text(str(c.get("tool")), dict(c.get("args") or {}), limit=80) for c in calls)
+    reads = [p for p in (row.clause.predicate.paths if row.clause is not None and row.clause.predicate else ())]
+    from toollint.dynamic.jsondiff import canonical_covers, most_specific
+
+    fields = most_specific(reads)
+    left = [op for op in run.changes if any(canonical_covers(p, op["path"]) for p in fields)]
+    if not left:
+        return f"{seq} left {row.clause_id} false"
+    op = left[0]
+    more = f" (and {len(left) - 1} more path(s))" if len(left) > 1 else ""
+    if op.get("op") == "remove":
+        what = f"{op['path']} gone (it was {_short(op.get('before'))})"
+    elif op.get("op") == "add":
+        what = f"{op['path']} added ({_short(op.get('after'))})"
+    else:
+        what = f"{op['path']} at {_short(op.get('after'))}, not back to {_short(op.get('before'))}"
+    return f"{seq} left {what}{more}: {row.clause_id} is false"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def display_path(path: Path) -> str:
@@ -102,6 +133,8 @@ def _run_json(run: ProbeRun) -> dict[str, Any]:
         "varied": run.probe.varied,
         "target_clause": run.probe.clause,
         "harvested_from": run.probe.harvested_from,
+        **({"before": run.probe.before, "after": run.probe.after} if run.probe.before or run.probe.after else {}),
+        **({"past_guard": run.probe.past_guard} if run.probe.past_guard else {}),
         "result": {k: run.result.get(k) for k in ("status", "value", "agent_view", "error_type", "error_message")
                    if k in run.result},
         "pre_state_hash": run.pre_hash,
@@ -133,7 +166,8 @@ def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
             "predicate": clause.predicate_source if clause else None,
             "provenance": None if prov is None else {
                 "tier": prov.tier, "kind": prov.kind, "file": prov.file or (contract.source.file if contract else None),
-                "line": prov.line, "quote": prov.quote, "note": prov.note},
+                "line": prov.line, "quote": prov.quote, "note": prov.note,
+                **({"finding": prov.finding, "about": prov.about} if prov.derived else {})},
         },
         "benchmark": {"adapter": hello.get("adapter"), "variant": hello.get("variant"),
                       "version": hello.get("benchmark_version"), "python": hello.get("python")},

@@ -73,10 +73,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
-from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS
+from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS, VERB_PAIRS
 from toollint.context import ModuleContext
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
+
+PAIR_ORDER = frozenset(VERB_PAIRS)  # (do, undo): which side of a pair a tool is
 
 
 def split_name(name: str) -> tuple[str, frozenset[str]] | None:
@@ -145,6 +147,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                                                  f"`{writer.name}` writes `{access.path}` here")],
                         field=access.path,
                         partner=writer.qualname,
+                        # Which side of the pair the flagged tool is: an undo (cancel) forgets what its
+                        # do (book) wrote, or a do never sets what its undo resets (a round trip's order).
+                        role="undo" if (wsplit[0], psplit[0]) in PAIR_ORDER else "do",
                     )
 
 

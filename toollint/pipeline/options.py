@@ -54,6 +54,7 @@ class ConfirmOptions:
     confirm_all: bool = False
     python: str | None = None
     witness_dir: Path | None = None
+    bundled: bool = True  # --no-bundled-contracts: False
 
     @property
     def requested(self) -> bool:
@@ -120,6 +121,7 @@ class CheckOptions:
                 confirm_all=a["confirm_all"],
                 python=a["python"],
                 witness_dir=Path(a["witness_dir"]) if a["witness_dir"] else None,
+                bundled=not a.get("no_bundled_contracts", False),
             ),
             trace=TraceOptions(ledger=a["ledger"], report=a["report"]),
         )

@@ -47,6 +47,13 @@ class Defect:
     # Of `fields`, the collections whose membership the tool changes (`append`, `pop`, `del`, ...)
     # rather than a field of an element: a grader listing or searching them is `collection_only`.
     collections: tuple[str, ...] = ()
+    # "derived" when the violated clause was derived from a static finding (`toollint.dynamic.derived`),
+    # else the authored clause's tier: derived defects are totalled apart (`Ledger.totals_by_oracle`).
+    tier: str = ""
+
+    @property
+    def oracle(self) -> str:
+        return "derived" if self.tier == "derived" else "authored"
 
     @property
     def tool_name(self) -> str:
@@ -95,6 +102,18 @@ class Ledger:
         traced = self.in_scope.get(defect_id, self.tasks_traced) if defect_id is not None else self.tasks_traced
         return {**counts, "exposed": sum(counts.values()), "traced": traced}
 
+    def totals_by_oracle(self) -> dict[str, dict[str, int]]:
+        """`totals` over the defects derived oracles confirmed, and over the authored contracts' apart."""
+        out: dict[str, dict[str, int]] = {}
+        for oracle in ("authored", "derived"):
+            ids = {d.id for d in self.defects if d.oracle == oracle}
+            counts: dict[str, int] = {b: 0 for b in BASES}
+            for row in self.rows:
+                if row.defect in ids:
+                    counts[row.basis] += 1
+            out[oracle] = {**counts, "exposed": sum(counts.values()), "defects": len(ids)}
+        return out
+
     def rows_of(self, defect_id: str) -> list[LedgerRow]:
         return [r for r in self.rows if r.defect == defect_id]
 
@@ -113,6 +132,7 @@ class Ledger:
             ],
             "totals": self.totals(),
             "untraced": dict(self.untraced),
+            "totals_by_oracle": self.totals_by_oracle(),
             "problems": [str(p) for p in self.problems],
             "ungrounded_oracles": [
                 {"path": f.path, "line": f.line, "message": f.message, **f.properties} for f in self.ungrounded
@@ -335,6 +355,9 @@ def defect_from_clause(
             pred = getattr(eff, "predicate", None)
             if pred is not None and arg in pred.args_read:
                 paths |= post_paths(eff)
+        if not paths and arg:
+            # No effect clause reads it (a derived `arg.*`): the field the tool writes under its name.
+            paths = {w for w in writes.paths if w.rsplit(".", 1)[-1] == arg}
     else:
         paths = post_paths(clause)
     if writes.paths and kind != "pre":
@@ -395,7 +418,7 @@ def defect_from_finding(finding: Finding, contract: Any, tool_writes: ToolWrites
     defect_id = f"{finding.code}:{contract.tool_name}:{clause.id}"
     return defect_from_clause(defect_id, contract.tool, clause, tool_writes, effects, tool_file=finding.path,
                               tool_line=finding.line, code=finding.code,
-                              witness=finding.properties.get("witness"))
+                              witness=finding.properties.get("witness"), tier=clause.provenance.tier)
 
 
 def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 50, max_flows: int = 10) -> None:

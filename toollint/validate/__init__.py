@@ -3,6 +3,7 @@
     python -m toollint.validate FILE...                    # static half on mutants of any tool modules
     python -m toollint.validate --benchmark NAME --package DIR [--benchmark-python PY] [--confirm]
     python -m toollint.validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+    python -m toollint.validate --minibank DIR --confirm --derived   # no contracts: derived oracles only
 
 `--benchmark NAME` is a benchmark profile with a validation driver (`toollint.validate.drivers`);
 `--NAME DIR` and `--NAME-python PY` are short for `--benchmark NAME --package DIR` and
@@ -55,6 +56,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                    help="start every host afresh instead of forking it from a warm interpreter")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="with --confirm, run N tool modules' dynamic halves at once (default 1)")
+    p.add_argument("--derived", action="store_true",
+                   help="with --confirm: no contracts, only the oracles each mutant's own findings imply "
+                        "(toollint.validate.derived)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget", type=int, default=None, help="mutants per subject (default: all)")
     p.add_argument("--operators", help="comma-separated operator names (default: all)")
@@ -186,9 +190,16 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         from toollint.console import Console
 
         progress = Console().progress("validate")  # one line, redrawn, on a terminal only
+        if args.derived and not args.confirm:
+            raise UsageError("--derived needs --confirm (it replaces the contracts of the dynamic half)")
+        runner = None
+        if args.derived:
+            from toollint.validate.derived import DerivedRunner
+
+            runner = DerivedRunner
         result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
                      progress=progress if progress.enabled else None, warm=not args.cold,
-                     jobs=args.jobs)
+                     jobs=args.jobs, runner=runner)
         progress.done()
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

@@ -463,9 +463,12 @@ def run(
     progress: Callable[[str], None] | None = None,
     warm: bool = True,
     jobs: int = 1,
+    runner: Callable[[Subject, Path], DynamicRunner] | None = None,
 ) -> ValidationRun:
     """The mutation arm and the negative controls over every subject. `budget` is per subject;
-    `operators` and `tools` (qualified names) narrow what is mutated. With `warm` (the default) the
+    `operators` and `tools` (qualified names) narrow what is mutated; `runner` makes the dynamic
+    half's runner (`DynamicRunner`: the subject's contracts; `toollint.validate.derived`: oracles
+    derived from each mutant's own static findings). With `warm` (the default) the
     dynamic half forks its hosts from a pre-imported interpreter (`toollint.dynamic.forkserver`)
     instead of starting and importing the benchmark for every mutant. With `jobs` > 1, that many
     subjects' dynamic halves run at once (each has its own overlay, so its mutants stay one at a time);
@@ -473,7 +476,7 @@ def run(
     from toollint.dynamic.forkserver import MAX_ZYGOTES, warm_hosts
 
     with warm_hosts(enabled=warm and dynamic, max_zygotes=MAX_ZYGOTES * max(1, jobs)) as pool:
-        out = _run(subjects, seed, budget, dynamic, operators, tools, progress, max(1, jobs))
+        out = _run(subjects, seed, budget, dynamic, operators, tools, progress, max(1, jobs), runner)
     out.host_starts = {"forked": pool.stats.forks, "cold": pool.stats.cold, "zygotes": pool.stats.zygotes,
                        "zygote_start_s": round(pool.stats.zygote_start_s, 2), "fallbacks": pool.stats.fallbacks[:5]}
     return out
@@ -493,7 +496,8 @@ class _SubjectPlan:
 
 def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bool,
          operators: Sequence[str] | None, tools: Sequence[str] | None,
-         progress: Callable[[str], None] | None, jobs: int = 1) -> ValidationRun:
+         progress: Callable[[str], None] | None, jobs: int = 1,
+         runner: Callable[[Subject, Path], DynamicRunner] | None = None) -> ValidationRun:
     start = time.perf_counter()
     out = ValidationRun(seed, budget, dynamic)
     plans: list[_SubjectPlan] = []
@@ -526,23 +530,23 @@ def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bo
                             for m, st in zip(plan.chosen, plan.statics)]
             return
         with overlay(subject.host) as root:
-            runner = DynamicRunner(subject, root)
+            dyn = (runner or DynamicRunner)(subject, root)
             affected = {t for m in plan.chosen for t in m.tools} | {t for c in plan.controls if c.control
                                                                     for t in c.control.tools}
-            runner.run_baseline(sorted(affected) if tools is not None else None)
-            if subject.clean and runner.baseline_rows:
+            dyn.run_baseline(sorted(affected) if tools is not None else None)
+            if subject.clean and dyn.baseline_rows:
                 plan.dynamic_controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
-                                                                                for r in runner.baseline_rows]))
+                                                                                for r in dyn.baseline_rows]))
             for cr in plan.controls:  # a rewrite that the probes tell apart is a false alarm too
                 assert cr.control is not None
                 if progress:
                     progress(cr.control.id)
-                flagged = runner.outcome(cr.control)
+                flagged = dyn.outcome(cr.control)
                 cr.false_positives.extend(_dynamic_flag(r) for r in flagged.violations)
             for m, st in zip(plan.chosen, plan.statics):
                 if progress:
                     progress(m.id)
-                plan.mutants.append(MutantResult(subject.name, m, st, runner.outcome(m), not subject.reaches(m)))
+                plan.mutants.append(MutantResult(subject.name, m, st, dyn.outcome(m), not subject.reaches(m)))
 
     if jobs > 1 and dynamic and len(plans) > 1:
         from concurrent.futures import ThreadPoolExecutor

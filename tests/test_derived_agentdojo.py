@@ -1,0 +1,109 @@
+"""AgentDojo (agentdojo==0.1.35 from PyPI) with the bundled library switched off: the derived oracles
+confirm every violation the library confirms on a tool the five rules flag, and refute none of
+them. The comparison is bench/derived.py's, both columns made in one run. Every suite is the slow
+part (about 20 s); banking's tool module alone is the fast sample of the default run."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "derived.py"
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_derived", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def banking(agentdojo_python: Path, agentdojo_src: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    module = agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py"
+    return _bench().compare([module], agentdojo_python, tmp_path_factory.mktemp("derived-banking"))
+
+
+@pytest.fixture(scope="module")
+def comparison(agentdojo_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return _bench().agentdojo_comparison(agentdojo_python, tmp_path_factory.mktemp("derived-agentdojo"))
+
+
+def test_banking_every_library_violation_is_confirmed_and_none_refuted(banking: Any) -> None:
+    confirmed = sorted(r.key for r in banking.library_confirmed)
+    assert confirmed == [
+        "TL101 update_scheduled_transaction reply",
+        "TL104 update_scheduled_transaction amount",
+        "TL104 update_scheduled_transaction recurring",
+        "TL104 update_scheduled_transaction subject",
+    ]
+    assert sorted(r.key for r in banking.derived_also) == confirmed
+    assert banking.refuted == []
+    assert banking.derived_rows["UNTESTABLE"] == 0
+    assert "update_scheduled_transaction eff.amount_written TL202" in banking.confirmed["derived"]
+
+
+@pytest.mark.slow
+def test_every_library_confirmed_violation_is_confirmed_by_the_derived_oracles(comparison: Any) -> None:
+    confirmed = sorted(r.key for r in comparison.library_confirmed)
+    assert confirmed == [
+        "TL101 update_scheduled_transaction reply",
+        "TL103 invite_user_to_slack user_email",
+        "TL103 reserve_car_rental end_time",
+        "TL104 update_scheduled_transaction amount",
+        "TL104 update_scheduled_transaction recurring",
+        "TL104 update_scheduled_transaction subject",
+        "TL104 update_user_info city",
+        "TL104 update_user_info first_name",
+        "TL104 update_user_info last_name",
+        "TL104 update_user_info street",
+    ]
+    assert sorted(r.key for r in comparison.derived_also) == confirmed
+
+
+@pytest.mark.slow
+def test_no_finding_is_refuted_and_what_the_derived_oracles_add_is_listed(comparison: Any) -> None:
+    assert comparison.refuted == []
+    # The library declares "" no legal IBAN or date (falsy_legal: false); the rule, and so the derived
+    # oracle, takes "" as a legal str: the drop is real, its legality is the contract author's call.
+    assert sorted((r.key, r.library) for r in comparison.derived_only) == [
+        ("TL104 update_scheduled_transaction date", "CONFORMS"),
+        ("TL104 update_scheduled_transaction recipient", "CONFORMS"),
+    ]
+    # download_file is a tool by its signature, but no suite registers it: no host can run it.
+    download = next(r for r in comparison.rows if r.tool == "download_file")
+    assert (download.library, download.derived) == ("no contract", "UNCHECKED")
+    assert "is not among" in download.detail
+
+
+@pytest.mark.slow
+def test_both_columns_count_their_own_rows(comparison: Any) -> None:
+    assert comparison.library_rows["VIOLATES"] == 17
+    assert comparison.derived_rows["VIOLATES"] >= 10 and comparison.derived_rows["UNTESTABLE"] == 0
+    derived = comparison.confirmed["derived"]
+    assert all(code.endswith(("TL202", "TL203", "TL201", "TL204", "TL205")) for code in derived)
+    assert "update_scheduled_transaction eff.amount_written TL202" in derived
+
+
+def test_the_tracer_takes_derived_violations_like_authored_ones(banking: Any, agentdojo_src: Path) -> None:
+    """The same defect, `amount=0` dropped by update_scheduled_transaction, traced from the library's
+    clause and from the derived one: the same graded tasks are exposed, counted apart by oracle."""
+    from toollint.profiles.agentdojo.tasks import agentdojo_tasks
+    from toollint.trace.ledger import trace_findings
+
+    tasks = agentdojo_tasks(agentdojo_src, suites=("banking",))
+    library = next(f for f in banking.findings["library"] if f.properties["clause"] == "eff.amount_set")
+    derived = next(f for f in banking.findings["derived"] if f.properties["clause"] == "eff.amount_written")
+    ledger = trace_findings([library, derived], tasks)
+    assert ledger.problems == []
+    by_oracle = ledger.totals_by_oracle()
+    assert by_oracle["derived"]["defects"] == by_oracle["authored"]["defects"] == 1
+    assert by_oracle["derived"]["exposed"] == by_oracle["authored"]["exposed"] > 0
+    assert derived.properties["trace"]["fields"] == ["bank_account.scheduled_transactions[*].amount"]
+    assert {d.oracle for d in ledger.defects} == {"derived", "authored"}
