@@ -1,7 +1,7 @@
 """How long score-at-risk tracing takes: one defect across a generated tau2-style benchmark of 2,000+
 tasks (the target is under 5 s), and, when given, across a real AgentDojo package.
 
-    python bench/trace_speed.py [--tasks 2400] [--assertions 60] [--agentdojo path/to/agentdojo]
+    python bench/trace_speed.py [--tasks 2400] [--assertions 60] [--agentdojo path/to/agentdojo] [--tau2 CHECKOUT]
 
 Prints the task count, the seconds for enumerating and for tracing, and the ledger's totals per basis.
 """
@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=2400)
     parser.add_argument("--assertions", type=int, default=60)
     parser.add_argument("--agentdojo", type=Path, help="an agentdojo package directory to trace as well")
+    parser.add_argument("--tau2", type=Path, help="a tau2-bench checkout to trace as well (every domain)")
     args = parser.parse_args(argv)
     defect = Defect("refuel_data:pre.line_active", "toolkit:Toolkit.refuel_data", "pre.line_active", (FIELD,))
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,6 +93,22 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.perf_counter() - start
         totals = ledger.totals(defect.id)
         print(f"agentdojo {args.agentdojo}: {len(found.tasks)} tasks in {elapsed:.3f} s")
+        print("  exposed: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
+    if args.tau2 is not None:
+        from toollint.profiles.tau2.tasks import tasks as tau2_tasks
+
+        defect = Defect("refuel_data:pre.line_active", "tau2.domains.telecom.tools:TelecomTools.refuel_data",
+                        "pre.line_active", ("agent_db.bills", "agent_db.customers[*].bill_ids",
+                                            "agent_db.lines[*].data_refueling_gb"),
+                        collections=("agent_db.bills", "agent_db.customers[*].bill_ids"))
+        start = time.perf_counter()
+        found = tau2_tasks(args.tau2)
+        enumerated = time.perf_counter()
+        ledger = trace([defect], found)
+        done = time.perf_counter()
+        totals = ledger.totals(defect.id)
+        print(f"tau2 {args.tau2}: {len(found.tasks)} tasks, enumerate {enumerated - start:.3f} s, "
+              f"trace {done - enumerated:.3f} s")
         print("  exposed: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
     return 0 if generated_seconds < 5 else 1
 

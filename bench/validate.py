@@ -2,19 +2,25 @@
 
     python bench/validate.py                       # minibank (static + dynamic), AgentDojo static, all mutants
     python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
-    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (about an hour)
+    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (minutes; --jobs N)
     python bench/validate.py --gold-replay         # plus arm 3: AgentDojo's gold paths vs confirmed defects
     python bench/validate.py --constructed         # plus arm 4: constructed paths for AgentDojo's falsy defects
+    python bench/validate.py --warm-vs-cold 8      # the same 8 AgentDojo mutants with warm hosts, then cold
+    python bench/validate.py --tau2-budget 0       # plus tau2-bench's tool modules, static + dynamic, all mutants
     python bench/validate.py --json out.json
 
-AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests); each AgentDojo mutant
-costs a host start (about 3 s) plus a confirmation worker, so the dynamic arm there is budgeted.
+AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests), tau2-bench's
+dependencies in another (with the pinned snapshot's source). Hosts are forked from a warm,
+pre-imported interpreter (`toollint.dynamic.forkserver`) unless `--cold`; `--warm-vs-cold N` times
+one sample both ways, side by side in one run, and prints the ratio (the machine is shared: quote
+ratios, not seconds).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,6 +46,46 @@ def _section(title: str, result: ValidationRun) -> dict[str, object]:
     return report.to_json(result)
 
 
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def warm_vs_cold(driver: object, src: Path, python: str, registered: frozenset[str], n: int,
+                 seed: int) -> dict[str, object]:
+    """The same mutants of one module, warm hosts then cold, back to back; outcomes must agree."""
+    subjects = driver.subjects(src, python, ["banking_client"], registered)  # type: ignore[attr-defined]
+    timings: dict[str, float] = {}
+    outcomes = {}
+    for mode in ("warm", "cold"):
+        result = run(subjects, seed=seed, budget=n, dynamic=True, warm=mode == "warm")
+        timings[mode] = result.elapsed_s
+        data = report.to_json(result)
+        outcomes[mode] = [(m["id"], m["killed"], m["dynamic"]) for m in data["mutation"]["mutants"]]
+        print(f"{mode}: {len(result.mutants)} mutants in {result.elapsed_s:.1f} s "
+              f"({len(result.mutants) / result.elapsed_s:.2f} mutants/s), load {_load():.1f}, hosts {result.host_starts}")
+    same = outcomes["warm"] == outcomes["cold"]
+    print(f"warm/cold wall time: {timings['warm'] / timings['cold']:.2f} (cold is {timings['cold'] / timings['warm']:.1f}x "
+          f"slower); outcomes identical: {same}")
+    return {"seconds": timings, "same_outcomes": same}
+
+
+def tau2_arm(budget: int | None, seed: int, cold: bool, jobs: int = 1) -> dict[str, object]:
+    """The mutation arm and negative controls on tau2-bench's tool modules (the pinned snapshot)."""
+    from _corpora import Unavailable, ensure_tau2_venv, tau2_root
+
+    try:
+        checkout, python = tau2_root(), ensure_tau2_venv()
+    except Unavailable as exc:
+        print(f"tau2: skipped: {exc}")
+        return {"skipped": str(exc)}
+    tau2 = driver_for("tau2").for_package(checkout)  # type: ignore[attr-defined]
+    registered = tau2.registered_tools(str(python))
+    result = run(tau2.subjects(checkout, str(python), registered=registered), seed=seed, budget=budget,
+                 dynamic=True, warm=not cold, jobs=jobs)
+    return _section(f"tau2-bench tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {seed}, "
+                    f"{jobs} job(s), load {_load():.1f})", result)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=0)
@@ -48,6 +94,13 @@ def main() -> int:
     p.add_argument("--gold-replay", action="store_true", help="also replay AgentDojo's ground-truth calls")
     p.add_argument("--constructed", action="store_true", help="also run constructed paths (AgentDojo banking)")
     p.add_argument("--skip-mutation", action="store_true", help="skip the mutation arm")
+    p.add_argument("--cold", action="store_true", help="start every host afresh (no fork server)")
+    p.add_argument("--warm-vs-cold", type=int, default=None, metavar="N",
+                   help="time N AgentDojo banking_client mutants with warm hosts, then cold")
+    p.add_argument("--tau2-budget", type=int, default=None,
+                   help="also run tau2-bench's tool modules, static + dynamic, N mutants per module (0: all)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="tool modules whose dynamic halves run at once (default 2, the cores of the target)")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
 
@@ -66,9 +119,14 @@ def main() -> int:
     if args.agentdojo_budget is not None and not args.skip_mutation:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
-            f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed})",
+            f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed}, "
+            f"{'cold' if args.cold else 'warm'} hosts, {args.jobs} job(s), load {_load():.1f})",
             run(driver.subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
-                dynamic=True))
+                dynamic=True, warm=not args.cold, jobs=args.jobs))
+    if args.warm_vs_cold:
+        out["warm_vs_cold"] = warm_vs_cold(driver, src, str(python), registered, args.warm_vs_cold, args.seed)
+    if args.tau2_budget is not None:
+        out["tau2"] = tau2_arm(args.tau2_budget or None, args.seed, args.cold, args.jobs)
     if args.gold_replay:
         contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
         replay_start = time.perf_counter()

@@ -248,8 +248,8 @@ class SourceResolver:
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
             return None
-        if spec is None or not spec.origin:
-            return None
+        if spec is None or not spec.origin or spec.submodule_search_locations is None:
+            return None  # not a package (a script of the same name on the path is not the benchmark)
         return Path(spec.origin).parent
 
     def get(self, contract: Contract, file: str, commit: str | None) -> SourceFile | None:

@@ -123,6 +123,7 @@ class Worker:
         self._scanned = 0
         self._next_id = 0
         self._token = ""  # in the host's environment, inherited by all it starts (proctree)
+        self._launcher: Any = None  # the launcher that started the host, None for a plain Popen
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -148,6 +149,23 @@ class Worker:
         return self.hello
 
     def _spawn_and_greet(self) -> dict[str, Any]:
+        """Start the host; a host a launcher started (a fork of a warm interpreter) that fails to
+        start is retried once the ordinary way, and the launcher told, so a launcher's fault never
+        decides a verdict."""
+        try:
+            return self._spawn_once(use_launchers=True)
+        except WorkerError as exc:
+            launcher = self._launcher
+            if launcher is None:
+                raise
+            self._kill()
+            failed = getattr(launcher, "failed", None)
+            if failed is not None:
+                failed(self.spec, exc)
+            return self._spawn_once(use_launchers=False)
+
+    def _spawn_once(self, use_launchers: bool) -> dict[str, Any]:
+        self._launcher = None
         if self.log_path is not None and self._log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the worker
@@ -160,11 +178,9 @@ class Worker:
         env.update(self.spec.env)
         env.update({proctree.TOKEN_VAR: self._token, "TOOLLINT_PARENT_PID": str(os.getpid())})
         try:
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._log if self._log is not None else subprocess.DEVNULL,
-                start_new_session=True, cwd=self.spec.cwd, env=env,
-            )
+            self._proc, self._launcher = _launch(self.spec, cmd, env,
+                                                 self._log if self._log is not None else subprocess.DEVNULL,
+                                                 use_launchers)
         except OSError as exc:
             raise WorkerError("startup", f"cannot run {self.spec.python}: {exc.strerror or exc}") from None
         _LIVE.add(self)
@@ -345,6 +361,33 @@ class Worker:
 
 
 MEMORY_LIMIT = "memory_limit"  # the host ran out of its `max_memory`; it exits after replying
+
+# Other ways to start a host (`toollint.dynamic.forkserver`: a fork of a warm interpreter): each is
+# asked in turn, `launcher.launch(spec, cmd, env, stderr)`, and returns an object with `Popen`'s
+# surface, or None; `launcher.failed(spec, error)` hears of a host it started that did not start.
+_LAUNCHERS: list[Any] = []
+
+
+def register_launcher(launcher: Any) -> None:
+    _LAUNCHERS.append(launcher)
+
+
+def unregister_launcher(launcher: Any) -> None:
+    if launcher in _LAUNCHERS:
+        _LAUNCHERS.remove(launcher)
+
+
+def _launch(spec: WorkerSpec, cmd: list[str], env: dict[str, str], stderr: Any,
+            use_launchers: bool = True) -> tuple[Any, Any]:
+    """The host process and the launcher that started it: a launcher's, or (None) a new interpreter
+    in a session of its own."""
+    for launcher in tuple(_LAUNCHERS) if use_launchers else ():
+        proc = launcher.launch(spec, cmd, env, stderr)
+        if proc is not None:
+            return proc, launcher
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            start_new_session=True, cwd=spec.cwd, env=env), None
+
 
 # Workers with a live host, killed at interpreter exit if their owner never closed them.
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()

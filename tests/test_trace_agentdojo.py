@@ -90,7 +90,7 @@ def test_nothing_is_dropped_and_other_suites_are_out_of_scope(ledger: Ledger) ->
     assert {r.suite for r in ledger.rows} == {"banking"}  # the tool is registered in banking only
     assert not ledger.problems
     assert ledger.totals("amount") == {"exact_field": 5, "whole_state_hash": 1, "collection_only": 0,
-                                       "unresolved": 0, "exposed": 6, "traced": ledger.tasks_traced}
+                                       "unresolved": 0, "exposed": 6, "traced": len(banking)}
     assert {r.task for r in ledger.rows} < banking
 
 
@@ -103,11 +103,11 @@ def test_an_earlier_version_uses_the_earlier_task_definitions(agentdojo_src: Pat
 
 def test_fields_come_from_the_compiled_predicate_kept_to_what_the_tool_writes(agentdojo_src: Path) -> None:
     contract = load_contract(AGENTDOJO_CONTRACTS / "update_scheduled_transaction.yaml")
-    writes, line = tool_writes(agentdojo_src / contract.source.file, contract.qualname)
-    assert line > 0 and AMOUNT in writes
+    writes = tool_writes(agentdojo_src / contract.source.file, contract.qualname)
+    assert writes.line > 0 and AMOUNT in writes.paths
     effects = contract.clauses_of("eff")
     # The predicate also reads the lookup key `.by(id=...)`; the tool never writes `id`, so it drops out.
     assert defect_from_clause("d", contract.tool, contract.clause("eff.amount_set"), writes, effects).fields == (AMOUNT,)
     assert defect_from_clause("d", contract.tool, contract.clause("arg.amount"), writes, effects).fields == (AMOUNT,)
     pre = defect_from_clause("d", contract.tool, contract.clause("pre.transaction_exists"), writes, effects)
-    assert set(pre.fields) == writes  # a precondition breach leaves the tool's whole write set wrong
+    assert set(pre.fields) == writes.paths  # a precondition breach leaves the tool's whole write set wrong

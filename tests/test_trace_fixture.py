@@ -254,3 +254,82 @@ def test_config_names_a_profiles_package(tmp_path: Path) -> None:
     assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
         ("[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
         "to find the package")]
+
+
+# --- collection membership -------------------------------------------------------------------------
+
+MEMBERSHIP_TOOLS = '''\
+from tau2.environment.toolkit import ToolKitBase, ToolType, is_tool
+
+
+class Shop(ToolKitBase):
+    def _bill(self, customer_id: str, amount: float) -> None:
+        self.db.bills.append({"customer": customer_id, "amount": amount})  # only membership
+
+    @is_tool(ToolType.WRITE)
+    def charge(self, customer_id: str, order_id: str, amount: float) -> str:
+        self._bill(customer_id, amount)
+        self.db.orders[order_id].paid = True  # a field
+        self.db.log.insert(0, order_id)  # membership
+        del self.db.carts[customer_id]  # membership
+        self.db.tags.pop(order_id)  # membership
+        self.db.audit.extend([order_id])  # membership ...
+        self.db.audit = []  # ... and reassigned whole: a field after all
+        return "charged"
+'''
+
+
+def test_adding_or_removing_elements_writes_the_collections_membership(tmp_path: Path) -> None:
+    from toollint.trace.ledger import tool_writes
+
+    (tmp_path / "shop.py").write_text(MEMBERSHIP_TOOLS)
+    writes = tool_writes(tmp_path / "shop.py", "Shop.charge")
+    assert writes.paths == {"db.bills", "db.orders[*].paid", "db.log", "db.carts", "db.tags", "db.audit"}
+    assert writes.collections == {"db.bills", "db.log", "db.carts", "db.tags"}
+    assert writes.line == 9
+
+
+@pytest.mark.parametrize(("kind", "path", "how", "basis"), [
+    ("state", "db.bills", "read", "collection_only"),  # len(), a search, a listing
+    ("state", "db.bills[*]", "read", "collection_only"),
+    ("state", "db.bills[*].status", "read", "collection_only"),  # a field of a found element
+    ("opaque", "db.bills", "compare", "collection_only"),
+    ("opaque", "db.bills", "call", "unresolved"),  # handed to code toollint cannot follow
+    ("state", "db", "read", "collection_only"),
+    ("opaque", "", "compare", "whole_state_hash"),
+    ("state", "db.lines", "read", None),
+])
+def test_classify_a_collections_membership(kind: str, path: str, how: str, basis: str | None) -> None:
+    site = ReadSite(kind, path, "f.py", 1, how=how)  # type: ignore[arg-type]
+    assert classify(site, "db.bills", collection=True) == basis
+
+
+def test_a_collection_write_keeps_only_the_collection_of_an_effect_clauses_paths() -> None:
+    from types import SimpleNamespace
+
+    from toollint.contracts.predicate import compile_predicate
+
+    from toollint.trace.ledger import ToolWrites, defect_from_clause
+
+    clause = SimpleNamespace(id="eff.billed", kind="eff", predicate=compile_predicate(
+        "len(post.db.bills) == len(pre.db.bills) + 1 and any(b.status == 'Draft' for b in post.db.bills)"))
+    writes = ToolWrites(frozenset({"db.bills"}), frozenset({"db.bills"}))
+    defect = defect_from_clause("d", "t", clause, writes)
+    # `status` is read to find the bill; adding a bill writes no status of any other
+    assert defect.fields == ("db.bills",) and defect.collections == ("db.bills",)
+
+
+def test_state_roots_put_code_paths_in_the_snapshots_form() -> None:
+    from toollint.trace.readsites import StateRoots
+
+    agent = StateRoots("agent_db", (("db", "agent_db"),))
+    assert agent.apply("db.lines[*].x") == "agent_db.lines[*].x"
+    assert agent.apply("") == "agent_db"  # the toolkit used whole
+    assert agent.apply("device.sim") == "agent_db.device.sim"  # a property of the toolkit over its db
+    assert agent.apply("@pre.db.lines") == "@pre.agent_db.lines"
+    assert agent.rewrite("db.lines") == "agent_db.lines"
+    assert agent.rewrite("lines[*].x") == "lines[*].x"  # not the code's form: left for the tracer to report
+    site = agent.site(ReadSite("opaque", "", "f.py", 3, how="call", detail="audit"))
+    assert (site.path, site.scope) == ("agent_db", "agent_db")
+    assert classify(site, "user_db.device.on") is None  # the agent's toolkit cannot see the user's state
+    assert classify(site, "agent_db.lines[*].x") == "unresolved"

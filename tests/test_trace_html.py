@@ -1,23 +1,21 @@
-"""The HTML report: self-contained (nothing fetched from the network), and it renders and sorts in a
-real headless Chromium (installed with apt-get when missing and possible; skipped cleanly otherwise)."""
+"""The HTML report's structure: self-contained (nothing fetched from the network), one section per
+tool and field (clauses exposing the same tasks share it), sections by exposure, probes folded, task
+tables of four columns folded when long, labels escaped. How it looks in a real browser is
+`tests/test_report_html.py`."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import struct
-import subprocess
-import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from toollint.config import resolve_settings
-from toollint.trace.ledger import Defect, Ledger, trace
-from toollint.trace.report_html import render_report
+from toollint.trace.ledger import Defect, Ledger, LedgerRow, trace
+from toollint.trace.readsites import BASES, CONFIDENCE
+from toollint.trace.report_html import OPEN_TASK_ROWS, TASK_COLUMNS, render_report, sections
 from toollint.trace.tasks import tasks_from_config
 
 BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
@@ -31,139 +29,129 @@ def ledger() -> Ledger:
     return trace([DEFECT], tasks_from_config(settings.trace, BENCH))
 
 
-class _Ledger(HTMLParser):
-    """The ledger table's rows, as text cells, in document order."""
+class Tables(HTMLParser):
+    """Every table's rows, as text cells, in document order, with each table's class."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[list[str]] = []
-        self._in_ledger = self._in_cell = False
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self._depth = 0
+        self._in_cell = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table" and ("id", "ledger") in attrs:
-            self._in_ledger = True
-        elif self._in_ledger and tag == "tr":
-            self.rows.append([])
-        elif self._in_ledger and tag in ("td", "th"):
+        if tag == "table":
+            self.tables.append((dict(attrs).get("class") or "", []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th") and self.tables:
             self._in_cell = True
-            self.rows[-1].append("")
+            self.tables[-1][1][-1].append("")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
-            self._in_ledger = False
-        elif tag in ("td", "th"):
+        if tag in ("td", "th"):
             self._in_cell = False
 
     def handle_data(self, data: str) -> None:
-        if self._in_ledger and self._in_cell:
-            self.rows[-1][-1] += data
+        if self._in_cell and self.tables:
+            self.tables[-1][1][-1][-1] += data
 
 
-def _ledger_rows(html: str) -> list[list[str]]:
-    parser = _Ledger()
+def task_tables(html: str) -> list[list[list[str]]]:
+    """The rows (header first) of every task table."""
+    parser = Tables()
     parser.feed(html)
-    return parser.rows[1:]  # without the header
+    return [rows for cls, rows in parser.tables if "tasks" in cls.split()]
+
+
+def _rows(defect: Defect, tasks: list[tuple[str, str]], field: str) -> list[LedgerRow]:
+    return [LedgerRow(defect.id, defect.tool, defect.clause, field, task, "banking", "UserTask.utility",
+                      f"user_tasks.py:{10 + i}", basis, CONFIDENCE[basis])  # type: ignore[arg-type]
+            for i, (task, basis) in enumerate(tasks)]
 
 
 def test_report_is_self_contained_and_complete(ledger: Ledger) -> None:
     html = render_report(ledger)
-    # Nothing loaded from elsewhere: no src/href, no CSS url() or @import (the SVG namespace is a name).
-    assert not re.search(r"\b(src|href)\s*=|url\(|@import", html)
+    # Nothing loaded from elsewhere: no src/href but in-page anchors, no CSS url() or @import.
+    assert not re.search(r"\bsrc\s*=|url\(|@import", html)
+    assert set(re.findall(r"\bhref\s*=\s*\"([^\"]*)\"", html)) <= {f"#field-{i}" for i in range(10)}
     assert re.findall(r"https?://[^\"' ]+", html) == ["http://www.w3.org/2000/svg"]
     assert html.count("<svg") == 1 and "<script>" in html
     assert "witness/refuel_suspended.json" in html and "db.lines[*].data_balance" in html
-    for basis in ("exact_field", "whole_state_hash", "collection_only", "unresolved"):
+    for basis in BASES:
         assert basis in html
-    assert len(_ledger_rows(html)) == len(ledger.rows) == 12
+    (table,) = task_tables(html)
+    assert table[0] == list(TASK_COLUMNS) and len(table) - 1 == len(ledger.rows) == 12
     assert "TL401 ungrounded oracle" in html and "broken_tasks.json:3" in html  # TL401s and problems shown
 
 
-def test_a_witness_file_is_shown_with_its_probe(tmp_path: Path) -> None:
+def test_rows_start_sorted_by_exposure_strongest_basis_first(ledger: Ledger) -> None:
+    (table,) = task_tables(render_report(ledger))
+    bases = [row[1] for row in table[1:]]
+    assert bases == sorted(bases, key=BASES.index)
+    assert bases[0] == "exact_field" and bases[-1] == "unresolved"
+
+
+def test_clauses_exposing_the_same_tasks_through_one_field_share_a_section() -> None:
+    tool = "bank:update_scheduled_transaction"
+    amount, subject = "scheduled[*].amount", "scheduled[*].subject"
+    tasks = [("banking/user_task_2", "exact_field"), ("banking/user_task_10", "whole_state_hash")]
+    defects = [Defect(f"TL202:{c}", tool, c, (f,), code="TL202")
+               for c, f in (("eff.amount_set", amount), ("arg.amount", amount), ("eff.subject_set", subject))]
+    rows = [*_rows(defects[0], tasks, amount), *_rows(defects[1], tasks, amount),
+            *_rows(defects[2], tasks[:1], subject)]
+    ledger = Ledger(defects, rows, tasks_traced=16)
+    found = sections(ledger)
+    assert [(s.field, [d.clause for d in s.defects]) for s in found] == [
+        (amount, ["eff.amount_set", "arg.amount"]), (subject, ["eff.subject_set"])]  # most exposed first
+    html = render_report(ledger)
+    assert html.count("<section") == 2 and html.count("<svg") == 2
+    assert len(task_tables(html)) == 2
+
+
+def test_fields_of_one_defect_get_a_section_each_by_exposure() -> None:
+    defect = Defect("d", "t:refuel", "pre.line_active", ("lines[*].gb", "bills"), collections=("bills",))
+    rows = [*_rows(defect, [("t1", "collection_only")], "bills"),
+            *_rows(defect, [("t2", "exact_field"), ("t3", "exact_field")], "lines[*].gb")]
+    found = sections(Ledger([defect], rows))
+    assert [s.field for s in found] == ["lines[*].gb", "bills"]
+    html = render_report(Ledger([defect], rows))
+    assert "not a field of one" in html  # the collection's section says what is at risk
+
+
+def test_probes_are_folded(tmp_path: Path) -> None:
     witness = tmp_path / "w.json"
     witness.write_text(json.dumps({"verdict": "VIOLATES", "probe": {"call": {"amount": 0},
                                                                     "result": "<updated>"}}))
-    html = render_report(Ledger([Defect("d", "t", "c", ("a.b",), witness=str(witness))]))
+    defect = Defect("d", "t", "c", ("a.b",), witness=str(witness))
+    html = render_report(Ledger([defect], _rows(defect, [("t1", "exact_field")], "a.b")))
     assert str(witness) in html and "&quot;amount&quot;: 0" in html and "&lt;updated&gt;" in html
     assert "VIOLATES" not in html  # only the probe part of the file
+    assert "<details><summary>probe</summary>" in html and "<details open" not in html
+
+
+def test_long_task_tables_are_folded_short_ones_open() -> None:
+    defect = Defect("d", "t", "c", ("a.b",))
+    many = [(f"t{i}", "exact_field") for i in range(OPEN_TASK_ROWS + 1)]
+    folded = render_report(Ledger([defect], _rows(defect, many, "a.b")))
+    assert "<details class=\"tasks\"><summary>26 exposed task(s), by basis</summary><table" in folded
+    short = render_report(Ledger([defect], _rows(defect, many[:OPEN_TASK_ROWS], "a.b")))
+    assert "<details class=\"tasks\"" not in short and len(task_tables(short)[0]) == OPEN_TASK_ROWS + 1
+
+
+def test_defects_with_no_exposed_task_are_listed_not_given_a_section() -> None:
+    html = render_report(Ledger([Defect("quiet", "t", "c", ("a.b",))], tasks_traced=3))
+    assert "<section" not in html and "<code>quiet</code>" in html and "No task is exposed." in html
 
 
 def test_labels_are_escaped() -> None:
     evil = Defect("d<script>", "<b>tool</b>", "c&c", ("a.b",), witness="<img src=x>")
-    html = render_report(Ledger([evil]))
-    assert "<b>tool</b>" not in html and "<img" not in html and "&lt;b&gt;tool&lt;/b&gt;" in html
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        try:
-            subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=900, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return shutil.which("chromium")
-    return None
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = _chromium()
-    if found is None:
-        pytest.skip("no headless Chromium and it cannot be installed here")
-    return found
-
-
-def _run(chromium: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-dev-shm-usage", *args], capture_output=True, text=True, timeout=120,
-                          check=False)
-
-
-def _png_size_and_colours(data: bytes) -> tuple[int, int, int]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    pos, idat = 8, b""
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"IDAT":
-            idat += data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-    return width, height, len(set(zlib.decompress(idat)))
-
-
-def test_report_renders_in_chromium(ledger: Ledger, chromium: str, tmp_path: Path) -> None:
-    report = tmp_path / "report.html"
-    report.write_text(render_report(ledger), encoding="utf-8")
-    shot = tmp_path / "shot.png"
-    proc = _run(chromium, f"--screenshot={shot}", "--window-size=1200,900", report.as_uri())
-    assert shot.exists(), proc.stderr[-2000:]
-    width, height, distinct = _png_size_and_colours(shot.read_bytes())
-    assert (width, height) == (1200, 900)
-    assert distinct > 50  # text, badges and the flow drawing, not a blank page
-
-
-@pytest.mark.parametrize(("fragment", "column", "reverse"), [
-    ("#sort=task", "task", False), ("#sort=task-desc", "task", True), ("#sort=basis", "basis", False)])
-def test_ledger_sorts_in_chromium(ledger: Ledger, chromium: str, tmp_path: Path, fragment: str, column: str,
-                                  reverse: bool) -> None:
-    report = tmp_path / "report.html"
-    report.write_text(render_report(ledger), encoding="utf-8")
-    proc = _run(chromium, "--dump-dom", report.as_uri() + fragment)
-    rows = _ledger_rows(proc.stdout)
-    assert len(rows) == len(ledger.rows), proc.stderr[-2000:]
-    index = ("defect", "tool", "clause", "field", "task", "suite", "grader", "read_site", "basis",
-             "confidence").index(column)
-    values = [r[index] for r in rows]
-    assert values == sorted(values, reverse=reverse)
-    unsorted = _ledger_rows(render_report(ledger))
-    assert [r[index] for r in unsorted] != values  # the page's script did the sorting
+    html = render_report(Ledger([evil], _rows(evil, [("<i>t</i>", "exact_field")], "a.b")))
+    assert "<b>tool</b>" not in html and "<img" not in html and "<i>t</i>" not in html
+    assert "&lt;b&gt;tool&lt;/b&gt;" in html and "c&amp;c" in html
 
 
 def test_task_lines_say_how_each_basis_exposes_the_field() -> None:
     """A whole-state comparison does not 'read' the field; the report says what the grader does."""
-    from toollint.trace.readsites import BASES
     from toollint.trace.report_html import _HOW
 
     assert set(_HOW) == set(BASES)

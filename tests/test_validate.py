@@ -196,6 +196,7 @@ def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         ("bad.py:x = 1\x00\n", ["bad.py"], "not valid Python"),
         ("ok.py:x = 1\n", ["ok.py", "--operators", "nope"], "unknown operator(s) nope"),
         ("ok.py:x = 1\n", ["ok.py", "--budget", "0"], "--budget must be at least 1"),
+        ("ok.py:x = 1\n", ["ok.py", "--jobs", "0"], "--jobs must be at least 1, got 0"),
         ("ok.py:x = 1\n", ["ok.py", "--fail-under", "90"], "--fail-under is a rate between 0 and 1"),
         (None, ["--agentdojo", "."], "not an agentdojo package"),
         (None, ["--benchmark", "agentdojo", "--package", "."], "not an agentdojo package"),

@@ -44,6 +44,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         ctx.console.warn("--ledger/--report: no confirmed (TL2xx) finding to trace")
     for problem in ledger.problems:
         ctx.console.warn(f"trace: {problem}")
+    for defect_id, reason in ledger.untraced.items():
+        ctx.console.warn(f"trace: {defect_id}: nothing traced: {reason}")
     try:
         write_outputs(ledger, ledger_path, report_path, confirmed)
     except TraceUsageError as exc:

@@ -8,7 +8,9 @@
 `--benchmark NAME --tasks DIR` hands DIR to that profile's task enumerator (`--NAME DIR` is the
 same, for every profile that has one); without `--benchmark`, `--tasks FILE` are JSON task files.
 With `--contract`/`--clause` the fields come from the clause's compiled predicate (kept to what the
-tool writes when its source is found). Exit codes: 0 traced, 2 usage error or nothing to trace.
+tool writes when its source is found). Exit codes: 0 traced; 1 the trace means nothing (no task has
+the tool in its environment, or no grader reads anything where the fields are), said in a warning;
+2 usage error or nothing to trace.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, all_profiles, get_profile
 from toollint.settings import TraceSettings
-from toollint.trace.ledger import Defect, Ledger, defect_from_clause, tool_writes, trace
+from toollint.trace.ledger import Defect, Ledger, ToolWrites, defect_from_clause, tool_writes, trace
 from toollint.trace.readsites import BASES, ModuleCache
 from toollint.trace.tasks import (
     TaskSet,
@@ -33,7 +36,7 @@ from toollint.trace.tasks import (
     toolkit_methods,
 )
 
-EXIT_OK, EXIT_ERROR = 0, 2
+EXIT_OK, EXIT_UNTRACED, EXIT_ERROR = 0, 1, 2
 
 
 class TraceUsageError(Exception):
@@ -74,13 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         tasks = collect_tasks(args)
-        defect = defect_from_args(args)
+        defect = defect_from_args(args, tasks)
     except TraceUsageError as exc:
         sys.stderr.write(f"toollint trace: error: {exc}\n")
         return EXIT_ERROR
     ledger = trace([defect], tasks, ModuleCache())
     for problem in ledger.problems:
         sys.stderr.write(f"toollint trace: warning: {problem}\n")
+    for defect_id, reason in ledger.untraced.items():
+        sys.stderr.write(f"toollint trace: warning: {defect_id}: nothing traced: {reason}\n")
     try:
         write_outputs(ledger, args.ledger, args.report)
     except TraceUsageError as exc:
@@ -88,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if not args.quiet:
         sys.stdout.write(summary(ledger))
-    return EXIT_OK
+    return EXIT_UNTRACED if ledger.untraced else EXIT_OK
 
 
 def _enumerating_profiles() -> list[Profile]:
@@ -146,7 +151,9 @@ def collect_tasks(args: argparse.Namespace) -> TaskSet:
     return tasks
 
 
-def defect_from_args(args: argparse.Namespace) -> Defect:
+def defect_from_args(args: argparse.Namespace, tasks: TaskSet | None = None) -> Defect:
+    """The defect the options name; its paths in the snapshot's form the task set's profile gives."""
+    tasks = tasks or TaskSet()
     if args.contract is not None:
         from toollint.contracts.loader import ContractError, load_contract
 
@@ -158,24 +165,54 @@ def defect_from_args(args: argparse.Namespace) -> Defect:
         if clause is None:
             ids = ", ".join(c.id for c in contract.clauses)
             raise TraceUsageError(f"--clause {args.clause!r} is not in {args.contract} (clauses: {ids})")
-        tool_file = args.tool_file
-        if tool_file is None:  # the tool's source inside the package the task enumerator reads
-            tool_file = next((path / contract.source.file for profile, path in profile_sources(args)
-                              if contract.source.package and profile.package == contract.source.package
-                              and (path / contract.source.file).is_file()), None)
-        writes, line = tool_writes(tool_file, contract.qualname) if tool_file else (set(), 0)
-        defect = defect_from_clause(f"{contract.tool_name}:{clause.id}", contract.tool, clause, writes,
-                                    contract.clauses_of("eff"), tool_file=str(tool_file or contract.path),
-                                    tool_line=line)
+        tool_file = args.tool_file or _tool_source(contract, tasks, profile_sources(args), args.toolkit)
+        writes = tool_writes(tool_file, contract.qualname) if tool_file else ToolWrites()
+        if tool_file is not None and not writes.line:
+            raise TraceUsageError(f"{tool_file}: no tool {contract.qualname} in it (--tool-file)")
+        writes = writes.canonical(tasks, contract.tool)
+        try:
+            defect = defect_from_clause(f"{contract.tool_name}:{clause.id}", contract.tool, clause, writes,
+                                        contract.clauses_of("eff"), tool_file=str(tool_file or contract.path),
+                                        tool_line=writes.line)
+        except ValueError as exc:
+            if args.field:
+                defect = Defect(f"{contract.tool_name}:{clause.id}", contract.tool, clause.id, (),
+                                str(tool_file or contract.path))
+            else:
+                raise TraceUsageError(f"{exc}; give --tool-file PATH (or --field PATH)") from None
         if args.field:
-            defect = replace(defect, fields=tuple(args.field))
+            defect = replace(defect, fields=tuple(tasks.canonical(contract.tool, args.field)), collections=())
         if not defect.fields:
             raise TraceUsageError(f"clause {clause.id} reads no state path; give --field")
         return defect
     if not args.tool or not args.field:
         raise TraceUsageError("give --tool and --field, or --contract and --clause")
-    return Defect(f"{args.tool}:{args.clause or 'defect'}", args.tool, args.clause, tuple(args.field),
-                  str(args.tool_file or ""))
+    return Defect(f"{args.tool}:{args.clause or 'defect'}", args.tool, args.clause,
+                  tuple(tasks.canonical(args.tool, args.field)), str(args.tool_file or ""))
+
+
+def _tool_source(contract: Any, tasks: TaskSet, sources: Sequence[tuple[Profile, Path]],
+                 toolkit: Sequence[Path] = ()) -> Path | None:
+    """The contract's tool source: inside the benchmark package the tasks were read from, or the
+    `--toolkit` file whose path ends in the contract's `source.file`."""
+    if not contract.source.file:
+        return None
+    cited = Path(contract.source.file).parts
+    for file in toolkit:
+        if file.is_file() and file.resolve().parts[-len(cited):] == cited:
+            return file
+    if not contract.source.package:
+        return None
+    candidates = [tasks.package_dir] if tasks.package_dir is not None else []
+    candidates += [path for profile, path in sources if profile.package == contract.source.package]
+    for package in candidates:
+        if package is not None and package.name == contract.source.package \
+                and (package / contract.source.file).is_file():
+            return package / contract.source.file
+    for package in candidates:
+        if package is not None and (package / contract.source.file).is_file():
+            return package / contract.source.file
+    return None
 
 
 def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
@@ -189,17 +226,18 @@ def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | 
 
 def _write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
                    findings: Sequence[Finding]) -> None:
+    from toollint import atomic
+
     if ledger_path is not None:
         ledger_path.parent.mkdir(parents=True, exist_ok=True)
         base = ledger_path.with_suffix("") if ledger_path.suffix in (".csv", ".json") else ledger_path
-        base.with_name(base.name + ".csv").write_text(ledger.csv_text(), encoding="utf-8")
-        base.with_name(base.name + ".json").write_text(json.dumps(ledger.to_json(), indent=2) + "\n",
-                                                       encoding="utf-8")
+        atomic.write_text(base.with_name(base.name + ".csv"), ledger.csv_text())
+        atomic.write_text(base.with_name(base.name + ".json"), json.dumps(ledger.to_json(), indent=2) + "\n")
     if report_path is not None:
         from toollint.trace.report_html import render_report
 
         report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(render_report(ledger, findings), encoding="utf-8")
+        atomic.write_text(report_path, render_report(ledger, findings))
 
 
 def summary(ledger: Ledger) -> str:
@@ -207,7 +245,13 @@ def summary(ledger: Ledger) -> str:
     for d in ledger.defects:
         t = ledger.totals(d.id)
         per_basis = ", ".join(f"{t[b]} {b}" for b in BASES)
-        lines.append(f"{d.id}: {t['exposed']} of {t['traced']} tasks exposed ({per_basis})")
+        if d.id in ledger.untraced:
+            lines.append(f"{d.id}: nothing traced (see the warning)")
+            continue
+        line = f"{d.id}: {t['exposed']} of {t['traced']} tasks exposed ({per_basis})"
+        if t["traced"] != ledger.tasks_traced:
+            line += f"; {ledger.tasks_traced - t['traced']} task(s) of environments without the tool not in scope"
+        lines.append(line)
     if ledger.ungrounded:
         lines.append(f"TL401 ungrounded-oracle: {len(ledger.ungrounded)} task(s) graded from the agent's calls only")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from toollint.analysis import FunctionIndex, summarize
 
@@ -55,6 +55,9 @@ class ReadSite:
     via: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes
     source: str = ""  # the file on disk when `file` is a display path (SARIF needs the real one)
+    # The part of the state the grader can see at all ("" all of it): an assertion of the user's
+    # toolkit reads `user_db`, never the agent's database, even where its own reads cannot be resolved.
+    scope: str = ""
 
     @property
     def live_state(self) -> bool:
@@ -64,6 +67,47 @@ class ReadSite:
         return f"{self.file}:{self.line}"
 
 
+@dataclass(frozen=True)
+class StateRoots:
+    """How one toolkit's code names the state, rewritten to the root its snapshot (and so every
+    contract predicate) uses: a profile says so, e.g. an agent toolkit reads `self.db.lines`, which
+    the snapshot holds at `agent_db.lines`. `rewrites` are (prefix, replacement) pairs, the first whose
+    prefix matches wins; `root` is what the toolkit's whole state (`""`, `self`) becomes and the scope
+    of everything it reads."""
+
+    root: str
+    rewrites: tuple[tuple[str, str], ...] = ()
+
+    def rewrite(self, path: str) -> str:
+        """A path someone typed in the code's form (`db.lines[*].x`), in the snapshot's; any other
+        path is taken to be in the snapshot's form already and left as it is."""
+        for prefix, replacement in self.rewrites:
+            if is_under(path, prefix):
+                return replacement + path[len(prefix):]
+        return path
+
+    def apply(self, path: str) -> str:
+        """A path the toolkit's code reads or writes (everything under `self`), in the snapshot's form."""
+        if path.startswith(PRE_PREFIX):
+            rest = path[len(PRE_PREFIX):].lstrip(".")
+            return PRE_PREFIX + "." + self.apply(rest) if rest else PRE_PREFIX + "." + self.root
+        if path == "":
+            return self.root
+        for prefix, replacement in self.rewrites:
+            if is_under(path, prefix):
+                return replacement + path[len(prefix):]
+        if is_under(path, self.root):
+            return path
+        return f"{self.root}.{path}"
+
+    def site(self, site: ReadSite) -> ReadSite:
+        """The site in canonical form, scoped to the root; agent-record sites are left as they are."""
+        if site.kind == "record":
+            return site
+        return replace(site, path=self.apply(site.path) if site.kind != "missing" else site.path,
+                       excluded=tuple(self.apply(e) for e in site.excluded), scope=self.root)
+
+
 def is_under(path: str, prefix: str) -> bool:
     """`path` is `prefix` or lies below it (`a.b[*].c` is under `a.b` and under `a.b[*]`)."""
     if prefix == "":
@@ -71,26 +115,39 @@ def is_under(path: str, prefix: str) -> bool:
     return path == prefix or (path.startswith(prefix) and path[len(prefix)] in ".[")
 
 
-def classify(site: ReadSite, field_path: str) -> Basis | None:
-    """How `site` exposes `field_path` (a canonical path the tool should have written), or None."""
+def classify(site: ReadSite, field_path: str, collection: bool = False) -> Basis | None:
+    """How `site` exposes `field_path` (a canonical path the tool should have written), or None.
+
+    `collection`: the tool changes which elements `field_path` holds (`append`, `insert`, `extend`,
+    `pop`, `del`, ...), not a field of one. A grader that counts, lists or searches the collection, or
+    reads a field of one of its elements, then sees that membership only: `collection_only`. (A field
+    of an element that the tool writes as well is a field of its own, and exact where it is read.)
+    """
+    if site.scope and not is_under(field_path, site.scope):
+        return None  # state this grader cannot see
     if site.kind == "missing":
         return "unresolved"
     if site.kind == "record" or site.path.startswith(PRE_PREFIX):
         return None
     if site.how == "dotted":
-        return _dotted_basis(site.path, field_path)
+        basis = _dotted_basis(site.path, field_path)
+        return "collection_only" if collection and basis == "exact_field" else basis
     if site.kind == "whole_state":
         if any(is_under(field_path, ex) for ex in site.excluded):
             return None
         return "whole_state_hash"
     if is_under(site.path, field_path):
-        return "exact_field"  # the field itself, or something inside it
+        if not collection:
+            return "exact_field"  # the field itself, or something inside it
+        if site.kind == "state" or site.how == "compare":
+            return "collection_only"
+        return "unresolved"  # the collection handed to code toollint cannot follow
     if not is_under(field_path, site.path):
         return None  # an unrelated branch of the state
     # The site reads a container of the field.
     if site.kind == "state":
         return "collection_only"
-    if site.path == "":
+    if site.path == site.scope:
         whole = site.how == "compare" or WHOLE_STATE_CALLEE.search(site.detail) is not None
         if whole and not any(is_under(field_path, ex) for ex in site.excluded):
             return "whole_state_hash"
@@ -193,7 +250,7 @@ class ModuleCache:
     """Each grader file parsed and indexed once, so helper summaries are shared across tasks."""
 
     modules: dict[Path, ParsedModule | GraderError] = field(default_factory=dict)
-    summaries: dict[tuple[Path, str, tuple[tuple[str, str], ...]], list[ReadSite]] = field(default_factory=dict)
+    summaries: dict[tuple[Any, ...], list[ReadSite]] = field(default_factory=dict)
 
     def module(self, path: Path) -> ParsedModule:
         key = path.resolve()
@@ -252,9 +309,11 @@ def grader_sites(
     state_params: Mapping[str, str],
     record_params: Iterable[str] = (),
     display_path: str | None = None,
+    roots: StateRoots | None = None,
 ) -> list[ReadSite]:
-    """The read sites of one grader. Raises `GraderError` when the grader cannot be read."""
-    key = (file, qualname, tuple(sorted(state_params.items())) + tuple((r, "") for r in record_params))
+    """The read sites of one grader, in canonical form when the profile gives its `roots`. Raises
+    `GraderError` when the grader cannot be read."""
+    key = (file, qualname, tuple(sorted(state_params.items())) + tuple((r, "") for r in record_params), roots)
     cached = cache.summaries.get(key)
     if cached is not None:
         return cached
@@ -278,6 +337,8 @@ def grader_sites(
             sites.append(_site("record", "", where, node, qualname, "record", name))
     sites += _string_sites(mod, fn, where, qualname, summary.reads)
     sites = [replace(site, source=on_disk) for site in sites]
+    if roots is not None:
+        sites = [roots.site(site) for site in sites]
     cache.summaries[key] = sites
     return sites
 

@@ -1,9 +1,16 @@
 """A self-contained HTML report of a score-at-risk ledger: no network, no script or style from outside.
 
-For each defect: its witness, the fields, and a picture (inline SVG, Sankey-like) of tool -> field ->
-grader read site -> basis, edge widths by exposed-task count; then the exposed tasks grouped by basis,
-the whole ledger as a table sortable by any column (a few lines of inline script; `#sort=basis` or
-`#sort=task-desc` in the URL opens it sorted), TL401 graders and the problems met while tracing.
+One section per tool and field at risk: the clauses that put that field at risk are listed together
+when they expose the same tasks (an `eff.amount_set` and an `arg.amount` violation of one tool are
+one section, not two). Sections are ordered by exposure, most exposed first, and an overview table
+names them all. Each section has the per-basis counts, a picture (inline SVG, Sankey-like) of tool ->
+field -> grader read site -> basis with edge widths by exposed-task count, where the graders read the
+field (one line per read site, with its task count), and the exposed tasks as a table of four columns
+(task, basis, grader, read site) that fits the screen, folded when long. Witness probes are folded.
+Task tables sort by any column (a few lines of inline script); by basis means by exposure, strongest
+first (`exact_field`, `whole_state_hash`, `collection_only`, `unresolved`), and `#sort=basis`,
+`#sort=task` or `#sort=task-desc` in the URL opens every table sorted. The full ten-column ledger is
+the CSV/JSON beside the report.
 """
 
 from __future__ import annotations
@@ -11,12 +18,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from toollint.model import Finding
-from toollint.trace.ledger import LEDGER_COLUMNS, Defect, Ledger
+from toollint.trace.ledger import Defect, Ledger, LedgerRow
 from toollint.trace.readsites import BASES
 
 # How a grader's read exposes the field, per basis: only exact_field reads the field itself.
@@ -29,108 +38,235 @@ _HOW = {
 
 MAX_SITE_NODES = 12
 MAX_WITNESS_CHARS = 4000
+OPEN_TASK_ROWS = 25  # a task table longer than this is folded
+TASK_COLUMNS = ("task", "basis", "grader", "read site")
 BASIS_COLOURS: dict[str, str] = {"exact_field": "#c0392b", "whole_state_hash": "#8e44ad", "collection_only": "#d68910",
-                 "unresolved": "#7f8c8d"}
+                                 "unresolved": "#7f8c8d"}
 
 _STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
-h1{font-size:20px}h2{font-size:17px;margin-top:32px}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-th{background:#f2f2f2;cursor:pointer;user-select:none}th.sorted-asc::after{content:" \\25B2"}
-th.sorted-desc::after{content:" \\25BC"}code{background:#f6f6f6;padding:0 3px}
-.basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px}
-.totals td{font-variant-numeric:tabular-nums}pre{background:#f6f6f6;padding:6px;overflow:auto;max-height:320px}svg text{font:12px system-ui,sans-serif}
+body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;padding:0 16px;max-width:1240px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin:28px 0 6px}h3{font-size:15px;margin:14px 0 4px}
+section{border-top:1px solid #ddd;padding-top:4px}
+table{border-collapse:collapse;margin:6px 0;width:100%;table-layout:fixed}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f2f2f2}table.sortable th{cursor:pointer;user-select:none}
+th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
+table.counts{width:auto}table.counts td{font-variant-numeric:tabular-nums;text-align:right}
+code{background:#f6f6f6;padding:0 3px;overflow-wrap:anywhere}
+.basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;white-space:nowrap}
+.muted{color:#666}summary{cursor:pointer;color:#1f5f99}
+pre{background:#f6f6f6;padding:6px;overflow:auto;max-height:320px}
+svg.flow{width:100%;height:auto;max-width:1010px}svg text{font:12px system-ui,sans-serif}
 """
 
 _SCRIPT = """
+function sortTable(table, col, asc) {
+  table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+  table.tHead.rows[0].cells[col].classList.add(asc ? 'sorted-asc' : 'sorted-desc');
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  rows.sort(function(a, b){
+    var x = a.cells[col].getAttribute('data-sort') || a.cells[col].textContent;
+    var y = b.cells[col].getAttribute('data-sort') || b.cells[col].textContent;
+    var c = x.localeCompare(y, undefined, {numeric: true});
+    return asc ? c : -c;
+  });
+  rows.forEach(function(r){body.appendChild(r);});
+}
 document.querySelectorAll('table.sortable').forEach(function(table){
-  table.querySelectorAll('th').forEach(function(th, col){
-    th.addEventListener('click', function(){
-      var asc = !th.classList.contains('sorted-asc');
-      table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
-      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
-      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      rows.sort(function(a, b){
-        var x = a.cells[col].textContent, y = b.cells[col].textContent;
-        var n = parseFloat(x) - parseFloat(y);
-        var c = isNaN(n) ? x.localeCompare(y, undefined, {numeric: true}) : n;
-        return asc ? c : -c;
-      });
-      rows.forEach(function(r){body.appendChild(r);});
-    });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function(th, col){
+    th.addEventListener('click', function(){ sortTable(table, col, !th.classList.contains('sorted-asc')); });
   });
 });
-// A link can open the ledger sorted: report.html#sort=basis or #sort=task-desc.
+// A link can open every task table sorted: report.html#sort=basis, #sort=task-desc.
 (function(){
-  var m = /^#sort=([a-z_]+?)(-desc)?$/.exec(location.hash);
+  var m = /^#sort=([a-z_ ]+?)(-desc)?$/.exec(decodeURIComponent(location.hash));
   if (!m) return;
-  document.querySelectorAll('#ledger th').forEach(function(th){
-    if (th.textContent === m[1]) { th.click(); if (m[2]) th.click(); }
+  document.querySelectorAll('table.sortable').forEach(function(table){
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function(th, col){
+      if (th.textContent.replace('_', ' ') === m[1].replace('_', ' ')) sortTable(table, col, !m[2]);
+    });
   });
 })();
 """
 
 
+@dataclass
+class Section:
+    """One tool and one field at risk, with every defect (clause) that exposes it to the same tasks."""
+
+    tool: str
+    field: str
+    defects: list[Defect] = dc_field(default_factory=list)
+    rows: list[LedgerRow] = dc_field(default_factory=list)  # the first defect's rows on this field
+
+    @property
+    def key(self) -> str:
+        return f"{self.tool} {self.field}"
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(r.basis for r in self.rows)
+        return {b: found.get(b, 0) for b in BASES}
+
+    def exposure(self) -> tuple[int, ...]:
+        """Sort key, most exposed first: tasks exposed, then by the strongest basis."""
+        counts = self.counts()
+        return (-len(self.rows), *(-counts[b] for b in BASES))
+
+
+def sections(ledger: Ledger) -> list[Section]:
+    """The ledger's rows grouped by (tool, field); defects whose rows on a field are the same tasks
+    with the same bases share one section. Most exposed first."""
+    out: dict[tuple[str, str, tuple[tuple[str, str], ...]], Section] = {}
+    for defect in ledger.defects:
+        by_field: dict[str, list[LedgerRow]] = {}
+        for row in ledger.rows_of(defect.id):
+            by_field.setdefault(row.field, []).append(row)
+        for field_path, rows in by_field.items():
+            signature = tuple(sorted((r.task, r.basis) for r in rows))
+            section = out.setdefault((defect.tool, field_path, signature), Section(defect.tool, field_path, rows=rows))
+            section.defects.append(defect)
+    return sorted(out.values(), key=lambda s: (s.exposure(), s.key))
+
+
 def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
+    found = sections(ledger)
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
         "<title>toollint score-at-risk report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Score at risk</h1>",
-        (f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s). Exposure is not reach: a "
-        "listed task's verdict is derived from the state the defect leaves wrong.</p>"),
+        (f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), {len(found)} field(s) at risk. "
+         "Exposure is not reach: a listed task's verdict is derived from the state the defect leaves wrong, "
+         "whether or not an agent's trajectory ever triggers the defect.</p>"),
+        _overview(found),
+        _quiet_defects(ledger, found),
     ]
-    for defect in ledger.defects:
-        parts.append(_defect_section(ledger, defect))
-    parts.append("<h2>Ledger</h2>")
-    parts.append(_ledger_table(ledger))
+    parts += [_section(ledger, s, i) for i, s in enumerate(found)]
+    if ledger.untraced:
+        parts.append("<h2>Not traced</h2><ul>")
+        parts += [f"<li><code>{escape(d)}</code>: {escape(why)}</li>" for d, why in ledger.untraced.items()]
+        parts.append("</ul>")
     if ledger.ungrounded:
-        parts.append("<h2>TL401 ungrounded oracle</h2><ul>")
+        parts.append(f"<h2>TL401 ungrounded oracle</h2><details><summary>{len(ledger.ungrounded)} task(s) graded "
+                     "from the agent's calls only</summary><ul>")
         parts += [f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}</li>" for f in ledger.ungrounded]
-        parts.append("</ul>")
+        parts.append("</ul></details>")
     if ledger.problems:
-        parts.append("<h2>Problems</h2><ul>")
+        parts.append(f"<h2>Problems</h2><details><summary>{len(ledger.problems)} problem(s) met while "
+                     "tracing</summary><ul>")
         parts += [f"<li>{escape(str(p))}</li>" for p in ledger.problems]
-        parts.append("</ul>")
+        parts.append("</ul></details>")
     parts.append(f"<script>{_SCRIPT}</script></body></html>\n")
     return "".join(parts)
 
 
-def _badge(basis: str) -> str:
-    return f"<span class=\"basis\" style=\"background:{BASIS_COLOURS[basis]}\">{escape(basis)}</span>"
+def _badge(basis: str, text: str | None = None) -> str:
+    return f"<span class=\"basis\" style=\"background:{BASIS_COLOURS[basis]}\">{escape(text or basis)}</span>"
 
 
-def _defect_section(ledger: Ledger, defect: Defect) -> str:
-    rows = ledger.rows_of(defect.id)
-    totals = ledger.totals(defect.id)
-    out = [f"<section class=\"defect\" id=\"{escape(defect.id, quote=True)}\">",
-           f"<h2>{escape(defect.tool)} &mdash; {escape(defect.clause or 'defect')}</h2>"]
-    if defect.tool_file:
-        out.append(f"<p>Tool: <code>{escape(defect.tool_file)}:{defect.tool_line}</code></p>")
-    out.append(f"<p>Witness: {_witness(defect.witness)}</p>")
-    out.append("<p>Fields: " + ", ".join(f"<code>{escape(f)}</code>" for f in defect.fields) + "</p>")
-    out.append("<table class=\"totals\"><tr>" + "".join(f"<th>{_badge(b)}</th>" for b in BASES)
-               + "<th>exposed</th><th>traced</th></tr><tr>"
-               + "".join(f"<td>{totals[b]}</td>" for b in BASES)
-               + f"<td>{totals['exposed']}</td><td>{totals['traced']}</td></tr></table>")
-    out.append(_graph(defect, rows))
-    for basis in BASES:
-        tasks = [r for r in rows if r.basis == basis]
-        if tasks:
-            out.append(f"<h3>{_badge(basis)} {len(tasks)} task(s)</h3><ul>")
-            out += [f"<li><code>{escape(r.task)}</code> &larr; {escape(r.grader)} at "
-                    f"<code>{escape(r.read_site)}</code> {_HOW[basis]} <code>{escape(r.field)}</code></li>"
-                    for r in tasks]
-            out.append("</ul>")
+def _anchor(index: int) -> str:
+    return f"field-{index}"
+
+
+def _clauses(section: Section) -> str:
+    return ", ".join(f"<code>{escape(d.clause or d.id)}</code>" + (f" ({escape(d.code)})" if d.code else "")
+                     for d in section.defects)
+
+
+def _overview(found: Sequence[Section]) -> str:
+    if not found:
+        return "<p>No task is exposed.</p>"
+    bases = [f"<span style=\"border-bottom:3px solid {BASIS_COLOURS[b]}\">{escape(b).replace('_', '_<wbr>')}</span>"
+             for b in BASES]
+    head = "".join(f"<th>{h}</th>" for h in ("tool", "field", "clauses", *bases, "exposed"))
+    widths = "<colgroup><col style=\"width:19%\"><col style=\"width:26%\"><col style=\"width:15%\">" + \
+             "<col style=\"width:8%\">" * 5 + "</colgroup>"
+    body = []
+    for i, s in enumerate(found):
+        counts = s.counts()
+        cells = [f"<a href=\"#{_anchor(i)}\">{escape(_short_tool(s.tool))}</a>", f"<code>{escape(s.field)}</code>",
+                 _clauses(s), *(str(counts[b]) for b in BASES), str(len(s.rows))]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (f"<table class=\"overview\" id=\"overview\">{widths}<thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def _quiet_defects(ledger: Ledger, found: Sequence[Section]) -> str:
+    """Defects (and fields) no task is exposed to: said once, not given an empty section each."""
+    shown = {d.id for s in found for d in s.defects}
+    quiet = [d for d in ledger.defects if d.id not in shown and d.id not in ledger.untraced]
+    if not quiet:
+        return ""
+    items = "".join(f"<li><code>{escape(d.id)}</code>: {ledger.totals(d.id)['traced']} task(s) in scope, none "
+                    "reads its fields</li>" for d in quiet)
+    return f"<p>No task exposed:</p><ul>{items}</ul>"
+
+
+def _short_tool(tool: str) -> str:
+    """`pkg.module:Class.method` -> `Class.method`: the overview column stays narrow."""
+    return tool.rpartition(":")[2] or tool
+
+
+def _section(ledger: Ledger, s: Section, index: int) -> str:
+    counts = s.counts()
+    first = s.defects[0]
+    out = [f"<section class=\"field\" id=\"{_anchor(index)}\">",
+           f"<h2>{escape(_short_tool(s.tool))} &rarr; <code>{escape(s.field)}</code></h2>",
+           f"<p>Clauses: {_clauses(s)}. Tool <code>{escape(s.tool)}</code>"]
+    if first.tool_file:
+        out.append(f" at <code>{escape(first.tool_file)}:{first.tool_line}</code>")
+    out.append(f". {ledger.totals(first.id)['traced']} task(s) in scope.</p>")
+    if s.field in first.collections:
+        out.append("<p class=\"muted\">The tool adds elements to this collection or removes them: what it leaves "
+                   "wrong is which elements there are, not a field of one.</p>")
+    out.append("<table class=\"counts\"><tr>" + "".join(f"<th>{_badge(b)}</th>" for b in BASES)
+               + "<th>exposed</th></tr><tr>" + "".join(f"<td>{counts[b]}</td>" for b in BASES)
+               + f"<td>{len(s.rows)}</td></tr></table>")
+    witnesses = [d for d in s.defects if d.witness not in (None, "")]
+    for d in witnesses:
+        out.append(f"<p>Witness of <code>{escape(d.clause or d.id)}</code>: {_witness(d.witness)}</p>")
+    out.append(_graph(s))
+    out.append(_read_sites(s))
+    out.append(_task_table(s))
     out.append("</section>")
     return "".join(out)
 
 
+def _read_sites(s: Section) -> str:
+    """Where the graders read the field: one line per read site and basis, with its task count."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for r in s.rows:
+        groups.setdefault((r.read_site, r.grader, r.basis), []).append(r.task)
+    lines = []
+    for (site, grader, basis), tasks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), BASES.index(kv[0][2]))):
+        sample = ", ".join(f"<code>{escape(t)}</code>" for t in tasks[:3]) + (", ..." if len(tasks) > 3 else "")
+        lines.append(f"<li>{_badge(basis)} {len(tasks)} task(s): <code>{escape(grader)}</code> at "
+                     f"<code>{escape(site)}</code> {_HOW[basis]} <code>{escape(s.field)}</code> "
+                     f"<span class=\"muted\">({sample})</span></li>")
+    return f"<h3>Where graders read it</h3><ul>{''.join(lines)}</ul>"
+
+
+def _task_table(s: Section) -> str:
+    head = "".join(f"<th>{c}</th>" for c in TASK_COLUMNS)
+    widths = ("<colgroup><col style=\"width:40%\"><col style=\"width:14%\"><col style=\"width:22%\">"
+              "<col style=\"width:24%\"></colgroup>")
+    body = []
+    for r in sorted(s.rows, key=lambda r: (BASES.index(r.basis), r.task)):
+        rank = BASES.index(r.basis)
+        body.append(f"<tr><td>{escape(r.task)}</td><td data-sort=\"{rank}\">{_badge(r.basis)}</td>"
+                    f"<td>{escape(r.grader)}</td><td>{escape(r.read_site)}</td></tr>")
+    table = (f"<table class=\"tasks sortable\">{widths}<thead><tr>{head}</tr></thead>"
+             f"<tbody>{''.join(body)}</tbody></table>")
+    summary = f"{len(s.rows)} exposed task(s), by basis"
+    if len(s.rows) > OPEN_TASK_ROWS:
+        return f"<details class=\"tasks\"><summary>{summary}</summary>{table}</details>"
+    return f"<h3>{summary}</h3>{table}"
+
+
 def _witness(witness: Any) -> str:
     """The witness: inline JSON, or a witness file (`toollint.dynamic` writes one per violation) shown
-    with the probe it records (the call, its result and the state diff)."""
-    if witness is None or witness == "":
-        return "<em>none attached</em>"
+    with the probe it records (the call, its result and the state diff), folded."""
     if isinstance(witness, (dict, list)):
         return _pre(witness)
     text = f"<code>{escape(str(witness))}</code>"
@@ -148,19 +284,19 @@ def _pre(data: Any) -> str:
     body = json.dumps(data, indent=2, ensure_ascii=False, default=str)
     if len(body) > MAX_WITNESS_CHARS:
         body = body[:MAX_WITNESS_CHARS] + "\n..."
-    return f"<details open><summary>probe</summary><pre>{escape(body)}</pre></details>"
+    return f"<details><summary>probe</summary><pre>{escape(body)}</pre></details>"
 
 
-def _graph(defect: Defect, rows: Sequence[Any]) -> str:
-    """tool -> fields -> read sites -> bases, edge width by number of exposed tasks."""
-    field_count = Counter(r.field for r in rows)
+def _graph(s: Section) -> str:
+    """tool -> field -> read sites -> bases, edge width by number of exposed tasks."""
+    rows = s.rows
     site_count = Counter(r.read_site for r in rows)
-    top_sites = [s for s, _ in site_count.most_common(MAX_SITE_NODES)]
-    other = sum(c for s, c in site_count.items() if s not in top_sites)
+    top_sites = [site for site, _ in site_count.most_common(MAX_SITE_NODES)]
+    other = sum(c for site, c in site_count.items() if site not in top_sites)
     site_names = top_sites + ([f"{other} more task(s)"] if other else [])
-    fields = list(defect.fields)
-    basis_count = Counter(r.basis for r in rows)
-    height = 40 + 34 * max(len(fields), len(site_names), len(BASES), 1)
+    basis_count: Counter[str] = Counter(r.basis for r in rows)
+    bases = [b for b in BASES if basis_count.get(b)]
+    height = 40 + 34 * max(len(site_names), len(bases), 1)
     cols = (10, 230, 500, 800)
     width = 1010
 
@@ -168,11 +304,10 @@ def _graph(defect: Defect, rows: Sequence[Any]) -> str:
         step = (height - 40) / max(n, 1)
         return [int(30 + step * i + step / 2) for i in range(n)]
 
-    tool_y = height // 2
-    field_y = dict(zip(fields, ys(len(fields))))
+    mid_y = height // 2
     site_y = dict(zip(site_names, ys(len(site_names))))
-    basis_y: dict[str, int] = dict(zip(BASES, ys(len(BASES))))
-    peak = max([1, *field_count.values(), *site_count.values()])
+    basis_y: dict[str, int] = dict(zip(bases, ys(len(bases))))
+    peak = max([1, len(rows)])
 
     def edge(x1: int, y1: int, x2: int, y2: int, count: int, colour: str = "#95a5a6") -> str:
         w = 1 + 12 * count / peak
@@ -187,35 +322,20 @@ def _graph(defect: Defect, rows: Sequence[Any]) -> str:
                 f"{escape(short)}</text>")
 
     svg = [(f"<svg class=\"flow\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" "
-           f"viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"tool to field to grader to basis\">")]
+            f"viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"tool to field to grader to basis\">")]
     for x, title in zip(cols, ("tool", "field", "grader read site", "basis")):
         svg.append(f"<text x=\"{x}\" y=\"14\" font-weight=\"bold\">{title}</text>")
-    for f in fields:
-        svg.append(edge(cols[0] + 200, tool_y, cols[1], field_y[f], field_count.get(f, 0)))
-    links: Counter[tuple[str, str]] = Counter()
+    svg.append(edge(cols[0] + 200, mid_y, cols[1], mid_y, len(rows)))
     to_basis: Counter[tuple[str, str]] = Counter()
     for r in rows:
-        site = r.read_site if r.read_site in site_y else site_names[-1]
-        links[(r.field, site)] += 1
-        to_basis[(site, r.basis)] += 1
-    for (f, site), count in links.items():
-        if f in field_y:
-            svg.append(edge(cols[1] + 200, field_y[f], cols[2], site_y[site], count))
-    for (site, basis), count in to_basis.items():
-        svg.append(edge(cols[2] + 200, site_y[site], cols[3], basis_y[basis], count, BASIS_COLOURS[basis]))
-    svg.append(node(cols[0], tool_y, defect.tool_name or defect.tool))
-    svg += [node(cols[1], y, f) for f, y in field_y.items()]
-    svg += [node(cols[2], y, s) for s, y in site_y.items()]
+        to_basis[(r.read_site if r.read_site in site_y else site_names[-1], r.basis)] += 1
+    for site_name, y in site_y.items():
+        svg.append(edge(cols[1] + 200, mid_y, cols[2], y, sum(c for (n, _), c in to_basis.items() if n == site_name)))
+    for (site_name, basis), count in to_basis.items():
+        svg.append(edge(cols[2] + 200, site_y[site_name], cols[3], basis_y[basis], count, BASIS_COLOURS[basis]))
+    svg.append(node(cols[0], mid_y, _short_tool(s.tool).rsplit(".", 1)[-1]))
+    svg.append(node(cols[1], mid_y, s.field))
+    svg += [node(cols[2], y, name) for name, y in site_y.items()]
     svg += [node(cols[3], y, f"{b}: {basis_count.get(b, 0)}", BASIS_COLOURS[b]) for b, y in basis_y.items()]
     svg.append("</svg>")
     return "".join(svg)
-
-
-def _ledger_table(ledger: Ledger) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in LEDGER_COLUMNS)
-    body = []
-    for r in ledger.rows:
-        cells = [escape(str(getattr(r, c))) for c in LEDGER_COLUMNS]
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return (f"<table class=\"sortable\" id=\"ledger\"><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")

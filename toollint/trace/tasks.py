@@ -30,6 +30,7 @@ from toollint.trace.readsites import (
     GraderError,
     ModuleCache,
     ReadSite,
+    StateRoots,
     grader_sites,
 )
 
@@ -58,6 +59,7 @@ class GraderRef:
     state_params: Mapping[str, str]
     record_params: tuple[str, ...] = ()
     display: str = ""  # the path shown in reports; the file path when empty
+    roots: StateRoots | None = None  # how its state paths map to the snapshot's root (a profile's)
 
 
 @dataclass
@@ -69,7 +71,9 @@ class Task:
     sites: list[ReadSite] = field(default_factory=list)  # sites the task itself declares (JSON criteria)
     suite: str = ""
     version: str = ""
-    tools: frozenset[str] | None = None  # tool names of the task's environment; None when not known
+    # The tools of the task's environment (names, or `module:Class.method` references where names
+    # repeat across domains); None when not known.
+    tools: frozenset[str] | None = None
     # whole-state diff helpers of the suite (`WorkspaceDeepDiff`) -> the paths they exclude
     diff_exclusions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -78,10 +82,32 @@ class Task:
 class TaskSet:
     tasks: list[Task] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # `module:Class.method` of a tool -> how its state paths map to the snapshot's root (the same
+    # mapping its toolkit's graders got), so the tool's write set and the graders' reads meet.
+    tool_roots: dict[str, StateRoots] = field(default_factory=dict)
+    package_dir: Path | None = None  # the benchmark package the enumerator read, when there is one
 
     def extend(self, other: TaskSet) -> None:
         self.tasks += other.tasks
         self.problems += other.problems
+        self.tool_roots.update(other.tool_roots)
+        self.package_dir = self.package_dir or other.package_dir
+
+    def roots_of(self, tool: str) -> StateRoots | None:
+        """The roots of a tool given as `module:Class.method`, or by bare name when every tool of
+        that name maps the same way."""
+        if tool in self.tool_roots:
+            return self.tool_roots[tool]
+        if ":" in tool:
+            return None
+        found = {r for ref, r in self.tool_roots.items() if ref.rpartition(".")[2] == tool}
+        return found.pop() if len(found) == 1 else None
+
+    def canonical(self, tool: str, paths: Iterable[str]) -> list[str]:
+        """Field paths given for `tool` in its code's form (`db.lines[*].x`), in the snapshot's form
+        (`agent_db.lines[*].x`); paths in another form are left for the tracer to report."""
+        roots = self.roots_of(tool)
+        return [roots.rewrite(p) if roots is not None else p for p in paths]
 
 
 def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = None) -> list[ReadSite]:
@@ -90,7 +116,7 @@ def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = 
     for ref in task.graders:
         try:
             found = grader_sites(cache, ref.file, ref.qualname, ref.state_params, ref.record_params,
-                                 ref.display or str(ref.file))
+                                 ref.display or str(ref.file), ref.roots)
             sites += [_with_exclusions(s, task.diff_exclusions) for s in found]
             cycles = sorted({s.detail for s in found if s.detail.endswith("(helper cycle)")})
             if cycles and problems is not None:
@@ -102,7 +128,7 @@ def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = 
                 problems.append(Problem(ref.display or str(ref.file), exc.line,
                                         f"task {task.id}: grader {ref.qualname}: {exc}"))
             sites.append(ReadSite("missing", "", ref.display or str(ref.file), 1, 1, ref.qualname, "missing",
-                                  str(exc)))
+                                  str(exc), scope=ref.roots.root if ref.roots is not None else ""))
     return sites
 
 

@@ -52,6 +52,10 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--modules", help="comma-separated tool modules of the benchmark (default: all)")
     p.add_argument("--minibank", type=Path, metavar="DIR", help="the minibank fixture benchmark directory")
     p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
+    p.add_argument("--cold", action="store_true",
+                   help="start every host afresh instead of forking it from a warm interpreter")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="with --confirm, run N tool modules' dynamic halves at once (default 1)")
     p.add_argument("--derived", action="store_true",
                    help="with --confirm: no contracts, only the oracles each mutant's own findings imply "
                         "(toollint.validate.derived)")
@@ -136,6 +140,8 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
         problem = driver.check_package(args.package)
         if problem:
             raise UsageError(problem)
+        if hasattr(driver, "for_package"):
+            driver = driver.for_package(args.package)
         python = args.benchmark_python if args.confirm else None
         if args.confirm and not python:
             raise UsageError(f"--confirm on {driver.label} needs {python_flag} (its venv's interpreter)")
@@ -174,6 +180,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                              f"{', '.join(mutation.OPERATORS_BY_NAME)}")
         if args.budget is not None and args.budget < 1:
             raise UsageError("--budget must be at least 1")
+        if args.jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
         for name in ("fail_under", "fail_under_class"):
             value = getattr(args, name)
             if value is not None and not 0 <= value <= 1:
@@ -190,7 +198,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
             runner = DerivedRunner
         result = run(subjects, seed=args.seed, budget=args.budget, dynamic=args.confirm, operators=ops,
-                     progress=progress if progress.enabled else None, runner=runner)
+                     progress=progress if progress.enabled else None, warm=not args.cold,
+                     jobs=args.jobs, runner=runner)
         progress.done()
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

@@ -9,7 +9,8 @@ benchmark's interpreter only through the host gateway (`toollint.dynamic.protoco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -56,6 +57,22 @@ class BenchmarkDriver(Protocol):
 
     def tool_module(self, package_dir: Path, module: str) -> tuple[Path, str]:
         """A tool module's file and its import name."""
+
+    def for_package(self, package_dir: Path) -> BenchmarkDriver:
+        """The driver bound to the benchmark at `package_dir` (a checkout, for a benchmark that is
+        not installed); a driver for an installed package returns itself."""
+
+
+class PathDriver(BenchmarkDriver, Protocol):
+    """A driver that also runs whole paths (`toollint.validate.paths`): gold replay and constructed
+    paths, each call with its requestor, graded by the benchmark's own evaluator."""
+
+    def path_runner(self, python: str, pythonpath: Path | None = None
+                    ) -> AbstractContextManager[Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]]:
+        """A warm interpreter (an overlay of the package first on its path when `pythonpath` is given)
+        as `run(variant, rows)`: each row `{"task", "calls": [{"function", "args", "requestor"?,
+        "alternatives"?, "args_from"?, "watch"?}]}` run and graded, answered `{"reward", "why",
+        "errors", "watched": [{"kind", "status", "holds", "state_changed"}]}`."""
 
 
 def validating_profiles() -> list[Profile]:

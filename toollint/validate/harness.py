@@ -449,6 +449,7 @@ class ValidationRun:
     baseline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # subject -> flags on the original
     generated: dict[str, int] = field(default_factory=dict)  # subject -> mutants before sampling
     elapsed_s: float = 0.0
+    host_starts: dict[str, Any] = field(default_factory=dict)  # forked / cold host starts (dynamic half)
 
 
 def run(
@@ -460,15 +461,47 @@ def run(
     operators: Sequence[str] | None = None,
     tools: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    warm: bool = True,
+    jobs: int = 1,
     runner: Callable[[Subject, Path], DynamicRunner] | None = None,
 ) -> ValidationRun:
     """The mutation arm and the negative controls over every subject. `budget` is per subject;
     `operators` and `tools` (qualified names) narrow what is mutated; `runner` makes the dynamic
     half's runner (`DynamicRunner`: the subject's contracts; `toollint.validate.derived`: oracles
-    derived from each mutant's own static findings)."""
+    derived from each mutant's own static findings). With `warm` (the default) the
+    dynamic half forks its hosts from a pre-imported interpreter (`toollint.dynamic.forkserver`)
+    instead of starting and importing the benchmark for every mutant. With `jobs` > 1, that many
+    subjects' dynamic halves run at once (each has its own overlay, so its mutants stay one at a time);
+    the results are the same, in the same order."""
+    from toollint.dynamic.forkserver import MAX_ZYGOTES, warm_hosts
+
+    with warm_hosts(enabled=warm and dynamic, max_zygotes=MAX_ZYGOTES * max(1, jobs)) as pool:
+        out = _run(subjects, seed, budget, dynamic, operators, tools, progress, max(1, jobs), runner)
+    out.host_starts = {"forked": pool.stats.forks, "cold": pool.stats.cold, "zygotes": pool.stats.zygotes,
+                       "zygote_start_s": round(pool.stats.zygote_start_s, 2), "fallbacks": pool.stats.fallbacks[:5]}
+    return out
+
+
+@dataclass
+class _SubjectPlan:
+    """One subject's static half, done before any dynamic work: what the dynamic half then runs."""
+
+    subject: Subject
+    chosen: list[mutation.Mutant]
+    statics: list[Any]
+    controls: list[ControlResult]
+    mutants: list[MutantResult] = field(default_factory=list)
+    dynamic_controls: list[ControlResult] = field(default_factory=list)  # the clean original's flags
+
+
+def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bool,
+         operators: Sequence[str] | None, tools: Sequence[str] | None,
+         progress: Callable[[str], None] | None, jobs: int = 1,
+         runner: Callable[[Subject, Path], DynamicRunner] | None = None) -> ValidationRun:
     start = time.perf_counter()
     out = ValidationRun(seed, budget, dynamic)
-    for subject in subjects:
+    plans: list[_SubjectPlan] = []
+    for subject in subjects:  # the static half, in this thread (the linter's caches are not shared)
         source = subject.path.read_text(encoding="utf-8")
         all_mutants = mutation.mutants(source, subject.shown, operators, tools, settings=subject.settings,
                                        module_name=subject.module_name)
@@ -476,8 +509,6 @@ def run(
         chosen = mutation.sample(all_mutants, budget, seed)
         baseline = lint(subject, source)
         out.baseline[subject.name] = [_finding_json(f) for f in baseline]
-        if subject.clean:
-            out.controls.append(ControlResult(subject.name, None, [_finding_json(f) for f in baseline]))
         rewrites = mutation.controls(source, subject.shown, settings=subject.settings,
                                      module_name=subject.module_name)
         control_results = []
@@ -486,33 +517,50 @@ def run(
                 continue
             fps = [_finding_json(f) for f in new_findings(baseline, lint(subject, c.source))]
             control_results.append(ControlResult(subject.name, c, fps))
-        out.controls.extend(control_results)
-        if dynamic and subject.host is not None:
-            with overlay(subject.host) as root:
-                dyn = (runner or DynamicRunner)(subject, root)
-                affected = {t for m in chosen for t in m.tools} | {t for c in control_results if c.control
-                                                                    for t in c.control.tools}
-                dyn.run_baseline(sorted(affected) if tools is not None else None)
-                if subject.clean and dyn.baseline_rows:
-                    out.controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
-                                                                           for r in dyn.baseline_rows]))
-                for cr in control_results:  # a rewrite that the probes tell apart is a false alarm too
-                    assert cr.control is not None
-                    if progress:
-                        progress(cr.control.id)
-                    flagged = dyn.outcome(cr.control)
-                    cr.false_positives.extend(_dynamic_flag(r) for r in flagged.violations)
-                for m in chosen:
-                    if progress:
-                        progress(m.id)
-                    out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
-                                                    dyn.outcome(m), not subject.reaches(m)))
-        else:
+        plans.append(_SubjectPlan(subject, chosen, [static_outcome(subject, baseline, m) for m in chosen],
+                                  control_results))
+        if subject.clean:
+            plans[-1].dynamic_controls.append(ControlResult(subject.name, None, out.baseline[subject.name]))
+
+    def dynamic_half(plan: _SubjectPlan) -> None:
+        subject = plan.subject
+        if not (dynamic and subject.host is not None):
             why = "no dynamic host for this subject" if subject.host is None else "dynamic half not requested"
-            for m in chosen:
+            plan.mutants = [MutantResult(subject.name, m, st, DynamicOutcome(NOT_RUN, why), not subject.reaches(m))
+                            for m, st in zip(plan.chosen, plan.statics)]
+            return
+        with overlay(subject.host) as root:
+            dyn = (runner or DynamicRunner)(subject, root)
+            affected = {t for m in plan.chosen for t in m.tools} | {t for c in plan.controls if c.control
+                                                                    for t in c.control.tools}
+            dyn.run_baseline(sorted(affected) if tools is not None else None)
+            if subject.clean and dyn.baseline_rows:
+                plan.dynamic_controls.append(ControlResult(subject.name, None, [_dynamic_flag(r)
+                                                                                for r in dyn.baseline_rows]))
+            for cr in plan.controls:  # a rewrite that the probes tell apart is a false alarm too
+                assert cr.control is not None
+                if progress:
+                    progress(cr.control.id)
+                flagged = dyn.outcome(cr.control)
+                cr.false_positives.extend(_dynamic_flag(r) for r in flagged.violations)
+            for m, st in zip(plan.chosen, plan.statics):
                 if progress:
                     progress(m.id)
-                out.mutants.append(MutantResult(subject.name, m, static_outcome(subject, baseline, m),
-                                                DynamicOutcome(NOT_RUN, why), not subject.reaches(m)))
+                plan.mutants.append(MutantResult(subject.name, m, st, dyn.outcome(m), not subject.reaches(m)))
+
+    if jobs > 1 and dynamic and len(plans) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:  # the work is in the hosts; threads wait on pipes
+            for done in [pool.submit(dynamic_half, plan) for plan in plans]:
+                done.result()
+    else:
+        for plan in plans:
+            dynamic_half(plan)
+    for plan in plans:  # in subject order, whatever order they finished in
+        out.controls.extend(plan.dynamic_controls[:1])
+        out.controls.extend(plan.controls)
+        out.controls.extend(plan.dynamic_controls[1:])
+        out.mutants.extend(plan.mutants)
     out.elapsed_s = time.perf_counter() - start
     return out

@@ -108,6 +108,7 @@ def to_json(run: ValidationRun) -> dict[str, Any]:
         "budget_per_subject": run.budget,
         "dynamic": run.dynamic,
         "elapsed_s": round(run.elapsed_s, 3),
+        "host_starts": run.host_starts,
         "generated": run.generated,
         "mutation": {
             "by_class": [r.to_json() for r in classes],
@@ -143,9 +144,15 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
     classes, total = rows(run.mutants)
     operators, _ = rows(run.mutants, "operator")
     generated = sum(run.generated.values())
+    rate = f", {len(run.mutants) / run.elapsed_s:.2f} mutants/s" if run.elapsed_s and run.mutants else ""
     out = [(f"validation run: {len(run.mutants)} mutants (of {generated} generated; seed {run.seed}, "
            f"budget {run.budget if run.budget is not None else 'all'} per subject), dynamic half "
-           f"{'on' if run.dynamic else 'off'}, {run.elapsed_s:.1f} s"), ""]
+           f"{'on' if run.dynamic else 'off'}, {run.elapsed_s:.1f} s{rate}")]
+    if run.host_starts.get("forked") or run.host_starts.get("cold"):
+        hs = run.host_starts
+        out.append(f"hosts: {hs['forked']} forked from {hs['zygotes']} warm interpreter(s) (started in "
+                   f"{hs['zygote_start_s']:.1f} s), {hs['cold']} started cold")
+    out.append("")
     out += _table(("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
                    "masked = survivors whose clause the original already violates; unreach. = mutants of code no "
                    "registered tool runs, not counted)"),

@@ -9,7 +9,10 @@ by `evaluation_criteria`.
   telecom, agent and user side;
 - `locate.py`: the checkout a linted file lies in, passed to the adapter as `root`, so
   `toollint check --confirm TAU2/src/tau2/domains` needs no configuration;
-- `drafting.py`: the domain and toolkit `contracts draft` writes into a draft's `adapter:` block.
+- `drafting.py`: the domain and toolkit `contracts draft` writes into a draft's `adapter:` block;
+- `tasks.py`: the task and grader enumerator of the tracer (read as syntax and data);
+- `validation.py` (+ `validation_host.py`, run in tau2's interpreter): the validation harness's
+  driver: mutation subjects, gold replay and constructed paths graded by tau2's own evaluator.
 
 tau2-bench is checked out, not installed: the adapter puts the checkout's `src/` on `sys.path` and
 points `TAU2_DATA_DIR` at its `data/`. The interpreter (`--python`) needs only tau2's dependencies.
@@ -35,5 +38,7 @@ PROFILE = Profile(
     parts={
         "host_options": "toollint.profiles.tau2.locate:host_options",
         "draft_hints": "toollint.profiles.tau2.drafting:draft_hints",
+        "tasks": "toollint.profiles.tau2.tasks:tasks",
+        "validation": "toollint.profiles.tau2.validation:DRIVER",
     },
 )

@@ -1,0 +1,236 @@
+"""Host-side helpers of the tau2 validation driver: run inside tau2's own interpreter (Python 3.12+)
+through the host gateway (`toollint.dynamic.protocol.evaluate_in`), stdlib + tau2 only.
+
+Everything goes through tau2's own code, as its orchestrator and evaluator do (the method of the
+snapshot's `provenance/gold_replay.py`, written against tau2's API):
+
+- an environment is `registry.get_env_constructor(domain)()` with `Environment.set_state(...)` from
+  the task's initial state;
+- each call of a path is `Environment.get_response(ToolCall(..., requestor))`, the call the
+  orchestrator makes for agent and user tool calls; the trajectory is the messages the orchestrator
+  would record, ending with an assistant message carrying the task's `communicate_info`;
+- the verdict is `tau2.evaluator.evaluator.evaluate_simulation(..., EvaluationType.ALL)`: the reward
+  the task's `reward_basis` gives (tasks whose basis needs an LLM judge, `NL_ASSERTION`, are not graded);
+- a watched call is scored against a contract clause by toollint's own predicate module (loaded by
+  file path: stdlib only), on the pre- and post-call snapshots `{"agent_db", "user_db"}` as the
+  adapter takes them: that is the independent predicate, reported beside the evaluator's reward.
+
+`setup(src, data)` must come first: it puts a tau2 source tree first on `sys.path` (the snapshot's,
+or an overlay holding a one-hunk fix) and points `TAU2_DATA_DIR` at the data before tau2 is imported.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import sys
+import time
+import uuid
+from typing import Any
+
+_STATE: dict[str, Any] = {}
+
+
+def setup(src: str, data: str) -> dict[str, Any]:
+    """Import tau2 from `src` with its data at `data`; the interpreter serves that tree from then on."""
+    if "src" in _STATE:
+        if _STATE["src"] != src:
+            raise ValueError(f"this interpreter already runs tau2 from {_STATE['src']}, not {src}")
+        return {"tau2": _STATE["tau2"]}
+    sys.dont_write_bytecode = True  # never write into the audited tree, or an overlay of it
+    os.environ["TAU2_DATA_DIR"] = data
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-map fetch at import
+    sys.path.insert(0, src)
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="ERROR")
+    import tau2
+
+    if not os.path.abspath(tau2.__file__).startswith(os.path.abspath(src)):
+        raise ValueError(f"tau2 was imported from {tau2.__file__}, not from {src}")
+    _STATE.update(src=src, tau2=tau2.__file__)
+    return {"tau2": tau2.__file__}
+
+
+def _tau2() -> Any:
+    from tau2.registry import registry
+
+    return registry
+
+
+def tasks(domain: str) -> list[dict[str, Any]]:
+    """Every task of the domain's default task set with its gold actions, in file order."""
+    loaded = _tasks(domain)
+    out = []
+    for task in loaded.values():
+        criteria = task.evaluation_criteria
+        actions = (criteria.actions or []) if criteria is not None else []
+        out.append({
+            "task": task.id,
+            "reward_basis": [b.value for b in criteria.reward_basis] if criteria is not None else [],
+            "calls": [{"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions],
+        })
+    return out
+
+
+def _tasks(domain: str) -> dict[str, Any]:
+    cache = _STATE.setdefault("tasks", {})
+    if domain not in cache:
+        cache[domain] = {t.id: t for t in _tau2().get_tasks_loader(domain)(None)}
+    return cache[domain]  # type: ignore[no-any-return]
+
+
+def registered_tools(domains: list[str]) -> dict[str, dict[str, list[str]]]:
+    """domain -> {"agent": [...], "user": [...]}: the tools each toolkit offers an agent or user."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for domain in domains:
+        env = _tau2().get_env_constructor(domain)()
+        out[domain] = {"agent": sorted(env.tools.get_tools()) if env.tools is not None else [],
+                       "user": sorted(env.user_tools.get_tools()) if env.user_tools is not None else []}
+    return out
+
+
+# --- predicates -------------------------------------------------------------------------------------
+
+
+def _predicates(path: str) -> Any:
+    module = _STATE.get("predicate_module")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("toollint_host_predicate", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        _STATE["predicate_module"] = module
+        _STATE["compiled"] = {}
+    return module
+
+
+def _holds(predicates: Any, source: str, pre: Any, post: Any, args: dict[str, Any], result: Any) -> bool | None:
+    compiled = _STATE["compiled"]
+    if source not in compiled:
+        compiled[source] = predicates.compile_predicate(source)
+    try:
+        return bool(compiled[source].evaluate(pre, post, args, result))
+    except predicates.PredicateTypeError:
+        return None
+
+
+def _snapshot(env: Any) -> dict[str, Any]:
+    state = {"agent_db": env.tools.db.model_dump(mode="json")}
+    if env.user_tools is not None and getattr(env.user_tools, "db", None) is not None:
+        state["user_db"] = env.user_tools.db.model_dump(mode="json")
+    return state
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic_core import to_jsonable_python
+
+    try:
+        return to_jsonable_python(value)
+    except Exception:  # noqa: BLE001 - a result tau2 cannot turn into JSON is still shown
+        return repr(value)
+
+
+# --- paths ------------------------------------------------------------------------------------------
+
+
+def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "") -> list[dict[str, Any]]:
+    """Run each row's path through the benchmark and grade it with its own evaluator.
+
+    A row: `{"task": id, "calls": [call, ...]}`; a call: `{"function", "args", "requestor"}`, optionally
+    `"alternatives": [args, ...]` (the first that succeeds is kept; a failed attempt leaves no trace in
+    the trajectory), `"args_from": {"arg": [k, "key"]}` (the value of `key` in call k's result) and
+    `"watch": {"clause", "kind", "predicate"}` (scored on that call). The answer per row: `reward`
+    (None when not graded, with `why`), `breakdown`, `errors` (calls that failed) and `watched`
+    (per watched call: `status`, `holds`, `state_changed`)."""
+    from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+    from tau2.data_model.tasks import RewardType
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.utils.utils import get_now
+
+    predicates = _predicates(predicate_module) if predicate_module else None
+    known = _tasks(domain)
+    constructor = _tau2().get_env_constructor(domain)
+    out = []
+    for row in rows:
+        started = time.perf_counter()
+        task = known.get(str(row["task"]))
+        if task is None:
+            out.append({"task": row["task"], "reward": None, "why": "no such task", "errors": [], "watched": []})
+            continue
+        env = constructor()
+        state = task.initial_state
+        history = list(state.message_history) if state is not None and state.message_history else []
+        env.set_state(initialization_data=state.initialization_data if state is not None else None,
+                      initialization_actions=state.initialization_actions if state is not None else None,
+                      message_history=history)
+        messages = list(history)
+        errors: list[str] = []
+        watched: list[dict[str, Any]] = []
+        results: list[Any] = []
+        for i, call in enumerate(row["calls"]):
+            args = dict(call.get("args") or {})
+            for name, (k, key) in (call.get("args_from") or {}).items():
+                source = results[k] if k < len(results) else None
+                args[name] = source.get(key) if isinstance(source, dict) else None
+            requestor = call.get("requestor") or "assistant"
+            watch = call.get("watch")
+            pre = _snapshot(env) if watch and predicates is not None else None
+            attempts = [args] + [dict(a) for a in call.get("alternatives") or []]
+            for n, attempt in enumerate(attempts):
+                tc = ToolCall(id=f"toollint_{i}_{n}", name=call["function"], arguments=attempt, requestor=requestor)
+                reply = env.get_response(tc)
+                if reply.error and n + 1 < len(attempts):
+                    continue  # an alternative that fails changes nothing: try the next
+                msg_type = UserMessage if requestor == "user" else AssistantMessage
+                messages += [msg_type(role=requestor if requestor == "user" else "assistant", content=None,
+                                      tool_calls=[tc]), reply]
+                args = attempt
+                break
+            value = _content(reply.content)
+            results.append(value)
+            if reply.error:
+                errors.append(f"{i}: {call['function']}: {str(reply.content)[:200]}")
+            if watch and predicates is not None:
+                post = _snapshot(env)
+                holds = _holds(predicates, watch["predicate"], pre, post, args, value if not reply.error else None)
+                watched.append({"index": i, "clause": watch.get("clause"), "kind": watch.get("kind"),
+                                "status": "error" if reply.error else "ok", "holds": holds,
+                                "state_changed": pre != post})
+        criteria = task.evaluation_criteria
+        basis = set(criteria.reward_basis) if criteria is not None else set()
+        info = (criteria.communicate_info or []) if criteria is not None else []
+        messages.append(AssistantMessage(role="assistant", content="Done. " + " ".join(str(x) for x in info)))
+        answer: dict[str, Any] = {"task": row["task"], "errors": errors, "watched": watched,
+                                  "results": [_jsonable(r) for r in results] if row.get("want_results") else None}
+        if RewardType.NL_ASSERTION in basis:
+            answer.update(reward=None, why="reward_basis has NL_ASSERTION (an LLM judge)")
+        else:
+            now = get_now()
+            sim = SimulationRun(id=str(uuid.uuid4()), task_id=task.id, start_time=now, end_time=now, duration=0.0,
+                                termination_reason=TerminationReason.AGENT_STOP, messages=messages)
+            reward = evaluate_simulation(sim, task, EvaluationType.ALL, solo_mode=False, domain=domain)
+            answer.update(reward=reward.reward, breakdown={str(getattr(k, "value", k)): v for k, v in
+                                                           (reward.reward_breakdown or {}).items()})
+        answer["elapsed_s"] = round(time.perf_counter() - started, 4)
+        out.append(answer)
+    return out
+
+
+def _content(text: Any) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def pristine(domain: str) -> dict[str, Any]:
+    """The domain's freshly built state (for tests)."""
+    return copy.deepcopy(_snapshot(_tau2().get_env_constructor(domain)()))
