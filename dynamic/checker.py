@@ -737,6 +737,12 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
+    return finish_reports(reports, spec, options, tags)
+
+
+def finish_reports(reports: list[ToolReport], spec: WorkerSpec, options: CheckOptions,
+                   tags: dict[str, list[str]]) -> list[ToolReport]:
+    """After a host's tools are checked: confirm the violations in fresh workers, then roll up."""
     if options.confirm and any(r.violations for r in reports):
         confirm_reports([r for r in reports if r.violations], spec, options, tags)
     for report in reports:

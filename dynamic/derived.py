@@ -56,8 +56,7 @@ from toollint.dynamic.checker import (
     Scorer,
     ToolReport,
     check_tool,
-    confirm_reports,
-    rollup,
+    finish_reports,
     run_probe,
 )
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
@@ -1307,11 +1306,7 @@ def check_derived_group(checks: Sequence[DerivedCheck], spec: WorkerSpec, option
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
-    if options.confirm and any(r.violations for r in reports):
-        confirm_reports([r for r in reports if r.violations], spec, options, tags)
-    for report in reports:
-        report.verdict = rollup(report.rows)
-    return reports
+    return finish_reports(reports, spec, options, tags)
 
 
 def _check_one(check: DerivedCheck, worker: Worker, hello: dict[str, Any], metas: dict[str, Any], pristine: Any,

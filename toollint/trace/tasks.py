@@ -181,20 +181,27 @@ def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Pr
     return out
 
 
+def read_task_file(path: Path, shown: str, problems: list[Problem]) -> tuple[str, Any] | None:
+    """A task file's text and parsed JSON, or None with the reason added to `problems`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return text, json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(shown, exc.lineno, f"task file is not valid JSON: {exc.msg}"))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(shown, 1, f"task file cannot be read: {exc}"))
+    return None
+
+
 def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
                display_root: Path | None = None) -> TaskSet:
     out = TaskSet()
     for path in task_files:
         shown = display_path(path, display_root) if display_root else str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            out.problems.append(Problem(shown, exc.lineno, f"task file is not valid JSON: {exc.msg}"))
+        read = read_task_file(path, shown, out.problems)
+        if read is None:
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            out.problems.append(Problem(shown, 1, f"task file cannot be read: {exc}"))
-            continue
+        text, data = read
         entries = data.get("tasks") if isinstance(data, dict) else data
         if not isinstance(entries, list):
             out.problems.append(Problem(shown, 1, "task file holds neither a list of tasks nor {\"tasks\": [...]}"))

@@ -26,7 +26,6 @@ tools of its domain, so a defect of one domain never exposes another's tasks.
 from __future__ import annotations
 
 import ast
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from toollint.trace.readsites import ReadSite, StateRoots
-from toollint.trace.tasks import GraderRef, Problem, Task, TaskSet, display_path
+from toollint.trace.tasks import GraderRef, Problem, Task, TaskSet, display_path, read_task_file
 
 PACKAGE = "tau2"
 # `EnvFunctionCall.env_type` -> the environment attribute holding that toolkit, and its snapshot root
@@ -326,15 +325,10 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
         out.tool_roots.update({kit.ref(t): kit.roots for t in kit.tools})
     for path in task_files(layout, domain):
         shown = display_path(path, shown_root)
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            out.problems.append(Problem(shown, exc.lineno, f"task file is not valid JSON: {exc.msg}"))
+        read = read_task_file(path, shown, out.problems)
+        if read is None:
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            out.problems.append(Problem(shown, 1, f"task file cannot be read: {exc}"))
-            continue
+        text, data = read
         entries = data if isinstance(data, list) else [data] if isinstance(data, dict) and "id" in data else None
         if entries is None:
             out.problems.append(Problem(shown, 1, "task file holds neither a task nor a list of tasks"))
