@@ -92,14 +92,8 @@ class DerivedRunner(DynamicRunner):
             self.target.write_text(self.original, encoding="utf-8")
 
     def run_baseline(self, tools: Sequence[str] | None = None) -> None:
-        reports = self._derived_reports(self.original, list(tools) if tools is not None else self.all_tools)
-        keys, rows, _ = _violation_rows(reports)
-        self.baseline_behaviour = _behaviour(reports)
-        for tool, clause, code in keys:
-            self.baseline.setdefault(tool, set()).add((tool, clause, code))
-        for r in rows:
-            self.baseline_calls.setdefault((r["tool"], r["clause"], r["code"] or ""), set()).update(r["failing_calls"])
-        self.baseline_rows = rows
+        self.record_baseline(self._derived_reports(self.original,
+                                                   list(tools) if tools is not None else self.all_tools))
 
     def outcome(self, m: mutation.Mutant) -> DynamicOutcome:
         if m.static_only:

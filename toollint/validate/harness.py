@@ -379,7 +379,10 @@ class DynamicRunner:
 
     def run_baseline(self, tools: Sequence[str] | None = None) -> None:
         """Violations of the unmutated module (of `tools`' contracts, or all): not kills when they recur."""
-        reports = self._run(self.original, self.contracts_for(tools) if tools is not None else self.host.contracts)
+        self.record_baseline(
+            self._run(self.original, self.contracts_for(tools) if tools is not None else self.host.contracts))
+
+    def record_baseline(self, reports: Sequence[Any]) -> None:
         keys, rows, _ = _violation_rows(reports)
         self.baseline_behaviour = _behaviour(reports)
         for tool, clause, code in keys:
