@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -228,6 +228,20 @@ def _eval(pred: Predicate, run: ProbeRun) -> bool | None:
     return None if isinstance(outcome, PredicateTypeError) else bool(outcome)
 
 
+
+def _violating_runs(clause: Clause, runs: Sequence[ProbeRun], type_errors: list[str]) -> Iterator[ProbeRun]:
+    """The runs whose pre-state makes the precondition false: the calls the tool should refuse. A run
+    the predicate cannot be evaluated on adds why to `type_errors`."""
+    assert clause.predicate is not None
+    for run in runs:
+        if run.error is not None or run.pre is None:
+            continue
+        holds = _eval(clause.predicate, run)
+        if holds is None:
+            type_errors.append(_eval_detail(clause.predicate, run))
+        elif not holds:
+            yield run
+
 def _eval_detail(pred: Predicate, run: ProbeRun) -> str:
     outcome = _outcome(pred, run)
     return str(outcome) if isinstance(outcome, PredicateTypeError) else ""
@@ -355,16 +369,8 @@ class Scorer:
         if clause.predicate is None:
             row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
             return row
-        type_errors = []
-        for run in runs:
-            if run.error is not None or run.pre is None:
-                continue
-            holds = _eval(clause.predicate, run)
-            if holds is None:
-                type_errors.append(_eval_detail(clause.predicate, run))
-                continue
-            if holds:
-                continue
+        type_errors: list[str] = []
+        for run in _violating_runs(clause, runs, type_errors):
             row.scored += 1
             changed = bool(run.changes)
             accepted = run.status == "ok"
@@ -403,15 +409,7 @@ class Scorer:
         type_errors: list[str] = []
         unattributed: list[ProbeRun] = []
         raises = declared_error(clause)
-        for run in runs:
-            if run.error is not None or run.pre is None:
-                continue
-            holds = _eval(clause.predicate, run)
-            if holds is None:
-                type_errors.append(_eval_detail(clause.predicate, run))
-                continue
-            if holds:
-                continue
+        for run in _violating_runs(clause, runs, type_errors):
             accepted, changed = run.status == "ok", bool(run.changes)
             if changed or (accepted and raises):
                 row.scored += 1
