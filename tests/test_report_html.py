@@ -49,7 +49,7 @@ def _chromium() -> str | None:
             return found
     if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
         try:
-            subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=900, check=False)
+            subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=300, check=False)
         except (OSError, subprocess.SubprocessError):
             return None
         return shutil.which("chromium")
