@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,39 +28,53 @@ class Parsed(BaseException):  # not an Exception: no command's `except Exception
         self.parser, self.error = parser, error
 
 
+def shell_lines(body: Iterable[tuple[int, str]], lang: str) -> Iterator[tuple[int, str]]:
+    """(line number, command) for each command of a fenced block: in a `console` block only the
+    `$ ` prompts (the rest is output), a `\\` continuation joined to the line it continues."""
+    pending: tuple[int, str] | None = None
+    for lineno, raw in body:
+        line = raw.strip()
+        if pending is not None:
+            pending = (pending[0], pending[1] + " " + line.rstrip("\\"))
+            if not line.endswith("\\"):
+                yield pending
+                pending = None
+            continue
+        if lang == "console":
+            if not line.startswith("$ "):
+                continue
+            line = line[2:]
+        if line.endswith("\\"):
+            pending = (lineno, line.rstrip("\\"))
+        else:
+            yield lineno, line
+
+
 def commands(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, command) for each toollint command line in a Markdown file."""
     lang: str | None = None
-    pending: tuple[int, str] | None = None
+    body: list[tuple[int, str]] = []
     for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         fence = FENCE.match(raw)
         if fence:
-            lang = None if lang is not None else fence.group(1)
+            if lang is not None:
+                yield from _toollint_commands(shell_lines(body, lang))
+            lang, body = (None if lang is not None else fence.group(1)), []
             continue
         if lang is None:
             for m in INLINE.finditer(raw):
                 if len(m.group(1).split()) > 2 or m.group(1).split()[1] not in cli.DELEGATED:
                     yield lineno, m.group(1)  # not prose naming a command ("`toollint replay` re-runs")
             continue
-        line = raw.strip()
-        if pending is not None:  # a `\` continuation
-            pending = (pending[0], pending[1] + " " + line.rstrip("\\"))
-            if not line.endswith("\\"):
-                yield pending
-                pending = None
-            continue
-        if lang == "console":  # only the prompts: the rest is output
-            if not line.startswith("$ "):
-                continue
-            line = line[2:]
+        body.append((lineno, raw))
+
+
+def _toollint_commands(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    for lineno, line in lines:
         for module_form, short in MODULE_FORMS:
             if line.startswith(module_form):
                 line = short + line[len(module_form):]
-        if not line.startswith("toollint "):
-            continue
-        if line.endswith("\\"):
-            pending = (lineno, line.rstrip("\\"))
-        else:
+        if line.startswith("toollint "):
             yield lineno, line
 
 

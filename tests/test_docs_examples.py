@@ -34,12 +34,17 @@ from typing import Any
 
 import pytest
 import yaml
+from test_docs import DOCS, shell_lines
+from toollint.contracts.loader import contract_schema, schema_errors
 
-from contracts.loader import contract_schema, schema_errors
 from toollint.config import ConfigError, settings_from_table
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the project supports 3.10, where tomli is its dependency
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")
 EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)\s*-->")
 EXAMPLE_END = re.compile(r"<!--\s*end example\s*-->")
@@ -270,7 +275,7 @@ def _check_shell_line(where: str, line: str) -> None:
 
 
 def check_toml(block: Block, tmp_path: Path) -> None:
-    data = __import__("tomllib").loads(block.text)
+    data = tomllib.loads(block.text)
     table = data.get("tool", {}).get("toollint")
     if table is None:
         assert data, f"{block.where}: an empty TOML block"
@@ -333,18 +338,8 @@ def check_ini(block: Block, tmp_path: Path) -> None:
 
 
 def check_shell(block: Block, tmp_path: Path) -> None:
-    pending = ""
-    for raw in block.text.splitlines():
-        if pending:
-            raw, pending = pending + " " + raw.strip(), ""
-        elif block.lang == "console":
-            if not raw.startswith("$ "):
-                continue  # output
-            raw = raw[2:]
-        if raw.rstrip().endswith("\\"):
-            pending = raw.rstrip()[:-1]
-            continue
-        _check_shell_line(block.where, raw)
+    for _, line in shell_lines(enumerate(block.text.splitlines(), block.line + 1), block.lang):
+        _check_shell_line(block.where, line)
 
 
 CHECKS = {"toml": check_toml, "yaml": check_yaml, "python": check_python, "json": check_json,
