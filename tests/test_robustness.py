@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from toollint.engine import INTERNAL_ERROR, lint_paths
+from toollint.engine import INTERNAL_ERROR, RunResult, lint_paths
 from toollint.settings import Settings
+
+
+def assert_no_internal_error(result: RunResult) -> None:
+    errors = [f"{f.path}: {f.message}" for f in result.findings if f.code == INTERNAL_ERROR]
+    assert errors == [], f"{len(errors)} internal errors, first ones:\n" + "\n".join(errors[:20])
 
 
 @pytest.mark.slow
@@ -22,8 +27,7 @@ def test_no_internal_error_on_stdlib_and_site_packages() -> None:
     # excludes when walking the stdlib and linted as its own root
     result = lint_paths([str(r) for r in roots if r.is_dir()], Settings(select=["TL"]), jobs=2)
     assert len(result.files) > 1000  # the walk really covered the installation
-    errors = [f"{f.path}: {f.message}" for f in result.findings if f.code == INTERNAL_ERROR]
-    assert errors == [], f"{len(errors)} internal errors, first ones:\n" + "\n".join(errors[:20])
+    assert_no_internal_error(result)
 
 
 def test_no_internal_error_on_a_sample_of_the_stdlib() -> None:
@@ -32,5 +36,4 @@ def test_no_internal_error_on_a_sample_of_the_stdlib() -> None:
     sample = sorted(str(p) for p in stdlib.glob("*.py"))
     result = lint_paths(sample, Settings(select=["TL"]), jobs=1)
     assert len(result.files) > 100
-    errors = [f"{f.path}: {f.message}" for f in result.findings if f.code == INTERNAL_ERROR]
-    assert errors == [], f"{len(errors)} internal errors, first ones:\n" + "\n".join(errors[:20])
+    assert_no_internal_error(result)
