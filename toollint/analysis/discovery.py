@@ -36,7 +36,13 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from toollint.analysis.dispatch import branch_tool, declared_dispatcher, kind_branches, reply_calls
+from toollint.analysis.dispatch import (
+    branch_tool,
+    declared_dispatcher,
+    kind_branches,
+    own_statements,
+    reply_calls,
+)
 from toollint.analysis.patterns import CompiledPatterns, all_patterns
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
@@ -611,9 +617,7 @@ FINDERS: tuple[Finder, ...] = (
 def name_branches(fn: FunctionNode, name_param: str) -> Iterator[tuple[str, int, list[ast.stmt]]]:
     """(tool name, line, body) of every branch of `fn` that compares `name_param` with a constant:
     `if name == "add":`, `elif name == Tools.ADD:`, `match name: case "add":`."""
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
+    for node in own_statements(fn):
         if isinstance(node, ast.If):
             tool = _compared_name(node.test, name_param)
             if tool:
@@ -623,12 +627,6 @@ def name_branches(fn: FunctionNode, name_param: str) -> Iterator[tuple[str, int,
                 tool = _pattern_name(case.pattern)
                 if tool:
                     yield tool, case.pattern.lineno, case.body
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                      ast.ClassDef)):
-                stack.append(child)
-            elif isinstance(child, (ast.match_case, ast.ExceptHandler)):
-                stack.extend(child.body)
 
 
 def _compared_name(test: ast.expr, name_param: str) -> str | None:

@@ -98,24 +98,31 @@ def _kind_test(test: ast.expr) -> tuple[str, str] | None:
     return None
 
 
-def _if_chains(fn: FunctionNode) -> Iterator[list[ast.If]]:
-    """Every `if`/`elif` chain of a function body (not of nested functions), each once."""
-    seen: set[int] = set()
-    stack: list[ast.AST] = list(fn.body)
+def own_statements(fn: FunctionNode) -> Iterator[ast.stmt]:
+    """Every statement of a function body at any depth (blocks, match cases, except handlers), but
+    not those of the functions and classes it defines: those are not its code paths."""
+    stack: list[ast.stmt] = list(fn.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.If) and id(node) not in seen:
-            chain = [node]
-            while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
-                chain.append(chain[-1].orelse[0])
-            seen.update(id(c) for c in chain)
-            yield chain
+        yield node
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                       ast.ClassDef)):
                 stack.append(child)
             elif isinstance(child, (ast.match_case, ast.ExceptHandler)):
                 stack.extend(child.body)
+
+
+def _if_chains(fn: FunctionNode) -> Iterator[list[ast.If]]:
+    """Every `if`/`elif` chain of a function body (not of nested functions), each once."""
+    seen: set[int] = set()
+    for node in own_statements(fn):
+        if isinstance(node, ast.If) and id(node) not in seen:
+            chain = [node]
+            while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+                chain.append(chain[-1].orelse[0])
+            seen.update(id(c) for c in chain)
+            yield chain
 
 
 def kind_branches(fn: FunctionNode, declared: bool = False) -> list[KindBranch]:
