@@ -147,9 +147,13 @@ def test_nothing_imports_the_cli() -> None:
     assert importers == [], f"{importers} import toollint.cli; errors live in toollint.errors"
 
 
-@pytest.mark.parametrize("module", ["toollint.model", "toollint.errors"])
+@pytest.mark.parametrize("module", ["toollint.evidence", "toollint.errors"])
 def test_leaf_modules_import_nothing_of_toollint(module: str) -> None:
     assert import_graph()[module] == {}
+
+
+def test_the_finding_model_imports_only_its_evidence() -> None:
+    assert set(import_graph()["toollint.model"]) == {"toollint.evidence"}
 
 
 def test_one_progress_line() -> None:

@@ -7,13 +7,15 @@ what later steps learn (a `--confirm` verdict and witness, a trace) goes into `p
 each reporter renders in its own way, so a finding's message and fingerprint are the same with and
 without `--confirm`, whatever `--witness-dir` and whatever the output format.
 
-This module imports nothing of toollint: everything else imports it.
+This module imports only `toollint.evidence`: everything else imports it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from toollint.evidence import Confidence, Evidence
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ class Finding:
     fix: Fix | None = None
     properties: dict[str, Any] = field(default_factory=dict)
     suppressed: bool = False  # by a noqa comment; reporters leave these out unless asked
+    evidence: Evidence | None = None  # the typed premise, parameter, state path and guard (TL1xx)
+
+    @property
+    def confidence(self) -> Confidence:
+        return self.evidence.confidence if self.evidence is not None else Confidence.HIGH
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
