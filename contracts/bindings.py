@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toollint.contracts.predicate import (
+from toollint.contracts.host.predicate import (
     _R_ATTR,
     _R_BY,
     Predicate,
@@ -33,7 +33,7 @@ from toollint.contracts.predicate import (
     unwrap,
     wrap,
 )
-from toollint.dynamic.jsondiff import identity_field, key_segment
+from toollint.dynamic.host.jsondiff import identity_field, key_segment
 
 MAX_BINDINGS = 8
 MAX_LIST = 8  # a list of scalars longer than this is not shown as a value
@@ -161,13 +161,13 @@ def _traced_rows(obj: Any) -> Any:
         items = list(obj.raw.items())
         return _Traced([v for _, v in items], obj._root, obj._steps, obj._tracer,
                        [(*obj._steps, ("key", k)) for k, _ in items])
-    from toollint.contracts.predicate import HELPERS
+    from toollint.contracts.host.predicate import HELPERS
 
     return HELPERS["rows"](obj)
 
 
 def _traced_get(obj: Any, key: Any, default: Any = None) -> Any:
-    from toollint.contracts.predicate import HELPERS
+    from toollint.contracts.host.predicate import HELPERS
 
     if isinstance(obj, _Traced) and isinstance(obj.raw, dict):
         raw_key = unwrap(key)

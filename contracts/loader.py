@@ -27,7 +27,7 @@ from toollint.contracts.model import (
     RoundTrip,
     Source,
 )
-from toollint.contracts.predicate import ForbiddenPredicate, Predicate, compile_predicate
+from toollint.contracts.host.predicate import ForbiddenPredicate, Predicate, compile_predicate
 from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 

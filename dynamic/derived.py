@@ -40,9 +40,9 @@ from typing import Any
 from toollint.contracts.draft import ToolSource, _adapter_hints, falsy_legal
 from toollint.contracts.loader import ContractError, parse_contract
 from toollint.contracts.model import DERIVED, Clause, Contract, Source
-from toollint.contracts.predicate import ForbiddenPredicate, compile_predicate
+from toollint.contracts.host.predicate import ForbiddenPredicate, compile_predicate
 from toollint.contracts.validator import SourceFile, finding_subject, tool_parameters
-from toollint.dynamic import jsondiff
+from toollint.dynamic.host import jsondiff
 from toollint.dynamic.checker import (
     CONFORMS,
     FLAKY,
@@ -67,7 +67,7 @@ from toollint.model import Finding
 from toollint.profiles import profile_for_package
 
 DERIVED_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105")
-WATCH = Path(__file__).with_name("guard_watch.py")
+WATCH = Path(__file__).parent / "host" / "guard_watch.py"
 MAX_BINDING_CALLS = 12  # calls spent looking for one that reaches a commented guard's line
 MAX_VIOLATING_CALLS = 8  # extra calls spent making a derived guard's condition true
 MAX_DO_CALLS = 8  # calls spent looking for a legal `do` of a round trip

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from toollint.dynamic import proctree
+from toollint.dynamic.host import proctree
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; typing_extensions is not a runtime dependency
     from typing_extensions import Self
 
-HOST_PATH = Path(__file__).with_name("host.py")
+HOST_PATH = Path(__file__).parent / "host" / "host.py"
 DEFAULT_DEADLINE = 30.0
 STARTUP_DEADLINE = 120.0
 MAX_REPLY_BYTES = 2 << 30  # a reply this large is a runaway host, not a state

@@ -19,7 +19,7 @@ from toollint.contracts.cli import main
 from toollint.contracts.draft import draft_contract
 from toollint.contracts.loader import load_contract, load_contracts
 from toollint.contracts.model import Contract
-from toollint.contracts.predicate import PredicateTypeError
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.validator import ValidationOptions, schema_has_path, validate
 
 from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from toollint.contracts import sandbox
 from toollint.contracts.loader import parse_contract
-from toollint.contracts.predicate import PredicateBudgetError, PredicateTypeError, compile_predicate
+from toollint.contracts.host.predicate import PredicateBudgetError, PredicateTypeError, compile_predicate
 from toollint.contracts.sandbox import Sandbox, constant_parts, cost_problem
 
 from toollint.cli import main

@@ -307,7 +307,7 @@ def test_classify_a_collections_membership(kind: str, path: str, how: str, basis
 def test_a_collection_write_keeps_only_the_collection_of_an_effect_clauses_paths() -> None:
     from types import SimpleNamespace
 
-    from toollint.contracts.predicate import compile_predicate
+    from toollint.contracts.host.predicate import compile_predicate
 
     from toollint.trace.ledger import ToolWrites, defect_from_clause
 

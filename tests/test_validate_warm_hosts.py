@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from toollint.dynamic import proctree
+from toollint.dynamic.host import proctree
 from toollint.dynamic.forkserver import ForkedHost, warm_hosts
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts import predicate as predicate_module
+from toollint.contracts.host import predicate as predicate_module
 from toollint.contracts.model import Clause, Contract
 from toollint.dynamic.protocol import GatewayError, Worker, WorkerSpec, evaluate_in, plain_worker
 from toollint.profiles.tau2 import PROFILE
@@ -29,7 +29,7 @@ from toollint.profiles.tau2.tasks import PACKAGE, Layout, locate
 from toollint.validate.harness import DynamicHost, Subject
 from toollint.validate.paths import Fix, PathRow, Watch
 
-HOST_HELPERS = Path(__file__).with_name("validation_host.py")
+HOST_HELPERS = Path(__file__).parent / "host" / "validation_host.py"
 # toollint's predicate module is stdlib only: the host loads it by path to score watched calls
 PREDICATES = Path(predicate_module.__file__ or "")
 TOOLKIT_FILES = {"agent": "tools.py", "user": "user_tools.py"}
