@@ -144,7 +144,10 @@ def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextI
     if isinstance(dirs, str):
         err.write(f"toollint contracts check: {dirs}\n")
         return EXIT_ERROR
-    options = ValidationOptions(package_dirs=dirs, python=args.python, roots=list(args.src))
+    from toollint.dynamic.protocol import SERVICES
+
+    options = ValidationOptions(package_dirs=dirs, python=args.python, services=SERVICES,
+                                roots=list(args.src))
     warnings: list[str] = []
     findings = validate(args.paths, settings, options, warn=warnings.append)
     err.writelines(f"toollint contracts check: warning: {message}\n" for message in warnings)
@@ -211,8 +214,11 @@ def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.tool:
         err.write("toollint contracts draft: give a TOOLREF (package.module:function) or --from-findings PATH\n")
         return EXIT_ERROR
+    from toollint.dynamic.protocol import SERVICES
+
+    resolver = SourceResolver(python=args.python, services=SERVICES)
     try:
-        text = draft_contract(args.tool, list(args.src), SourceResolver(python=args.python), args.benchmark)
+        text = draft_contract(args.tool, list(args.src), resolver, args.benchmark)
     except DraftError as exc:
         err.write(f"toollint contracts draft: {exc}\n")
         return EXIT_ERROR

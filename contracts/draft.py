@@ -328,7 +328,7 @@ def _adapter_hints(src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, 
     adapter = profile.name if profile is not None and profile.adapter_file is not None else "toolkit"
     hints: dict[str, object] = {"name": adapter}
     if profile is not None and profile.has_part("draft_hints"):
-        hints.update(profile.load_part("draft_hints")(src.path, src.rel, fn.name))
+        hints.update(profile.draft_hinter()(src.path, src.rel, fn.name))
     depends = depends_of(fn, tree)
     if depends:
         hints["depends"] = depends

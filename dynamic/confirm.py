@@ -144,7 +144,7 @@ def _host_options(profile_name: str, linted: tuple[str, ...]) -> dict[str, Any]:
     found = find_profile(profile_name)
     if found is None or not found.has_part("host_options") or not linted:
         return {}
-    return dict(found.load_part("host_options")(list(linted)))
+    return dict(found.host_option_reader()(list(linted)))
 
 
 def host_options(adapter: str, linted: Sequence[str] = ()) -> dict[str, Any]:

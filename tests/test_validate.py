@@ -12,7 +12,6 @@ from profile_fixtures import registered
 from toollint import mutation
 from toollint.model import Finding
 from toollint.profiles import Profile
-from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
 from toollint.validate import main, report
 from toollint.validate.harness import (
     KILLED,
@@ -29,6 +28,9 @@ from toollint.validate.harness import (
     static_outcome,
 )
 from toollint.validate.subjects import minibank_subject
+from toollint.validate.drivers import driver_for
+
+AGENTDOJO = driver_for("agentdojo")
 
 agentdojo_subjects = AGENTDOJO.subjects
 agentdojo_registered_tools = AGENTDOJO.registered_tools

@@ -2,7 +2,7 @@
 
 Stdlib only and Python 3.9-compatible: the host loads this very file by path inside the benchmark's
 own interpreter (so the diff is computed next to the state), and the parent imports it as
-`toollint.dynamic.jsondiff` for replay and frame checks. One implementation, both sides.
+`toollint.dynamic.host.jsondiff` for replay and frame checks. One implementation, both sides.
 
 A diff is a list of ``{"op", "path", "ptr", "before", "after"}`` dicts sorted by path. ``path`` uses
 keyed segments for lists of records (``/lines/{line_id=L1009}/data_refueling_gb``) so that it reads

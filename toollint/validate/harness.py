@@ -35,46 +35,13 @@ from typing import TYPE_CHECKING, Any
 from toollint import mutation
 from toollint.engine import lint_source
 from toollint.model import Finding
-from toollint.settings import Settings
+from toollint.profiles.api import DynamicHost, Subject
 
 if TYPE_CHECKING:
     from toollint.contracts.model import Contract
-    from toollint.dynamic.protocol import WorkerSpec
+    from toollint.profiles.api import WorkerSpec
 
 KILLED, SURVIVED, NOT_RUN = "killed", "survived", "not-run"
-
-
-@dataclass
-class DynamicHost:
-    """How to host a mutant of a subject: copy `package_dir` (the top-level package the module lives
-    in) to a temp root, overwrite `relpath` inside it, and start a worker from `make_spec(root)`."""
-
-    package_dir: Path
-    relpath: Path  # the module file relative to package_dir's parent
-    contracts: list[Contract]
-    make_spec: Callable[[Path, Contract], WorkerSpec]  # overlay root, contract -> worker spec
-    deadline: float = 30.0
-
-
-@dataclass
-class Subject:
-    name: str
-    path: Path
-    module_name: str
-    display: str = ""  # path shown in findings; the file path by default
-    settings: Settings = field(default_factory=Settings)
-    host: DynamicHost | None = None
-    clean: bool = False  # written to conform: every flag on the unmutated source is a false positive
-    # The tool names the benchmark registers (None: every discovered tool is callable). A function no
-    # registered tool reaches is dead code to the benchmark: its mutants are equivalent there.
-    registered: frozenset[str] | None = None
-
-    def reaches(self, m: mutation.Mutant) -> bool:
-        return self.registered is None or any(t.rsplit(".", 1)[-1] in self.registered for t in m.tools)
-
-    @property
-    def shown(self) -> str:
-        return self.display or str(self.path)
 
 
 @dataclass
