@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, tau2_root
 from toollint.contracts import sandbox
-from toollint.contracts.loader import load_contracts
 from toollint.contracts.host.predicate import PredicateTypeError
+from toollint.contracts.loader import load_contracts
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
 from toollint.profiles import Profile, all_profiles, get_profile

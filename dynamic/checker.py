@@ -54,8 +54,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toollint.contracts import sandbox
-from toollint.contracts.model import Clause, Contract
 from toollint.contracts.host.predicate import Predicate, PredicateTypeError
+from toollint.contracts.model import Clause, Contract
 from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import (
     Plan,

@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.draft import ToolSource, _adapter_hints, falsy_legal
+from toollint.contracts.host.predicate import ForbiddenPredicate, compile_predicate
 from toollint.contracts.loader import ContractError, parse_contract
 from toollint.contracts.model import DERIVED, Clause, Contract, Source
-from toollint.contracts.host.predicate import ForbiddenPredicate, compile_predicate
 from toollint.contracts.validator import SourceFile, finding_subject, tool_parameters
-from toollint.dynamic.host import jsondiff
 from toollint.dynamic.checker import (
     CONFORMS,
     FLAKY,
@@ -59,6 +58,7 @@ from toollint.dynamic.checker import (
     finish_reports,
     run_probe,
 )
+from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
 

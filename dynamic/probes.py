@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toollint.contracts import sandbox
-from toollint.contracts.model import Clause, Contract
 from toollint.contracts.host.predicate import PredicateTypeError
+from toollint.contracts.model import Clause, Contract
 from toollint.dynamic.host.jsondiff import identity_field
 
 from toollint.analysis.vocabulary import ANNOTATION_JSON_TYPE, falsy_json_values

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from toollint.contracts.cli import main
 from toollint.contracts.draft import draft_contract
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.loader import load_contract, load_contracts
 from toollint.contracts.model import Contract
-from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.validator import ValidationOptions, schema_has_path, validate
 from toollint.dynamic.protocol import SERVICES
 

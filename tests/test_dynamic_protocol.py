@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from toollint.dynamic.protocol import HOST_PATH, Worker, WorkerError, WorkerSpec
 
-
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
 HOST_DIR = HOST_PATH.parent
 

@@ -352,6 +352,7 @@ def test_every_host_adapter_has_the_methods_the_profile_api_declares() -> None:
     import inspect
 
     from toollint.dynamic.protocol import HOST_PATH
+
     from toollint.profiles.api import HostAdapter
 
     wanted = {name: list(inspect.signature(getattr(HostAdapter, name)).parameters)

@@ -13,6 +13,7 @@ from toollint import mutation
 from toollint.model import Finding
 from toollint.profiles import Profile
 from toollint.validate import main, report
+from toollint.validate.drivers import driver_for
 from toollint.validate.harness import (
     KILLED,
     NOT_RUN,
@@ -28,7 +29,6 @@ from toollint.validate.harness import (
     static_outcome,
 )
 from toollint.validate.subjects import minibank_subject
-from toollint.validate.drivers import driver_for
 
 AGENTDOJO = driver_for("agentdojo")
 

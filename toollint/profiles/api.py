@@ -372,7 +372,8 @@ class HostAdapter(Protocol):
 class Mutated(Protocol):
     """A mutant, as a subject sees it: the tools whose behaviour it changes."""
 
-    tools: tuple[str, ...]
+    @property
+    def tools(self) -> tuple[str, ...]: ...
 
 
 @dataclass

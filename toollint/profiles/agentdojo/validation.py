@@ -42,7 +42,7 @@ def _no_bytecode(extra: dict[str, str] | None = None) -> dict[str, str]:
 class AgentDojoDriver:
     label = "AgentDojo"
     # the modules whose tools drop legal falsy arguments (`if amount:`), in the suite hosting them
-    constructed_modules = (("banking_client", "banking"), ("user_account", "banking"))
+    constructed_modules: tuple[tuple[str, str], ...] = (("banking_client", "banking"), ("user_account", "banking"))
 
     def __init__(self, profile: Profile, services: Services) -> None:
         self.profile = profile
