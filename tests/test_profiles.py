@@ -363,3 +363,36 @@ def test_every_host_adapter_has_the_methods_the_profile_api_declares() -> None:
     for path in adapters:
         methods = _adapter_methods(path)
         assert {name: methods.get(name) for name in wanted} == wanted, path
+
+
+def test_one_entry_point_reader_serves_the_registry_and_the_analysis(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.analysis.families import plugin_family_patterns
+
+    (tmp_path / "acme_bench.py").write_text(
+        "from toollint.analysis.patterns import Patterns, ToolDecorator\n"
+        "from toollint.profiles.api import Profile\n"
+        "PROFILE = Profile('acme', import_markers=('acme',), patterns=Patterns(decorators=(ToolDecorator('act'),)))\n")
+    dist = tmp_path / "acme_bench-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-bench\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[toollint.profiles]\nacme = acme_bench:PROFILE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    profiles.reset_registry()
+    try:
+        assert get_profile("acme").import_markers == ("acme",)
+        assert [p.family for p in plugin_family_patterns(set())] == ["acme"]
+    finally:
+        monkeypatch.undo()
+        profiles.reset_registry()
+    assert "acme" not in [p.name for p in all_profiles()]
+
+
+def test_the_builtin_profiles_are_the_registry_data() -> None:
+    from toollint.analysis.families import builtin_benchmarks
+    from toollint.profiles.builtin import BENCHMARKS
+
+    assert builtin_benchmarks() == BENCHMARKS  # the analysis reads the same data, by path
+    assert [p.name for p in profiles.builtin_profiles()] == list(BENCHMARKS)
+    folders = {d.name for d in Path(profiles.__file__).parent.iterdir() if (d / "__init__.py").is_file()}
+    assert folders == set(BENCHMARKS)  # a profile folder is registered, and only a benchmark has one
