@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toollint import mutation
+from toollint.validate import mutation
 
 MINIBANK = Path(__file__).parent / "fixtures" / "mutation" / "minibank" / "bank.py"
 SOURCE = MINIBANK.read_text(encoding="utf-8")

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from profile_fixtures import registered
 
-from toollint import mutation
 from toollint.model import Finding
 from toollint.profiles import Profile
 from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
-from toollint.validate import main, report
+from toollint.validate import main, mutation, report
 from toollint.validate.harness import (
     KILLED,
     NOT_RUN,
