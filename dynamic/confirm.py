@@ -26,6 +26,7 @@ either, the adapter of the profile the contract's ``benchmark`` names, else of t
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -54,6 +55,7 @@ from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
 from toollint.config import ConfigError
+from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, find_profile, select_profile
@@ -351,24 +353,11 @@ def path_tests(clause_path: str, named: str) -> bool:
     return False
 
 
-def _guard_names(guard: str) -> tuple[set[str], set[str]]:
+def _guard_names(guard: ast.stmt) -> tuple[set[str], set[str]]:
     """(names, fields) the condition of a commented-out guard mentions (`if acc['status'] != x:
     raise ...` -> {acc, x}, {status}): bare names, and attribute or constant-key fields."""
-    import ast
-    import textwrap
-
-    text = textwrap.dedent(guard).strip()
-    tree: ast.AST | None = None
-    for candidate in (text, text + "\n    pass", text.removeprefix("el")):
-        try:
-            tree = ast.parse(candidate)
-            break
-        except SyntaxError:
-            continue
-    if tree is None:
-        return set(), set()
-    tests: list[ast.AST] = [n.test for n in ast.walk(tree) if isinstance(n, (ast.If, ast.Assert, ast.While))]
-    tests = tests or [tree]
+    tests: list[ast.AST] = [n.test for n in ast.walk(guard) if isinstance(n, (ast.If, ast.Assert, ast.While))]
+    tests = tests or [guard]
     names: set[str] = set()
     fields: set[str] = set()
     for node in (sub for test in tests for sub in ast.walk(test)):
@@ -412,14 +401,14 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
     def reads_arg(c: Clause, name: str) -> bool:
         return c.arg == name or (c.predicate is not None and name in c.predicate.args_read)
 
-    props = finding.properties
-    param = props.get("param")
-    if isinstance(param, str) and param:
+    evidence = finding.evidence or Evidence()
+    param = evidence.parameter
+    if param:
         hit = [c.id for c in candidates if reads_arg(c, param)]
         return (hit, "argument") if hit else ([], "none")
-    field = props.get("field")
-    named = [field] if isinstance(field, str) and field else []
-    writes = props.get("writes")
+    field = evidence.state_path
+    named = [field] if field else []
+    writes = finding.properties.get("writes")
     named += [w for w in writes if isinstance(w, str)] if isinstance(writes, list) else []
     if named:
         hit = [c.id for c in candidates if c.kind != "success" and c.predicate is not None
@@ -428,9 +417,8 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
             return [*hit, *(s for s in success if s not in hit)], "state"
         if field:
             return [], "none"
-    guard = props.get("guard")
-    if isinstance(guard, str) and guard:
-        names, fields = _guard_names(guard)
+    if evidence.guard_statement is not None:
+        names, fields = _guard_names(evidence.guard_statement)
         hit = [c.id for c in candidates if any(reads_arg(c, n) for n in names) or (
             c.predicate is not None and any(_segments(p)[-1:] and _segments(p)[-1] in fields
                                             for p in c.predicate.paths))]
@@ -473,7 +461,7 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         finding.properties["verdict_detail"] = report.error
     elif verdict == UNCHECKED:
         name = report.contract.path.name if report.contract is not None else "the contract"
-        what = finding.properties.get("param") or finding.properties.get("field") or "it"
+        what = finding.evidence and (finding.evidence.parameter or finding.evidence.state_path) or "it"
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
 
 
