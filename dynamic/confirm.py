@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +53,7 @@ from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_second
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
+from toollint.analysis import ELEMENT, StatePath
 from toollint.config import ConfigError
 from toollint.evidence import Evidence
 from toollint.files import display_path
@@ -316,7 +316,6 @@ CLASS_KINDS: dict[str, tuple[str, ...]] = {
     "Frame Violation": ("frame",),
 }
 ALL_KINDS = ("pre", "eff", "frame", "arg", "inv", "success")
-_SEGMENT = re.compile(r"\[\*\]|[^.\[\]]+")
 
 
 def finding_kinds(finding: Finding) -> tuple[str, ...]:
@@ -327,28 +326,18 @@ def finding_kinds(finding: Finding) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds)) or ALL_KINDS
 
 
-def _segments(path: str) -> list[str]:
-    return _SEGMENT.findall(path)
-
-
-def _starts_with(long: list[str], short: list[str]) -> bool:
-    """`short` is a prefix of `long`, segment by segment; `[*]` (an element, or a field under a
-    computed key such as `acc[key]`) matches any one segment."""
-    return bool(short) and len(long) >= len(short) and all(
-        a == b or "[*]" in (a, b) for a, b in zip(long, short))
-
-
 def path_tests(clause_path: str, named: str) -> bool:
     """Whether a clause reading `clause_path` tests the state path `named` a finding names: it reads
     that field or something inside it, or compares whole records holding it (`x[*]`). The two may
     differ by one leading state root (`db.lines[*].status` in the code, `lines[*].status` in a
     snapshot of `db`), or each have their own (`db.flights[*]` in a toolkit's code, `agent_db.flights[*]`
     in a snapshot holding the agent's and the user's DB)."""
-    read, want = _segments(clause_path), _segments(named)
-    for r, w in ((read, want), (read[1:], want), (read, want[1:]), (read[1:], want[1:])):
-        if not r or not w or any(s == "[*]" for s in w[:1] + r[:1]):
+    read, want = StatePath.parse(clause_path), StatePath.parse(named)
+    for r, w in ((read, want), (read.below_root, want), (read, want.below_root),
+                 (read.below_root, want.below_root)):
+        if r.root is None or w.root is None or ELEMENT in (w.root, r.root):
             continue
-        if _starts_with(r, w) or (r[-1] == "[*]" and _starts_with(w, r)):
+        if r.starts_with(w) or (r.leaf == ELEMENT and w.starts_with(r)):
             return True
     return False
 
@@ -420,8 +409,7 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
     if evidence.guard_statement is not None:
         names, fields = _guard_names(evidence.guard_statement)
         hit = [c.id for c in candidates if any(reads_arg(c, n) for n in names) or (
-            c.predicate is not None and any(_segments(p)[-1:] and _segments(p)[-1] in fields
-                                            for p in c.predicate.paths))]
+            c.predicate is not None and any(StatePath.parse(p).leaf in fields for p in c.predicate.paths))]
         if hit:
             return hit, "guard"
     everything = [c.id for c in candidates] + implicit

@@ -62,6 +62,7 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
 
+from toollint.analysis import StatePath
 from toollint.evidence import Evidence
 from toollint.files import guess_module_name
 from toollint.model import Finding
@@ -367,19 +368,12 @@ def _assigned_params(tool: DerivedTool, writes: Any) -> list[WriteSite]:
                 leaf, record = target.slice.value, target.value
             else:
                 continue
-            if any(isinstance(w, str) and _segments(w)[-1:] == [leaf] for w in writes):
+            if any(isinstance(w, str) and StatePath.parse(w).leaf == leaf for w in writes):
                 out.setdefault(param, WriteSite(param, leaf, ast.unparse(record), node.lineno))
     return list(out.values())
 
 
 # --- state paths -------------------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r"\[\*\]|[^.\[\]]+")
-
-
-def _segments(path: str) -> list[str]:
-    return _SEGMENT.findall(path)
-
 
 def _exists(node: Any, segs: Sequence[str]) -> bool:
     if not segs:
@@ -395,9 +389,7 @@ def resolve_path(code_path: str, snapshot: Any) -> list[str] | None:
     """The snapshot's segments for an analysis path: as written, without its first root (`db.` in the
     code, the snapshot of `db`), or under one of the snapshot's top-level keys (`agent_db`); a trailing
     `[*]` (a computed key) is dropped, so the whole mapping is compared."""
-    segs = _segments(code_path)
-    while segs and segs[-1] == "[*]":
-        segs = segs[:-1]
+    segs = list(StatePath.parse(code_path).without_trailing_elements().segments)
     if not segs:
         return None
     tops = list(snapshot) if isinstance(snapshot, dict) else []
@@ -433,7 +425,7 @@ def projection(root: str, segs: Sequence[str]) -> str:
 
 def dotted(segs: Sequence[str]) -> str:
     """`['agent_db', 'flights', '[*]', 'dates']` -> `agent_db.flights[*].dates`."""
-    return ".".join(segs).replace(".[*]", "[*]")
+    return str(StatePath(tuple(segs)))
 
 
 # --- guards: binding a condition's locals to the snapshot ---------------------------------------------

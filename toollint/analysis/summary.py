@@ -41,6 +41,7 @@ from toollint.analysis.resolver import (
     lookup,
     lookup_class,
 )
+from toollint.analysis.statepath import StatePath
 from toollint.analysis.vocabulary import (
     BOOKKEEPING_FIELD,
     FORMAT_METHODS,
@@ -88,7 +89,7 @@ class StateAccess:
     @property
     def field(self) -> str:
         """The last named component: `bank_account.scheduled_transactions[*].amount` -> `amount`."""
-        return self.path.replace("[*]", "").rsplit(".", 1)[-1]
+        return StatePath.parse(self.path).field
 
 
 @dataclass(frozen=True)
