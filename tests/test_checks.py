@@ -46,6 +46,8 @@ def test_ruff_is_clean() -> None:
 def test_mypy_on_the_installed_package_is_clean() -> None:
     if shutil.which("python3.11") is None:
         pytest.skip(".ci/typecheck builds its venv with python3.11, which is not on PATH")
+    if not (ROOT / ".git").exists():
+        pytest.skip(".ci/typecheck builds the wheel from the files git lists; this is not a git checkout")
     done = subprocess.run([str(ROOT / ".ci" / "typecheck")], capture_output=True, text=True, check=False,
                           timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
