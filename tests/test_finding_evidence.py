@@ -60,3 +60,8 @@ def test_the_evidence_pickles_and_crosses_worker_processes(tmp_path: Path) -> No
 def _guard_dump(finding: Finding) -> str:
     stmt = finding.evidence.guard_statement if finding.evidence is not None else None
     return ast.dump(stmt) if stmt is not None else ""
+
+
+def test_a_finding_linted_twice_equals_itself() -> None:
+    # AST nodes compare by identity; the evidence leaves them out of ==, as the text is in properties.
+    assert _findings("tl102_commented_guard.py", "TL102") == _findings("tl102_commented_guard.py", "TL102")

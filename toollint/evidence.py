@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Confidence(enum.IntEnum):
@@ -78,9 +78,11 @@ class Evidence:
 
     parameter: str | None = None
     state_path: str | None = None
-    guard: ast.expr | None = None
+    # AST nodes compare by identity: left out of ==, so a finding linted twice is equal to itself
+    # (its properties["guard"] holds the same check as text).
+    guard: ast.expr | None = field(default=None, compare=False)
     premises: tuple[Premise, ...] = ()
-    guard_statement: ast.stmt | None = None
+    guard_statement: ast.stmt | None = field(default=None, compare=False)
 
     @property
     def confidence(self) -> Confidence:
