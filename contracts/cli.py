@@ -10,7 +10,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypedDict
 
 from toollint.contracts.draft import DraftError, draft_contract
 from toollint.contracts.loader import bundled_library_dirs, load_contracts
@@ -178,10 +178,22 @@ def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, 
                       else "All contracts passed.\n")
 
 
+class _ContractRow(TypedDict):
+    """One row of `contracts list` (its JSON output's shape)."""
+
+    tool: str
+    benchmark: str
+    path: str
+    clauses: dict[str, int]
+    drafts: int
+    agent_visible: int
+    counted: int
+
+
 def _list(args: argparse.Namespace, out: TextIO) -> int:
     """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible share."""
     contracts, errors = load_contracts(args.paths or bundled_library_dirs())
-    rows = []
+    rows: list[_ContractRow] = []
     for c in sorted(contracts, key=lambda c: c.tool):
         counted = c.counted_clauses
         rows.append({

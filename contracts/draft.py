@@ -76,10 +76,10 @@ def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | No
             candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
             candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
     if resolver is not None and not search:
-        pkg_dir = resolver.package_dir(package)
-        if pkg_dir is not None:
-            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
-            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
+        mapped_dir = resolver.package_dir(package)
+        if mapped_dir is not None:
+            candidates.append((mapped_dir, mapped_dir.joinpath(*rel_parts).with_suffix(".py")))
+            candidates.append((mapped_dir, mapped_dir.joinpath(*rel_parts, "__init__.py")))
     for pkg_dir, file in candidates:
         if file.is_file():
             try:

@@ -533,14 +533,13 @@ def finding_subject(finding: Finding) -> str | None:
     """What a static finding is about, as a derived clause's `provenance.about` names it: the
     parameter (TL103/TL104), the field (TL105), the guard's first line (TL102); None for TL101,
     which is about the tool's reply as a whole."""
-    props = finding.properties
-    for key in ("param", "field"):
-        value = props.get(key)
-        if isinstance(value, str) and value:
-            return value
-    guard = props.get("guard")
-    if isinstance(guard, str) and guard.strip():
-        return guard.strip().splitlines()[0].strip()
+    evidence = finding.evidence
+    if evidence is None:
+        return None
+    if evidence.parameter or evidence.state_path:
+        return evidence.parameter or evidence.state_path
+    if evidence.guard_statement is not None:
+        return ast.unparse(evidence.guard_statement).splitlines()[0].strip()
     return None
 
 

@@ -183,7 +183,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analysis", ("toollint.analysis", "toollint.analysis.*")),
     ("engine", ("toollint.context", "toollint.registry", "toollint.rules", "toollint.rules.*",
                 "toollint.noqa", "toollint.config", "toollint.engine", "toollint.reporters",
-                "toollint.reporters.*", "toollint.mutation", "toollint.validate.mutation")),
+                "toollint.reporters.*", "toollint.validate.mutation")),
     ("contract model", ("toollint.contracts", "toollint.contracts.model")),
     ("profile API", ("toollint.profiles", "toollint.profiles.api", "toollint.profiles.builtin")),
     ("dynamic parts", ("toollint.contracts.*", "toollint.dynamic", "toollint.dynamic.*", "toollint.trace",

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from profile_fixtures import registered
 
-from toollint import mutation
 from toollint.model import Finding
 from toollint.profiles import Profile
-from toollint.validate import main, report
+from toollint.validate import main, mutation, report
 from toollint.validate.drivers import driver_for
 from toollint.validate.harness import (
     KILLED,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 Op = dict[str, Any]
@@ -75,7 +75,7 @@ def identity_field(before: Sequence[Any], after: Sequence[Any], name: str | None
     return None
 
 
-def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None,
+def diff(before: Any, after: Any, tags: Mapping[str, Sequence[str]] | None = None,
          same: bool | None = None) -> list[Op]:
     """Ops turning `before` into `after`; `tags` maps a tag name to path globs (volatile/derived).
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from toollint.analysis import FunctionIndex, summarize
+from toollint.analysis import ELEMENT, FunctionIndex, StatePath, summarize
 from toollint.profiles.api import (
     PRE_PREFIX,
     ReadSite,
@@ -88,20 +88,20 @@ def classify(site: ReadSite, field_path: str, collection: bool = False) -> Basis
     return "unresolved"
 
 
-def _segments(path: str) -> list[str]:
-    """`db.lines[*].data_balance` -> `["db", "lines", "*", "data_balance"]`."""
-    return [seg for seg in path.replace("[*]", ".*").split(".") if seg]
+# Segments that match any one segment: an element (`[*]`), and the `*` a `{}` placeholder of a dotted
+# constant becomes (`state_sites`).
+_ANY_SEGMENT = frozenset({ELEMENT, "*"})
 
 
 def _dotted_basis(dotted: str, field_path: str) -> Basis | None:
     """A dotted string constant (`"db.lines.L1.data_balance"`, `"lines.{}.data_balance"`) names keys where
     the canonical path has `[*]`, and may start below the root: align it wherever its first name occurs."""
-    named, wanted = _segments(dotted), _segments(field_path)
+    named, wanted = StatePath.parse(dotted).segments, StatePath.parse(field_path).segments
     best: Basis | None = None
     for start in (i for i, seg in enumerate(wanted) if seg == named[0]):
         rest = wanted[start:]
         pairs = list(zip(named, rest))
-        if not all(a == b or "*" in (a, b) for a, b in pairs):
+        if not all(a == b or _ANY_SEGMENT & {a, b} for a, b in pairs):
             continue
         if len(named) >= len(rest):
             return "exact_field"
