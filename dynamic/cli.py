@@ -47,8 +47,8 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
                         "when the project's configuration gives the same)")
     parser.add_argument("--deadline", type=_positive_seconds, default=DEFAULT_DEADLINE, metavar="S",
                         help="per-request timeout in seconds")
-    parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: found from the "
-                        "witness's folder, then the working directory)")
+    parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: the working "
+                        "directory's; one beside the witness is used only when named here)")
     parser.add_argument("--trust-witness", action="store_true", help="run the interpreter, adapter and adapter "
                         "options the witness names even when the project's configuration gives others")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the recorded and re-run outcomes")
@@ -57,12 +57,20 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return 0 if exc.code in (0, None) else NOT_FAITHFUL
     try:
-        settings = resolve_settings([args.witness], config_file=args.config)
+        # The user's project: --config, else the working directory's. A configuration found beside
+        # the witness came with it (a downloaded folder may ship one naming a factory to import), so
+        # it is only offered in the refusal, never used unasked.
+        settings = resolve_settings(["."], config_file=args.config)
     except ConfigError as exc:
         print(f"NOT REPLAYED: {exc}")
         return NOT_FAITHFUL
+    try:
+        beside = None if args.config else resolve_settings([args.witness]).config_file
+    except ConfigError:  # not the user's configuration: its problems are not theirs either
+        beside = None
+    offer = beside if beside is not None and beside != settings.config_file else None
     outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
-                     settings=settings, trust_witness=args.trust_witness)
+                     settings=settings, trust_witness=args.trust_witness, offer=offer)
     print(outcome.sentence)
     if args.verbose:
         for line in outcome.details:
