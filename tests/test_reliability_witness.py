@@ -164,8 +164,8 @@ def test_a_fifo_witness_is_refused_without_waiting_for_a_writer(tmp_path: Path) 
     fifo = tmp_path / "w.json"
     os.mkfifo(fifo)
     code = ("import sys; from toollint.dynamic.cli import replay_main; sys.exit(replay_main([sys.argv[1]]))")
-    proc = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=30,
-                          cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code, str(fifo)], check=False, capture_output=True, text=True,
+                          timeout=30, cwd=tmp_path)
     assert proc.returncode == 2
     assert f"NOT REPLAYED: {fifo} is a FIFO, not a regular file" in proc.stdout
 
