@@ -19,7 +19,7 @@ Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
 ``deadline`` and ``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap:
-bytes or "2 GiB"). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
+bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
 either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
 (`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.contracts import sandbox as predicate_sandbox
 from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
 from toollint.contracts.model import Clause, Contract
 from toollint.dynamic import derived as derived_oracles
@@ -57,7 +58,7 @@ from toollint.config import ConfigError
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, find_profile, select_profile
-from toollint.settings import ConfirmSettings, Settings, parse_size
+from toollint.settings import UNLIMITED, ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
 TOOLKIT_KEYS = ConfirmSettings.ADAPTER_KEYS
@@ -134,9 +135,22 @@ def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[f
             where = f"{settings.config_file} " if settings.config_file else ""
             raise ConfigError(f"'{key}' in {where}[tool.toollint.confirm] must be a positive, finite number "
                               f"of seconds (got {value!r})") from None
-    max_memory = parse_size(conf.max_memory) if conf.max_memory is not None else None
+    max_memory = (default_max_memory() if conf.max_memory is None else
+                  None if conf.max_memory == UNLIMITED else parse_size(conf.max_memory))
     assert out[0] is not None
     return out[0], out[1], max_memory
+
+
+def default_max_memory() -> int:
+    """The host's address-space cap when `max_memory` is not set: half the machine's memory, within
+    4 to 8 GiB. A tool that allocates without bound then ends UNTESTABLE `memory_limit` instead of
+    taking the machine (address space is more than resident memory: a benchmark's host maps 1-2 GiB
+    after its imports)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        physical = 16 << 30
+    return max(4 << 30, min(8 << 30, physical // 2))
 
 
 @lru_cache(maxsize=16)
@@ -173,6 +187,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    predicate_sandbox.new_run()  # slow clauses share one budget per run, beside the per-clause bound
     # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
                            derived=derived_oracles.Hooks())
@@ -214,6 +229,7 @@ def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings
     The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    predicate_sandbox.new_run()
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
     run = ConfirmRun()

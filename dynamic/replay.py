@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.contracts import sandbox as predicate_sandbox
 from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contract, schema_errors
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
@@ -211,6 +212,7 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     call = call_text(tool, originals[0].args) + (f" after {len(sequence) - 1} earlier call(s)"
                                                   if data.get("history") else "")
     recorded = _summary(probe_data.get("result", {}).get("status"), probe_data.get("diff") or [])
+    predicate_sandbox.new_run()
     outcomes: list[bool] = []
     diffs: list[list[dict[str, Any]]] = []
     details = [f"recorded: {recorded}"]
