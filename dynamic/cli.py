@@ -112,7 +112,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             # Said, not silently ignored: a maintainer who typed it expected no bundled verdicts.
             console.warn("--no-bundled-contracts has no effect without --confirm or --confirm-all")
         return result
-    from toollint.dynamic.confirm import confirm, summary_lines
+    from toollint.dynamic.checker import UNTESTABLE
+    from toollint.dynamic.confirm import ConfirmInterrupted, confirm, summary_lines
 
     from toollint.engine import FileResult
 
@@ -122,15 +123,24 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         # --confirm probes the tools the static rules flagged: a selection without TL1 picks none.
         console.warn("--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all")
     progress = console.progress("confirm")
-    found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
-                         witness_dir=options.witness_dir, progress=progress, linted=[r.path for r in result.files],
-                         bundled=options.bundled)
+    try:
+        found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
+                             witness_dir=options.witness_dir, progress=progress,
+                             linted=[r.path for r in result.files], bundled=options.bundled)
+    except ConfirmInterrupted as exc:  # said, then the run ends as any interrupted one does
+        progress.done()
+        console.error(exc.summary())
+        raise
     progress.done()
     for note in run.notes:
         console.note(note)
     if run.reports:
         for line in summary_lines(run):
             console.note(line)
+        if all(r.verdict == UNTESTABLE for r in run.reports):
+            n = len(run.reports)
+            ctx.untested = (f"--confirm probed {n} tool{'s' if n != 1 else ''} and every one ended UNTESTABLE "
+                            "(the reasons are above); nothing was confirmed or refuted")
     else:
         console.note("confirm: no contract covers the tools checked (bundled library and contract-dirs) and no "
                      "oracle could be derived from their findings; `toollint contracts draft TOOLREF` starts one")

@@ -50,7 +50,7 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds, resume_hosts, stop_hosts
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
@@ -203,15 +203,47 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
-            run.reports.extend(reports)
+    run.reports.extend(_in_parallel(lambda g: check_group(g[1], g[0], options), list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     for report in run.reports:
         for row in report.violations:
             write_witness(report, row, wdir, taken)
             run.findings.append(_finding(report, row))
     return run
+
+
+class ConfirmInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `--confirm`: its hosts were stopped. `witnesses`: the ones written before (by a
+    part of the run that had finished), each whole; nothing else was written."""
+
+    def __init__(self, hosts: int, witnesses: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.hosts = hosts
+        self.witnesses = list(witnesses)
+
+    def summary(self) -> str:
+        kept = (f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
+                f"(in {Path(self.witnesses[0]).parent})" if self.witnesses else "; no witness was written")
+        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written{kept}")
+
+
+def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jobs: int) -> list[ToolReport]:
+    """`check` of every group, `jobs` at a time (each group is its own host). The first Ctrl-C stops
+    every host at once, so the threads waiting on them end within seconds (not when the run would
+    have), and raises ConfirmInterrupted."""
+    reports: list[ToolReport] = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            for found in pool.map(check, groups):
+                reports.extend(found)
+        except KeyboardInterrupt:
+            hosts = stop_hosts()
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                resume_hosts()
+            raise ConfirmInterrupted(hosts) from None
+    return reports
 
 
 def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
@@ -253,10 +285,8 @@ def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings
                            derived=derived_oracles.Hooks())
     options.log_dir = wdir.parent / "logs"
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for reports in pool.map(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
-                                list(groups.values())):
-            run.reports.extend(reports)
+    run.reports.extend(_in_parallel(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
+                                    list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     taken: set[Path] = set()
     for report in run.reports:
@@ -606,8 +636,12 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
         if tools:
             if profile is None and not settings.confirm.adapter:
                 profile = run_profile(settings, linted)
-            more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
-                               profile=profile, linted=linted or ())
+            try:
+                more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
+                                   profile=profile, linted=linted or ())
+            except ConfirmInterrupted as exc:  # the contracts' part finished: its witnesses are on disk
+                exc.witnesses = [str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")]
+                raise
             attach_derived(more)
             run.notes.extend(more.notes)
             run.reports.extend(more.reports)
