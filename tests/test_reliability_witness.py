@@ -152,20 +152,32 @@ def test_an_edited_result_is_refused_and_a_witness_without_digest_too(witness: d
 # --- reads that end --------------------------------------------------------------------------------
 
 
-def test_a_device_witness_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _replay_capped(witness: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`toollint replay WITNESS` in a process capped at 2 GiB and 30 s: a reader that does not stop
+    (of /dev/zero, of a FIFO) fails this test instead of taking the machine's memory or hanging it."""
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    code = "import sys; from toollint.dynamic.cli import replay_main; sys.exit(replay_main([sys.argv[1]]))"
+    return subprocess.run([sys.executable, "-c", code, witness], check=False, capture_output=True, text=True,
+                          timeout=30, cwd=cwd, preexec_fn=cap)
+
+
+def test_a_device_witness_is_refused_at_once(tmp_path: Path) -> None:
     began = time.monotonic()
-    assert replay_main(["/dev/zero"]) == 2
-    assert time.monotonic() - began < 5
-    assert capsys.readouterr().out.strip() == ("NOT REPLAYED: /dev/zero is a device, not a regular file; a witness "
-                                               "is a JSON file written by `toollint check --confirm`")
+    proc = _replay_capped("/dev/zero", tmp_path)
+    assert time.monotonic() - began < 10
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert proc.stdout.strip() == ("NOT REPLAYED: /dev/zero is a device, not a regular file; a witness is a JSON "
+                                   "file written by `toollint check --confirm`")
 
 
 def test_a_fifo_witness_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     fifo = tmp_path / "w.json"
     os.mkfifo(fifo)
-    code = ("import sys; from toollint.dynamic.cli import replay_main; sys.exit(replay_main([sys.argv[1]]))")
-    proc = subprocess.run([sys.executable, "-c", code, str(fifo)], check=False, capture_output=True, text=True,
-                          timeout=30, cwd=tmp_path)
+    proc = _replay_capped(str(fifo), tmp_path)
     assert proc.returncode == 2
     assert f"NOT REPLAYED: {fifo} is a FIFO, not a regular file" in proc.stdout
 
@@ -178,7 +190,15 @@ def test_a_witness_naming_a_device_or_fifo_contract_is_refused(witness: dict[str
         os.mkfifo(target)
     moved = json.loads(json.dumps(witness))
     moved["clause"]["contract"] = target  # not covered by the digest: a contract may move
-    outcome = replay(dump(tmp_path / "w.json", moved), repeat=1, settings=bench_settings())
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (size + (2 << 30), hard))  # a reader that never stops fails here
+    try:
+        outcome = replay(dump(tmp_path / "w.json", moved), repeat=1, settings=bench_settings())
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert outcome.code == 2
     assert "the witness's contract cannot be loaded" in outcome.sentence
     assert "not a regular file" in outcome.sentence
@@ -196,12 +216,16 @@ data["probe"]["args"]["note"] = sys.argv[3] * (32 << 20)  # a 32 MB witness
 print("go", flush=True)
 while True:
     save_witness(Path(sys.argv[2]), data)
+    print("wrote", flush=True)
 """
 
 
-def _kill_mid_write(source: Path, target: Path, fill: str, delay: float) -> None:
+def _kill_mid_write(source: Path, target: Path, fill: str, delay: float, writes: int = 0) -> None:
+    """Kill -9 the writer `delay` s after its `writes`-th complete write (0: after it started)."""
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(source), str(target), fill], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"go\n"
+    for _ in range(writes):
+        assert proc.stdout.readline() == b"wrote\n"
     time.sleep(delay)
     proc.kill()
     proc.wait()
@@ -219,7 +243,7 @@ def _assert_whole(path: Path, fills: set[str]) -> str:
 def test_a_witness_killed_mid_write_is_the_old_one_or_the_new(witness_file: Path, tmp_path: Path,
                                                                delay: float) -> None:
     target = tmp_path / "big.json"
-    _kill_mid_write(witness_file, target, "a", 1.5)  # a first, whole witness (several writes done)
+    _kill_mid_write(witness_file, target, "a", 0.0, writes=1)  # a first, whole witness
     assert _assert_whole(target, {"a"}) == "a"
     _kill_mid_write(witness_file, target, "b", delay)  # killed while rewriting it
     _assert_whole(target, {"a", "b"})
@@ -229,7 +253,7 @@ def test_a_witness_killed_mid_write_is_the_old_one_or_the_new(witness_file: Path
 @pytest.mark.slow
 def test_a_witness_killed_at_many_points_is_never_torn(witness_file: Path, tmp_path: Path) -> None:
     target = tmp_path / "big.json"
-    _kill_mid_write(witness_file, target, "a", 1.5)
+    _kill_mid_write(witness_file, target, "a", 0.0, writes=1)
     for i in range(12):
         _kill_mid_write(witness_file, target, "bc"[i % 2], 0.05 + 0.1 * i)
         _assert_whole(target, {"a", "b", "c"})
