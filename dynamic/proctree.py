@@ -167,6 +167,9 @@ def start_watchdog(protocol_fd: int, token: str | None, grace: float = KILL_GRAC
     try:  # the watchdog: os-level calls only, and it never returns into the host's code
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 1)  # must not hold the reply pipe: the host's death must read as EOF
+        # A group of its own: a benchmark that kills its own group does not take the watchdog with it,
+        # and the host's group is gone as soon as the host is (the tree walk and the token find this one).
+        os.setpgid(0, 0)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         poller = select.poll()
@@ -194,6 +197,6 @@ def _end_host(host: int, token: str | None, grace: float) -> None:
     kill_tree(host, token)
     if group > 1:
         try:
-            os.killpg(group, signal.SIGKILL)  # the group: this watchdog too, last
+            os.killpg(group, signal.SIGKILL)  # the host's group (the watchdog has its own)
         except (ProcessLookupError, PermissionError):
             pass
