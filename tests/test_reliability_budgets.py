@@ -16,7 +16,7 @@ from toollint.dynamic.confirm import confirm_limits, default_max_memory
 from toollint.dynamic.protocol import Worker, WorkerSpec
 
 from toollint.config import ConfigError
-from toollint.settings import Settings
+from toollint.settings import ConfirmSettings, Settings
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile_host" / "adapter_hostile.py"
 
@@ -27,8 +27,8 @@ HOSTILE = Path(__file__).parent / "fixtures" / "hostile_host" / "adapter_hostile
 def test_hosts_get_a_memory_cap_by_default_and_unlimited_lifts_it() -> None:
     assert confirm_limits(Settings())[2] == default_max_memory()
     assert 4 << 30 <= default_max_memory() <= 8 << 30
-    assert confirm_limits(Settings(confirm={"max_memory": "unlimited"}))[2] is None
-    assert confirm_limits(Settings(confirm={"max_memory": "2 GiB"}))[2] == 2 << 30
+    assert confirm_limits(Settings(confirm=ConfirmSettings(max_memory="unlimited")))[2] is None
+    assert confirm_limits(Settings(confirm=ConfirmSettings(max_memory="2 GiB")))[2] == 2 << 30
 
 
 def test_a_bad_max_memory_is_still_a_configuration_error(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_confirm_starts_its_hosts_with_the_default_cap(tmp_path: Path) -> None:
 
     bench = Path(__file__).parent / "fixtures" / "dynamic_bench"
     found, _ = load_contracts([bench / "contracts" / "set_balance_truthy.yaml"])
-    settings = Settings(confirm={"adapter": "toolkit", "factory": "bank:make_bank", "sys_path": [str(bench)]})
+    settings = Settings(confirm=ConfirmSettings(adapter="toolkit", factory="bank:make_bank", sys_path=[str(bench)]))
     run = run_confirm(found, settings, witness_dir=tmp_path)
     assert {r.spec.max_memory for r in run.reports if r.spec is not None} == {default_max_memory()}
 

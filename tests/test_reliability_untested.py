@@ -33,7 +33,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *contracts: str) ->
     return root
 
 
-@pytest.mark.parametrize("extra", [[], ["--exit-zero"], ["-q"]])
+@pytest.mark.parametrize("extra", [[], ["--exit-zero", "-q"]])
 def test_every_probed_tool_untestable_is_not_all_checks_passed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
     project(tmp_path, monkeypatch, "hang.yaml")  # its only tool never answers within the deadline

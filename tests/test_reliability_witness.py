@@ -20,14 +20,14 @@ from toollint.dynamic.confirm import run_confirm
 from toollint.dynamic.replay import replay
 from toollint.dynamic.witness import save_witness, witness_digest
 
-from toollint.settings import Settings
+from toollint.settings import ConfirmSettings, Settings
 
 BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
 
 
 def bench_settings() -> Settings:
-    return Settings(confirm={"adapter": "toolkit", "factory": "bank:make_bank", "sys_path": [str(BENCH)],
-                             "deadline": 5})
+    return Settings(confirm=ConfirmSettings(adapter="toolkit", factory="bank:make_bank", sys_path=[str(BENCH)],
+                                            deadline=5))
 
 
 @pytest.fixture(scope="module")
