@@ -69,8 +69,12 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
     except ConfigError:  # not the user's configuration: its problems are not theirs either
         beside = None
     offer = beside if beside is not None and beside != settings.config_file else None
-    outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
-                     settings=settings, trust_witness=args.trust_witness, offer=offer)
+    try:
+        outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
+                         settings=settings, trust_witness=args.trust_witness, offer=offer)
+    except KeyboardInterrupt:  # the worker was closed on the way out; no traceback, no verdict
+        print("NOT REPLAYED: interrupted")
+        return NOT_FAITHFUL
     print(outcome.sentence)
     if args.verbose:
         for line in outcome.details:

@@ -202,6 +202,7 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
                 "contract-dirs or toollint's bundled contracts)")
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}{why}; "
                                  "replay runs only the host the project's configuration gives (pass --python"
+                                 f"{' ' + spec.python if differs.startswith('interpreter') else ''}"
                                  f"{', --config ' + str(offer) if offer else ''}, or --trust-witness to run the "
                                  "witness's own)")
     originals = [_probe_of(probe_data)] + ([_probe_of(data["partner"])] if data.get("partner") else [])

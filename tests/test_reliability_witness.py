@@ -280,3 +280,15 @@ def test_save_witness_writes_a_digest_replay_accepts(witness: dict[str, Any], tm
     path = tmp_path / "w.json"
     save_witness(path, witness)
     assert replay(path, repeat=1, settings=bench_settings()).code == 1
+
+
+def test_ctrl_c_during_replay_is_one_line_not_a_traceback(
+        witness_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import toollint.dynamic.replay as replay_module
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replay_module, "replay", interrupted)
+    assert replay_main([str(witness_file)]) == 2
+    assert capsys.readouterr().out == "NOT REPLAYED: interrupted\n"
