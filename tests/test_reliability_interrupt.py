@@ -63,7 +63,7 @@ def _start_confirm(root: Path, *extra: str) -> tuple[subprocess.Popen[str], list
         hosts = _hosts_of(proc.pid)
         time.sleep(0.1)
     assert hosts, "no host started"
-    time.sleep(3)  # well into the run: the hang tool's probe is waiting on its 60 s deadline
+    time.sleep(1.5)  # into the run: hosts serving probes (the hang tool's waits on its 60 s deadline)
     return proc, hosts
 
 
