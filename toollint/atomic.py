@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from toollint.regular import describe_mode
+
 TEMP_SUFFIX = ".toollint-tmp"
 
 
@@ -70,12 +72,6 @@ class NotAFileError(OSError):
     """The target exists and is not a regular file: it is not replaced."""
 
 
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
-
-
 def stream_path(path: str | Path) -> bool:
     """Whether `path` names an open stream of this process or /dev/null: written directly."""
     text = os.fspath(path)
@@ -92,7 +88,7 @@ def check_target(path: str | Path) -> None:
     except (OSError, ValueError):
         return  # absent, or a problem the write itself reports
     if not stat.S_ISREG(mode):
-        raise NotAFileError(errno.EEXIST, f"it is {_kind(mode)}, not a regular file; toollint writes only "
+        raise NotAFileError(errno.EEXIST, f"it is {describe_mode(mode)}, not a regular file; toollint writes only "
                             "regular files (or /dev/stdout, /dev/stderr, /dev/null)", os.fspath(path))
 
 

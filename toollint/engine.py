@@ -36,6 +36,7 @@ from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
 from toollint.processes import die_with_parent
+from toollint.regular import read_regular
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ class RunResult:
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files
     not_python: list[str] = field(default_factory=list)  # named files that are not Python (skipped)
+    not_regular: list[tuple[str, str]] = field(default_factory=list)  # FIFOs, devices (skipped): path, what
+    unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have (exit 2): path, why
     root: Path | None = None  # the run's project root: paths in SARIF and baselines are relative to it
 
     @property
@@ -358,7 +361,7 @@ def _problem(
 def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
     """Read one file and lint it; an unreadable file is a TL903."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO put there since the walk is refused, not waited on
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
     try:
@@ -410,7 +413,8 @@ def lint_paths(
     Selection.from_settings(run_settings)  # a bad selector fails before any work
     found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
     result = RunResult(
-        missing=found.missing, no_python=found.no_python, not_python=found.not_python,
+        missing=found.missing, no_python=found.no_python, not_python=found.not_python, not_regular=found.not_regular,
+        unusable=found.unusable,
         root=run_settings.project_root,
     )
     cwd = Path.cwd()

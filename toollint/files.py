@@ -12,6 +12,7 @@ Python `#!` line) is skipped with a warning.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from toollint.gitignore import GitIgnore
+from toollint.regular import describe_mode
 from toollint.settings import Settings
 
 SettingsFor = Callable[[Path], Settings]  # the settings that apply to a file or directory
@@ -61,6 +63,9 @@ class FileSet:
     no_python: list[str] = field(default_factory=list)  # directory targets holding no Python file
     unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories we could not list
     not_python: list[str] = field(default_factory=list)  # files named explicitly that are not Python
+    # FIFOs, devices and sockets, named or found (what they are): reading one could block forever
+    not_regular: list[tuple[str, str]] = field(default_factory=list)
+    unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have: name, why
 
 
 class Excluder:
@@ -164,15 +169,20 @@ def collect_files(
             else:
                 out.missing.append(str(target))
             continue
-        except OSError:  # a symlink loop, a permission problem: reading it reports the problem
-            out.files.append(path)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # no file can have this name: an error, not a finding
+                out.unusable.append((str(target), "file name too long for the file system"))
+            else:  # a symlink loop, a permission problem: reading it reports the problem
+                out.files.append(path)
             continue
         except ValueError:  # an embedded null character: no such path can exist
             out.missing.append(repr(str(target)))
             continue
         if force_exclude and walker.force_excluded(path):
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+            out.not_regular.append((str(target), describe_mode(st.st_mode)))
+        elif stat.S_ISDIR(st.st_mode):
             before = len(out.files)
             _walk(path, walker, seen, out)
             if len(out.files) == before:
@@ -221,7 +231,11 @@ def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet)
                 subdirs.append(path)
             else:
                 try:
-                    if not _first_visit(entry.stat(), seen):
+                    st = entry.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        out.not_regular.append((str(path), describe_mode(st.st_mode)))
+                        continue
+                    if not _first_visit(st, seen):
                         continue
                 except OSError:
                     pass  # dangling or looping link: reading it reports TL903

@@ -147,6 +147,10 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.error(f"{printable(target)}: no such file or directory")
     for target in result.no_python:
         console.warn(f"no Python files found under {printable(target)}")
+    for target, why in result.unusable:
+        console.error(f"{printable(target)}: {why}")
+    for target, what in result.not_regular:
+        console.warn(f"{printable(target)}: {what}, not a regular file; skipped")
     for target in result.not_python:
         console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
     for ref in unmatched_graders(ctx.settings.graders, result):
@@ -165,7 +169,7 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
                                    tools=result.tool_count, writers=result.writer_count,
                                    style=console.style, graders=result.grader_count))
-    if result.missing or result.internal_errors or ctx.errors:
+    if result.missing or result.unusable or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN
 
