@@ -102,7 +102,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     confirm_cli.add_arguments(parser)
     trace_step.add_check_options(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
-    sel.add_argument("--select", type=_selector_list, metavar="CODES", help="replace the selected rules")
+    sel.add_argument("--select", type=_selection, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
     sel.add_argument("--extend-select", type=_selector_list, metavar="CODES", help="add to the selection")
     cfg = parser.add_argument_group("configuration")
@@ -157,6 +157,15 @@ def _importable(module: str) -> bool:
 
 def _selector_list(text: str) -> list[str]:
     return [s for s in (part.strip() for part in text.replace(" ", ",").split(",")) if s]
+
+
+def _selection(text: str) -> list[str]:
+    """--select: an empty one would run no rule and pass every file."""
+    selectors = _selector_list(text)
+    if not selectors:
+        raise argparse.ArgumentTypeError("names no rule; give codes such as TL1,TL4 or leave --select out for the "
+                                          "default rules")
+    return selectors
 
 
 def _jobs(text: str) -> int:
