@@ -84,11 +84,12 @@ def sweep(label: str, root: Path, jobs: int) -> None:
         return
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     engine = data["engine"]
-    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904"))
+    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904", "TL906"))
     workers = f", workers {data['rss_workers_mib']:.0f} MiB" if jobs > 1 else ""
     print(f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
           f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
-          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); {data['findings']} findings in all")
+          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); internal errors: {engine.get('TL904', 0)}; "
+          f"{data['findings']} findings in all")
     for line in data["internal"]:
         print(f"  TL904 {line}")
 
@@ -213,11 +214,13 @@ def main() -> int:
     parser.add_argument("--large-file", type=int, default=50, metavar="MB",
                         help="size of the generated file linted after the sweep (default 50; 0: none)")
     parser.add_argument("--large-file-only", action="store_true", help="only the generated file's figures")
+    parser.add_argument("--skip-protocol", action="store_true", help="no host-protocol figures")
     args = parser.parse_args()
     if args.large_file_only:
         large_file_figures(args.large_file)
         return 0
-    protocol_figures()
+    if not args.skip_protocol:
+        protocol_figures()
     if args.skip_sweep:
         return 0
     corpora: list[tuple[str, Path]] = [("stdlib", Path(sysconfig.get_paths()["stdlib"]))]
