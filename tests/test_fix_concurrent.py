@@ -158,3 +158,35 @@ def test_ctrl_c_during_fix_says_how_many_files_were_rewritten(tmp_path: Path) ->
     assert said, err
     count = int(said[0].split("rewriting ")[1].split(" ")[0])
     assert count in (rewritten - 1, rewritten), (count, rewritten)  # a file replaced as the signal came
+
+
+def test_a_save_that_lands_during_the_replace_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The narrowest window: the editor writes into the file just as the fix is renamed over it (its
+    write goes to the old file, which no name points at any more); its text is put back."""
+    from toollint import fixes
+
+    target = tmp_path / "tools.py"
+    linted = _original(1).encode()
+    target.write_bytes(linted)
+    time.sleep(fixes.SETTLE)
+    real_write = fixes.atomic.write_bytes
+    saved = _saved_text(1).encode()
+
+    calls: list[bytes] = []
+
+    def editor_saves_meanwhile(path: str | Path, data: bytes) -> None:
+        calls.append(data)
+        if len(calls) > 1:  # putting the editor's text back
+            real_write(path, data)
+            return
+        with open(path, "r+b") as old:  # opened before the rename, as an editor holding the file
+            real_write(path, data)
+            old.write(saved)  # lands in the replaced file
+            old.truncate()
+
+    monkeypatch.setattr(fixes.atomic, "write_bytes", editor_saves_meanwhile)
+    with pytest.raises(fixes.FixError, match="written by another program while it was being fixed"):
+        fixes.write_fixed(str(target), linted, _fixed(_original(1)), "utf-8")
+    monkeypatch.undo()
+    assert target.read_bytes() == saved
+    assert calls[1] == saved
