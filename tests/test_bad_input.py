@@ -126,10 +126,10 @@ def test_unreadable_file_is_an_io_error(
 
     real_read = engine.read_regular
 
-    def deny(path: str | Path) -> bytes:
+    def deny(path: str | Path, max_bytes: int | None = None) -> bytes:
         if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(path)
+        return real_read(path, max_bytes)
 
     monkeypatch.setattr(engine, "read_regular", deny)  # the suite may run as root, where chmod does not deny
     assert run(capsys, ".")[:2] == (1, ["secret.py:1:1: TL903 [io-error] cannot read: Permission denied"])
