@@ -97,11 +97,16 @@ def test_an_unreadable_subfolder_is_reported_not_an_internal_error(project: Path
         prefix = (setpriv, "--bounding-set=-dac_override,-dac_read_search")
     (project / "sub").chmod(0)
     try:
-        for target in (".", "sub", "sub/hidden.py"):
+        for target in (".", "sub"):  # a folder the run cannot see into: an error of the run, exit 2
             proc, _ = _toollint(project, target, prefix=prefix)
             assert "internal error" not in proc.stderr, (target, proc.stderr)
-            assert "TL903 [io-error] cannot read: Permission denied" in proc.stdout, (target, proc.stdout)
-            assert proc.returncode == 1
+            assert "sub:1:1: TL903 [io-error] cannot read: Permission denied" in proc.stdout, (target, proc.stdout)
+            assert "error: sub: the folder could not be read (TL903); the files in it were not checked" in proc.stderr
+            assert proc.returncode == 2
+        proc, _ = _toollint(project, "sub/hidden.py", prefix=prefix)  # a file: its TL903 finding
+        assert "internal error" not in proc.stderr, proc.stderr
+        assert "sub/hidden.py:1:1: TL903 [io-error] cannot read: Permission denied" in proc.stdout
+        assert proc.returncode == 1
     finally:
         (project / "sub").chmod(0o755)
 

@@ -102,6 +102,7 @@ class RunResult:
     not_python: list[str] = field(default_factory=list)  # named files that are not Python (skipped)
     not_regular: list[tuple[str, str]] = field(default_factory=list)  # FIFOs, devices (skipped): path, what
     unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have (exit 2): path, why
+    unlisted: list[str] = field(default_factory=list)  # folders the walk could not list (a TL903 each; exit 2)
     root: Path | None = None  # the run's project root: paths in SARIF and baselines are relative to it
 
     @property
@@ -455,6 +456,7 @@ def lint_paths(
     for directory, reason in found.unreadable:
         dir_settings, dir_selection = configs.entries[configs.index_for(directory)]
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
+        result.unlisted.append(display_path(directory, cwd))
     work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()

@@ -149,6 +149,8 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.warn(f"no Python files found under {printable(target)}")
     for target, why in result.unusable:
         console.error(f"{printable(target)}: {why}")
+    for folder in result.unlisted:
+        console.error(f"{printable(folder)}: the folder could not be read (TL903); the files in it were not checked")
     for target, what in result.not_regular:
         console.warn(f"{printable(target)}: {what}, not a regular file; skipped")
     for target in result.not_python:
@@ -169,7 +171,7 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
                                    tools=result.tool_count, writers=result.writer_count,
                                    style=console.style, graders=result.grader_count))
-    if result.missing or result.unusable or result.internal_errors or ctx.errors:
+    if result.missing or result.unusable or result.unlisted or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN
 
