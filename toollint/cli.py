@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from toollint import __version__, baseline, fixes, registry
+from toollint import __version__, baseline, fixes, profiles, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
 from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, UsageError
@@ -46,10 +46,11 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }
 
-# What runs after linting, in order (see toollint.pipeline): --diff-base/--baseline/--write-baseline,
+# What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the
+# profiles, --diff-base/--baseline/--write-baseline,
 # --fix/--diff, --confirm, --ledger/--report.
-CHECK_STEPS: tuple[CheckStep, ...] = (baseline.check_step, fixes.check_step, confirm_cli.check_step,
-                                      trace_step.check_step)
+CHECK_STEPS: tuple[CheckStep, ...] = (profiles.check_step, baseline.check_step, fixes.check_step,
+                                      confirm_cli.check_step, trace_step.check_step)
 
 
 # --- parser ---------------------------------------------------------------------------------------

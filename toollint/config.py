@@ -126,8 +126,6 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     if "select" in table and not settings.select and not settings.extend_select:
         raise ConfigError(f"'select' in {where} is empty, so no rule would run; remove it for the default rules "
                           'or name the rules to run, e.g. select = ["TL1", "TL4"]')
-    if settings.benchmark is not None:
-        _check_benchmark(settings.benchmark, where)
     for key_name, f in table_keys(Settings).items():
         if f.metadata.get("selectors") and key_name in table:
             value = getattr(settings, f.name)
@@ -141,14 +139,6 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     settings.project_root = root
     settings.config_file = path
     return settings
-
-
-def _check_benchmark(name: str, where: str) -> None:
-    """An unknown `benchmark` is an error in every run, static ones too (they never pick a profile)."""
-    from toollint.profiles import find_profile, unknown_profile_message
-
-    if find_profile(name) is None:
-        raise ConfigError(f"'benchmark' in {where}: {unknown_profile_message(name)}")
 
 
 def _check_selectors(values: Iterable[str], what: str) -> None:

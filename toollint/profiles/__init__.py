@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toollint.analysis.patterns import Patterns
+    from toollint.engine import RunResult
+    from toollint.pipeline import StepContext
 
 HERE = Path(__file__).parent
 ENTRY_POINT_GROUP = "toollint.profiles"
@@ -286,3 +288,15 @@ def select_profile(benchmark: str | None, paths: Iterable[str | Path] = (), wher
                                else unknown_profile_message(benchmark))
         return found
     return detect_profile(paths)
+
+
+def check_step(ctx: StepContext, result: RunResult) -> RunResult:
+    """The first step of every `toollint check` run: `benchmark = "NAME"` must name a registered
+    profile, in a static run too (which never picks one), so a typo is said, not silently kept."""
+    from toollint.errors import ConfigError
+
+    name, config = ctx.settings.benchmark, ctx.settings.config_file
+    if name and find_profile(name) is None:
+        where = f"'benchmark' in {config} [tool.toollint]" if config else "'benchmark' in [tool.toollint]"
+        raise ConfigError(f"{where}: {unknown_profile_message(name)}")
+    return result
