@@ -7,7 +7,8 @@ result records a digest of the bytes it was computed from, so `--fix` can tell a
 since. Problems with the input
 become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it does not decode,
 TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
-too complex for the analysis (the others are still analysed). TL904 is reported even when not
+too complex for the analysis (the others are still analysed), TL906 the file is too large to analyse
+within the memory ceiling. TL904 is reported even when not
 selected: an internal error is never silenced. Each `FileResult` also carries the tool facts
 (`tools`, `rejected`) the summary and `--show-tools` print, and the grader facts (`graders`)
 `--show-graders` prints.
@@ -378,7 +379,7 @@ def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selecti
         data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
     except TooLargeError as exc:
         return too_large(shown, f"{exc.size / 1e6:.1f} MB of source would take about "
-                         f"{_gib(exc.size * BYTES_PER_SOURCE_BYTE)} to parse", settings, selection)
+                         f"{_gib(exc.size * BYTES_PER_SOURCE_BYTE)} to parse")
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
     try:
@@ -387,8 +388,7 @@ def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selecti
         with memory_ceiling(STATIC_MEMORY_CEILING):
             return _lint_source(data, shown, settings, selection, guess_module_name(path))
     except MemoryError:
-        return too_large(shown, f"its analysis ran out of memory ({len(data) / 1e6:.1f} MB of source)",
-                         settings, selection, digest(data))
+        return too_large(shown, f"its analysis ran out of memory ({len(data) / 1e6:.1f} MB of source)", digest(data))
     except Exception as exc:  # noqa: BLE001 - a bug outside the rules costs this file, not the run
         return FileResult(shown, [internal_error(shown, "the engine", exc)], digest=digest(data))
 
@@ -397,7 +397,7 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
 
 
-def too_large(shown: str, why: str, settings: Settings, selection: Selection, content: str | None = None) -> FileResult:
+def too_large(shown: str, why: str, content: str | None = None) -> FileResult:
     """TL906, reported even when not selected (like TL904: a file silently skipped would pass)."""
     finding = Finding(TOO_LARGE, f"file too large to analyse: {why}, over the static run's "
                       f"{_gib(STATIC_MEMORY_CEILING)} memory ceiling; the static rules skipped it",
