@@ -1,7 +1,7 @@
 """The scale sweep of issue 17: every static rule over the whole standard library and two large
 site-packages (the AgentDojo venv's and toollint's own), each in a fresh process.
 
-    python bench/robustness.py [--jobs N] [--skip-agentdojo] [--skip-sweep] [PATH...]
+    python bench/robustness.py [--jobs N] [--skip-agentdojo] [--skip-sweep] [--large-file MB] [PATH...]
 
 Per corpus it prints the files linted, the wall time, the peak RSS (the driver process, and the
 largest of its worker processes when `--jobs` > 1), the TL9xx engine diagnostics by code (TL901
@@ -15,6 +15,10 @@ side by side on the same bytes, as seconds per MB; and what stopping a host cost
 that finds what the benchmark started), at this machine's process count. First of all, a witness's
 bindings over 1,000 and 10,000 records (linear: 10x the records, at most 12x the time). No timed
 assertion: figures.
+
+After the sweep, one generated file of `--large-file` MB (default 50; 0 skips it) of tool-like
+functions, linted by `toollint check` in a fresh process: its wall time and peak memory beside what
+it cost before issue 28 (29 s and 5.7 GB, parsing alone, no ceiling), and what the run said about it.
 """
 
 from __future__ import annotations
@@ -82,13 +86,71 @@ def sweep(label: str, root: Path, jobs: int) -> None:
         return
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     engine = data["engine"]
-    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904"))
+    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904", "TL906"))
     workers = f", workers {data['rss_workers_mib']:.0f} MiB" if jobs > 1 else ""
     print(f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
           f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
-          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); {data['findings']} findings in all")
+          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); internal errors: {engine.get('TL904', 0)}; "
+          f"{data['findings']} findings in all")
     for line in data["internal"]:
         print(f"  TL904 {line}")
+
+
+# Before the static run had a memory ceiling: the issue's 29 s and 5.7 GB, and this very file (50 MB)
+# on main at db3ebd4 with this driver, under a load of about 6 on 2 cores: 33.7 s and 5418 MiB.
+LARGE_FILE_BEFORE = "33.7 s and 5418 MiB on main at db3ebd4; the issue's 29 s and 5.7 GB"
+TOOL_BLOCK = (
+    "def tool_{i}(db, amount=None):\n"
+    '    """Set the balance of account {i}."""\n'
+    "    if amount:\n"
+    '        db["balance_{i}"] = amount\n'
+    '    return "Success"\n'
+    "\n\n"
+)
+
+
+def generate_large_file(path: Path, megabytes: int) -> int:
+    """A Python file of about `megabytes` MB of small tool-like functions; its size in bytes."""
+    target = megabytes * 1_000_000
+    size = i = 0
+    with open(path, "w", encoding="utf-8") as out:
+        while size < target:
+            chunk = "".join(TOOL_BLOCK.format(i=j) for j in range(i, i + 1000))
+            out.write(chunk)
+            size += len(chunk)
+            i += 1000
+    return size
+
+
+# The CLI in a fresh interpreter: its wall time and peak resident memory (the largest process of the run).
+LARGE_DRIVER = r"""
+import json, resource, subprocess, sys, time
+began = time.perf_counter()
+proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", sys.argv[1]],
+                      capture_output=True, text=True)
+wall = time.perf_counter() - began
+said = proc.stdout.strip().splitlines()[:2] + proc.stderr.strip().splitlines()[-2:]
+print(json.dumps({"wall": wall, "exit": proc.returncode, "said": said,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def large_file_figures(megabytes: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "generated_tools.py"
+        size = generate_large_file(path, megabytes)
+        proc = subprocess.run([sys.executable, "-c", LARGE_DRIVER, str(path)], capture_output=True, text=True,
+                              check=False)
+    if proc.returncode != 0:
+        print(f"generated {megabytes} MB file: the driver failed: {proc.stderr.strip().splitlines()[-1:]}")
+        return
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"generated {size / 1e6:.0f} MB file: {data['wall']:.1f} s, peak RSS {data['peak_mib']:.0f} MiB, "
+          f"exit {data['exit']} (before issue 28: {LARGE_FILE_BEFORE}); the run said:")
+    for line in data["said"]:
+        print(f"  {line[:200]}")
 
 
 def _quadratic_read_line(fd: int) -> bytes:
@@ -188,9 +250,17 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="lint processes per corpus (default 2)")
     parser.add_argument("--skip-agentdojo", action="store_true", help="do not create or use the AgentDojo venv")
     parser.add_argument("--skip-sweep", action="store_true", help="print the protocol figures only")
+    parser.add_argument("--large-file", type=int, default=50, metavar="MB",
+                        help="size of the generated file linted after the sweep (default 50; 0: none)")
+    parser.add_argument("--large-file-only", action="store_true", help="only the generated file's figures")
+    parser.add_argument("--skip-protocol", action="store_true", help="no host-protocol figures")
     args = parser.parse_args()
+    if args.large_file_only:
+        large_file_figures(args.large_file)
+        return 0
     bindings_figures()
-    protocol_figures()
+    if not args.skip_protocol:
+        protocol_figures()
     if args.skip_sweep:
         return 0
     corpora: list[tuple[str, Path]] = [("stdlib", Path(sysconfig.get_paths()["stdlib"]))]
@@ -205,6 +275,8 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}, --jobs {args.jobs}")
     for label, root in corpora:
         sweep(f"{label} ({root})", root, args.jobs)
+    if args.large_file:
+        large_file_figures(args.large_file)
     return 0
 
 

@@ -238,7 +238,9 @@ def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(text)
         return EXIT_CLEAN
     try:
-        args.output.write_text(text, encoding="utf-8")
+        from toollint import atomic  # a device, a FIFO or a directory is refused, not replaced
+
+        atomic.write_text(args.output, text)
     except OSError as exc:
         err.write(f"toollint contracts draft: cannot write {args.output}: {exc.strerror or exc}\n")
         return EXIT_ERROR

@@ -31,7 +31,7 @@ from toollint.contracts.model import (
 from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 
-from toollint.files import UnreadableInput, read_regular
+from toollint.regular import UnreadableInput, read_regular
 
 SCHEMA_FILE = Path(__file__).with_name("contract.schema.json")
 CONTRACT_SUFFIXES = (".yaml", ".yml")

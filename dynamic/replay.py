@@ -32,7 +32,7 @@ from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, Wor
 from toollint.dynamic.witness import WITNESS_VERSION, call_text, witness_digest
 
 from toollint.errors import ConfigError
-from toollint.files import UnreadableInput, read_regular
+from toollint.regular import UnreadableInput, read_regular
 from toollint.settings import Settings
 
 STILL_VIOLATES, FIXED, NOT_FAITHFUL, FLAKY_EXIT = 1, 0, 2, 3

@@ -179,7 +179,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("host", ()),  # every `host/` folder: run inside the benchmark's interpreter
     ("base", ("toollint", "toollint.evidence", "toollint.errors", "toollint.settings", "toollint.model",
               "toollint.codes", "toollint.console", "toollint.atomic", "toollint.processes",
-              "toollint.gitignore", "toollint.files", "toollint.fingerprint", "toollint.plugins")),
+              "toollint.gitignore", "toollint.files", "toollint.fingerprint", "toollint.plugins",
+              "toollint.regular")),
     ("analysis", ("toollint.analysis", "toollint.analysis.*")),
     ("engine", ("toollint.context", "toollint.registry", "toollint.rules", "toollint.rules.*",
                 "toollint.noqa", "toollint.config", "toollint.engine", "toollint.reporters",

@@ -122,14 +122,16 @@ def test_unreadable_file_is_an_io_error(
     cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (cwd / "secret.py").write_text("x = 1\n")
-    real_read = Path.read_bytes
+    from toollint import engine
 
-    def deny(self: Path) -> bytes:
-        if self.name == "secret.py":
+    real_read = engine.read_regular
+
+    def deny(path: str | Path, max_bytes: int | None = None) -> bytes:
+        if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_read(path, max_bytes)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)  # the suite may run as root, where chmod does not deny
+    monkeypatch.setattr(engine, "read_regular", deny)  # the suite may run as root, where chmod does not deny
     assert run(capsys, ".")[:2] == (1, ["secret.py:1:1: TL903 [io-error] cannot read: Permission denied"])
 
 

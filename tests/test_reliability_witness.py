@@ -170,7 +170,7 @@ def test_a_device_witness_is_refused_at_once(tmp_path: Path) -> None:
     proc = _replay_capped("/dev/zero", tmp_path)
     assert time.monotonic() - began < 10
     assert proc.returncode == 2, proc.stderr[-500:]
-    assert proc.stdout.strip() == ("NOT REPLAYED: /dev/zero is a device, not a regular file; a witness is a JSON "
+    assert proc.stdout.strip() == ("NOT REPLAYED: /dev/zero is a character device, not a regular file; a witness is a JSON "
                                    "file written by `toollint check --confirm`")
 
 
@@ -179,7 +179,7 @@ def test_a_fifo_witness_is_refused_without_waiting_for_a_writer(tmp_path: Path) 
     os.mkfifo(fifo)
     proc = _replay_capped(str(fifo), tmp_path)
     assert proc.returncode == 2
-    assert f"NOT REPLAYED: {fifo} is a FIFO, not a regular file" in proc.stdout
+    assert f"NOT REPLAYED: {fifo} is a FIFO (named pipe), not a regular file" in proc.stdout
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo"])

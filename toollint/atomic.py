@@ -9,18 +9,29 @@ A symlinked target keeps its link: the file it points to is replaced.
 
 A run killed between creating and renaming the temporary file leaves it behind, named
 `.NAME.XXXXXXXX.toollint-tmp` (not `.py`, so no walk lints it).
+
+Only a regular file (or nothing) is replaced: a device, a FIFO, a directory or a socket at the
+target is refused with `NotAFileError` (an `OSError` whose `strerror` says what it is), so `-o` never
+puts a file where `/dev/null` was. The paths of streams the process already has open (`/dev/stdout`,
+`/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`) and `/dev/null` are written directly, at the stream's
+own position: `toollint check -o /dev/stdout >> log` appends to `log`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
+import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
+
+from toollint.regular import describe_mode
 
 TEMP_SUFFIX = ".toollint-tmp"
 
@@ -50,10 +61,61 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
+# --- targets that are not regular files --------------------------------------------------------
+
+_STREAMS = {"/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/(\d+)")
+_DISCARD = "/dev/null"
+
+
+class NotAFileError(OSError):
+    """The target exists and is not a regular file: it is not replaced."""
+
+
+def stream_path(path: str | Path) -> bool:
+    """Whether `path` names an open stream of this process or /dev/null: written directly."""
+    text = os.fspath(path)
+    return text in _STREAMS or text == _DISCARD or _FD_PATH.fullmatch(text) is not None
+
+
+def check_target(path: str | Path) -> None:
+    """Raise `NotAFileError` when `path` exists and is neither a regular file nor a stream path (a
+    dangling symlink or a missing file is fine: the write creates it)."""
+    if stream_path(path):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # absent, or a problem the write itself reports
+    if not stat.S_ISREG(mode):
+        raise NotAFileError(errno.EEXIST, f"it is {describe_mode(mode)}, not a regular file; toollint writes only "
+                            "regular files (or /dev/stdout, /dev/stderr, /dev/null)", os.fspath(path))
+
+
+@contextlib.contextmanager
+def _direct(path: str | Path) -> Iterator[io.BufferedWriter]:
+    """The stream `path` names, written where it stands (no truncation, no rename)."""
+    text = os.fspath(path)
+    for stream in (sys.stdout, sys.stderr):  # what this process wrote before goes first
+        with contextlib.suppress(Exception):
+            stream.flush()
+    match = _FD_PATH.fullmatch(text)
+    fd = os.dup(_STREAMS.get(text, int(match.group(1)) if match else -1)) if text != _DISCARD \
+        else os.open(text, os.O_WRONLY)
+    with os.fdopen(fd, "wb") as stream:
+        yield stream
+
+
 @contextlib.contextmanager
 def atomic_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
     """A binary stream whose content replaces `path` when the block ends without an exception
-    (and is thrown away when it raises)."""
+    (and is thrown away when it raises). Stream paths are written directly; a target that is not
+    a regular file raises `NotAFileError` before anything is written."""
+    if stream_path(path):
+        with _direct(path) as direct:
+            yield direct
+        return
+    check_target(path)
     target = _target(path)
     directory = target.parent if str(target.parent) else Path(".")
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)

@@ -22,11 +22,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from toollint import __version__, baseline, fixes, registry
+from toollint import __version__, baseline, fixes, profiles, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
-from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, UsageError
-from toollint.pipeline import CheckStep
+from toollint.engine import RunResult
+from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ConfigError, StopCheck, UsageError
+from toollint.pipeline import CheckStep, StepContext
 from toollint.pipeline.check import run_check
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import FORMATS
@@ -46,10 +47,21 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }
 
-# What runs after linting, in order (see toollint.pipeline): --diff-base/--baseline/--write-baseline,
+# What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the
+# profiles, --diff-base/--baseline/--write-baseline,
 # --fix/--diff, --confirm, --ledger/--report.
-CHECK_STEPS: tuple[CheckStep, ...] = (baseline.check_step, fixes.check_step, confirm_cli.check_step,
-                                      trace_step.check_step)
+def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
+    """The first step of every `toollint check` run: `benchmark = "NAME"` must name a registered
+    profile, in a static run too (which never picks one), so a typo is said, not silently kept."""
+    name, config = ctx.settings.benchmark, ctx.settings.config_file
+    if name and profiles.find_profile(name) is None:
+        where = f"'benchmark' in {config} [tool.toollint]" if config else "'benchmark' in [tool.toollint]"
+        raise ConfigError(f"{where}: {profiles.unknown_profile_message(name)}")
+    return result
+
+
+CHECK_STEPS: tuple[CheckStep, ...] = (known_benchmark_step, baseline.check_step, fixes.check_step,
+                                      confirm_cli.check_step, trace_step.check_step)
 
 
 # --- parser ---------------------------------------------------------------------------------------
@@ -102,7 +114,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     confirm_cli.add_arguments(parser)
     trace_step.add_check_options(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
-    sel.add_argument("--select", type=_selector_list, metavar="CODES", help="replace the selected rules")
+    sel.add_argument("--select", type=_selection, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
     sel.add_argument("--extend-select", type=_selector_list, metavar="CODES", help="add to the selection")
     cfg = parser.add_argument_group("configuration")
@@ -157,6 +169,15 @@ def _importable(module: str) -> bool:
 
 def _selector_list(text: str) -> list[str]:
     return [s for s in (part.strip() for part in text.replace(" ", ",").split(",")) if s]
+
+
+def _selection(text: str) -> list[str]:
+    """--select: an empty one would run no rule and pass every file."""
+    selectors = _selector_list(text)
+    if not selectors:
+        raise argparse.ArgumentTypeError("names no rule; give codes such as TL1,TL4 or leave --select out for the "
+                                          "default rules")
+    return selectors
 
 
 def _jobs(text: str) -> int:

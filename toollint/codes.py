@@ -48,6 +48,8 @@ ENGINE = [
     ("TL904", "internal-error", "A rule failed on this file; the other rules still ran", "error"),
     ("TL905", "too-complex", "A tool is too complex for the analysis to read; the static rules skipped it",
      "warning"),
+    ("TL906", "too-large", "The file is too large to analyse within the static run's memory ceiling",
+     "error"),
 ]
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from toollint import registry
 from toollint.errors import ConfigError
+from toollint.regular import read_regular
 from toollint.settings import Settings, parse_table, table_keys
 
 if sys.version_info >= (3, 11):
@@ -49,14 +50,14 @@ KNOWN_KEYS = tuple(table_keys(Settings))
 
 def _has_toollint_table(path: Path) -> bool:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return False
     if b"toollint" not in data:  # most pyproject files: skip the TOML parse
         return False
     try:
         return "toollint" in tomllib.loads(data.decode("utf-8")).get("tool", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return True  # it mentions us: load it so the user sees the parse error
 
 
@@ -64,14 +65,15 @@ def config_above(directory: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.toollint] table in `directory` or above."""
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file() and _has_toollint_table(candidate):
+        # os.path.isfile: a folder toollint may not enter, or a name too long, has no configuration to read
+        if os.path.isfile(candidate) and _has_toollint_table(candidate):
             return candidate
     return None
 
 
 def _directory_of(path: str | Path) -> Path:
     absolute = Path(os.path.abspath(path))
-    return absolute if absolute.is_dir() else absolute.parent
+    return absolute if os.path.isdir(absolute) else absolute.parent  # False for any OSError (a name too long)
 
 
 def find_config(targets: Sequence[str | Path] = ()) -> Path | None:
@@ -97,9 +99,11 @@ def common_directory(targets: Iterable[str | Path]) -> Path:
 def load_table(path: Path) -> dict[str, Any]:
     """The [tool.toollint] table of a TOML file."""
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = tomllib.loads(read_regular(path).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise ConfigError(f"cannot read config file {path}: a value is nested too deeply to parse") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path} is not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
@@ -114,8 +118,14 @@ def load_table(path: Path) -> dict[str, Any]:
 
 def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     """Validate a [tool.toollint] table read from `path`; relative paths are made relative to it."""
-    settings = parse_table(Settings, table, str(path))
+    try:
+        settings = parse_table(Settings, table, str(path))
+    except RecursionError:
+        raise ConfigError(f"a value in {path} {Settings.TABLE} is nested too deeply to check") from None
     where = f"{path} {Settings.TABLE}"
+    if "select" in table and not settings.select and not settings.extend_select:
+        raise ConfigError(f"'select' in {where} is empty, so no rule would run; remove it for the default rules "
+                          'or name the rules to run, e.g. select = ["TL1", "TL4"]')
     for key_name, f in table_keys(Settings).items():
         if f.metadata.get("selectors") and key_name in table:
             value = getattr(settings, f.name)
@@ -184,8 +194,9 @@ class SettingsResolver:
         self._fixed: Path | None = None
         if config_file is not None and not isolated:
             self._fixed = Path(os.path.abspath(config_file))
-            if not self._fixed.is_file():
-                raise ConfigError(f"config file not found: {config_file}")
+            if not os.path.isfile(self._fixed):
+                what = "is not a regular file" if os.path.exists(self._fixed) else "not found"
+                raise ConfigError(f"config file {what}: {config_file}")
         self._by_directory: dict[Path, Path | None] = {}
         self._by_config: dict[Path | None, Settings] = {}
 

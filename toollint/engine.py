@@ -7,7 +7,8 @@ result records a digest of the bytes it was computed from, so `--fix` can tell a
 since. Problems with the input
 become TL9xx findings, never exceptions: TL901 the file does not parse, TL902 it does not decode,
 TL903 it cannot be read, TL904 a rule crashed on it (the other rules still run), TL905 a tool is
-too complex for the analysis (the others are still analysed). TL904 is reported even when not
+too complex for the analysis (the others are still analysed), TL906 the file is too large to analyse
+within the memory ceiling. TL904 is reported even when not
 selected: an internal error is never silenced. Each `FileResult` also carries the tool facts
 (`tools`, `rejected`) the summary and `--show-tools` print, and the grader facts (`graders`)
 `--show-graders` prints.
@@ -35,7 +36,8 @@ from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
-from toollint.processes import die_with_parent
+from toollint.processes import die_with_parent, memory_ceiling
+from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
@@ -48,6 +50,14 @@ DECODE_ERROR = "TL902"
 IO_ERROR = "TL903"
 INTERNAL_ERROR = "TL904"
 TOO_COMPLEX = "TL905"
+TOO_LARGE = "TL906"
+# The static run's memory ceiling: a file's analysis may take this much beyond what the process held
+# (its parse alone takes about BYTES_PER_SOURCE_BYTE times the file's size, so a file whose estimate is
+# over is refused unread; one the estimate misjudges meets the ceiling as a MemoryError). Either way a
+# TL906, never a machine out of memory: a generated 50 MB file took 5.4 GB before there was a ceiling.
+STATIC_MEMORY_CEILING = 2 << 30
+BYTES_PER_SOURCE_BYTE = 100
+CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not worth two system calls
 # Below this many files per process a pool's start-up (~0.1 s) costs more than it saves.
 MIN_FILES_PER_JOB = 8
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
@@ -91,6 +101,9 @@ class RunResult:
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files
     not_python: list[str] = field(default_factory=list)  # named files that are not Python (skipped)
+    not_regular: list[tuple[str, str]] = field(default_factory=list)  # FIFOs, devices (skipped): path, what
+    unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have (exit 2): path, why
+    unlisted: list[str] = field(default_factory=list)  # folders the walk could not list (a TL903 each; exit 2)
     root: Path | None = None  # the run's project root: paths in SARIF and baselines are relative to it
 
     @property
@@ -348,7 +361,11 @@ def _problem(
     except SyntaxError as exc:
         line = exc.lineno or 1
         return Finding(SYNTAX_ERROR, f"SyntaxError: {exc.msg}", path, line, max(exc.offset or 1, 1))
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError) as exc:
+        # CPython's parser says MemoryError for a too deep expression too; in a file large enough to run
+        # under the memory ceiling, it is the ceiling (TL906, from read_and_lint)
+        if isinstance(exc, MemoryError) and len(text) >= CEILING_FROM:
+            raise
         return Finding(SYNTAX_ERROR, "SyntaxError: too deeply nested to parse", path, 1, 1)
     except ValueError as exc:  # e.g. a surrogate that cannot be encoded back for the parser
         return Finding(SYNTAX_ERROR, f"SyntaxError: {exc}", path, 1, 1)
@@ -358,13 +375,34 @@ def _problem(
 def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
     """Read one file and lint it; an unreadable file is a TL903."""
     try:
-        data = path.read_bytes()
+        # a FIFO put there since the walk is refused, not waited on; a file too large is not read
+        data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+    except TooLargeError as exc:
+        return too_large(shown, f"{exc.size / 1e6:.1f} MB of source would take about "
+                         f"{_gib(exc.size * BYTES_PER_SOURCE_BYTE)} to parse")
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
     try:
-        return _lint_source(data, shown, settings, selection, guess_module_name(path))
+        if len(data) < CEILING_FROM:
+            return _lint_source(data, shown, settings, selection, guess_module_name(path))
+        with memory_ceiling(STATIC_MEMORY_CEILING):
+            return _lint_source(data, shown, settings, selection, guess_module_name(path))
+    except MemoryError:
+        return too_large(shown, f"its analysis ran out of memory ({len(data) / 1e6:.1f} MB of source)", digest(data))
     except Exception as exc:  # noqa: BLE001 - a bug outside the rules costs this file, not the run
         return FileResult(shown, [internal_error(shown, "the engine", exc)], digest=digest(data))
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+def too_large(shown: str, why: str, content: str | None = None) -> FileResult:
+    """TL906, reported even when not selected (like TL904: a file silently skipped would pass)."""
+    finding = Finding(TOO_LARGE, f"file too large to analyse: {why}, over the static run's "
+                      f"{_gib(STATIC_MEMORY_CEILING)} memory ceiling; the static rules skipped it",
+                      shown, 1, 1)
+    return FileResult(shown, [finding], digest=content)
 
 
 def io_error(shown: str, reason: str, settings: Settings, selection: Selection) -> FileResult:
@@ -410,13 +448,15 @@ def lint_paths(
     Selection.from_settings(run_settings)  # a bad selector fails before any work
     found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
     result = RunResult(
-        missing=found.missing, no_python=found.no_python, not_python=found.not_python,
+        missing=found.missing, no_python=found.no_python, not_python=found.not_python, not_regular=found.not_regular,
+        unusable=found.unusable,
         root=run_settings.project_root,
     )
     cwd = Path.cwd()
     for directory, reason in found.unreadable:
         dir_settings, dir_selection = configs.entries[configs.index_for(directory)]
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
+        result.unlisted.append(display_path(directory, cwd))
     work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()

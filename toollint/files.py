@@ -12,6 +12,7 @@ Python `#!` line) is skipped with a warning.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from toollint.gitignore import GitIgnore
+from toollint.regular import describe_mode
 from toollint.settings import Settings
 
 SettingsFor = Callable[[Path], Settings]  # the settings that apply to a file or directory
@@ -61,6 +63,9 @@ class FileSet:
     no_python: list[str] = field(default_factory=list)  # directory targets holding no Python file
     unreadable: list[tuple[Path, str]] = field(default_factory=list)  # directories we could not list
     not_python: list[str] = field(default_factory=list)  # files named explicitly that are not Python
+    # FIFOs, devices and sockets, named or found (what they are): reading one could block forever
+    not_regular: list[tuple[str, str]] = field(default_factory=list)
+    unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have: name, why
 
 
 class Excluder:
@@ -164,15 +169,20 @@ def collect_files(
             else:
                 out.missing.append(str(target))
             continue
-        except OSError:  # a symlink loop, a permission problem: reading it reports the problem
-            out.files.append(path)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # no file can have this name: an error, not a finding
+                out.unusable.append((str(target), "file name too long for the file system"))
+            else:  # a symlink loop, a permission problem: reading it reports the problem
+                out.files.append(path)
             continue
         except ValueError:  # an embedded null character: no such path can exist
             out.missing.append(repr(str(target)))
             continue
         if force_exclude and walker.force_excluded(path):
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+            out.not_regular.append((str(target), describe_mode(st.st_mode)))
+        elif stat.S_ISDIR(st.st_mode):
             before = len(out.files)
             _walk(path, walker, seen, out)
             if len(out.files) == before:
@@ -221,7 +231,11 @@ def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet)
                 subdirs.append(path)
             else:
                 try:
-                    if not _first_visit(entry.stat(), seen):
+                    st = entry.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        out.not_regular.append((str(path), describe_mode(st.st_mode)))
+                        continue
+                    if not _first_visit(st, seen):
                         continue
                 except OSError:
                     pass  # dangling or looping link: reading it reports TL903
@@ -253,42 +267,3 @@ def matching_globs(path: str, patterns: Iterable[str], root: Path | None) -> lis
     rel = relative_to(absolute, Path(os.path.abspath(root or os.getcwd()))) or ""
     candidates = {absolute.as_posix(), absolute.name, rel}
     return [p for p in patterns if any(fnmatchcase(c, p.removeprefix("./")) for c in candidates if c)]
-
-
-class UnreadableInput(OSError):
-    """A file toollint will not read: not a regular file (a device, a FIFO, a directory), or larger
-    than the reader's cap. The message says which, in words for the user."""
-
-
-def read_regular(path: str | Path, limit: int) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them, else UnreadableInput.
-
-    Opened without blocking (a FIFO with no writer would wait forever), checked with `fstat` on the
-    descriptor (no race between the check and the read), and read to `limit + 1` bytes at most: a
-    device such as /dev/zero reports size 0 and never ends, a growing file may pass a size check."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-            raise UnreadableInput(f"{path} is {what}, not a regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise UnreadableInput(f"{path} is larger than {_size_text(limit)}")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _size_text(n: int) -> str:
-    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"

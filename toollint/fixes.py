@@ -16,6 +16,14 @@ bytes it linted; a file that differs by the time `--fix` reads it is linted agai
 warning), and one that changes between that read and the write is left alone with an error. Files
 are replaced atomically (`toollint.atomic`); one that cannot be written is reported and the others
 are still fixed.
+
+Another program may be saving the file meanwhile (an editor writing it in chunks). So a file is
+read only when it holds still (`stable_read`: the same size, mtime and inode before and after the
+read, and the same bytes when read again, after a short wait for a file modified a moment ago),
+checked once more just before it is replaced, and watched through the replace: a write that lands
+in the old file during the rename is put back. A file that parsed when linted and no longer parses
+when fixed is half-saved: it is left alone with an error (exit 2), never reported clean. Ctrl-C
+says how many files were already rewritten (each whole).
 """
 
 from __future__ import annotations
@@ -28,18 +36,19 @@ import os
 import re
 import sys
 import textwrap
+import time
 import tokenize
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toollint import atomic
 from toollint.console import printable
 from toollint.errors import FixError, StopCheck, UsageError
 from toollint.model import Edit, Finding, Fix
+from toollint.regular import read_regular
 
 if TYPE_CHECKING:
     from toollint.engine import FileResult, RunResult
@@ -236,21 +245,79 @@ def decode(data: bytes, path: str) -> tuple[str, str]:
         raise FixError(f"cannot decode {printable(path)}; not fixing it") from None
 
 
+# --------------------------------------------------------------------------------------------------
+# Reading and replacing a file another program may be writing
+
+SETTLE = 0.05  # seconds: a file modified more recently than this may be mid-save; it is read again after
+STABLE_TRIES = 40  # reads before a file that keeps changing is given up on (about two seconds)
+
+
+def _shape(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What a write changes: size and mtime (and a replace: the inode)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def stable_read(path: str) -> bytes:
+    """The file's bytes, once it holds still: unchanged size, mtime and inode across the read, and
+    the same bytes read again after `SETTLE` seconds when it was modified less than that ago.
+    FixError when it keeps changing; OSError when it cannot be read."""
+    for attempt in range(STABLE_TRIES):
+        before = os.stat(path)
+        data = read_regular(path)
+        after = os.stat(path)
+        if _shape(before) == _shape(after) and len(data) == after.st_size:
+            wait = SETTLE - (time.time() - after.st_mtime)
+            if wait <= 0:
+                return data
+            time.sleep(min(wait, SETTLE))
+            again = read_regular(path)
+            if again == data and _shape(os.stat(path)) == _shape(after):
+                return data
+        time.sleep(min(0.005 * (attempt + 1), SETTLE))
+    raise FixError(f"{printable(path)} keeps changing (another program is writing it); not fixed (run --fix again)")
+
+
 def write_fixed(path: str, linted: bytes, text: str, encoding: str) -> None:
-    """Replace the file with `text` if it still holds exactly `linted`; atomically."""
+    """Replace the file with `text` if it still holds exactly `linted` and holds still; atomically."""
     shown = printable(path)
     try:
         data = text.encode(encoding)
     except UnicodeEncodeError as exc:
         raise FixError(f"cannot write {shown}: the fix is not representable in {encoding} ({exc.reason})") from None
+    changed = FixError(f"{shown} changed while it was being fixed; not written (run --fix again)")
     try:
-        if Path(path).read_bytes() != linted:
-            raise FixError(f"{shown} changed while it was being fixed; not written (run --fix again)")
+        if stable_read(path) != linted:
+            raise changed
         if not os.access(path, os.W_OK):  # a rename would replace a read-only file: respect it
             raise FixError(f"cannot write {shown}: permission denied (the file is read-only)")
-        atomic.write_bytes(path, data)
+        with open(path, "rb") as old:  # held through the replace: a write into it is seen
+            before = _shape(os.fstat(old.fileno()))
+            if old.read() != linted or _shape(os.stat(path)) != before:
+                raise changed
+            atomic.write_bytes(path, data)
+            if _shape(os.fstat(old.fileno()))[2:] != before[2:]:
+                _put_back(path, old, data)
+                raise FixError(f"{shown} was written by another program while it was being fixed; "
+                               "its new content is kept, not fixed (run --fix again)")
     except OSError as exc:
         raise FixError(f"cannot write {shown}: {exc.strerror or exc}") from None
+
+
+def _put_back(path: str, old: io.BufferedReader, ours: bytes) -> None:
+    """Another program wrote into the file just as it was replaced (its writes went to the old
+    file): once those writes stop, their content replaces the fix, unless the path has been
+    written again meanwhile."""
+    shape = None
+    for _ in range(STABLE_TRIES):
+        time.sleep(SETTLE)
+        now = _shape(os.fstat(old.fileno()))
+        if now == shape:
+            break
+        shape = now
+    content = os.pread(old.fileno(), shape[2] if shape else 0, 0)
+    with open(path, "rb") as current:
+        if current.read() == ours:
+            atomic.write_bytes(path, content)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -284,16 +351,21 @@ def _candidates(file_result: FileResult) -> list[Finding]:
 def _current(ctx: StepContext, file_result: FileResult) -> bytes:
     """The file's bytes now; when they are not what was linted, the file is linted again from them
     (its findings replaced), so fixes are computed from the text they will be applied to."""
-    from toollint.engine import digest, lint_source
+    from toollint.engine import SYNTAX_ERROR, digest, lint_source
 
     try:
-        data = Path(file_result.path).read_bytes()
+        data = stable_read(file_result.path)
     except OSError as exc:
         raise FixError(f"cannot read {printable(file_result.path)}: {exc.strerror or exc}") from None
     if file_result.digest is not None and digest(data) != file_result.digest:
-        ctx.console.warn(f"{file_result.path} changed since it was linted; linted again before fixing")
         fresh = lint_source(data, file_result.path, ctx.resolver.for_path(file_result.path),
                             file_result.module_name)
+        if any(f.code == SYNTAX_ERROR for f in fresh.findings) and \
+                not any(f.code == SYNTAX_ERROR for f in file_result.findings):
+            # Parsed when linted, does not parse now: most likely half-saved. Its findings stand.
+            raise FixError(f"{printable(file_result.path)} changed since it was linted and no longer parses "
+                           "(half-saved?); left alone (run --fix again once it is saved)")
+        ctx.console.warn(f"{file_result.path} changed since it was linted; linted again before fixing")
         file_result.findings, file_result.digest = fresh.findings, fresh.digest
     return data
 
@@ -308,37 +380,43 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     fixed_count = files_changed = unsafe_skipped = 0
     failed: list[str] = []
     diffs: list[str] = []
-    for file_result in result.files:
-        if not _candidates(file_result):
-            continue
-        try:
-            data = _current(ctx, file_result)
-            text, encoding = decode(data, file_result.path)
-        except FixError as exc:
-            ctx.error(str(exc))
-            failed.append(file_result.path)
-            continue
-        candidates = _candidates(file_result)
-        attach_fixes(candidates, {file_result.path: text})
-        if not (options.fix or options.diff):
-            continue  # --unsafe-fixes alone: fixes attached for SARIF only
-        outcome = fix_source(file_result.path, text, candidates, options.unsafe)
-        unsafe_skipped += outcome.unsafe_skipped
-        if not outcome.applied:
-            continue
-        if options.diff:
-            diffs.append(unified_diff(outcome))
-        else:
+    try:
+        for file_result in result.files:
+            if not _candidates(file_result):
+                continue
             try:
-                write_fixed(file_result.path, data, outcome.fixed, encoding)
+                data = _current(ctx, file_result)
+                text, encoding = decode(data, file_result.path)
             except FixError as exc:
-                ctx.error(str(exc))  # the other files are still fixed; this one keeps its findings
+                ctx.error(str(exc))
                 failed.append(file_result.path)
                 continue
-            applied = {id(f) for f in outcome.applied}
-            file_result.findings = [f for f in file_result.findings if id(f) not in applied]
-        fixed_count += len(outcome.applied)
-        files_changed += 1
+            candidates = _candidates(file_result)
+            attach_fixes(candidates, {file_result.path: text})
+            if not (options.fix or options.diff):
+                continue  # --unsafe-fixes alone: fixes attached for SARIF only
+            outcome = fix_source(file_result.path, text, candidates, options.unsafe)
+            unsafe_skipped += outcome.unsafe_skipped
+            if not outcome.applied:
+                continue
+            if options.diff:
+                diffs.append(unified_diff(outcome))
+            else:
+                try:
+                    write_fixed(file_result.path, data, outcome.fixed, encoding)
+                except FixError as exc:
+                    ctx.error(str(exc))  # the other files are still fixed; this one keeps its findings
+                    failed.append(file_result.path)
+                    continue
+                applied = {id(f) for f in outcome.applied}
+                file_result.findings = [f for f in file_result.findings if id(f) not in applied]
+            fixed_count += len(outcome.applied)
+            files_changed += 1
+    except KeyboardInterrupt:
+        if options.fix:  # every file is replaced whole, so the count is the whole story
+            console.error(f"--fix interrupted after rewriting {files_changed} file(s) ({fixed_count} fix(es)); "
+                          "the files not yet rewritten are unchanged")
+        raise
     more = f"; {unsafe_skipped} more with --unsafe-fixes" if unsafe_skipped else ""
     if failed:
         more += f"; {len(failed)} file(s) not fixed: {', '.join(printable(p) for p in failed)}"

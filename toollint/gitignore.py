@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from toollint.regular import read_regular
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -119,7 +121,7 @@ class IgnoreFile:
 
 def _read(file: Path, base: Path) -> IgnoreFile | None:
     try:
-        text = file.read_bytes().decode("utf-8", "surrogateescape")
+        text = read_regular(file).decode("utf-8", "surrogateescape")  # a FIFO named .gitignore: skipped
     except OSError:
         return None
     patterns = tuple(p for p in map(parse_line, text.splitlines()) if p is not None)

@@ -1,4 +1,5 @@
-"""toollint's own child processes (the lint pool's workers) must not outlive it.
+"""toollint's own child processes (the lint pool's workers) must not outlive it, and no file makes
+a lint process take the machine's memory (`memory_ceiling`).
 
 A pool worker blocks reading its task queue; it holds that queue's write end too, so when toollint
 is killed (`kill -9`, the OOM killer) the worker never sees end of file and sleeps forever. On Linux
@@ -8,9 +9,11 @@ handling in `dynamic/host/proctree.py`, which must stay importable without tooll
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 
 PR_SET_PDEATHSIG = 1
 
@@ -28,3 +31,41 @@ def die_with_parent(parent_pid: int) -> None:
         return
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
+
+
+def _address_space() -> int | None:
+    """This process's virtual size in bytes (Linux), or None."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def memory_ceiling(budget: int) -> Iterator[None]:
+    """For the block, allocations past this process's current size plus `budget` bytes fail with
+    MemoryError instead of taking the machine (RLIMIT_AS, lowered and then restored; the soft limit
+    may be raised back to the hard one). Does nothing where it cannot be set."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        yield
+        return
+    current = _address_space()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = None if current is None else current + budget
+    if limit is not None and hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if limit is None or (soft != resource.RLIM_INFINITY and soft <= limit):
+        yield  # unknown size, or already capped tighter
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

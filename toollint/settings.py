@@ -155,8 +155,10 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True  # skip what .gitignore files ignore when walking directories
     tool_decorators: list[str] = field(default_factory=list)  # extra decorator names marking tools
-    tools: list[str] = field(default_factory=list)  # "pkg.mod:Class.method" references
-    tool_classes: list[str] = field(default_factory=list)  # "pkg.mod:Class": every public method is a tool
+    # "pkg.mod:Class.method" references
+    tools: list[str] = field(default_factory=list, metadata=meta(check=_references))
+    # "pkg.mod:Class": every public method is a tool
+    tool_classes: list[str] = field(default_factory=list, metadata=meta(check=_references))
     state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
     # grader functions no profile pattern finds: "pkg.mod:func" / "pkg.mod:Class.method"
     graders: list[str] = field(default_factory=list, metadata=meta(check=_references))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -34,7 +35,9 @@ def run_check(options: CheckOptions, steps: Sequence[CheckStep], console: Consol
         resolver = SettingsResolver(config_file=options.config, isolated=options.isolated,
                                     override=options.overrides)
         settings = resolver.for_run(_config_targets(options))
+        outputs = check_outputs(options)
         result = lint(options, resolver)
+        refuse_overwriting_inputs(outputs, result)
         ctx = StepContext(options, settings, resolver, console)
         for step in steps:
             result = step(ctx, result)
@@ -44,6 +47,53 @@ def run_check(options: CheckOptions, steps: Sequence[CheckStep], console: Consol
     except ToollintError as exc:
         console.error(str(exc))
         return EXIT_ERROR
+
+
+def check_outputs(options: CheckOptions) -> list[tuple[str, str]]:
+    """Every file the run will write, as (option, path), each checked before any work: a device, a
+    FIFO or a directory is refused now, not after a long run."""
+    out = options.output
+    outputs = [("-o", out.file)] if out.file not in (None, STDIN) else []
+    outputs += [("--sarif-output", f) for f in out.sarif_files]
+    if options.baseline.write:
+        outputs.append(("--write-baseline", options.baseline.write))
+    if options.trace.ledger is not None:
+        ledger = options.trace.ledger
+        base = ledger.with_suffix("") if ledger.suffix in (".csv", ".json") else ledger
+        outputs += [("--ledger", str(base.with_name(base.name + suffix))) for suffix in (".csv", ".json")]
+    if options.trace.report is not None:
+        outputs.append(("--report", str(options.trace.report)))
+    for flag, path in outputs:
+        try:
+            atomic.check_target(path)
+        except atomic.NotAFileError as exc:
+            raise UsageError(f"{flag} {printable(path)}: {exc.strerror}") from None
+    return [(flag, str(path)) for flag, path in outputs]
+
+
+def refuse_overwriting_inputs(outputs: Sequence[tuple[str, str]], result: RunResult) -> None:
+    """A report written over a file being linted would destroy it: `toollint check -o tools.py tools.py`."""
+    existing = {}
+    for flag, path in outputs:
+        identity = _identity(path)
+        if identity is not None and not atomic.stream_path(path):
+            existing[identity] = (flag, path)
+    if not existing:
+        return
+    for file_result in result.files:
+        clash = existing.get(_identity(file_result.path) or (-1, -1))
+        if clash is not None:
+            flag, path = clash
+            raise UsageError(f"{flag} {printable(path)} is {printable(file_result.path)}, a file being linted; "
+                             "refusing to write over it (choose another output file)")
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 def reads_stdin(options: CheckOptions) -> bool:
@@ -105,6 +155,12 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.error(f"{printable(target)}: no such file or directory")
     for target in result.no_python:
         console.warn(f"no Python files found under {printable(target)}")
+    for target, why in result.unusable:
+        console.error(f"{printable(target)}: {why}")
+    for folder in result.unlisted:
+        console.error(f"{printable(folder)}: the folder could not be read (TL903); the files in it were not checked")
+    for target, what in result.not_regular:
+        console.warn(f"{printable(target)}: {what}, not a regular file; skipped")
     for target in result.not_python:
         console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
     for ref in unmatched_graders(ctx.settings.graders, result):
@@ -126,7 +182,7 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
                                    tools=result.tool_count, writers=result.writer_count,
                                    style=console.style, graders=result.grader_count))
-    if result.missing or result.internal_errors or ctx.errors:
+    if result.missing or result.unusable or result.unlisted or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     if nothing_tested:
         return EXIT_NOTHING_TESTED

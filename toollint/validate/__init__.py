@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toollint import atomic
 from toollint.validate.drivers import validating_profiles
 from toollint.validate.mutation import OPERATORS_BY_NAME
 
@@ -208,14 +209,18 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         print(f"{prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     data = report.to_json(result)
-    if args.json is not None:
-        text = json.dumps(data, indent=2)
-        if str(args.json) == "-":
-            print(text)
-        else:
-            args.json.write_text(text + "\n", encoding="utf-8")
-    if args.html is not None:
-        args.html.write_text(report.to_html(data) + "\n", encoding="utf-8")
+    try:  # whole files or none; a device, a FIFO or a directory is refused, not replaced
+        if args.json is not None:
+            text = json.dumps(data, indent=2)
+            if str(args.json) == "-":
+                print(text)
+            else:
+                atomic.write_text(args.json, text + "\n")
+        if args.html is not None:
+            atomic.write_text(args.html, report.to_html(data) + "\n")
+    except OSError as exc:
+        print(f"{prog}: error: cannot write {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     if args.json is None or str(args.json) != "-":
         print(report.to_text(result, survivors=not args.quiet))
     failures = report.floor_failures(result, args.fail_under or 0.0, args.fail_under_class or 0.0)
