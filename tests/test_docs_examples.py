@@ -45,11 +45,14 @@ else:  # the project supports 3.10, where tomli is its dependency
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")
 EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)\s*-->")
 EXAMPLE_END = re.compile(r"<!--\s*end example\s*-->")
 FILE_COMMENT = re.compile(r"^#\s*([\w./-]+\.(?:py|toml|ya?ml|json|cfg|ini))\b")
-DISTRIBUTION = "toollint-bench"
+DISTRIBUTION = "toollint-bench"  # reserved on the package index, not yet published: no doc installs it
+# What the docs may install: this checkout, or the wheel `pip wheel --no-deps -w dist .` builds from it.
+WHEEL = re.compile(r"^(?:ci|dist)/toollint_bench-(?P<version>[\w.]+)-py3-none-any\.whl$")
 
 
 @dataclass
@@ -265,8 +268,12 @@ def _check_shell_line(where: str, line: str) -> None:
         tool = Path(step_words[0]).name
         if tool in ("pip", "pip3") and step_words[1:2] == ["install"]:
             targets = [w for w in step_words[2:] if not w.startswith("-")]
-            allowed = {DISTRIBUTION, ".", "-e", ".[test]", "'.[test]'", "agentdojo==0.1.35"}
-            assert set(targets) <= allowed, f"{where}: `{step.strip()}` installs {targets}, not this project"
+            allowed = {".", "-e", ".[test]", "'.[test]'", "agentdojo==0.1.35"}
+            wheels = [t for t in targets if (m := WHEEL.match(t)) and m["version"] == VERSION]
+            assert set(targets) - set(wheels) <= allowed, \
+                f"{where}: `{step.strip()}` installs {targets}, not this project as a clone or its wheel"
+        elif tool in ("pip", "pip3") and step_words[1:] == ["wheel", "--no-deps", "-w", "dist", "."]:
+            continue
         elif tool == "toollint" or tool.startswith("python") and step_words[1] == "-m" and \
                 step_words[2] in ("venv", "pytest", "toollint"):
             continue
@@ -362,9 +369,14 @@ def test_an_unknown_config_key_in_a_doc_fails(tmp_path: Path) -> None:
         check_toml(bad, tmp_path)
 
 
-def test_a_foreign_install_in_a_doc_fails() -> None:
+@pytest.mark.parametrize("line", [
+    "pip install toollint",  # another project
+    f"pip install {DISTRIBUTION}",  # ours, but not published: it fails for every reader
+    "pip install ci/toollint_bench-9.9.9-py3-none-any.whl",  # a wheel of a version pyproject does not build
+])
+def test_a_foreign_or_unpublished_install_in_a_doc_fails(line: str) -> None:
     with pytest.raises(AssertionError, match="not this project"):
-        _check_shell_line("doc.md:1", "pip install toollint")
+        _check_shell_line("doc.md:1", line)
 
 
 def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
