@@ -28,7 +28,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2, through our own return path."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(f"{self.prog}: {message}")
+        # argparse's own shape: the usage line, then the error (`toollint contracts` alone shows both).
+        raise _UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
 
 
 class _UsageError(Exception):

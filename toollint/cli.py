@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import importlib
 import importlib.util
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from toollint import __version__, baseline, fixes, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
-from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, UsageError
+from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, ToollintError, UsageError
 from toollint.pipeline import CheckStep
 from toollint.pipeline.check import run_check
 from toollint.pipeline.options import CheckOptions
@@ -176,29 +177,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
-        return run_delegated(args_list[0], args_list[1:])
+        # The same error path as every other subcommand (broken pipe, interrupt, internal error).
+        return _guarded(lambda: run_delegated(args_list[0], args_list[1:]), Console())
     parser = build_parser()
     commands = {"check", "rule", "demo", *DELEGATED}
     if not args_list or (args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version")):
+        if (hint := _misspelt_command(args_list[0] if args_list else "", commands)) is not None:
+            Console().error(hint)
+            return EXIT_ERROR
         args_list = ["check", *args_list]
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse has printed usage and a one-line error
         return EXIT_CLEAN if exc.code in (0, None) else EXIT_ERROR
     console = Console(quiet=bool(getattr(args, "quiet", False)), color=getattr(args, "color", "auto"))
+    return _guarded(lambda: int(args.handler(args, console)), console)
+
+
+def _misspelt_command(word: str, commands: set[str]) -> str | None:
+    """`toollint chek .`: a first word that is no path but close to a command is a misspelt command,
+    not a missing file (`toollint PATH...` still means `check`)."""
+    if not word or word.startswith("-") or os.path.lexists(word) or any(c in word for c in "/\\."):
+        return None
+    close = difflib.get_close_matches(word, sorted(commands), n=1, cutoff=0.6)
+    if not close:
+        return None
+    return f"'{word}' is neither a command nor a file or directory; did you mean `toollint {close[0]}`?"
+
+
+def _guarded(run: Callable[[], int], console: Console) -> int:
+    """Run a subcommand with the CLI's one error path: a closed pipe (`toollint ... | head`) ends the
+    run silently with exit 0, as ruff does (the reader stopped reading); an interrupt or any other
+    failure is one line on stderr and exit 2, never a traceback unless TOOLLINT_DEBUG is set."""
     try:
-        return int(args.handler(args, console))
+        code = run()
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except KeyboardInterrupt:
         console.error("interrupted")
         return EXIT_ERROR
-    except BrokenPipeError:  # `toollint ... | head`
-        sys.stderr.close()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_CLEAN
+    except ToollintError as exc:
+        console.error(str(exc))
         return EXIT_ERROR
     except Exception as exc:  # no traceback reaches the user unless asked for
         if os.environ.get("TOOLLINT_DEBUG"):
             raise
         console.error(f"internal error: {type(exc).__name__}: {exc} (set TOOLLINT_DEBUG=1 for a traceback)")
         return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not print
+    "Exception ignored ... BrokenPipeError" (the recipe of Python's signal module documentation)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (a test's StringIO)
+        pass
 
 
 def _tolerant_streams() -> None:

@@ -1,0 +1,88 @@
+"""What a newcomer and a CI engineer trip on (issue 27), each through the command as typed: one error
+path for every subcommand, misspelt commands, usage lines, and ruff's habits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toollint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITER = '''from agentdojo.functions_runtime import Depends
+
+
+def set_balance(account: Annotated[Account, Depends("bank")], amount: float) -> str:
+    """Set the balance."""
+    return "Balance updated successfully."
+'''
+
+
+def toollint(*argv: str, cwd: Path | None = None, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "toollint", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=240, check=False, **kw)  # type: ignore[call-overload]
+
+
+def closed_pipe(*argv: str, cwd: Path | None = None) -> tuple[int, str]:
+    """Run toollint with its stdout a pipe whose reader has gone (`toollint ... | head` once head exits)."""
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run([sys.executable, "-m", "toollint", *argv], cwd=cwd, stdout=write, stderr=subprocess.PIPE,
+                          text=True, timeout=240, check=False)
+    os.close(write)
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ("contracts", "list"),  # a delegated subcommand: once went around the CLI's error handling
+    ("rule", "--all"),
+    ("demo", "--quiet"),
+])
+def test_a_closed_pipe_is_silent_and_exits_0_as_ruff_does(argv: tuple[str, ...]) -> None:
+    code, err = closed_pipe(*argv)
+    assert (code, err) == (0, ""), err
+
+
+def test_head_reads_the_first_line_of_contracts_list_and_nothing_else_is_said() -> None:
+    proc = subprocess.run(f"set -o pipefail; {sys.executable} -m toollint contracts list | head -1", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 1 and proc.stderr == "", proc
+
+
+def test_a_delegated_subcommand_failing_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import toollint.contracts.cli as contracts_cli
+
+    def broken(argv: list[str]) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(contracts_cli, "main", broken)
+    monkeypatch.delenv("TOOLLINT_DEBUG", raising=False)
+    assert main(["contracts", "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and "Traceback" not in err
+
+
+def test_a_misspelt_command_gets_a_suggestion(tmp_path: Path) -> None:
+    proc = toollint("chek", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == "toollint: error: 'chek' is neither a command nor a file or directory; " \
+                          "did you mean `toollint check`?\n"
+    # A file of that name is linted, as `toollint PATH` promises; a word close to no command is a missing path.
+    (tmp_path / "chek").mkdir()
+    assert "did you mean" not in toollint("chek", cwd=tmp_path).stderr
+    assert "no such file or directory" in toollint("zzqx", cwd=tmp_path).stderr
+
+
+def test_contracts_without_a_subcommand_prints_usage_and_exits_2() -> None:
+    proc = toollint("contracts")
+    assert proc.returncode == 2 and proc.stdout == ""
+    usage, error = proc.stderr.splitlines()
+    assert usage.startswith("usage: toollint contracts ") and "{check,list,draft}" in usage
+    assert error == "toollint contracts: error: the following arguments are required: command"
