@@ -86,3 +86,34 @@ def test_contracts_without_a_subcommand_prints_usage_and_exits_2() -> None:
     usage, error = proc.stderr.splitlines()
     assert usage.startswith("usage: toollint contracts ") and "{check,list,draft}" in usage
     assert error == "toollint contracts: error: the following arguments are required: command"
+
+
+# -- the command line wins over the configuration ---------------------------------------------------
+
+
+@pytest.fixture
+def writer_project(tmp_path: Path) -> Path:
+    (tmp_path / "tools.py").write_text("from typing import Annotated\n\n" + WRITER.replace("Account", "dict"))
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nignore = ["TL101"]\n')
+    return tmp_path
+
+
+def test_select_on_the_command_line_beats_ignore_in_the_configuration(writer_project: Path) -> None:
+    assert toollint("check", "tools.py", cwd=writer_project).returncode == 0  # the file's ignore applies
+    proc = toollint("check", "--select", "TL101", "tools.py", cwd=writer_project)
+    assert proc.returncode == 1 and " TL101 " in proc.stdout, proc
+    proc = toollint("check", "--extend-select", "TL101", "tools.py", cwd=writer_project)
+    assert proc.returncode == 1 and " TL101 " in proc.stdout, proc
+    # --ignore on the command line still removes, whatever the file selects.
+    (writer_project / "pyproject.toml").write_text('[tool.toollint]\nselect = ["TL101"]\n')
+    assert toollint("check", "--ignore", "TL101", "tools.py", cwd=writer_project).returncode == 0
+
+
+def test_per_file_ignores_still_apply_under_a_command_line_select(writer_project: Path) -> None:
+    (writer_project / "pyproject.toml").write_text('[tool.toollint]\nper-file-ignores = { "tools.py" = ["TL101"] }\n')
+    assert toollint("check", "--select", "TL101", "tools.py", cwd=writer_project).returncode == 0
+
+
+def test_the_readme_documents_the_precedence() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "The command line wins over the configuration" in readme and '`ignore = ["TL101"]`' in readme

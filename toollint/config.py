@@ -154,15 +154,30 @@ class SettingsOverride:
     respect_gitignore: bool | None = None
 
     def apply(self, settings: Settings) -> Settings:
+        """The settings with the command line applied over them. As in ruff, the command line is a
+        layer after the configuration file: `--select` starts the selection afresh (the file's
+        `select`, `extend-select` and `ignore` no longer apply) and `--extend-select` adds to what the
+        file left enabled, so `--select TL101` wins over `ignore = ["TL101"]`; `--ignore` always
+        removes. `per-file-ignores` still apply."""
         if self == SettingsOverride():
             return settings
+        select, extend_select, ignore = settings.select, settings.extend_select, [*settings.ignore, *self.ignore]
+        if self.select is not None or self.extend_select:
+            select = list(self.select) if self.select is not None else _enabled(settings)
+            extend_select, ignore = list(self.extend_select), list(self.ignore)
         return dataclasses.replace(
             settings,
-            select=list(self.select) if self.select is not None else settings.select,
-            extend_select=[*settings.extend_select, *self.extend_select],
-            ignore=[*settings.ignore, *self.ignore],
+            select=select,
+            extend_select=extend_select,
+            ignore=ignore,
             respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
         )
+
+
+def _enabled(settings: Settings) -> list[str]:
+    """The codes a configuration enables on its own (its selectors were checked when it was read)."""
+    selected = set(registry.expand([*settings.select, *settings.extend_select]))
+    return sorted(selected - set(registry.expand(settings.ignore)))
 
 
 class SettingsResolver:
