@@ -127,7 +127,7 @@ def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[f
     conf = settings.confirm
     out: list[float | None] = []
     for key, value in (("deadline", deadline if deadline is not None else conf.deadline or DEFAULT_DEADLINE),
-                       ("startup_deadline", conf.startup_deadline)):
+                       ("startup-deadline", conf.startup_deadline)):
         try:
             out.append(None if value is None else check_seconds(value, key))
         except (TypeError, ValueError):

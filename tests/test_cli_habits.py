@@ -117,3 +117,75 @@ def test_per_file_ignores_still_apply_under_a_command_line_select(writer_project
 def test_the_readme_documents_the_precedence() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "The command line wins over the configuration" in readme and '`ignore = ["TL101"]`' in readme
+
+
+# -- one key style ----------------------------------------------------------------------------------
+
+
+def test_snake_case_keys_are_read_with_a_warning_naming_the_kebab_case_one(writer_project: Path) -> None:
+    (writer_project / "pyproject.toml").write_text(
+        '[tool.toollint]\nextend_select = ["TL101"]\n[tool.toollint.confirm]\nsys_path = ["."]\nstartup-deadline = 9\n')
+    proc = toollint("check", "tools.py", cwd=writer_project)
+    assert proc.returncode == 1 and " TL101 " in proc.stdout  # read, not refused
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("toollint: warning:")]
+    assert len(warnings) == 2 and "'extend_select'" in warnings[0] and "spelt 'extend-select'" in warnings[0]
+    assert "'sys_path'" in warnings[1] and "[tool.toollint.confirm] is spelt 'sys-path'" in warnings[1]
+    assert toollint("check", "-q", "tools.py", cwd=writer_project).stderr == ""
+
+
+def test_every_documented_key_is_kebab_case() -> None:
+    from toollint.settings import ConfirmSettings, Settings, TraceSettings, table_keys
+
+    for cls in (Settings, ConfirmSettings, TraceSettings):
+        assert all("_" not in key for key in table_keys(cls)), cls
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+    for cls in (Settings, ConfirmSettings, TraceSettings):
+        for f in table_keys(cls).values():
+            if "_" in f.name:
+                assert f"`{f.name}`" not in docs and f"\n{f.name} =" not in docs, f.name
+
+
+# -- --show-settings, --show-files, paths as typed ----------------------------------------------------
+
+
+def test_show_settings_prints_the_resolved_settings_with_the_command_line_applied(writer_project: Path) -> None:
+    proc = toollint("check", "--show-settings", "--select", "TL1", ".", cwd=writer_project)
+    assert proc.returncode == 0, proc
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "Resolved settings for: tools.py"
+    assert lines[1] == f"Settings path: {writer_project / 'pyproject.toml'}"
+    assert 'select = ["TL1"]' in lines and "ignore = []" in lines and "[tool.toollint.confirm]" in lines
+    assert lines[-1] == "# Enabled codes (5): TL101, TL102, TL103, TL104, TL105"
+    body = "\n".join(ln for ln in lines[2:] if not ln.startswith("#"))
+    parsed = _toml(body)  # what it prints is TOML a user can paste
+    assert parsed["tool"]["toollint"]["select"] == ["TL1"]
+
+
+def _toml(text: str) -> dict[str, object]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    return tomllib.loads(text)
+
+
+def test_show_files_lists_what_a_run_would_lint_and_nothing_else(writer_project: Path) -> None:
+    (writer_project / "build").mkdir()
+    (writer_project / "build" / "gen.py").write_text("x = 1\n")
+    (writer_project / "notes.txt").write_text("")
+    (writer_project / "pkg").mkdir()
+    (writer_project / "pkg" / "a.py").write_text("x = 1\n")
+    proc = toollint("check", "--show-files", ".", cwd=writer_project)
+    assert (proc.returncode, sorted(proc.stdout.splitlines()), proc.stderr) == (0, ["pkg/a.py", "tools.py"], ""), proc
+    assert toollint("check", "--show-files", "missing", cwd=writer_project).returncode == 2
+
+
+def test_paths_outside_the_working_directory_are_printed_as_typed(writer_project: Path) -> None:
+    (writer_project / "sub").mkdir()
+    proc = toollint("check", "--isolated", "../tools.py", cwd=writer_project / "sub")
+    assert proc.stdout.startswith("../tools.py:8:5: TL101 "), proc
+    proc = toollint("check", "--isolated", "..", cwd=writer_project / "sub")
+    assert proc.stdout.startswith("../tools.py:8:5: TL101 "), proc
+    absolute = str(writer_project / "tools.py")
+    assert toollint("check", "--isolated", absolute, cwd=writer_project / "sub").stdout.startswith(absolute + ":8:5:")
+    assert toollint("check", "--isolated", "tools.py", cwd=writer_project).stdout.startswith("tools.py:8:5:")

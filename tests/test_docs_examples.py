@@ -289,9 +289,10 @@ def check_toml(block: Block, tmp_path: Path) -> None:
         return
     path = tmp_path / "pyproject.toml"
     try:
-        settings_from_table(table, path)
+        settings = settings_from_table(table, path)
     except ConfigError as exc:
         pytest.fail(f"{block.where}: toollint rejects this configuration: {exc}")
+    assert not settings.notes, f"{block.where}: the docs spell keys one way, kebab-case: {settings.notes}"
 
 
 def check_yaml(block: Block, tmp_path: Path) -> None:

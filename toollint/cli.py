@@ -76,6 +76,10 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files or directories (default: .); - reads the file from stdin")
     add_check_options(check)
+    show = check.add_argument_group("what a run would use (print it and exit 0, linting nothing)")
+    show.add_argument("--show-settings", action="store_true",
+                      help="the configuration file and resolved settings of the first file, and the codes enabled")
+    show.add_argument("--show-files", action="store_true", help="each file the run would lint, one a line")
     check.set_defaults(handler=run_check_command)
 
 
@@ -271,6 +275,10 @@ def check_options(args: argparse.Namespace, command: str = "check") -> CheckOpti
 
 
 def run_check_command(args: argparse.Namespace, console: Console) -> int:
+    if args.show_settings or args.show_files:
+        from toollint.pipeline.show import run_show
+
+        return run_show(check_options(args), console, settings=args.show_settings, files=args.show_files)
     return run_check(check_options(args), CHECK_STEPS, console)
 
 

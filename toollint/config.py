@@ -114,7 +114,9 @@ def load_table(path: Path) -> dict[str, Any]:
 
 def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     """Validate a [tool.toollint] table read from `path`; relative paths are made relative to it."""
-    settings = parse_table(Settings, table, str(path))
+    notes: list[str] = []
+    settings = parse_table(Settings, table, str(path), notes)
+    settings.notes = notes
     where = f"{path} {Settings.TABLE}"
     for key_name, f in table_keys(Settings).items():
         if f.metadata.get("selectors") and key_name in table:
@@ -227,6 +229,10 @@ class SettingsResolver:
                 base = fallback(exc)
             self._by_config[config] = self.override.apply(base)
         return self._by_config[config]
+
+    def notes(self) -> list[str]:
+        """The warnings of every configuration read so far (a snake_case key), each once."""
+        return list(dict.fromkeys(note for settings in self._by_config.values() for note in settings.notes))
 
     def for_path(self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
         return self.settings(self.config_for(path), fallback)
