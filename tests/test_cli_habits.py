@@ -189,3 +189,24 @@ def test_paths_outside_the_working_directory_are_printed_as_typed(writer_project
     absolute = str(writer_project / "tools.py")
     assert toollint("check", "--isolated", absolute, cwd=writer_project / "sub").stdout.startswith(absolute + ":8:5:")
     assert toollint("check", "--isolated", "tools.py", cwd=writer_project).stdout.startswith("tools.py:8:5:")
+
+
+# -- writers create their folder; --baseline says what it hid -----------------------------------------
+
+
+@pytest.mark.parametrize("option", [("-o",), ("--sarif-output",), ("--write-baseline",), ("--output-format", "json", "-o")])
+def test_every_writer_creates_its_output_folder(writer_project: Path, option: tuple[str, ...]) -> None:
+    target = writer_project / "new" / "deeper" / "out.txt"
+    proc = toollint("check", "--isolated", *option, "new/deeper/out.txt", "tools.py", cwd=writer_project)
+    assert proc.returncode in (0, 1) and "error" not in proc.stderr, proc
+    assert target.is_file() and target.stat().st_size > 0
+
+
+def test_baseline_says_how_many_findings_it_hid(writer_project: Path) -> None:
+    assert toollint("check", "--isolated", "--write-baseline", "b/base.json", "tools.py", cwd=writer_project).returncode == 0
+    proc = toollint("check", "--isolated", "--baseline", "b/base.json", "tools.py", cwd=writer_project)
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "toollint: warning: 1 finding(s) recorded in baseline b/base.json not shown (--baseline)",
+        "All checks passed! Checked 1 file, 1 tool (0 writers).",
+    ]

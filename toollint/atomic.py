@@ -14,6 +14,7 @@ A run killed between creating and renaming the temporary file leaves it behind, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import stat
@@ -56,6 +57,10 @@ def atomic_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
     (and is thrown away when it raises)."""
     target = _target(path)
     directory = target.parent if str(target.parent) else Path(".")
+    try:  # `-o reports/x.sarif` into a new folder, as --report does
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a folder of the path should be
+        raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory") from None
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     temp = Path(temp_name)
     try:
