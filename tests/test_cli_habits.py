@@ -210,3 +210,30 @@ def test_baseline_says_how_many_findings_it_hid(writer_project: Path) -> None:
         "toollint: warning: 1 finding(s) recorded in baseline b/base.json not shown (--baseline)",
         "All checks passed! Checked 1 file, 1 tool (0 writers).",
     ]
+
+
+# -- witnesses stay out of git status -------------------------------------------------------------------
+
+
+def test_confirm_leaves_git_status_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    project = tmp_path / "proj"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "dynamic_bench", project)
+    (project / "pyproject.toml").write_text(
+        '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n[tool.toollint.confirm]\n'
+        'adapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\ndeadline = 3\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=project, check=True)
+    monkeypatch.chdir(project)
+    assert main(["check", "-q", "--confirm", "bank.py"]) == 1
+    assert list((project / ".toollint" / "witnesses").glob("*.json"))  # witnesses were written
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == "", status
+    # A witness folder the user names is theirs: no .gitignore is put there.
+    assert main(["check", "-q", "--confirm", "--witness-dir", "kept", "bank.py"]) == 1
+    assert not (project / "kept" / ".gitignore").exists() and list((project / "kept").glob("*.json"))
