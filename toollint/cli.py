@@ -80,6 +80,9 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     show.add_argument("--show-settings", action="store_true",
                       help="the configuration file and resolved settings of the first file, and the codes enabled")
     show.add_argument("--show-files", action="store_true", help="each file the run would lint, one a line")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODES` to the line of every current finding (kept codes stay; "
+                            "after --baseline/--diff-base, only on what they let through) and exit 0")
     check.set_defaults(handler=run_check_command)
 
 
@@ -279,6 +282,10 @@ def run_check_command(args: argparse.Namespace, console: Console) -> int:
         from toollint.pipeline.show import run_show
 
         return run_show(check_options(args), console, settings=args.show_settings, files=args.show_files)
+    if args.add_noqa:
+        from toollint import add_noqa
+
+        return run_check(check_options(args), (baseline.check_step, add_noqa.check_step), console)
     return run_check(check_options(args), CHECK_STEPS, console)
 
 
