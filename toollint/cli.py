@@ -136,7 +136,7 @@ def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def add_demo_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser("demo", help="lint the bundled example benchmark and show every rule firing")
+    demo = subparsers.add_parser("demo", help="lint the bundled example benchmark: each tool rule and a grader rule firing")
     add_check_options(demo)
     demo.set_defaults(handler=run_demo)
 
