@@ -237,3 +237,12 @@ def test_confirm_leaves_git_status_clean(tmp_path: Path, monkeypatch: pytest.Mon
     # A witness folder the user names is theirs: no .gitignore is put there.
     assert main(["check", "-q", "--confirm", "--witness-dir", "kept", "bank.py"]) == 1
     assert not (project / "kept" / ".gitignore").exists() and list((project / "kept").glob("*.json"))
+
+
+def test_tau2_src_given_the_checkout_root_uses_its_src_tau2_and_says_so(tau2_checkout: Path) -> None:
+    # Once: 57 false TL309/TL304 problems, with no hint that `src/tau2` was meant.
+    contracts = ROOT / "toollint" / "profiles" / "tau2" / "contracts"
+    proc = toollint("contracts", "check", "--tau2-src", str(tau2_checkout), str(contracts))
+    assert proc.returncode == 0 and "TL309" not in proc.stdout, proc.stdout[-2000:]
+    assert f"toollint contracts check: note: package dir for 'tau2': using {tau2_checkout / 'src' / 'tau2'}, " \
+           f"the package inside the checkout {tau2_checkout}" in proc.stderr.splitlines()

@@ -47,7 +47,7 @@ else:  # the project supports 3.10, where tomli is its dependency
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")
-EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)\s*-->")
+EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)(?:\s+needs:\s*([\w-]+))?\s*-->")
 EXAMPLE_END = re.compile(r"<!--\s*end example\s*-->")
 FILE_COMMENT = re.compile(r"^#\s*([\w./-]+\.(?:py|toml|ya?ml|json|cfg|ini))\b")
 DISTRIBUTION = "toollint-bench"  # reserved on the package index, not yet published: no doc installs it
@@ -89,6 +89,9 @@ def blocks(doc: Path) -> Iterator[Block]:
 
 
 ALL = [b for doc in DOCS for b in blocks(doc)]
+# `<!-- example: NAME needs: agentdojo -->`: the example runs against the real benchmark, with `$PY` its
+# interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path).
+NEEDS = {m[1]: m[2] for doc in DOCS for m in EXAMPLE_START.finditer(doc.read_text(encoding="utf-8")) if m[2]}
 FRAGMENTS = [b for b in ALL if b.example is None and b.lang]
 EXAMPLES: dict[str, list[Block]] = {}
 for _b in ALL:
@@ -111,6 +114,18 @@ class Scratch:
     root: Path
     last_exit: int | None = None
     transcript: list[str] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)  # `$PY` -> its value, for a `needs:` example
+
+    def expand(self, command: str) -> str:
+        for name, value in self.variables.items():
+            command = command.replace(f"${name}", value)
+        return command
+
+    def shown(self, printed: str) -> str:
+        """What the run printed, with each variable's value written back as `$NAME`, longest first."""
+        for name, value in sorted(self.variables.items(), key=lambda item: -len(item[1])):
+            printed = printed.replace(value, f"${name}")
+        return printed
 
     def write(self, block: Block) -> None:
         first = block.text.splitlines()[0]
@@ -153,7 +168,7 @@ class Scratch:
         if command == "echo $?":
             assert shown == [str(self.last_exit)], f"{block.where}: exit status {self.last_exit}, the doc says {shown}"
             return
-        command = command.split(" #")[0].strip()  # a trailing comment speaks to the reader
+        command = self.expand(command.split(" #")[0].strip())  # a trailing comment speaks to the reader
         if (copy := COPY_FIXTURE.match(command)) is not None:
             source = ROOT / copy.group(1)
             assert source.is_dir() and source.is_relative_to(ROOT / "tests"), f"{block.where}: no fixture {source}"
@@ -161,13 +176,14 @@ class Scratch:
             assert not shown, f"{block.where}: `{command}` prints nothing"
             return
         argv = shlex.split(command)
-        assert argv[0] == "toollint", f"{block.where}: an example may only run toollint, not `{command}`"
+        assert argv[0] in ("toollint", "ls"), f"{block.where}: an example may only run toollint (or ls), not `{command}`"
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
         env.pop("FORCE_COLOR", None)
-        proc = subprocess.run([sys.executable, "-m", "toollint", *argv[1:]], cwd=self.root, env=env,
-                              capture_output=True, text=True, timeout=240, check=False)
+        run = [sys.executable, "-m", "toollint", *argv[1:]] if argv[0] == "toollint" else argv
+        proc = subprocess.run(run, cwd=self.root, env=env, capture_output=True, text=True, timeout=240, check=False)
         self.last_exit = proc.returncode
-        assert interleaves(shown, proc.stdout.splitlines(), proc.stderr.splitlines()), (
+        out, err = self.shown(proc.stdout).splitlines(), self.shown(proc.stderr).splitlines()
+        assert interleaves(shown, out, err), (
             f"{block.where}: `{command}` printed\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
             f"--- the doc shows\n" + "\n".join(shown))
 
@@ -196,8 +212,13 @@ def interleaves(shown: list[str], out: list[str], err: list[str]) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_worked_example_runs_as_shown(name: str, tmp_path: Path) -> None:
+def test_worked_example_runs_as_shown(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     scratch = Scratch(tmp_path)
+    if NEEDS.get(name) == "agentdojo":
+        scratch.variables = {"PY": str(request.getfixturevalue("agentdojo_python")),
+                             "AD": str(request.getfixturevalue("agentdojo_src"))}
+    else:
+        assert name not in NEEDS, f"example {name} needs {NEEDS[name]}, which no fixture provides"
     ran = 0
     for block in EXAMPLES[name]:
         if block.lang == "console":
