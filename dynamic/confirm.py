@@ -605,7 +605,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
         if report.error and report.contract is not None and not report.derived:
             # A host that cannot start is reported on the static findings (verdict_detail); a contract
             # naming a tool the benchmark does not have is a contract problem of its own.
-            if "is not among" not in report.error:
+            if "is not among" not in report.error and "registered by no suite" not in report.error:
                 continue
             out.append(Finding(code="TL309", message=f"UNTESTABLE {report.tool}: {report.error}",
                                path=display_path(Path(report.contract.path)),

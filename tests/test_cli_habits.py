@@ -246,3 +246,37 @@ def test_tau2_src_given_the_checkout_root_uses_its_src_tau2_and_says_so(tau2_che
     assert proc.returncode == 0 and "TL309" not in proc.stdout, proc.stdout[-2000:]
     assert f"toollint contracts check: note: package dir for 'tau2': using {tau2_checkout / 'src' / 'tau2'}, " \
            f"the package inside the checkout {tau2_checkout}" in proc.stderr.splitlines()
+
+
+def test_a_file_level_noqa_does_what_the_readme_says(writer_project: Path) -> None:
+    (writer_project / "tools.py").write_text("# toollint: noqa\n" + (writer_project / "tools.py").read_text())
+    proc = toollint("check", "--isolated", "tools.py", cwd=writer_project)
+    shown = "All checks passed! Checked 1 file, 1 tool (0 writers) (1 suppressed)."
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", shown + "\n")
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"`{shown}`" in readme and "skips the file" not in readme
+
+
+def test_a_tool_no_suite_registers_is_said_so_not_missing_from_one_suite() -> None:
+    from toollint.dynamic.checker import missing_tool
+
+    hello = {"variant": "v1.2.2/banking", "benchmark_version": "0.1.35", "registered_anywhere": ["send_money"]}
+    assert missing_tool("download_file", 11, "agentdojo", hello) == (
+        "tool 'download_file' is registered by no suite of agentdojo 0.1.35: no agent can call it, so it cannot be run")
+    assert missing_tool("send_money", 11, "agentdojo", hello) == (
+        "tool 'send_money' is not among the 11 tools the agentdojo host lists for v1.2.2/banking")
+    del hello["registered_anywhere"]  # an adapter that does not say: the host's own list is all there is
+    assert "is not among the 11 tools" in missing_tool("download_file", 11, "agentdojo", hello)
+
+
+def test_the_agentdojo_host_says_which_tools_any_suite_registers(agentdojo_python: Path) -> None:
+    script = ("from toollint.profiles.agentdojo.adapter import AgentDojoAdapter\n"
+              "class Shims:\n    def freeze_clock(self, modules): pass\n"
+              "hello = AgentDojoAdapter({'suite': 'banking'}, Shims()).hello()\n"
+              "names = hello['registered_anywhere']\n"
+              "print(hello['variant'], 'download_file' in names, 'send_money' in names, 'send_email' in names)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([str(agentdojo_python), "-c", script], capture_output=True, text=True, env=env,
+                          timeout=240, check=False)
+    # banking's host knows send_email (the workspace suite's) is registered somewhere, download_file nowhere
+    assert proc.stdout.split() == ["v1.2.2/banking", "False", "True", "True"], proc.stderr[-2000:]
