@@ -176,10 +176,13 @@ class Scratch:
             assert not shown, f"{block.where}: `{command}` prints nothing"
             return
         argv = shlex.split(command)
-        assert argv[0] in ("toollint", "ls"), f"{block.where}: an example may only run toollint (or ls), not `{command}`"
+        if argv[:3] == ["python", "-m", "toollint.profiles"]:  # the profile listing (docs/confirm.md)
+            argv = ["toollint.profiles", *argv[3:]]
+        assert argv[0] in ("toollint", "toollint.profiles", "ls"), \
+            f"{block.where}: an example may only run toollint (or ls), not `{command}`"
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
         env.pop("FORCE_COLOR", None)
-        run = [sys.executable, "-m", "toollint", *argv[1:]] if argv[0] == "toollint" else argv
+        run = [sys.executable, "-m", argv[0], *argv[1:]] if argv[0].startswith("toollint") else argv
         proc = subprocess.run(run, cwd=self.root, env=env, capture_output=True, text=True, timeout=240, check=False)
         self.last_exit = proc.returncode
         out, err = self.shown(proc.stdout).splitlines(), self.shown(proc.stderr).splitlines()
