@@ -308,9 +308,8 @@ def _check_shell_line(where: str, line: str) -> None:
             wheels = [t for t in targets if (m := WHEEL.match(t)) and m["version"] == VERSION]
             assert set(targets) - set(wheels) <= allowed, \
                 f"{where}: `{step.strip()}` installs {targets}, not this project as a clone or its wheel"
-        elif tool in ("pip", "pip3") and step_words[1:] == ["wheel", "--no-deps", "-w", "dist", "."]:
-            continue
-        elif tool == "toollint" or tool.startswith("python") and step_words[1] == "-m" and \
+        elif tool in ("pip", "pip3") and step_words[1:] == ["wheel", "--no-deps", "-w", "dist", "."] \
+                or tool == "toollint" or tool.startswith("python") and step_words[1] == "-m" and \
                 step_words[2] in ("venv", "pytest", "toollint"):
             continue
         else:

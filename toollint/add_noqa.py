@@ -108,8 +108,8 @@ def _comments_and_unsafe_lines(text: str) -> tuple[dict[int, tuple[int, str]], d
         elif tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
             for line in range(tok.start[0], tok.end[0]):
                 unsafe[line] = "it ends inside a string"
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.endswith("\\") and number not in comments:
+    for number, physical in enumerate(text.splitlines(), 1):
+        if physical.endswith("\\") and number not in comments:
             unsafe.setdefault(number, "it continues with a backslash")
     return comments, unsafe
 
