@@ -280,3 +280,22 @@ def test_the_agentdojo_host_says_which_tools_any_suite_registers(agentdojo_pytho
                           timeout=240, check=False)
     # banking's host knows send_email (the workspace suite's) is registered somewhere, download_file nowhere
     assert proc.stdout.split() == ["v1.2.2/banking", "False", "True", "True"], proc.stderr[-2000:]
+
+
+def test_the_demo_runs_from_a_venv_that_git_ignores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # Python 3.13's venv writes `.venv/.gitignore` (`*`): inside a git checkout, the installed examples
+    # were all "ignored" and `toollint demo` (the README's first command) found no Python file.
+    import shutil
+
+    from toollint import cli
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    venv = tmp_path / ".venv"
+    shutil.copytree(cli.EXAMPLES_DIR, venv / "site-packages" / "toollint" / "examples")
+    (venv / ".gitignore").write_text("# created by venv\n*\n")
+    monkeypatch.setattr(cli, "EXAMPLES_DIR", venv / "site-packages" / "toollint" / "examples")
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo"]) == 1
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 6 and "Found 6 findings in 2 files" in err

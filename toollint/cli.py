@@ -294,8 +294,10 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         console.error(f"the bundled examples are missing from {EXAMPLES_DIR}")
         return EXIT_ERROR
     options = check_options(args, "demo")
-    # The demo shows the defaults, whatever the working directory's configuration.
-    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None)
+    # The demo shows the defaults, whatever the working directory's configuration; and toollint's own
+    # files are no user's to ignore: Python 3.13's venv writes a `.gitignore` of `*` into the venv.
+    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None,
+                                  overrides=dataclasses.replace(options.overrides, respect_gitignore=False))
     return run_check(options, CHECK_STEPS, console)
 
 
