@@ -435,7 +435,6 @@ PENDING_TRANSCRIPTS = {
     ('docs/confirm.md', 'airline.py:55:5: TL105 [unpaired-verb-field] `book_reservation` writes `flights['),
     ('docs/confirm.md', 'confirm: 17 tool(s): 6 VIOLATES, 0 FLAKY, 9 CONFORMS, 2 UNTESTABLE; clause rows:'),
     ('docs/confirm.md', 'shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par'),
-    ('docs/contracts.md', 'wrote contracts/derived/Bank.top_up.yaml: 1 clause(s); confirms TL201 pre.commen'),
     ('docs/integrations.md', '$ pip install .  # in a toollint clone; registers the TL plugin with flake8'),
     ('docs/integrations.md', '$ toollint check --output-format github src/'),
     ('docs/trace.md', '$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau'),
