@@ -28,7 +28,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2, through our own return path."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(f"{self.prog}: {message}")
+        # argparse's own shape: the usage line, then the error (`toollint contracts` alone shows both).
+        raise _UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
 
 
 class _UsageError(Exception):
@@ -124,7 +125,7 @@ class _PackageSrc(argparse.Action):
         setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), (name, values)])
 
 
-def _package_dirs(args: argparse.Namespace) -> dict[str, Path] | str:
+def _package_dirs(args: argparse.Namespace, notes: list[str] | None = None) -> dict[str, Path] | str:
     dirs: dict[str, Path] = {}
     for item in args.package_dir:
         name, sep, path = item.partition("=")
@@ -136,14 +137,29 @@ def _package_dirs(args: argparse.Namespace) -> dict[str, Path] | str:
     for name, path in dirs.items():
         if not path.is_dir():
             return f"package dir for {name!r} is not a directory: {path}"
+        dirs[name] = _package_in(name, path, notes if notes is not None else [])
     return dirs
 
 
+def _package_in(name: str, path: Path, notes: list[str]) -> Path:
+    """The package directory `name` at `path`, or inside it when `path` is a checkout's root (`DIR/src/NAME`
+    or `DIR/NAME` holding the package): `--tau2-src` given the tau2-bench checkout means its `src/tau2`."""
+    if (path / "__init__.py").is_file() or path.name == name:
+        return path
+    for inner in (path / "src" / name, path / name):
+        if (inner / "__init__.py").is_file():
+            notes.append(f"package dir for {name!r}: using {inner}, the package inside the checkout {path}")
+            return inner
+    return path
+
+
 def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO) -> int:
-    dirs = _package_dirs(args)
+    notes: list[str] = []
+    dirs = _package_dirs(args, notes)
     if isinstance(dirs, str):
         err.write(f"toollint contracts check: {dirs}\n")
         return EXIT_ERROR
+    err.writelines(f"toollint contracts check: note: {note}\n" for note in notes)
     from toollint.dynamic.protocol import SERVICES
 
     options = ValidationOptions(package_dirs=dirs, python=args.python, services=SERVICES,

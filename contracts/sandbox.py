@@ -325,8 +325,8 @@ class Sandbox:
             try:
                 worker = self._acquire()
             except OSError as exc:  # no evaluation without the limits: every clause says why
-                why = PredicateTypeError(f"the predicate sandbox could not start ({exc})")
-                out.extend(why for _ in todo)
+                failure = PredicateTypeError(f"the predicate sandbox could not start ({exc})")
+                out.extend(failure for _ in todo)
                 break
             try:
                 self.requests += 1

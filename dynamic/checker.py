@@ -724,8 +724,7 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
             report.hello = hello
             meta = tools.get(report.tool)
             if meta is None:
-                report.error = (f"tool {report.tool!r} is not among the {len(tools)} tools the {spec.adapter} "
-                                f"host lists for {hello.get('variant')}")
+                report.error = missing_tool(report.tool, len(tools), spec.adapter, hello)
                 report.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, report.error, clause=c)
                                for c in report.contract.counted_clauses]
                 continue
@@ -763,6 +762,16 @@ def _host_unusable(reports: Sequence[ToolReport], spec: WorkerSpec, exc: WorkerE
 
 class _ProbingAborted(Exception):
     """The worker hung or died on this tool; its remaining probes are skipped."""
+
+
+def missing_tool(tool: str, listed: int, adapter: str, hello: dict[str, Any]) -> str:
+    """Why a tool cannot be run: the host lists the tools of one variant (a suite); a tool that no
+    variant registers (`registered_anywhere`, when the adapter says) is one no agent can call at all."""
+    anywhere = hello.get("registered_anywhere")
+    if isinstance(anywhere, list) and tool not in anywhere:
+        return (f"tool {tool!r} is registered by no suite of {adapter} {hello.get('benchmark_version') or ''}"
+                .rstrip() + ": no agent can call it, so it cannot be run")
+    return f"tool {tool!r} is not among the {listed} tools the {adapter} host lists for {hello.get('variant')}"
 
 
 def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,

@@ -130,7 +130,7 @@ def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[f
     conf = settings.confirm
     out: list[float | None] = []
     for key, value in (("deadline", deadline if deadline is not None else conf.deadline or DEFAULT_DEADLINE),
-                       ("startup_deadline", conf.startup_deadline)):
+                       ("startup-deadline", conf.startup_deadline)):
         try:
             out.append(None if value is None else check_seconds(value, key))
         except (TypeError, ValueError):
@@ -631,7 +631,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
         if report.error and report.contract is not None and not report.derived:
             # A host that cannot start is reported on the static findings (verdict_detail); a contract
             # naming a tool the benchmark does not have is a contract problem of its own.
-            if "is not among" not in report.error:
+            if "is not among" not in report.error and "registered by no suite" not in report.error:
                 continue
             out.append(Finding(code="TL309", message=f"UNTESTABLE {report.tool}: {report.error}",
                                path=display_path(Path(report.contract.path)),

@@ -56,6 +56,7 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_tool,
     finish_reports,
+    missing_tool,
     run_probe,
 )
 from toollint.dynamic.host import jsondiff
@@ -1302,8 +1303,7 @@ def _check_one(check: DerivedCheck, worker: Worker, hello: dict[str, Any], metas
     report = ToolReport(tool.name, skeleton, spec=spec, derived=True, hello=hello)
     meta = metas.get(tool.name)
     if meta is None:
-        report.error = (f"tool {tool.name!r} is not among the {len(metas)} tools the {spec.adapter} host lists "
-                        f"for {hello.get('variant')}")
+        report.error = missing_tool(tool.name, len(metas), spec.adapter, hello)
         return report
     report.meta = meta
     resolved = static_clauses(tool, pristine, meta)

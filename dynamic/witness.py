@@ -199,10 +199,25 @@ def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
     return data
 
 
+OWN_FOLDER = ".toollint"  # what toollint writes on its own (witnesses by default), never the user's code
+
+
+def ignore_own_folder(directory: Path) -> None:
+    """A `.gitignore` of `*` in the `.toollint` folder `directory` is in (as ruff does in `.ruff_cache`),
+    so witnesses never show as untracked in `git status`; a folder the user chose is left alone."""
+    for folder in (directory, *directory.parents):
+        if folder.name == OWN_FOLDER:
+            marker = folder / ".gitignore"
+            if not marker.exists():
+                marker.write_text("# Written by toollint: what it keeps here stays out of git.\n*\n", encoding="utf-8")
+            return
+
+
 def write_witness(report: ToolReport, row: ClauseResult, directory: Path, taken: set[Path]) -> Path:
     """`<tool>.<clause>.<probe-kind>.<n>.json`, never overwriting one written in this run."""
     assert row.run is not None
     directory.mkdir(parents=True, exist_ok=True)
+    ignore_own_folder(directory)
     stem = f"{report.tool}.{row.clause_id}.{row.run.probe.kind}"
     n = 1
     while (directory / f"{stem}.{n}.json") in taken:

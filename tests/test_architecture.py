@@ -191,7 +191,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
                        "toollint.trace.*", "toollint.validate.*")),
     ("benchmark profiles", ("toollint.profiles.*",)),
     ("front ends", ("toollint.cli", "toollint.__main__", "toollint.flake8_plugin", "toollint.baseline",
-                    "toollint.fixes", "toollint.pipeline", "toollint.pipeline.*", "*.cli", "*.__main__",
+                    "toollint.fixes", "toollint.add_noqa", "toollint.pipeline", "toollint.pipeline.*", "*.cli",
+                    "*.__main__",
                     "toollint.trace.check", "toollint.validate")),
 )
 FLOOR_NAMES = [name for name, _ in FLOORS]

@@ -239,6 +239,7 @@ def test_diff_base_errors_are_one_line(
 
 
 def test_cli_unwritable_baseline_is_one_line_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--write-baseline", "no/such/dir/b.json", "."]) == 2
+    (project / "blocker").write_text("")  # a file where the baseline's folder would be
+    assert main(["check", "--write-baseline", "blocker/b.json", "."]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot write baseline no/such/dir/b.json" in err
+    assert err.count("\n") == 1 and "cannot write baseline blocker/b.json: blocker is not a directory" in err

@@ -79,7 +79,7 @@ def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ("body", "message"),
     [
         ('[tool.toollint]\nselct = ["TL1"]\n', "unknown key 'selct' in .* did you mean 'select'"),
-        ('[tool.toollint]\nextend_select = ["TL1"]\n', "did you mean 'extend-select'"),
+        ('[tool.toollint]\nextend_select = ["TL1"]\nextend-select = ["TL4"]\n', "same key; keep 'extend-select'"),
         ("[tool.toollint]\nselect = \"TL1\"\n", "'select' in .* must be a list of strings, not a string"),
         ("[tool.toollint]\nselect = [1]\n", "must be a list of strings, not a list holding an integer"),
         ("[tool.toollint]\nper-file-ignores = [\"x\"]\n", "'per-file-ignores' .* must be a table"),
@@ -129,7 +129,8 @@ def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.Monk
     args = build_parser().parse_args(["check", "--select", "TL101,TL102", "--ignore", "TL902", "."])
     options = check_options(args)
     s = SettingsResolver(override=options.overrides).for_run(options.paths)
-    assert s.select == ["TL101", "TL102"] and s.ignore == ["TL901", "TL902"]
+    # ruff's layers: the command line's --select starts afresh, so the file's ignore no longer applies
+    assert s.select == ["TL101", "TL102"] and s.ignore == ["TL902"]
 
 
 @pytest.mark.parametrize(
@@ -138,13 +139,13 @@ def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.Monk
         ('[tool.toollint.confirm]\npyhton = "/usr/bin/python3"\n',
          r"unknown key 'pyhton' in .*pyproject.toml \[tool.toollint.confirm\]; did you mean 'python'\?"),
         ("[tool.toollint.confirm]\ndeadlin = 3\n", "did you mean 'deadline'"),
-        ('[tool.toollint.confirm]\nsys-path = ["."]\n', "did you mean 'sys_path'"),  # the documented spelling
+        ('[tool.toollint.confirm]\nsys-paths = ["."]\n', "did you mean 'sys-path'"),  # kebab-case, as documented
         ('[tool.toollint.confirm]\ndeadline = "soon"\n',
          r"'deadline' in .* \[tool.toollint.confirm\] must be a number, not a string"),
         ("[tool.toollint.confirm]\ndeadline = -1\n", r"'deadline' in .* must be greater than 0 \(got -1\)"),
         ("[tool.toollint.confirm]\njobs = 0\n", "'jobs' in .* must be greater than 0"),
         ("[tool.toollint.confirm]\njobs = 1.5\n", "'jobs' in .* must be an integer, not a number"),
-        ('[tool.toollint.confirm]\nsys_path = "."\n', "'sys_path' in .* must be a list of strings, not a string"),
+        ('[tool.toollint.confirm]\nsys-path = "."\n', "'sys-path' in .* must be a list of strings, not a string"),
         ('[tool.toollint.confirm]\nreset = "wipe"\n', "'reset' in .* must be one of 'rebuild', 'deepcopy'"),
         ("[tool.toollint.confirm]\noptions = 3\n", "'options' in .* must be a table of values, not an integer"),
         ('[tool.toollint.trace]\ntask-file = ["t.json"]\n',
@@ -173,7 +174,7 @@ def test_typed_tables_read_back(tmp_path: Path) -> None:
 [tool.toollint.confirm]
 adapter = "toolkit"
 factory = "bank:make_bank"
-sys_path = ["."]
+sys-path = ["."]
 deadline = 3
 options = { lazy = true }
 

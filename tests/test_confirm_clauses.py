@@ -28,7 +28,7 @@ tool-decorators = ["tool"]
 [tool.toollint.confirm]
 adapter = "toolkit"
 factory = "airline:make_airline"
-sys_path = ["."]
+sys-path = ["."]
 """
 CONTRACT = """
 tool: bank:Bank.update

@@ -19,7 +19,7 @@ tool-decorators = ["tool"]
 [tool.toollint.confirm]
 adapter = "toolkit"
 factory = "bank:make_bank"
-sys_path = ["."]
+sys-path = ["."]
 deadline = 3
 """
 

@@ -133,7 +133,7 @@ def _witness(run: ConfirmRun, clause: str, tool: str = "set_balance_truthy") -> 
 def test_replay_still_violates(run: ConfirmRun, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     config = tmp_path / "pyproject.toml"  # the project configuration the witness's host must match
     config.write_text(f"[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\n"
-                      f"sys_path = [{str(BENCH)!r}]\n")
+                      f"sys-path = [{str(BENCH)!r}]\n")
     assert replay_main([str(_witness(run, "arg.balance")), "--repeat", "1", "--config", str(config)]) == 1
     out = capsys.readouterr().out.strip()
     assert out.startswith("STILL VIOLATES arg.balance (TL202): set_balance_truthy(") and "\n" not in out

@@ -143,3 +143,43 @@ def test_each_gitignore_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch
     for name in ("pkg/c.py", "pkg/keep_me.py", "pkg/skip_me.py", "a.py"):
         ignore.ignored(repo / name, False)
     assert len(reads) == len(set(reads))
+
+
+# Bracket expressions as git's wildmatch reads them: POSIX classes, negation, a leading `]`, escapes,
+# an unknown class and an unclosed bracket (both match nothing in git).
+BRACKETS = ["[[:digit:]]*.py", "[[:alpha:]][[:digit:]].py", "[[:upper:]]*.py", "[[:punct:]]x.py",
+            "[[:alnum:][:punct:]]z.py", "f[!0-9].py", "f[^a-z].py", "[a-c].py", "x[]].py", "[!]]x.py",
+            "[[:bogus:]].py", "a[b.py", "\\[a].py", "[a\\-z].py", "[[:xdigit:]][[:lower:]].py"]
+NAMES = ["1a.py", "a1.py", "A1.py", "Ab.py", "f1.py", "fa.py", "fA.py", "b.py", "d.py", "x].py", "a[b.py", "ab.py",
+         "[a].py", "a.py", "-.py", "z.py", "m.py", "]x.py", "bx.py", "!x.py", "_x.py", "9z.py", ".z.py", "ez.py",
+         "Fa.py", "[x.py"]
+
+
+@pytest.mark.parametrize("pattern", BRACKETS)
+def test_bracket_expressions_match_as_git_check_ignore_says(tmp_path: Path, pattern: str) -> None:
+    import subprocess
+    import warnings
+
+    if subprocess.run(["git", "--version"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text(pattern + "\n")
+    proc = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=tmp_path, input="\n".join(NAMES),
+                          capture_output=True, text=True, check=False)
+    git_says = set(proc.stdout.splitlines())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a `[[` once leaked Python's "Possible nested set" FutureWarning
+        ours = {name for name in NAMES if GitIgnore().ignored(tmp_path / name, False)}
+    assert ours == git_says
+
+
+def test_a_posix_class_in_a_gitignore_prints_no_python_warning(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / ".gitignore").write_text("gen[[:digit:]].py\n")
+    (tmp_path / "gen1.py").write_text("x = 1\n")
+    (tmp_path / "keep.py").write_text("x = 1\n")
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--show-files", "."], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert (proc.stdout, proc.stderr) == ("keep.py\n", "")

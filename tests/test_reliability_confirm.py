@@ -22,7 +22,7 @@ tool-decorators = ["tool"]
 [tool.toollint.confirm]
 adapter = "toolkit"
 factory = "{factory}"
-sys_path = ["."]
+sys-path = ["."]
 {extra}
 """
 SLOW_BANK = """
@@ -45,7 +45,7 @@ def project(root: Path, monkeypatch: pytest.MonkeyPatch, factory: str = "bank:ma
 
 def test_a_benchmark_that_cannot_start_in_time_is_untestable_once_and_the_static_findings_stay(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    project(tmp_path / "p", monkeypatch, "slow_bank:make_bank", "deadline = 1\nstartup_deadline = 2")
+    project(tmp_path / "p", monkeypatch, "slow_bank:make_bank", "deadline = 1\nstartup-deadline = 2")
     began = time.monotonic()
     code = main(["check", "--confirm", "--output-format", "json", "bank.py"])
     out = capsys.readouterr()
@@ -63,13 +63,13 @@ def test_a_benchmark_that_cannot_start_in_time_is_untestable_once_and_the_static
     ("deadline = -1", "'deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -1)"),
     ("deadline = inf", ("'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
                        "seconds (got inf)")),
-    ("startup_deadline = -5", ("'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+    ("startup-deadline = -5", ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
                               "(got -5)")),
-    ("startup_deadline = nan", ("'startup_deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
+    ("startup-deadline = nan", ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
                                "(got nan)")),
-    ('max_memory = "lots"', ("'max_memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
+    ('max-memory = "lots"', ("'max-memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
                             "or a number of bytes (got 'lots')")),
-    ("max_memory = 1024", ("'max_memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
+    ("max-memory = 1024", ("'max-memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
                           "interpreter needs that much to start) (got 1024)")),
 ])
 def test_a_bad_confirm_limit_is_exit_2_naming_the_key(
@@ -92,7 +92,7 @@ def test_a_missing_python_is_exit_2_not_1(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_max_memory_is_passed_to_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    project(tmp_path / "p", monkeypatch, extra='max_memory = "1 GiB"\ndeadline = 3')
+    project(tmp_path / "p", monkeypatch, extra='max-memory = "1 GiB"\ndeadline = 3')
     assert main(["check", "--confirm", "--witness-dir", "w", "bank.py"]) == 1
     witness = json.loads(next((tmp_path / "p" / "w").glob("*.json")).read_text())
     assert witness["worker"]["max_memory"] == 1 << 30  # and replay runs under the same cap

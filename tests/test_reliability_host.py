@@ -182,7 +182,7 @@ def test_a_tool_leaking_a_gigabyte_per_call_is_stopped_by_max_memory_and_reporte
         with pytest.raises(WorkerError) as info:
             w.request("call", tool="leak", args={"mb": 1024})
         assert info.value.kind == "memory_limit"
-        assert str(info.value) == "leak ran out of memory in the host (max_memory = 512 MiB)"
+        assert str(info.value) == "leak ran out of memory in the host (max-memory = 512 MiB)"
         assert w._proc is None and [e.kind for e in w.events] == ["memory_limit"]
         assert not _alive(first)
         assert w.request("call", tool="leak", args={"mb": 64})["value"] == 1  # a fresh host, empty
@@ -213,7 +213,7 @@ def test_a_leaking_tool_under_confirm_is_untestable_with_the_reason_and_the_next
     spec = hostile()
     spec.max_memory = 512 << 20
     first, second = check_group([leak, noop], spec, CheckOptions(deadline=30, confirm=False))
-    assert first.error is not None and "leak ran out of memory in the host (max_memory = 512 MiB)" in first.error
+    assert first.error is not None and "leak ran out of memory in the host (max-memory = 512 MiB)" in first.error
     assert "other probes were skipped" in first.error and len(first.runs) == 1
     assert [(r.verdict, r.reason) for r in first.clause_rows] == [("UNTESTABLE", UNSUPPORTED)]
     assert [r.verdict for r in second.clause_rows] == ["CONFORMS"]  # a fresh host for the next tool

@@ -148,7 +148,7 @@ def test_replay_offers_the_configuration_found_from_the_witness_folder(
     shutil.copytree(BENCH, project)
     (project / "pyproject.toml").write_text(
         "[tool.toollint]\ncontract-dirs = ['contracts']\n[tool.toollint.confirm]\nadapter = 'toolkit'\n"
-        f"factory = 'bank:make_bank'\nsys_path = [{str(BENCH)!r}]\n")
+        f"factory = 'bank:make_bank'\nsys-path = [{str(BENCH)!r}]\n")
     wdir = project / ".toollint" / "witnesses"
     wdir.mkdir(parents=True)
     monkeypatch.chdir(tmp_path)  # not the project: the witness's folder leads to it, as an offer only

@@ -118,6 +118,10 @@ def atomic_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
     check_target(path)
     target = _target(path)
     directory = target.parent if str(target.parent) else Path(".")
+    try:  # `-o reports/x.sarif` into a new folder, as --report does
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a folder of the path should be
+        raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory") from None
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     temp = Path(temp_name)
     try:

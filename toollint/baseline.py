@@ -277,7 +277,10 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         raise StopCheck(0)
     if options.read:
         outcome = apply_baseline(result.findings, load_baseline(options.read), root, linted)
+        hidden = len(result.findings) - len(outcome.kept)
         _replace_findings(result, outcome.kept)
+        if hidden:  # as --diff-base says: "All checks passed!" must not hide that findings were hidden
+            console.warn(f"{hidden} finding(s) recorded in baseline {printable(options.read)} not shown (--baseline)")
         if outcome.stale:
             count = len(outcome.stale)
             console.warn(

@@ -14,19 +14,28 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import importlib
 import importlib.util
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from toollint import __version__, baseline, fixes, profiles, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
 from toollint.engine import RunResult
-from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ConfigError, StopCheck, UsageError
+from toollint.errors import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    ConfigError,
+    StopCheck,
+    ToollintError,
+    UsageError,
+)
 from toollint.pipeline import CheckStep, StepContext
 from toollint.pipeline.check import run_check
 from toollint.pipeline.options import CheckOptions
@@ -87,6 +96,13 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files or directories (default: .); - reads the file from stdin")
     add_check_options(check)
+    show = check.add_argument_group("what a run would use (print it and exit 0, linting nothing)")
+    show.add_argument("--show-settings", action="store_true",
+                      help="the configuration file and resolved settings of the first file, and the codes enabled")
+    show.add_argument("--show-files", action="store_true", help="each file the run would lint, one a line")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODES` to the line of every current finding (kept codes stay; "
+                            "after --baseline/--diff-base, only on what they let through) and exit 0")
     check.set_defaults(handler=run_check_command)
 
 
@@ -140,7 +156,7 @@ def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def add_demo_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser("demo", help="lint the bundled example benchmark and show every rule firing")
+    demo = subparsers.add_parser("demo", help="lint the bundled example benchmark: each tool rule and a grader rule firing")
     add_check_options(demo)
     demo.set_defaults(handler=run_demo)
 
@@ -197,29 +213,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
-        return run_delegated(args_list[0], args_list[1:])
+        # The same error path as every other subcommand (broken pipe, interrupt, internal error).
+        return _guarded(lambda: run_delegated(args_list[0], args_list[1:]), Console())
     parser = build_parser()
     commands = {"check", "rule", "demo", *DELEGATED}
     if not args_list or (args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version")):
+        if (hint := _misspelt_command(args_list[0] if args_list else "", commands)) is not None:
+            Console().error(hint)
+            return EXIT_ERROR
         args_list = ["check", *args_list]
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse has printed usage and a one-line error
         return EXIT_CLEAN if exc.code in (0, None) else EXIT_ERROR
     console = Console(quiet=bool(getattr(args, "quiet", False)), color=getattr(args, "color", "auto"))
+    return _guarded(lambda: int(args.handler(args, console)), console)
+
+
+def _misspelt_command(word: str, commands: set[str]) -> str | None:
+    """`toollint chek .`: a first word that is no path but close to a command is a misspelt command,
+    not a missing file (`toollint PATH...` still means `check`)."""
+    if not word or word.startswith("-") or os.path.lexists(word) or any(c in word for c in "/\\."):
+        return None
+    close = difflib.get_close_matches(word, sorted(commands), n=1, cutoff=0.6)
+    if not close:
+        return None
+    return f"'{word}' is neither a command nor a file or directory; did you mean `toollint {close[0]}`?"
+
+
+def _guarded(run: Callable[[], int], console: Console) -> int:
+    """Run a subcommand with the CLI's one error path: a closed pipe (`toollint ... | head`) ends the
+    run silently with exit 0, as ruff does (the reader stopped reading); an interrupt or any other
+    failure is one line on stderr and exit 2, never a traceback unless TOOLLINT_DEBUG is set."""
     try:
-        return int(args.handler(args, console))
+        code = run()
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except KeyboardInterrupt:
         console.error("interrupted")
         return EXIT_ERROR
-    except BrokenPipeError:  # `toollint ... | head`
-        sys.stderr.close()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_CLEAN
+    except ToollintError as exc:
+        console.error(str(exc))
         return EXIT_ERROR
     except Exception as exc:  # no traceback reaches the user unless asked for
         if os.environ.get("TOOLLINT_DEBUG"):
             raise
         console.error(f"internal error: {type(exc).__name__}: {exc} (set TOOLLINT_DEBUG=1 for a traceback)")
         return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not print
+    "Exception ignored ... BrokenPipeError" (the recipe of Python's signal module documentation)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (a test's StringIO)
+        pass
 
 
 def _tolerant_streams() -> None:
@@ -254,6 +307,14 @@ def check_options(args: argparse.Namespace, command: str = "check") -> CheckOpti
 
 
 def run_check_command(args: argparse.Namespace, console: Console) -> int:
+    if args.show_settings or args.show_files:
+        from toollint.pipeline.show import run_show
+
+        return run_show(check_options(args), console, settings=args.show_settings, files=args.show_files)
+    if args.add_noqa:
+        from toollint import add_noqa
+
+        return run_check(check_options(args), (baseline.check_step, add_noqa.check_step), console)
     return run_check(check_options(args), CHECK_STEPS, console)
 
 
@@ -262,8 +323,10 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         console.error(f"the bundled examples are missing from {EXAMPLES_DIR}")
         return EXIT_ERROR
     options = check_options(args, "demo")
-    # The demo shows the defaults, whatever the working directory's configuration.
-    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None)
+    # The demo shows the defaults, whatever the working directory's configuration; and toollint's own
+    # files are no user's to ignore: Python 3.13's venv writes a `.gitignore` of `*` into the venv.
+    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None,
+                                  overrides=dataclasses.replace(options.overrides, respect_gitignore=False))
     return run_check(options, CHECK_STEPS, console)
 
 

@@ -118,10 +118,12 @@ def load_table(path: Path) -> dict[str, Any]:
 
 def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     """Validate a [tool.toollint] table read from `path`; relative paths are made relative to it."""
+    notes: list[str] = []
     try:
-        settings = parse_table(Settings, table, str(path))
+        settings = parse_table(Settings, table, str(path), notes)
     except RecursionError:
         raise ConfigError(f"a value in {path} {Settings.TABLE} is nested too deeply to check") from None
+    settings.notes = notes
     where = f"{path} {Settings.TABLE}"
     if "select" in table and not settings.select and not settings.extend_select:
         raise ConfigError(f"'select' in {where} is empty, so no rule would run; remove it for the default rules "
@@ -164,15 +166,30 @@ class SettingsOverride:
     respect_gitignore: bool | None = None
 
     def apply(self, settings: Settings) -> Settings:
+        """The settings with the command line applied over them. As in ruff, the command line is a
+        layer after the configuration file: `--select` starts the selection afresh (the file's
+        `select`, `extend-select` and `ignore` no longer apply) and `--extend-select` adds to what the
+        file left enabled, so `--select TL101` wins over `ignore = ["TL101"]`; `--ignore` always
+        removes. `per-file-ignores` still apply."""
         if self == SettingsOverride():
             return settings
+        select, extend_select, ignore = settings.select, settings.extend_select, [*settings.ignore, *self.ignore]
+        if self.select is not None or self.extend_select:
+            select = list(self.select) if self.select is not None else _enabled(settings)
+            extend_select, ignore = list(self.extend_select), list(self.ignore)
         return dataclasses.replace(
             settings,
-            select=list(self.select) if self.select is not None else settings.select,
-            extend_select=[*settings.extend_select, *self.extend_select],
-            ignore=[*settings.ignore, *self.ignore],
+            select=select,
+            extend_select=extend_select,
+            ignore=ignore,
             respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
         )
+
+
+def _enabled(settings: Settings) -> list[str]:
+    """The codes a configuration enables on its own (its selectors were checked when it was read)."""
+    selected = set(registry.expand([*settings.select, *settings.extend_select]))
+    return sorted(selected - set(registry.expand(settings.ignore)))
 
 
 class SettingsResolver:
@@ -223,6 +240,10 @@ class SettingsResolver:
                 base = fallback(exc)
             self._by_config[config] = self.override.apply(base)
         return self._by_config[config]
+
+    def notes(self) -> list[str]:
+        """The warnings of every configuration read so far (a snake_case key), each once."""
+        return list(dict.fromkeys(note for settings in self._by_config.values() for note in settings.notes))
 
     def for_path(self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
         return self.settings(self.config_for(path), fallback)

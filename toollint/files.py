@@ -102,11 +102,14 @@ def relative_to(path: Path, root: Path) -> str | None:
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
-    """How a path is shown: relative to the current directory when below it, else absolute."""
+    """How a path is shown: relative to the current directory when below it, else as it was typed
+    (`../other/tools.py` stays so, as flake8 prints it; an absolute path stays absolute)."""
     cwd = cwd or Path.cwd()
     absolute = Path(os.path.abspath(path))
     rel = relative_to(absolute, cwd)
-    return rel if rel is not None else str(absolute)
+    if rel is not None:
+        return rel
+    return str(absolute) if path.is_absolute() else os.path.normpath(path)
 
 
 def is_python_file(path: Path) -> bool:

@@ -11,7 +11,8 @@ What is read: every `.gitignore` from the repository root (the nearest directory
 
 The pattern language is git's (gitignore(5)): `#` comments, `!` negation (the last matching pattern
 wins, and a deeper file wins over a shallower one), a trailing `/` for directories only, a `/` at
-the start or in the middle anchoring the pattern to its file's directory, `*`, `?`, `[...]`, `**`
+the start or in the middle anchoring the pattern to its file's directory, `*`, `?`, `[...]` (ranges,
+`!`/`^` negation, POSIX classes such as `[[:digit:]]`, as git's wildmatch reads them), `**`
 (`**/x`, `x/**`, `a/**/b`), and backslash escapes. A file inside an ignored directory stays ignored
 whatever a later `!` says, as in git (the walk never enters the directory).
 """
@@ -54,16 +55,11 @@ def _translate(glob: str) -> str:
             out.append("[^/]")
             i += 1
         elif ch == "[":
-            end = glob.find("]", i + 2 if glob[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-                i += 1
-                continue
-            body = glob[i + 1 : end]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
+            bracket = _bracket(glob, i)
+            if bracket is None:  # no closing `]`: git's wildmatch matches nothing then
+                return "(?!)"
+            regex, i = bracket
+            out.append(regex)
         elif ch == "\\" and i + 1 < n:
             out.append(re.escape(glob[i + 1]))
             i += 2
@@ -71,6 +67,61 @@ def _translate(glob: str) -> str:
             out.append(re.escape(ch))
             i += 1
     return "".join(out)
+
+
+# The character classes `[[:digit:]]` and friends name (gitignore(5) via fnmatch(3)), in ASCII as git has them.
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
+    "punct": "!-/:-@\\[-`{-~", "space": " \\t\\n\\r\\f\\v", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _bracket(glob: str, start: int) -> tuple[str, int] | None:
+    """The bracket expression at `glob[start] == "["` as a regex, and the index after it; None when
+    it is not closed. As git's wildmatch: `!` or `^` first negates, a `]` first is literal, `a-z`
+    ranges, `[:class:]` names (an unknown one matches nothing), backslash escapes, and no bracket
+    matches `/`. Every character is escaped for `re`, so a `[` inside never reads as a nested set."""
+    n = len(glob)
+    j = start + 1
+    negated = j < n and glob[j] in "!^"
+    j += negated
+    parts: list[str] = []
+    first = True
+    while j < n:
+        ch = glob[j]
+        if ch == "]" and not first:
+            body = "".join(parts)
+            regex = f"[^/{body}]" if negated else f"(?:(?!/)[{body}])"
+            return regex, j + 1
+        first = False
+        if glob.startswith("[:", j) and (end := glob.find(":]", j + 2)) != -1:
+            name = glob[j + 2 : end]
+            if name not in _POSIX_CLASSES:
+                return "(?!)", _close(glob, end + 2)
+            parts.append(_POSIX_CLASSES[name])
+            j = end + 2
+            continue
+        if ch == "\\" and j + 1 < n:
+            j += 1
+            ch = glob[j]
+        if j + 2 < n and glob[j + 1] == "-" and glob[j + 2] != "]":
+            high = glob[j + 2]
+            j += 2
+            if high == "\\" and j + 1 < n:
+                j += 1
+                high = glob[j]
+            parts.append(f"{re.escape(ch)}-{re.escape(high)}")
+        else:
+            parts.append(re.escape(ch))
+        j += 1
+    return None
+
+
+def _close(glob: str, j: int) -> int:
+    """The index after the `]` that ends a bracket expression, from inside it."""
+    end = glob.find("]", j)
+    return len(glob) if end == -1 else end + 1
 
 
 def parse_line(line: str) -> Pattern | None:

@@ -7,11 +7,14 @@ registration); the dynamic, contract and engine codes are declared here without 
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -22,7 +25,22 @@ Level = Literal["error", "warning", "note"]
 Precision = Literal["very-high", "high", "medium", "low"]
 CheckFn = Callable[["ModuleContext"], Iterable["Finding"]]
 
-DOCS_URL = "https://github.com/toollint/toollint/blob/main/docs/rules.md"
+
+
+@functools.cache
+def docs_dir() -> Path:
+    """The documentation shipped with the package (docs/, installed as `toollint.docs`): what
+    SARIF's helpUri and the JSON output's `url` point at, since the project has no public site yet."""
+    spec = importlib.util.find_spec("toollint.docs")
+    for location in (spec.submodule_search_locations or ()) if spec else ():
+        if (Path(location) / "rules.md").is_file():
+            return Path(location)
+    return Path(__file__).resolve().parent.parent / "docs"  # a checkout on sys.path, not installed
+
+
+def docs_uri(page: str, anchor: str = "") -> str:
+    """The file URI of a page of the shipped documentation, with an optional `#anchor`."""
+    return (docs_dir() / page).resolve().as_uri() + (f"#{anchor}" if anchor else "")
 
 
 @dataclass(frozen=True)
@@ -46,7 +64,7 @@ class Rule:
 
     @property
     def help_uri(self) -> str:
-        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+        return docs_uri("rules.md", f"{self.code.lower()}-{self.name}")
 
     @property
     def severity(self) -> str:

@@ -92,7 +92,7 @@ def _one_of(*choices: str) -> Check:
 class ConfirmSettings:
     """`[tool.toollint.confirm]`: how `--confirm` reaches the benchmark (docs/confirm.md)."""
 
-    SEPARATOR: ClassVar[str] = "_"  # the keys docs/confirm.md documents: sys_path, contract_dirs, ...
+    SEPARATOR: ClassVar[str] = "-"  # kebab-case as in every table; snake_case is accepted with a warning
     TABLE: ClassVar[str] = "[tool.toollint.confirm]"
     # Keys the toolkit adapter reads; passed to the host only when set.
     ADAPTER_KEYS: ClassVar[tuple[str, ...]] = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
@@ -171,6 +171,8 @@ class Settings:
     # Not keys: where the settings came from. SARIF paths and globs are relative to project_root.
     project_root: Path | None = field(default=None, metadata=meta(key=""))
     config_file: Path | None = field(default=None, metadata=meta(key=""))
+    # Warnings about the file that do not stop a run (a snake_case key), said once by the run.
+    notes: list[str] = field(default_factory=list, metadata=meta(key=""))
 
     def __post_init__(self) -> None:
         # Programs (tests, benches) may give the sub-tables as plain dicts; they are checked as a
@@ -218,22 +220,30 @@ def table_keys(cls: type) -> dict[str, dataclasses.Field[Any]]:
     return out
 
 
-def parse_table(cls: type[T], table: Mapping[str, Any], source: str) -> T:
+def parse_table(cls: type[T], table: Mapping[str, Any], source: str, notes: list[str] | None = None) -> T:
     """An instance of the settings class `cls` from a TOML table; errors name `source` (the file)
-    and the table: `'deadline' in /p/pyproject.toml [tool.toollint.confirm] must be a number`."""
+    and the table: `'deadline' in /p/pyproject.toml [tool.toollint.confirm] must be a number`. Keys
+    are kebab-case; a key spelt with `_` instead is read, and a warning saying so goes to `notes`."""
     where = f"{source} {cls.TABLE}"  # type: ignore[attr-defined]
     keys = table_keys(cls)
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for name, value in table.items():
         f = keys.get(name)
+        if f is None and isinstance(name, str) and (kebab := name.replace("_", "-")) in keys:
+            if kebab in table:
+                raise ConfigError(f"'{name}' and '{kebab}' in {where} are the same key; keep '{kebab}'")
+            f = keys[kebab]
+            if notes is not None:
+                notes.append(f"'{name}' in {where} is spelt '{kebab}' (keys are kebab-case; "
+                             f"the snake_case spelling is still read)")
         if f is None:
             raise ConfigError(f"unknown key '{name}' in {where}{_did_you_mean(str(name), keys, cls)}")
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp):
             if not isinstance(value, Mapping):
                 raise ConfigError(f"'{name}' in {where} must be a table, not {describe_value(value)}")
-            values[f.name] = parse_table(tp, value, source)  # type: ignore[arg-type]
+            values[f.name] = parse_table(tp, value, source, notes)  # type: ignore[arg-type]
             continue
         if not conforms(value, tp):
             raise ConfigError(_type_error(name, value, tp, where))

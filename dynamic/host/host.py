@@ -346,7 +346,7 @@ _MAX_MEMORY: list[int] = []  # the cap in bytes, when one is set (for the messag
 
 
 def out_of_memory(what: str) -> HostError:
-    cap = f" (max_memory = {_MAX_MEMORY[0] >> 20} MiB)" if _MAX_MEMORY else ""
+    cap = f" (max-memory = {_MAX_MEMORY[0] >> 20} MiB)" if _MAX_MEMORY else ""
     return HostError(MEMORY_LIMIT, f"{what} ran out of memory in the host{cap}")
 
 

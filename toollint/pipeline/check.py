@@ -41,6 +41,8 @@ def run_check(options: CheckOptions, steps: Sequence[CheckStep], console: Consol
         ctx = StepContext(options, settings, resolver, console)
         for step in steps:
             result = step(ctx, result)
+        for note in resolver.notes():
+            console.warn(note)
         return report(ctx, result)
     except StopCheck as stop:
         return stop.exit_code

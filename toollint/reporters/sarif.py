@@ -32,11 +32,10 @@ from toollint import __version__
 from toollint.console import printable
 from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
-from toollint.registry import Rule, all_rules
+from toollint.registry import Rule, all_rules, docs_uri
 from toollint.reporters import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/toollint/toollint"
 SRCROOT = "%SRCROOT%"
 MAX_RESULTS = 25_000  # GitHub code scanning accepts at most this many results per run
 # Findings that mean a file was not (fully) analysed: the run did not succeed on it.
@@ -346,7 +345,7 @@ def build_sarif(
                 "name": "toollint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
+                "informationUri": docs_uri("method.md"),  # the shipped docs: no public site yet
                 "rules": [rule_descriptor(r) for r in rules],
             }
         },

@@ -137,6 +137,8 @@ class AgentDojoAdapter:
             "capabilities": {"task_build": True, "user_tools": False, "reset": "deepcopy",
                              "lazy_pipeline": self.lazy_pipeline},
             "tasks": sorted(self.suite.user_tasks),
+            # every tool some suite registers: a tool missing here is one no agent can call
+            "registered_anywhere": registered_tools(self.version),
         }
 
     def build(self, task_id: str | None) -> None:
