@@ -146,12 +146,13 @@ def load_settings(path: Path) -> Settings:
 @dataclass(frozen=True)
 class SettingsOverride:
     """What the command line sets over every file's settings: `--select`, `--extend-select`,
-    `--ignore`, `--no-respect-gitignore`."""
+    `--ignore`, `--no-respect-gitignore`, `--confidence`."""
 
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     respect_gitignore: bool | None = None
+    confidence: str | None = None  # --confidence
 
     def apply(self, settings: Settings) -> Settings:
         if self == SettingsOverride():
@@ -162,6 +163,7 @@ class SettingsOverride:
             extend_select=[*settings.extend_select, *self.extend_select],
             ignore=[*settings.ignore, *self.ignore],
             respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
+            confidence=self.confidence or settings.confidence,
         )
 
 

@@ -53,7 +53,7 @@ class AirlineTools:
 
     @is_tool(ToolType.WRITE)
     def update_baggage(self, reservation_id: str, total_bags: Optional[int] = None, nonfree_bags: Optional[int] = None) -> str:
-        """Update the baggage of a reservation.
+        """Update the baggage of a reservation (total_bags: the new count, 0 for none).
 
         Checks: Reservation must not be cancelled.
         """
