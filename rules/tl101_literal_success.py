@@ -82,8 +82,9 @@ from toollint.analysis import (
     is_writer,
     write_guaranteed_before,
 )
+from toollint.analysis.paths import no_change_requested, refused_write
 from toollint.analysis.dispatch import reply_call_of, unused_locals
-from toollint.analysis.vocabulary import ERROR_KEYS, FAILURE_WORDS, SUCCESS_WORDS
+from toollint.analysis.vocabulary import ERROR_KEYS, reply_claims_success
 from toollint.context import ModuleContext
 from toollint.model import Finding
 from toollint.registry import rule
@@ -120,7 +121,7 @@ def is_success_message(value: ast.expr | None) -> bool:
     """A constant reply announcing that something happened: not an error reply (`{"error": ...}`,
     "Card already registered") and not an honest no-op ("Roaming was already enabled")."""
     text = literal_text(value) if value is not None else None
-    return bool(text and SUCCESS_WORDS.search(text) and not FAILURE_WORDS.search(text))
+    return bool(text and reply_claims_success(text))
 
 
 @rule(
@@ -148,9 +149,14 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             if not write_guaranteed_before(tool.node.body, ret, summary):
                 if not summary.writes and summary.external:
                     continue  # it may write where the analysis cannot see (a database, an API)
+                if no_change_requested(tool.node.body, ret, summary, _optional(summary)) and not outside:
+                    continue  # every write is an optional field's; the path without one asked for no change
+                refused = _refused(tool.node, summary)
                 why = (
                     "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
+                    else f"the write in `{refused[0]}` is not guaranteed: it can refuse (`return` at line {refused[1]}) "
+                    "and its answer is ignored" if refused
                     else "every write sits under a condition or a swallowed `try` this return does not share"
                 ) + swallows  # name the swallowing `try` too: it is a second, separate repair
             elif outside:
@@ -167,6 +173,22 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 tool=tool.qualname,
                 writes=sorted({w.path for w in summary.writes}),
             )
+
+
+def _refused(fn: ast.FunctionDef | ast.AsyncFunctionDef, summary: FunctionSummary) -> tuple[str, int] | None:
+    """The first helper call of the tool whose write can be refused while its answer is ignored."""
+    for node in sorted((n for n in function_nodes(fn) if isinstance(n, ast.Expr)), key=lambda n: n.lineno):
+        found = refused_write(node, summary)
+        if found is not None:
+            return found
+    return None
+
+
+def _optional(summary: FunctionSummary) -> frozenset[str]:
+    """Parameters whose default says "not given": None or a sentinel constant (`NOT_GIVEN`)."""
+    return frozenset(p.name for p in summary.params if p.has_default and (
+        (isinstance(p.default, ast.Constant) and p.default.value is None)
+        or (isinstance(p.default, ast.Name) and p.default.id.isupper())))
 
 
 def _dropped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

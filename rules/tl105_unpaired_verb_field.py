@@ -70,6 +70,8 @@ None.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterator
 
 from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
@@ -127,9 +129,12 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             for partner, psplit in named:
                 if psplit is None or partner is writer or psplit[0] not in PARTNERS[wsplit[0]]:
                     continue
-                if wsplit[1] != psplit[1]:
-                    continue  # the same noun phrase: add_user_to_channel does not pair with remove_user_from_slack
                 psum = analysis.summary(partner)
+                shared = shared_record(wsum, psum)
+                if wsplit[1] != psplit[1] and shared is None:
+                    # the same noun phrase (add_user_to_channel does not pair with remove_user_from_slack),
+                    # or the same record: reserve_flight creates the reservation cancel_reservation ends
+                    continue
                 reported: set[str] = set()
                 for access in _first_writes(wsum):
                     if access.path in reported or covers(psum, access.path):
@@ -147,15 +152,49 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                                                  f"`{writer.name}` writes `{access.path}` here")],
                         field=access.path,
                         partner=writer.qualname,
+                        paired_by="name" if wsplit[1] == psplit[1] else f"record {shared}",
                         # Which side of the pair the flagged tool is: an undo (cancel) forgets what its
                         # do (book) wrote, or a do never sets what its undo resets (a round trip's order).
                         role="undo" if (wsplit[0], psplit[0]) in PAIR_ORDER else "do",
                     )
 
 
+def shared_record(a: FunctionSummary, b: FunctionSummary) -> str | None:
+    """A record one of the two creates or deletes whole (`db.reservations[*]`) and the other writes
+    inside or whole: the two act on the same record whatever their names say."""
+    def whole(s: FunctionSummary) -> set[str]:
+        return {w.path for w in s.writes if w.path.endswith("[*]") and w.kind in ("write", "delete")}
+
+    def touched(s: FunctionSummary) -> set[str]:
+        return {w.path for w in s.writes}
+
+    for one, other in ((a, b), (b, a)):
+        for record in sorted(whole(one)):
+            if any(p == record or p.startswith((record + ".", record + "[")) for p in touched(other)):
+                return record
+    return None
+
+
+def not_an_obligation(access: StateAccess) -> bool:
+    """Writes a partner is not expected to undo: a monotonic id counter (`self.next_id += 1`) and an
+    append to a history or log (`self.history.append(...)`)."""
+    field = access.field
+    node = access.node
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and COUNTER_FIELD.search(field) \
+            and isinstance(node.value, ast.Constant) and node.value.value == 1:
+        return True
+    return access.kind == "mutate" and bool(HISTORY_FIELD.search(field))
+
+
+COUNTER_FIELD = re.compile(r"(?:^|_)(?:id|counter|seq|sequence)$|^_?next_?", re.IGNORECASE)
+HISTORY_FIELD = re.compile(r"(?:^|_)(?:history|log|logs|events|audit|journal|changelog)$", re.IGNORECASE)
+
+
 def _first_writes(summary: FunctionSummary) -> list[StateAccess]:
     seen: dict[str, StateAccess] = {}
     for w in summary.writes:
+        if not_an_obligation(w):
+            continue
         seen.setdefault(w.path, w)
     # A field nested in a record the writer also writes whole is not a separate obligation.
     return [w for p, w in seen.items() if not any(p != q and p.startswith((q + ".", q + "[")) for q in seen)]
