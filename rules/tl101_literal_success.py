@@ -86,6 +86,7 @@ from toollint.analysis.paths import no_change_requested, refused_write
 from toollint.analysis.dispatch import reply_call_of, unused_locals
 from toollint.analysis.vocabulary import ERROR_KEYS, reply_claims_success
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding
 from toollint.registry import rule
 
@@ -165,13 +166,22 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 continue
             reply = reply_call_of(ret)
             sends = f"replies through `{reply}(...)` with" if reply else "returns"
+            writes = sorted({w.path for w in summary.writes})
+            writer = (Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
+                              f"line {summary.writes[0].line} writes `{summary.writes[0].path}`") if summary.writes
+                      else Premise(f"`{tool.name}` writes state", EvidenceKind.CODE, f"declared by {tool.declared_by}")
+                      if tool.declared_writer
+                      else Premise(f"`{tool.name}` writes state", EvidenceKind.NAME, "its name's verb says so"))
             yield ctx.finding(
                 "TL101",
                 ret,
                 f"`{tool.name}` {sends} a literal success message on a path where no state write is "
                 f"guaranteed: {why}",
                 tool=tool.qualname,
-                writes=sorted({w.path for w in summary.writes}),
+                evidence=Evidence(state_path=writes[0] if writes else None, premises=(
+                    writer, Premise("the reply claims success", EvidenceKind.CODE,
+                                    f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else ""))),
+                writes=writes,
             )
 
 

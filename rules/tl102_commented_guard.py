@@ -70,6 +70,7 @@ from collections.abc import Iterator
 from toollint.analysis import ToolInfo
 from toollint.analysis.vocabulary import ERROR_TEXT, FAULT_INJECTION, PROMISE_WORDS
 from toollint.context import Comment, ModuleContext
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -221,5 +222,10 @@ def _run_guards(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.As
             end_col=end.col + len(end.text) + 1,
             tool=tool.qualname,
             related=related,
+            evidence=Evidence(premises=(
+                Premise("the commented-out lines are a guard", EvidenceKind.CODE,
+                        f"line {start.line} parses as `{ast.unparse(guard).splitlines()[0]}`"),
+                *([Premise("the check is promised", EvidenceKind.DOCSTRING, f"docstring line {promised}")]
+                  if promised is not None else []))),
             guard=ast.unparse(guard),
         )

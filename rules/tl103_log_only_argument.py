@@ -67,6 +67,7 @@ from collections.abc import Iterator
 from toollint.analysis import is_writer
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding
 from toollint.registry import rule
 
@@ -105,6 +106,11 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; "
                 "it never reaches state",
                 tool=tool.qualname,
+                evidence=Evidence(parameter=param.name, premises=(
+                    Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
+                            f"line {summary.writes[0].line} writes `{summary.writes[0].path}`"),
+                    Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
+                            f"it is {use} in `{tool.name}` and the helpers it calls"))),
                 param=param.name,
                 sinks=sorted(sinks),
             )

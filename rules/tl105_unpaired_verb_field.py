@@ -77,6 +77,7 @@ from collections.abc import Iterator
 from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
 from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS, VERB_PAIRS
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -130,14 +131,21 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 if psplit is None or partner is writer or psplit[0] not in PARTNERS[wsplit[0]]:
                     continue
                 psum = analysis.summary(partner)
-                shared = shared_record(wsum, psum)
+                do, undo = (wsum, psum) if (wsplit[0], psplit[0]) in PAIR_ORDER else (psum, wsum)
+                shared = shared_record(do, undo)
                 if wsplit[1] != psplit[1] and shared is None:
                     # the same noun phrase (add_user_to_channel does not pair with remove_user_from_slack),
                     # or the same record: reserve_flight creates the reservation cancel_reservation ends
                     continue
                 reported: set[str] = set()
+                # A cancel that closes the record (`reservation.status = "cancelled"`) keeps it: the
+                # lists its doing partner appended it to are its history, not something to undo.
+                closes = shared is not None and undo is psum and any(
+                    w.path.startswith(shared + ".") for w in psum.writes)
                 for access in _first_writes(wsum):
                     if access.path in reported or covers(psum, access.path):
+                        continue
+                    if closes and _appends(access) and not access.path.startswith(str(shared)):
                         continue
                     reported.add(access.path)
                     yield ctx.finding(
@@ -150,6 +158,13 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                         tool=partner.qualname,
                         related=[RelatedLocation(ctx.path, access.line, 1,
                                                  f"`{writer.name}` writes `{access.path}` here")],
+                        evidence=Evidence(state_path=access.path, premises=(
+                            Premise(f"`{writer.name}` and `{partner.name}` undo each other",
+                                    EvidenceKind.CODE if shared else EvidenceKind.NAME,
+                                    f"both act on the record `{shared}`" if shared
+                                    else f"their names pair {wsplit[0]}/{psplit[0]} on the same noun"),
+                            Premise(f"`{partner.name}` never references `{access.path}`", EvidenceKind.CODE,
+                                    f"`{writer.name}` writes it at line {access.line}"))),
                         field=access.path,
                         partner=writer.qualname,
                         paired_by="name" if wsplit[1] == psplit[1] else f"record {shared}",
@@ -159,19 +174,13 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     )
 
 
-def shared_record(a: FunctionSummary, b: FunctionSummary) -> str | None:
-    """A record one of the two creates or deletes whole (`db.reservations[*]`) and the other writes
-    inside or whole: the two act on the same record whatever their names say."""
-    def whole(s: FunctionSummary) -> set[str]:
-        return {w.path for w in s.writes if w.path.endswith("[*]") and w.kind in ("write", "delete")}
-
-    def touched(s: FunctionSummary) -> set[str]:
-        return {w.path for w in s.writes}
-
-    for one, other in ((a, b), (b, a)):
-        for record in sorted(whole(one)):
-            if any(p == record or p.startswith((record + ".", record + "[")) for p in touched(other)):
-                return record
+def shared_record(do: FunctionSummary, undo: FunctionSummary) -> str | None:
+    """A record the doing side creates whole (`db.reservations[rid] = {...}`) and the undoing side
+    writes inside or deletes: the two act on the same record whatever their names say."""
+    created = sorted({w.path for w in do.writes if w.path.endswith("[*]") and w.kind == "write"})
+    for record in created:
+        if any(w.path == record or w.path.startswith((record + ".", record + "[")) for w in undo.writes):
+            return record
     return None
 
 
@@ -184,6 +193,13 @@ def not_an_obligation(access: StateAccess) -> bool:
             and isinstance(node.value, ast.Constant) and node.value.value == 1:
         return True
     return access.kind == "mutate" and bool(HISTORY_FIELD.search(field))
+
+
+def _appends(access: StateAccess) -> bool:
+    """`user.reservations.append(rid)`: a mutation that only adds to a list or set."""
+    node = access.node
+    return access.kind == "mutate" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in ("append", "add", "insert", "extend", "appendleft")
 
 
 COUNTER_FIELD = re.compile(r"(?:^|_)(?:id|counter|seq|sequence)$|^_?next_?", re.IGNORECASE)
