@@ -64,7 +64,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from toollint.analysis import is_writer
+from toollint.analysis import FunctionSummary, ModuleAnalysis, ToolInfo, is_writer
+from toollint.analysis.vocabulary import first_word
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
 from toollint.context import ModuleContext
 from toollint.evidence import Evidence, EvidenceKind, Premise
@@ -94,6 +95,24 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     or param.name in tool.framework_params:
                 continue
             sinks = summary.sinks(param.name) - {"local"}
+            if "state" in sinks:
+                record = unstored_field(analysis, tool, summary, param.name)
+                if record is not None:
+                    yield ctx.finding(
+                        "TL103",
+                        param.node,
+                        f"parameter `{param.name}` of `{tool.name}` only feeds a computation; the record's own "
+                        f"`{record}.{param.name}` is never stored",
+                        tool=tool.qualname,
+                        evidence=Evidence(parameter=param.name, state_path=f"{record}.{param.name}", premises=(
+                            Premise(f"the record has a field `{param.name}`", EvidenceKind.CODE,
+                                    f"`{record}.{param.name}` is used elsewhere in the module"),
+                            Premise(f"`{tool.name}` updates that record", EvidenceKind.CODE,
+                                    f"it writes {', '.join(sorted({w.path for w in summary.writes})[:2])}"))),
+                        param=param.name,
+                        sinks=sorted(sinks),
+                    )
+                continue
             if sinks - ECHO_SINKS:
                 continue
             where = " and ".join(sorted(
@@ -114,3 +133,22 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 param=param.name,
                 sinks=sorted(sinks),
             )
+
+
+UPDATE_VERBS = frozenset({"update", "modify", "change", "edit", "set", "adjust", "reschedule", "amend"})
+
+
+def unstored_field(analysis: ModuleAnalysis, tool: ToolInfo, summary: FunctionSummary, name: str) -> str | None:
+    """The record an update tool writes whose field `name` (the parameter's own) other code of the
+    module reads or writes, while this tool never writes it: `update_booking(nights)` computes
+    `booking.price` from `nights` and leaves `booking.nights` as it was. The record's path, else None."""
+    if first_word(tool.name) not in UPDATE_VERBS:
+        return None
+    records = {w.path.rsplit(".", 1)[0] for w in summary.writes if "." in w.path}
+    if not records or any(w.field == name for w in summary.writes):
+        return None
+    elsewhere: set[str] = set()
+    for other in analysis.tools:
+        if other is not tool:
+            elsewhere |= analysis.summary(other).referenced_paths()
+    return next((r for r in sorted(records) if f"{r}.{name}" in elsewhere), None)

@@ -195,9 +195,12 @@ def data_source(path: str, name: str, value: str) -> str | None:
 
 
 def project_root(start: Path) -> Path:
-    """The outermost package holding `start`, or a folder at most three above it that marks a project."""
+    """The outermost package holding `start`, or a folder at most three above it that marks a project;
+    for a file outside any package, its own folder."""
     top = start
-    while (top / "__init__.py").is_file() and (top.parent / "__init__.py").is_file():
+    if not (top / "__init__.py").is_file():
+        return top  # a loose file: its data sits beside it
+    while (top.parent / "__init__.py").is_file():
         top = top.parent
     for above in [top, *list(top.parents)[:3]]:
         if any((above / m).exists() for m in PROJECT_MARKERS):
