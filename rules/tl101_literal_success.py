@@ -82,8 +82,8 @@ from toollint.analysis import (
     is_writer,
     write_guaranteed_before,
 )
-from toollint.analysis.paths import no_change_requested, refused_write
 from toollint.analysis.dispatch import reply_call_of, unused_locals
+from toollint.analysis.paths import no_change_requested, refused_write
 from toollint.analysis.vocabulary import ERROR_KEYS, reply_claims_success
 from toollint.context import ModuleContext
 from toollint.evidence import Evidence, EvidenceKind, Premise

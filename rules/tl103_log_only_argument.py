@@ -65,8 +65,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toollint.analysis import FunctionSummary, ModuleAnalysis, ToolInfo, is_writer
-from toollint.analysis.vocabulary import first_word
-from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
+from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, first_word
 from toollint.context import ModuleContext
 from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding

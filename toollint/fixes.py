@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import difflib
 import io
 import os
@@ -31,7 +32,6 @@ import textwrap
 import tokenize
 import warnings
 from collections.abc import Iterable, Sequence
-import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path

@@ -173,9 +173,8 @@ def written_elsewhere(tree: ast.Module, tool: ast.AST, name: str, value: str) ->
             for k, v in zip(node.keys, node.values):
                 if isinstance(k, ast.Constant) and k.value == name and falsy(v):
                     return node.lineno
-        elif isinstance(node, ast.Call):
-            if any(k.arg == name and falsy(k.value) for k in node.keywords):
-                return node.lineno
+        elif isinstance(node, ast.Call) and any(k.arg == name and falsy(k.value) for k in node.keywords):
+            return node.lineno
     return None
 
 

@@ -30,8 +30,8 @@ from urllib.parse import quote
 
 from toollint import __version__
 from toollint.console import printable
-from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.evidence import Confidence
+from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
 from toollint.registry import Rule, all_rules
 from toollint.reporters import Report
