@@ -171,7 +171,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                               f"line {summary.writes[0].line} writes `{summary.writes[0].path}`") if summary.writes
                       else Premise(f"`{tool.name}` writes state", EvidenceKind.CODE, f"declared by {tool.declared_by}")
                       if tool.declared_writer
-                      else Premise(f"`{tool.name}` writes state", EvidenceKind.NAME, "its name's verb says so"))
+                      else Premise(f"`{tool.name}` is meant to write state", EvidenceKind.CODE,
+                                   "its name's verb and its own success reply say so"))
             yield ctx.finding(
                 "TL101",
                 ret,
