@@ -52,8 +52,14 @@ def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account"
 ## Precision
 
 Medium. A reply is a success claim only when its constant text has a success word and no error
-or no-op word: `{"error": ...}` replies, "Card already registered" and honest no-ops such as
-"Roaming was already enabled" never fire. A tool declared not to write (`ToolType.READ`,
+or no-op word, no negation and no description of a standing state: `{"error": ...}` replies, "Card
+already registered", honest no-ops such as "Roaming was already enabled" and "No user is currently
+logged in" never fire. A path without a write is a false claim only when the call asked for a
+change: an optional-field updater whose every write sits under `if field is not None:` is silent
+(its no-write path is a call that changed nothing), and so is a write made certain by a found flag
+(`found = True` right after the write, `if not found: raise` after the loop). A helper's write that
+can be refused (the helper returns `False` or an error text before writing) while the tool ignores
+its answer is not guaranteed, and the message says which helper and where it refuses. A tool declared not to write (`ToolType.READ`,
 `mutates_state=False`) never fires. Writes through helpers are followed, in other modules of the
 linted tree too (`add_to_db(db=self.db)`); a tool that writes nothing the analysis sees but calls
 something it cannot follow whose name writes (`cursor.execute`, `client.chat_postMessage`) is not

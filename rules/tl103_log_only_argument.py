@@ -48,7 +48,11 @@ def reserve_car_rental(reservation: Annotated[dict, Depends("reservation")], com
 
 High. Locals are followed through assignments and tuple unpacking (`key, value = str(key),
 str(value)`), and parameters the framework fills (`self`, `ctx`, `run_manager`, a dispatcher's
-`name`/`arguments`) are never reported. A parameter kept only for logging on purpose is a true
+`name`/`arguments`) are never reported. A parameter used as the key of a mutated container
+(`self.folders[name].add(e)`) or passed to a helper that writes it is used. An update tool's
+parameter that only feeds a computation (`booking.price = booking.rate * nights`) while the record's
+own field of that name (`booking.nights`, used elsewhere in the module) is never stored is reported
+too. A parameter kept only for logging on purpose is a true
 finding by the rule's definition, but its severity is for a person to judge.
 
 ## Options

@@ -53,7 +53,16 @@ def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account"
 
 ## Precision
 
-High. Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
+High. The gate is judged on the branch the falsy value takes: `if flag and taken: raise` exits on
+the truthy value, so the falsy one flows on to the write and nothing fires; a value already stored
+before the test (`settings.on = on; if on: switch_off_wifi()`) is not dropped. Whether the falsy
+value is legal is read from evidence, which sets the finding's confidence: a declared default or
+`Literal[...]`, a `bool` (high); the benchmark's own JSON/YAML data holding that field with that value
+(high); a write of it elsewhere in the module (high); the parameter's docstring line speaking of it
+(medium); the type alone (low, reported only with `--confidence low`, and never given a safe fix),
+said so when the name or docstring declares a format (`date`, an IBAN, "format YYYY-MM-DD"). A value
+the tool refuses (`if not x: raise`, a `validate_*(x)` call on a string) is not legal: no finding.
+Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
 on() else: off()` on a required `bool`), the test refuses it out loud (`if not agent_id: raise`),
 the alternative is the falsy value itself (`flag or False`), or a ternary on a required flag
 chooses between two values. An identifier (`*_id`, `path`, `name`, `repo`, ...) names nothing when

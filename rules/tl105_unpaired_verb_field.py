@@ -55,7 +55,12 @@ class AirlineTools:
 ## Precision
 
 Medium. The pairing is by name, so a pair that is not meant to be inverse (`start_trial` /
-`stop_server`) only pairs when the nouns agree too. A field the partner leaves on purpose (a
+`stop_server`) only pairs when the nouns agree too, or by record: `reserve_flight` creates the
+`reservations[*]` record that `cancel_reservation` writes, so the two pair although their nouns
+differ (such a pair rests on code; a pair by name alone, on names, a low-confidence premise). Writes
+nobody expects undone are not obligations: a monotonic id counter (`self.next_id += 1`), an append
+to a history or log, and, when the cancel closes the record rather than deleting it, the lists the
+booking appended the record to. A field the partner leaves on purpose (a
 cancelled reservation kept in the user's list) is reported and is arguable; the rule cannot read
 intent.
 
