@@ -152,8 +152,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_three_unpaired_fields_one_tested_get_one_verdict(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The issue's case: TL105 flags the fields `cancel_reservation` never touches (two: the history is not owed); its contract
-    tests one (seats). Only that finding is VIOLATES; the other two say no clause tests them."""
+    """The issue's case: TL105 flags the fields `cancel_reservation` never touches (two: the history a
+    closing cancel keeps is not owed); its contract tests one (seats). Only that finding is VIOLATES;
+    the other says no clause tests it."""
     code = main(["check", "--confirm", "--output-format", "json", "airline.py"])
     findings = json.loads(capsys.readouterr().out)
     assert code == 1
