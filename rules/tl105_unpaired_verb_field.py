@@ -190,12 +190,15 @@ def shared_record(do: FunctionSummary, undo: FunctionSummary) -> str | None:
 
 
 def not_an_obligation(access: StateAccess) -> bool:
-    """Writes a partner is not expected to undo: a monotonic id counter (`self.next_id += 1`) and an
-    append to a history or log (`self.history.append(...)`)."""
+    """Writes a partner is not expected to undo: a monotonic id counter (`self.next_id += 1`), an
+    append to a history or log (`self.history.append(...)`), a private lookup table the tool fills as
+    a cache (`self._flight_cost_lookup[key] = ...`)."""
     field = access.field
     node = access.node
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and COUNTER_FIELD.search(field) \
             and isinstance(node.value, ast.Constant) and node.value.value == 1:
+        return True
+    if CACHE_FIELD.match(access.path):
         return True
     return access.kind == "mutate" and bool(HISTORY_FIELD.search(field))
 
@@ -208,6 +211,7 @@ def _appends(access: StateAccess) -> bool:
 
 
 COUNTER_FIELD = re.compile(r"(?:^|_)(?:id|counter|seq|sequence)$|^_?next_?", re.IGNORECASE)
+CACHE_FIELD = re.compile(r"_\w*(?:lookup|cache|cached|memo|index)\b")  # the tool object's own lookup table
 HISTORY_FIELD = re.compile(r"(?:^|_)(?:history|log|logs|events|audit|journal|changelog)$", re.IGNORECASE)
 
 

@@ -257,10 +257,24 @@ def no_change_requested(body: list[ast.stmt], target: ast.stmt, summary: Functio
             return False  # `if a is None: raise`: the call must ask for something, and may not get it
         if id(s) not in summary.writing_nodes:
             continue
-        if not (isinstance(s, ast.If) and _asks_for_change(s.test, optional)):
+        if not (isinstance(s, ast.If) and _asks_for_change(s.test, optional)) and not _applies_updates(s, summary):
             return False
         guarded += 1
     return guarded > 0
+
+
+def _applies_updates(s: ast.stmt, summary: FunctionSummary) -> bool:
+    """`for key, value in updates.items(): if value is not None: record[key] = value`: a loop over a
+    parameter writing each entry given, so the path without a write is a call that gave none."""
+    if not isinstance(s, ast.For):
+        return False
+    source = s.iter.func.value if isinstance(s.iter, ast.Call) and isinstance(s.iter.func, ast.Attribute) \
+        else s.iter
+    if not (isinstance(source, ast.Name) and source.id in {p.name for p in summary.params}):
+        return False
+    entries = frozenset(n.id for n in ast.walk(s.target) if isinstance(n, ast.Name))
+    return all(statement_definitely_writes(b, summary) or (isinstance(b, ast.If) and _asks_for_change(b.test, entries))
+               for b in s.body if id(b) in summary.writing_nodes) and not s.orelse
 
 
 def _asks_for_change(test: ast.expr, optional: frozenset[str]) -> bool:
