@@ -98,45 +98,35 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     or param.name in tool.framework_params:
                 continue
             sinks = summary.sinks(param.name) - {"local"}
+            writer = Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
+                             f"line {summary.writes[0].line} writes `{summary.writes[0].path}`")
             if "state" in sinks:
                 record = unstored_field(analysis, tool, summary, param.name)
-                if record is not None:
-                    yield ctx.finding(
-                        "TL103",
-                        param.node,
-                        f"parameter `{param.name}` of `{tool.name}` only feeds a computation; the record's own "
-                        f"`{record}.{param.name}` is never stored",
-                        tool=tool.qualname,
-                        evidence=Evidence(parameter=param.name, state_path=f"{record}.{param.name}", premises=(
-                            Premise(f"the record has a field `{param.name}`", EvidenceKind.CODE,
-                                    f"`{record}.{param.name}` is used elsewhere in the module"),
-                            Premise(f"`{tool.name}` updates that record", EvidenceKind.CODE,
-                                    f"it writes {', '.join(sorted({w.path for w in summary.writes})[:2])}"))),
-                        param=param.name,
-                        sinks=sorted(sinks),
-                    )
+                if record is None:
+                    continue
+                field = f"{record}.{param.name}"
+                message = (f"parameter `{param.name}` of `{tool.name}` only feeds a computation; the record's own "
+                           f"`{field}` is never stored")
+                premise = Premise(f"the record has a field `{param.name}`", EvidenceKind.CODE,
+                                  f"`{field}` is used elsewhere in the module")
+            elif sinks - ECHO_SINKS:
                 continue
-            if sinks - ECHO_SINKS:
-                continue
-            where = " and ".join(sorted(
-                {"logging" if s == "log" else "the returned message" for s in sinks}
-            ))
-            use = f"only read in {where}" if sinks else "never read"
+            else:
+                field = None
+                where = " and ".join(sorted({"logging" if s == "log" else "the returned message" for s in sinks}))
+                use = f"only read in {where}" if sinks else "never read"
+                message = f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; it never reaches state"
+                premise = Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
+                                  f"it is {use} in `{tool.name}` and the helpers it calls")
             yield ctx.finding(
                 "TL103",
                 param.node,
-                f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; "
-                "it never reaches state",
+                message,
                 tool=tool.qualname,
-                evidence=Evidence(parameter=param.name, premises=(
-                    Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
-                            f"line {summary.writes[0].line} writes `{summary.writes[0].path}`"),
-                    Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
-                            f"it is {use} in `{tool.name}` and the helpers it calls"))),
+                evidence=Evidence(parameter=param.name, state_path=field, premises=(writer, premise)),
                 param=param.name,
                 sinks=sorted(sinks),
             )
-
 
 UPDATE_VERBS = frozenset({"update", "modify", "change", "edit", "set", "adjust", "reschedule", "amend"})
 

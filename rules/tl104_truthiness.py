@@ -199,20 +199,27 @@ def writes_after(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, sum
     """Some statement that runs after `stmt` falls through writes: a later statement of its block or of
     a block around it. A write in another branch of an `if` around it (a dispatcher's sibling
     action) is not after it."""
+    return any(id(s) in summary.writing_nodes for block, index in blocks_around(fn, stmt, summary)
+               for s in block[index + 1:])
+
+
+def blocks_around(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt,
+                  summary: FunctionSummary) -> Iterator[tuple[list[ast.stmt], int]]:
+    """Each statement list from the function's body down to `stmt`, with the index in it of the
+    statement that holds `stmt` (or is it)."""
     around = summary.ancestors(stmt)
     block: list[ast.stmt] = fn.body
     while True:
         index = next((i for i, s in enumerate(block) if id(s) in around), None)
         if index is None:
-            return False
-        if any(id(s) in summary.writing_nodes for s in block[index + 1:]):
-            return True
+            return
+        yield block, index
         holder = block[index]
         if holder is stmt:
-            return False
+            return
         inner = next((b for b in blocks(holder) if any(id(x) in around for x in b)), None)
         if inner is None:
-            return False
+            return
         block = inner
 
 
@@ -399,21 +406,8 @@ def stored_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt | N
     (`settings.on = on` / `save(on=on)` then `if on: also_switch_off_x()`)."""
     if stmt is None:
         return False
-    around = summary.ancestors(stmt)
-    block: list[ast.stmt] = fn.body
-    while True:
-        index = next((i for i, s in enumerate(block) if id(s) in around), None)
-        if index is None:
-            return False
-        for earlier in block[:index]:
-            plain = isinstance(earlier, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
-            if plain and id(earlier) in summary.writing_nodes and any(
-                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(earlier)):
-                return True
-        holder = block[index]
-        if holder is stmt:
-            return False
-        inner = next((b for b in blocks(holder) if any(id(x) in around for x in b)), None)
-        if inner is None:
-            return False
-        block = inner
+    return any(
+        isinstance(earlier, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
+        and id(earlier) in summary.writing_nodes
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(earlier))
+        for block, index in blocks_around(fn, stmt, summary) for earlier in block[:index])
