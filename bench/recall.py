@@ -162,14 +162,14 @@ def detail_of(properties: dict[str, object]) -> str:
 
 
 def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjudged: bool,
-        show_findings: bool) -> dict[str, Counter[str]]:
+        show_findings: bool, confidence: str = "medium") -> dict[str, Counter[str]]:
     per_rule: dict[str, Counter[str]] = {code: Counter() for code in STATIC_RULES}
     header = f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  findings per rule (true/arguable/false/unjudged)"
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders)),
-                            jobs=1)
+        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders),
+                                                                     confidence=confidence), jobs=1)
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []
@@ -200,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="code bases whose name contains this")
     parser.add_argument("--show-unjudged", action="store_true", help="list findings with no judgement")
     parser.add_argument("--show-findings", action="store_true", help="list every finding with its judgement")
+    parser.add_argument("--confidence", choices=("low", "medium", "high"), default="medium",
+                        help="the least confidence of the findings counted (default: toollint's own default)")
     parser.add_argument("--record-before", action="store_true",
                         help=f"write the per-rule tallies to {BEFORE.name} (the figures later runs are printed beside)")
     args = parser.parse_args(argv)
@@ -209,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(skipped {reason})")
     if args.only:
         bases = [b for b in bases if args.only.lower() in b.name.lower()]
-    per_rule = run(bases, judgements, args.show_unjudged, args.show_findings)
+    per_rule = run(bases, judgements, args.show_unjudged, args.show_findings, args.confidence)
     if args.record_before:
         BEFORE.write_text(json.dumps({c: dict(t) for c, t in per_rule.items()}, indent=1, sort_keys=True) + "\n")
     before = {c: Counter(t) for c, t in json.loads(BEFORE.read_text()).items()} if BEFORE.is_file() else {}
