@@ -136,3 +136,13 @@ def test_data_is_looked_for_in_the_project_not_above_it(tmp_path: Path) -> None:
     loose = tmp_path / "scripts"
     loose.mkdir()
     assert project_root(loose) == loose
+
+
+def test_unreadable_or_odd_data_files_cost_nothing_but_their_evidence(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "tasks.json").write_bytes(b"\xff\xfe\x00 not json {\"subject\": \"\"")  # broken, not UTF-8
+    (tmp_path / "data" / "big.yaml").mkdir()  # a folder named like a data file
+    proc = _toollint(tmp_path, "--output-format", "full", "tools.py")
+    assert "Traceback" not in proc.stderr and proc.returncode == 1
+    assert 'data/tasks.json has subject=""' in proc.stdout  # the text around a broken byte still reads

@@ -56,6 +56,8 @@ DATA_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", "site-packages"})
 MAX_DATA_FILE = 8 * 1024 * 1024  # bytes: larger files (whole task dumps) are not read
 MAX_DATA_FILES = 4000
+MAX_DIRS = 5000  # folders walked at most: a loose file in a home directory must not walk all of it
+MAX_DEPTH = 8
 # `"key": ""` in JSON, `key: ''` in YAML: a field holding a falsy literal.
 FALSY_FIELD = re.compile(
     r"""["']?([A-Za-z_]\w*)["']?\s*:\s*(""|''|0\.0|0|false|False|\[\]|\{\})\s*(?=[,}\]\r\n]|$)""", re.MULTILINE
@@ -211,9 +213,13 @@ def project_root(start: Path) -> Path:
 def data_index(root: Path) -> dict[str, dict[str, str]]:
     """field name -> {falsy literal -> the first data file (relative to root) holding it}."""
     index: dict[str, dict[str, str]] = {}
-    count = 0
+    count = folders = 0
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        folders += 1
+        if folders > MAX_DIRS:
+            return index
+        deep = len(Path(folder).relative_to(root).parts) >= MAX_DEPTH
+        dirs[:] = [] if deep else sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for file in sorted(files):
             if not file.endswith(DATA_SUFFIXES):
                 continue
