@@ -23,6 +23,7 @@ from benchmark.runtime import Depends
 
 def reserve_car_rental(reservation: Annotated[dict, Depends("reservation")], company: str,
                        start_time: str, end_time: str) -> str:
+    '''Reserve a car: company, start_time and end_time are stored on the reservation.'''
     reservation["title"] = company
     reservation["start_time"] = start_time
     return f"Reservation for a car at {company} from {start_time} to {end_time} has been made."
@@ -53,7 +54,11 @@ str(value)`), and parameters the framework fills (`self`, `ctx`, `run_manager`, 
 parameter that only feeds a computation (`booking.price = booking.rate * nights`) while the record's
 own field of that name (`booking.nights`, used elsewhere in the module) is never stored is reported
 too. A parameter kept only for logging on purpose is a true
-finding by the rule's definition, but its severity is for a person to judge.
+finding by the rule's definition, but its severity is for a person to judge: its premise, that the
+value belongs in state, is high confidence when a state field of that name is used by the module's
+tools (`reservation.end_time`), medium when the docstring says it is stored, and low otherwise (a
+`reason` that is only logged), so by default only the first two are reported. A parameter never read
+at all is reported at high confidence.
 
 ## Options
 
@@ -66,6 +71,7 @@ finding by the rule's definition, but its severity is for a person to judge.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from toollint.analysis import FunctionSummary, ModuleAnalysis, ToolInfo, is_writer
@@ -117,7 +123,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 use = f"only read in {where}" if sinks else "never read"
                 message = f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; it never reaches state"
                 premise = Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
-                                  f"it is {use} in `{tool.name}` and the helpers it calls")
+                                  f"it is {use} in `{tool.name}` and the helpers it calls") if not sinks \
+                    else meant_for_state(analysis, tool, param.name)
             yield ctx.finding(
                 "TL103",
                 param.node,
@@ -145,3 +152,23 @@ def unstored_field(analysis: ModuleAnalysis, tool: ToolInfo, summary: FunctionSu
         if other is not tool:
             elsewhere |= analysis.summary(other).referenced_paths()
     return next((r for r in sorted(records) if f"{r}.{name}" in elsewhere), None)
+
+
+STORE_WORDS = re.compile(r"\b(?:stor(?:e|ed|es)|sav(?:e|ed|es)|record(?:ed|s)?|set(?:s)?|kept|keeps|written|persist\w*)\b",
+                         re.IGNORECASE)
+
+
+def meant_for_state(analysis: ModuleAnalysis, tool: ToolInfo, name: str) -> Premise:
+    """The premise of a parameter that is only logged or echoed: that its value belongs in state. A
+    state field of that name that the module's tools use is code evidence (`reservation.end_time`);
+    a docstring line saying it is stored, medium; otherwise only its place in the signature says it
+    matters (low: a `reason` kept for the log is often by design)."""
+    claim = f"`{name}` belongs in state"
+    for other in analysis.tools:
+        for access in [*analysis.summary(other).writes, *analysis.summary(other).reads]:
+            if access.field == name:
+                return Premise(claim, EvidenceKind.CODE, f"`{other.name}` uses the field `{access.path}` (line {access.line})")
+    doc = next((line for line in tool.docstring.splitlines() if re.search(rf"\b{re.escape(name)}\b", line)), "")
+    if doc and STORE_WORDS.search(doc):
+        return Premise(claim, EvidenceKind.DOCSTRING, f"its docstring says {doc.strip()!r}")
+    return Premise(claim, EvidenceKind.NAME, "only its place in the signature says it matters; no state field has its name")
