@@ -159,6 +159,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 if no_change_requested(tool.node.body, ret, summary, _optional(summary)) and not outside:
                     continue  # every write is an optional field's; the path without one asked for no change
                 refused = _refused(tool.node, summary)
+                refusal = _refusal_premise(summary, *refused) if refused and summary.writes else None
                 why = (
                     "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
@@ -187,18 +188,35 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 tool=tool.qualname,
                 evidence=Evidence(state_path=writes[0] if writes else None, premises=(
                     writer, Premise("the reply claims success", EvidenceKind.CODE,
-                                    f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else ""))),
+                                    f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else ""),
+                    *([refusal] if refusal is not None and not outside else []))),
                 writes=writes,
             )
 
 
-def _refused(fn: ast.FunctionDef | ast.AsyncFunctionDef, summary: FunctionSummary) -> tuple[str, int] | None:
-    """The first helper call of the tool whose write can be refused while its answer is ignored."""
+def _refused(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+             summary: FunctionSummary) -> tuple[str, int, ast.stmt] | None:
+    """The first helper call of the tool whose write can be refused while its answer is ignored: the
+    helper, the line where it refuses, the calling statement."""
     for node in sorted((n for n in function_nodes(fn) if isinstance(n, ast.Expr)), key=lambda n: n.lineno):
         found = refused_write(node, summary)
         if found is not None:
-            return found
+            return (*found, node)
     return None
+
+
+def _refusal_premise(summary: FunctionSummary, helper: str, line: int, call: ast.stmt) -> Premise:
+    """That this tool's call can be refused: code evidence when the agent's own arguments reach the
+    call (`add_to_db(id_from(card, user), ...)`: the same arguments twice are refused); otherwise only
+    the helper's status return says so, nothing the call sends decides it (low)."""
+    claim = f"a call of `{summary.name}` can make `{helper}` refuse"
+    agent = [p.name for p in summary.params if p.state_root is None
+             and any(contains(call, node) for _, node in summary.flows.get(p.name, []))]
+    if agent:
+        return Premise(claim, EvidenceKind.CODE,
+                       f"`{agent[0]}` reaches the call at line {call.lineno}; `{helper}` refuses at line {line}")
+    return Premise(claim, EvidenceKind.TYPE,
+                   f"`{helper}` returns a refusal at line {line}, but no argument of the call decides it")
 
 
 def _optional(summary: FunctionSummary) -> frozenset[str]:
