@@ -92,7 +92,7 @@ class Comparison:
 
 
 def _lint(paths: list[Path]) -> list[Finding]:
-    result = lint_paths(paths, Settings())
+    result = lint_paths(paths, Settings(confidence="low"))  # every finding's oracle, whatever its premise
     return [f for r in result.files for f in r.reported if f.code.startswith("TL1")]
 
 

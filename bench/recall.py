@@ -1,6 +1,6 @@
 """Discovery and precision of the static rules on agent-tool code nobody here wrote.
 
-    python bench/recall.py [--only NAME] [--show-unjudged] [--show-findings]
+    python bench/recall.py [--only NAME] [--show-unjudged] [--show-findings] [--record-before]
 
 Each code base is linted as a new user would (`toollint check --isolated`, no configuration; bfcl-eval,
 which no profile knows, with its checkers named in `graders = [...]` as its user would name them): per
@@ -9,7 +9,9 @@ judgement recorded by reading the code (`bench/recall_judgements.json`: true / a
 with a note). Per rule: precision = (true + arguable) / judged. A finding whose key has no
 judgement is counted and listed as unjudged, so a changed finding shows. The target (issues 13, 14):
 tools found in every code base, and at least 80% true or arguable per rule, the grader rules (TL4xx)
-included.
+included. Issue 21 adds the nine code bases of `shared/corpus` (each linted with no configuration at
+all) and a stricter figure beside it: the share judged *true* (arguable counts against; target 90%),
+printed next to the figures recorded before that issue's changes (`recall_before.json`).
 
 The public packages are pinned below and installed, without their dependencies (they are read,
 never run), into a cached venv under ~/.cache/toollint-tests; never into toollint's environment.
@@ -43,6 +45,9 @@ PACKAGES = {
     "crewai-tools": "1.15.30",
 }
 JUDGEMENTS = Path(__file__).with_name("recall_judgements.json")
+BEFORE = Path(__file__).with_name("recall_before.json")  # per-rule tallies before issue 21's changes
+CORPUS_FOLDERS = ("tau-bench", "bfcl", "toolsandbox", "agentbench", "mcp-servers", "mcp-python-sdk",
+                  "langchain-community", "crewai-tools", "autogen")
 VERDICTS = ("true", "arguable", "false")
 STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405")
 
@@ -64,6 +69,29 @@ def benchmarks_dir() -> Path:
         if (above / "shared" / "benchmarks").is_dir():
             return above / "shared" / "benchmarks"
     return project.parent / "shared" / "benchmarks"
+
+
+def shared_dir(name: str) -> Path:
+    """The nearest `shared/<name>` beside a directory above the project."""
+    project = Path(__file__).resolve().parents[1]
+    for above in project.parents:
+        if (above / "shared" / name).is_dir():
+            return above / "shared" / name
+    return project.parent / "shared" / name
+
+
+def shared_corpus() -> tuple[list[CodeBase], list[str]]:
+    """The nine code bases of `shared/corpus`, each linted whole as a new user would (no configuration);
+    the key's paths are relative to the folder, as the corpus MANIFEST says."""
+    root = Path(os.environ["TOOLLINT_CORPUS"]) if os.environ.get("TOOLLINT_CORPUS") else shared_dir("corpus")
+    bases: list[CodeBase] = []
+    missing: list[str] = []
+    for folder in CORPUS_FOLDERS:
+        if (root / folder).is_dir():
+            bases.append(CodeBase(f"corpus-{folder} @pinned", root / folder, (root / folder,)))
+        else:
+            missing.append(f"corpus {folder}: no folder at {root / folder}")
+    return bases, missing
 
 
 def corpus() -> tuple[list[CodeBase], list[str]]:
@@ -104,7 +132,8 @@ def corpus() -> tuple[list[CodeBase], list[str]]:
             bases.append(CodeBase(name, shared / root, (shared / target,)))
         else:
             missing.append(f"{name}: no snapshot at {shared / target}")
-    return bases, missing
+    more, gone = shared_corpus()
+    return bases + more, missing + gone
 
 
 def _installed(py: Path, module: str) -> Path:
@@ -133,14 +162,14 @@ def detail_of(properties: dict[str, object]) -> str:
 
 
 def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjudged: bool,
-        show_findings: bool) -> dict[str, Counter[str]]:
+        show_findings: bool, confidence: str = "medium") -> dict[str, Counter[str]]:
     per_rule: dict[str, Counter[str]] = {code: Counter() for code in STATIC_RULES}
     header = f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  findings per rule (true/arguable/false/unjudged)"
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders)),
-                            jobs=1)
+        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders),
+                                                                     confidence=confidence), jobs=1)
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []
@@ -171,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="code bases whose name contains this")
     parser.add_argument("--show-unjudged", action="store_true", help="list findings with no judgement")
     parser.add_argument("--show-findings", action="store_true", help="list every finding with its judgement")
+    parser.add_argument("--confidence", choices=("low", "medium", "high"), default="medium",
+                        help="the least confidence of the findings counted (default: toollint's own default)")
+    parser.add_argument("--record-before", action="store_true",
+                        help=f"write the per-rule tallies to {BEFORE.name} (the figures later runs are printed beside)")
     args = parser.parse_args(argv)
     judgements = json.loads(JUDGEMENTS.read_text()) if JUDGEMENTS.is_file() else {}
     bases, missing = corpus()
@@ -178,14 +211,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(skipped {reason})")
     if args.only:
         bases = [b for b in bases if args.only.lower() in b.name.lower()]
-    per_rule = run(bases, judgements, args.show_unjudged, args.show_findings)
-    print("\nper rule: precision = (true + arguable) / judged")
+    per_rule = run(bases, judgements, args.show_unjudged, args.show_findings, args.confidence)
+    if args.record_before:
+        BEFORE.write_text(json.dumps({c: dict(t) for c, t in per_rule.items()}, indent=1, sort_keys=True) + "\n")
+    before = {c: Counter(t) for c, t in json.loads(BEFORE.read_text()).items()} if BEFORE.is_file() else {}
+    print("\nper rule: precision = (true + arguable) / judged; true share = true / judged (target 90%)")
+    print(f"  {'rule':<6} {'now: findings t/a/f/u':>24} {'precision':>9} {'true share':>10}   "
+          f"{'before: findings t/a/f/u':>26} {'true share':>10}")
     for code, tally in per_rule.items():
-        judged = tally["true"] + tally["arguable"] + tally["false"]
-        share = f"{(tally['true'] + tally['arguable']) / judged:.0%}" if judged else "-"
-        print(f"  {code}: {sum(tally.values())} findings, {tally['true']} true, {tally['arguable']} arguable, "
-              f"{tally['false']} false, {tally['unjudged']} unjudged; precision {share}")
+        was = before.get(code, Counter())
+        print(f"  {code:<6} {_cells(tally):>24} {_share(tally, True):>9} {_share(tally):>10}   "
+              f"{_cells(was) if was else '-':>26} {_share(was) if was else '-':>10}")
     return 0
+
+
+def _cells(tally: Counter[str]) -> str:
+    return (f"{sum(tally.values())}: {tally['true']}/{tally['arguable']}/{tally['false']}"
+            f"/{tally['unjudged']}")
+
+
+def _share(tally: Counter[str], arguable_counts: bool = False) -> str:
+    """true / judged (arguable against), or (true + arguable) / judged."""
+    judged = tally["true"] + tally["arguable"] + tally["false"]
+    good = tally["true"] + (tally["arguable"] if arguable_counts else 0)
+    return f"{good / judged:.0%}" if judged else "-"
 
 
 if __name__ == "__main__":

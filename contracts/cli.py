@@ -6,6 +6,7 @@ Exit codes follow `toollint check`: 0 clean, 1 findings, 2 usage or internal err
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -284,7 +285,8 @@ def _draft_from_findings(args: argparse.Namespace, out: TextIO, err: TextIO) -> 
         return EXIT_ERROR
     try:
         settings = resolve_settings(paths, config_file=args.config, isolated=args.isolated)
-        result = lint_paths(paths, settings)
+        # every premise, the type-only ones too: a drafted contract is how a weak premise gets checked
+        result = lint_paths(paths, dataclasses.replace(settings, confidence="low"))
     except (ConfigError, SelectionError) as exc:
         err.write(f"{prog}: {exc}\n")
         return EXIT_ERROR

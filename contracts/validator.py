@@ -22,6 +22,7 @@ explicit `--package-dir NAME=DIR`), the contract's dir and the working tree; `gi
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import io
 import json
@@ -227,7 +228,9 @@ class SourceResolver:
         if key not in self._findings:
             from toollint.engine import lint_source
 
-            result = lint_source(source.text, source.display, self.settings or Settings(), module)
+            # a derived clause cites a finding whatever its confidence: every premise counts here
+            every = dataclasses.replace(self.settings or Settings(), confidence="low")
+            result = lint_source(source.text, source.display, every, module)
             self._findings[key] = [f for f in result.findings if f.code.startswith("TL1")]
         return self._findings[key]
 

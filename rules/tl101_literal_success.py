@@ -52,8 +52,14 @@ def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account"
 ## Precision
 
 Medium. A reply is a success claim only when its constant text has a success word and no error
-or no-op word: `{"error": ...}` replies, "Card already registered" and honest no-ops such as
-"Roaming was already enabled" never fire. A tool declared not to write (`ToolType.READ`,
+or no-op word, no negation and no description of a standing state: `{"error": ...}` replies, "Card
+already registered", honest no-ops such as "Roaming was already enabled" and "No user is currently
+logged in" never fire. A path without a write is a false claim only when the call asked for a
+change: an optional-field updater whose every write sits under `if field is not None:` is silent
+(its no-write path is a call that changed nothing), and so is a write made certain by a found flag
+(`found = True` right after the write, `if not found: raise` after the loop). A helper's write that
+can be refused (the helper returns `False` or an error text before writing) while the tool ignores
+its answer is not guaranteed, and the message says which helper and where it refuses. A tool declared not to write (`ToolType.READ`,
 `mutates_state=False`) never fires. Writes through helpers are followed, in other modules of the
 linted tree too (`add_to_db(db=self.db)`); a tool that writes nothing the analysis sees but calls
 something it cannot follow whose name writes (`cursor.execute`, `client.chat_postMessage`) is not
@@ -83,8 +89,10 @@ from toollint.analysis import (
     write_guaranteed_before,
 )
 from toollint.analysis.dispatch import reply_call_of, unused_locals
-from toollint.analysis.vocabulary import ERROR_KEYS, FAILURE_WORDS, SUCCESS_WORDS
+from toollint.analysis.paths import no_change_requested, refused_write
+from toollint.analysis.vocabulary import ERROR_KEYS, reply_claims_success
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding
 from toollint.registry import rule
 
@@ -120,7 +128,7 @@ def is_success_message(value: ast.expr | None) -> bool:
     """A constant reply announcing that something happened: not an error reply (`{"error": ...}`,
     "Card already registered") and not an honest no-op ("Roaming was already enabled")."""
     text = literal_text(value) if value is not None else None
-    return bool(text and SUCCESS_WORDS.search(text) and not FAILURE_WORDS.search(text))
+    return bool(text and reply_claims_success(text))
 
 
 @rule(
@@ -148,9 +156,15 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             if not write_guaranteed_before(tool.node.body, ret, summary):
                 if not summary.writes and summary.external:
                     continue  # it may write where the analysis cannot see (a database, an API)
+                if no_change_requested(tool.node.body, ret, summary, _optional(summary)) and not outside:
+                    continue  # every write is an optional field's; the path without one asked for no change
+                refused = _refused(tool.node, summary)
+                refusal = _refusal_premise(summary, *refused) if refused and summary.writes else None
                 why = (
                     "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
+                    else f"the write in `{refused[0]}` is not guaranteed: it can refuse (`return` at line {refused[1]}) "
+                    "and its answer is ignored" if refused
                     else "every write sits under a condition or a swallowed `try` this return does not share"
                 ) + swallows  # name the swallowing `try` too: it is a second, separate repair
             elif outside:
@@ -159,14 +173,59 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 continue
             reply = reply_call_of(ret)
             sends = f"replies through `{reply}(...)` with" if reply else "returns"
+            writes = sorted({w.path for w in summary.writes})
+            writer = (Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
+                              f"line {summary.writes[0].line} writes `{summary.writes[0].path}`") if summary.writes
+                      else Premise(f"`{tool.name}` writes state", EvidenceKind.CODE, f"declared by {tool.declared_by}")
+                      if tool.declared_writer
+                      else Premise(f"`{tool.name}` is meant to write state", EvidenceKind.CODE,
+                                   "its name's verb and its own success reply say so"))
             yield ctx.finding(
                 "TL101",
                 ret,
                 f"`{tool.name}` {sends} a literal success message on a path where no state write is "
                 f"guaranteed: {why}",
                 tool=tool.qualname,
-                writes=sorted({w.path for w in summary.writes}),
+                # No state_path: the finding is about the reply on a path, not one field (its `writes` are
+                # every field the tool writes, which --confirm matches whole).
+                evidence=Evidence(premises=(
+                    writer, Premise("the reply claims success", EvidenceKind.CODE,
+                                    f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else ""),
+                    *([refusal] if refusal is not None and not outside else []))),
+                writes=writes,
             )
+
+
+def _refused(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+             summary: FunctionSummary) -> tuple[str, int, ast.stmt] | None:
+    """The first helper call of the tool whose write can be refused while its answer is ignored: the
+    helper, the line where it refuses, the calling statement."""
+    for node in sorted((n for n in function_nodes(fn) if isinstance(n, ast.Expr)), key=lambda n: n.lineno):
+        found = refused_write(node, summary)
+        if found is not None:
+            return (*found, node)
+    return None
+
+
+def _refusal_premise(summary: FunctionSummary, helper: str, line: int, call: ast.stmt) -> Premise:
+    """That this tool's call can be refused: code evidence when the agent's own arguments reach the
+    call (`add_to_db(id_from(card, user), ...)`: the same arguments twice are refused); otherwise only
+    the helper's status return says so, nothing the call sends decides it (low)."""
+    claim = f"a call of `{summary.name}` can make `{helper}` refuse"
+    agent = [p.name for p in summary.params if p.state_root is None
+             and any(contains(call, node) for _, node in summary.flows.get(p.name, []))]
+    if agent:
+        return Premise(claim, EvidenceKind.CODE,
+                       f"`{agent[0]}` reaches the call at line {call.lineno}; `{helper}` refuses at line {line}")
+    return Premise(claim, EvidenceKind.TYPE,
+                   f"`{helper}` returns a refusal at line {line}, but no argument of the call decides it")
+
+
+def _optional(summary: FunctionSummary) -> frozenset[str]:
+    """Parameters whose default says "not given": None or a sentinel constant (`NOT_GIVEN`)."""
+    return frozenset(p.name for p in summary.params if p.has_default and (
+        (isinstance(p.default, ast.Constant) and p.default.value is None)
+        or (isinstance(p.default, ast.Name) and p.default.id.isupper())))
 
 
 def _dropped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

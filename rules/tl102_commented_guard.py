@@ -70,7 +70,7 @@ from collections.abc import Iterator
 from toollint.analysis import ToolInfo
 from toollint.analysis.vocabulary import ERROR_TEXT, FAULT_INJECTION, PROMISE_WORDS
 from toollint.context import Comment, ModuleContext
-from toollint.evidence import Evidence
+from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -143,9 +143,10 @@ def refusing_condition(guard: ast.stmt) -> ast.expr | None:
     return None
 
 
-def guard_evidence(guard: ast.stmt) -> Evidence:
-    """What a TL102 finding hands to `--confirm`: the check itself and when it refuses."""
-    return Evidence(guard=refusing_condition(guard), guard_statement=guard)
+def guard_evidence(guard: ast.stmt, premises: tuple[Premise, ...] = ()) -> Evidence:
+    """What a TL102 finding hands to `--confirm`: the check itself, when it refuses, and why it is
+    believed to be a check."""
+    return Evidence(guard=refusing_condition(guard), guard_statement=guard, premises=premises)
 
 
 def comment_runs(comments: list[Comment], first: int, last: int) -> Iterator[list[Comment]]:
@@ -236,6 +237,10 @@ def _run_guards(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.As
             end_col=end.col + len(end.text) + 1,
             tool=tool.qualname,
             related=related,
-            evidence=guard_evidence(guard),
+            evidence=guard_evidence(guard, premises=(
+                Premise("the commented-out lines are a guard", EvidenceKind.CODE,
+                        f"line {start.line} parses as `{ast.unparse(guard).splitlines()[0]}`"),
+                *([Premise("the check is promised", EvidenceKind.DOCSTRING, f"docstring line {promised}")]
+                  if promised is not None else []))),
             guard=ast.unparse(guard),  # shown in the JSON and SARIF properties
         )

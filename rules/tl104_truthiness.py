@@ -53,7 +53,16 @@ def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account"
 
 ## Precision
 
-High. Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
+High. The gate is judged on the branch the falsy value takes: `if flag and taken: raise` exits on
+the truthy value, so the falsy one flows on to the write and nothing fires; a value already stored
+before the test (`settings.on = on; if on: switch_off_wifi()`) is not dropped. Whether the falsy
+value is legal is read from evidence, which sets the finding's confidence: a declared default or
+`Literal[...]`, a `bool` (high); the benchmark's own JSON/YAML data holding that field with that value
+(high); a write of it elsewhere in the module (high); the parameter's docstring line speaking of it
+(medium); the type alone (low, reported only with `--confidence low`, and never given a safe fix),
+said so when the name or docstring declares a format (`date`, an IBAN, "format YYYY-MM-DD"). A value
+the tool refuses (`if not x: raise`, a `validate_*(x)` call on a string) is not legal: no finding.
+Silent where the falsy value is not dropped: the `else` branch also writes (`if enabled:
 on() else: off()` on a required `bool`), the test refuses it out loud (`if not agent_id: raise`),
 the alternative is the falsy value itself (`flag or False`), or a ternary on a required flag
 chooses between two values. An identifier (`*_id`, `path`, `name`, `repo`, ...) names nothing when
@@ -79,6 +88,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from toollint.analysis import ParamInfo, ToolInfo, contains, function_nodes
+from toollint.analysis.legality import falsy_premise
 from toollint.analysis.paths import blocks
 from toollint.analysis.resolver import MAX_DEPTH as MAX_ALIAS_DEPTH
 from toollint.analysis.resolver import resolve_alias
@@ -91,7 +101,7 @@ from toollint.analysis.vocabulary import (
     is_identifier_name,
 )
 from toollint.context import ModuleContext
-from toollint.evidence import Evidence
+from toollint.evidence import Confidence, Evidence, EvidenceKind, Premise
 from toollint.model import Edit, Finding, Fix
 from toollint.registry import rule
 
@@ -189,20 +199,27 @@ def writes_after(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, sum
     """Some statement that runs after `stmt` falls through writes: a later statement of its block or of
     a block around it. A write in another branch of an `if` around it (a dispatcher's sibling
     action) is not after it."""
+    return any(id(s) in summary.writing_nodes for block, index in blocks_around(fn, stmt, summary)
+               for s in block[index + 1:])
+
+
+def blocks_around(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt,
+                  summary: FunctionSummary) -> Iterator[tuple[list[ast.stmt], int]]:
+    """Each statement list from the function's body down to `stmt`, with the index in it of the
+    statement that holds `stmt` (or is it)."""
     around = summary.ancestors(stmt)
     block: list[ast.stmt] = fn.body
     while True:
         index = next((i for i, s in enumerate(block) if id(s) in around), None)
         if index is None:
-            return False
-        if any(id(s) in summary.writing_nodes for s in block[index + 1:]):
-            return True
+            return
+        yield block, index
         holder = block[index]
         if holder is stmt:
-            return False
+            return
         inner = next((b for b in blocks(holder) if any(id(x) in around for x in b)), None)
         if inner is None:
-            return False
+            return
         block = inner
 
 
@@ -240,7 +257,9 @@ def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -
     return best
 
 
-def _fix(ctx: ModuleContext, name: ast.Name, test_node: ast.AST, form: str) -> Fix | None:
+def _fix(ctx: ModuleContext, name: ast.Name, test_node: ast.AST, form: str, safe: bool = True) -> Fix | None:
+    """`is not None` for the truth test: safe only when the falsy value's legality has evidence beyond
+    the type (otherwise `""` would become a legal IBAN or date)."""
     if form not in ("if", "if not"):
         return None
     expr = test_node.test if isinstance(test_node, (ast.If, ast.While, ast.IfExp)) else None
@@ -249,7 +268,7 @@ def _fix(ctx: ModuleContext, name: ast.Name, test_node: ast.AST, form: str) -> F
     new = f"{name.id} is None" if form == "if not" else f"{name.id} is not None"
     edit = Edit(ctx.path, expr.lineno, ctx.char_col(expr.lineno, expr.col_offset) + 1,
                 expr.end_lineno, ctx.char_col(expr.end_lineno, expr.end_col_offset) + 1, new)
-    return Fix(f"Replace the truth test with `{new}`", (edit,), safe=True)
+    return Fix(f"Replace the truth test with `{new}`", (edit,), safe=safe)
 
 
 @rule(
@@ -285,16 +304,12 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             continue
         for name, test_node, form in (t for t in tests if t[0].id in candidates):
             stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(tool.node, test_node)
-            gates = stmt is not None and id(stmt) in summary.writing_nodes
-            if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(
-                stmt.body[-1], (ast.Return, ast.Raise)
-            ):
-                # `if not x: return ...` gates every write after it (not those of sibling branches)
-                gates = writes_after(tool.node, stmt, summary)
-            if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
-                gates = True  # `value = x or default` feeding a later write
-            if not gates or rejects_falsy(stmt, test_node, form) or falsy_branch_writes(stmt, test_node, form, summary):
+            if not gates_write(tool.node, stmt, test_node, name, form, summary):
                 continue
+            if rejects_falsy(stmt, test_node, form) or falsy_branch_writes(stmt, test_node, form, summary):
+                continue
+            if stored_before(tool.node, stmt, name.id, summary):
+                continue  # the value already reached state: the test only picks an extra side effect
             param = summary.param(name.id)
             default_is_none = bool(param and isinstance(param.default, ast.Constant) and param.default.value is None)
             optional = default_is_none or (param is not None and "None" in admitted_types(param, resolver))
@@ -302,21 +317,97 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 continue  # `"A" if flag else "B"` on a required flag chooses between two values
             if form == "or" and keeps_falsy(test_node, name):
                 continue
-            dropped = " / ".join(candidates[name.id])
+            premises = [falsy_premise(tool, param, v, ctx.tree, ctx.disk_path) for v in candidates[name.id]] \
+                if param is not None else []
+            legal = [(v, pr) for v, pr in zip(candidates[name.id], premises) if pr is not None]
+            if not legal:
+                continue  # the tool or a helper refuses every one of them: nothing legal is dropped
+            values = [v for v, _ in legal]
+            premise = max((pr for _, pr in legal if pr is not None), key=lambda pr: pr.confidence)
+            dropped = " / ".join(values)
             advice = (f"test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead" if optional
                       else f"handle {dropped} explicitly")
             shown = {"if": f"if {name.id}:", "if not": f"if not {name.id}:", "or": f"{name.id} or ...",
                      "and": f"{name.id} and ...", "bool": f"bool({name.id})"}[form]
+            guard = test_node.test if isinstance(test_node, (ast.If, ast.While, ast.IfExp)) else (
+                stmt.test if isinstance(stmt, (ast.If, ast.While)) else None)
             yield ctx.finding(
                 "TL104",
                 name,
                 f"`{shown}` in `{tool.name}` treats the legal value {dropped} of `{name.id}` as absent and "
                 f"skips the state write; {advice}",
                 tool=tool.qualname,
-                fix=_fix(ctx, name, test_node, form) if default_is_none else None,
-                evidence=Evidence(parameter=name.id),
+                fix=_fix(ctx, name, test_node, form, safe=premise.confidence > Confidence.LOW)
+                if default_is_none else None,
+                evidence=Evidence(parameter=name.id, guard=guard, premises=(
+                    Premise(f"`{shown}` gates a state write the falsy value skips", EvidenceKind.CODE,
+                            f"line {getattr(stmt, 'lineno', name.lineno)}"), premise)),
                 param=name.id,
                 form=form,
-                dropped=candidates[name.id],
+                dropped=values,
                 default_is_none=default_is_none,
             )
+
+
+def falsy_direction(test: ast.expr, name: ast.Name) -> bool | None:
+    """The truth of an `if` test when `name` holds its falsy value: `x` -> False, `not x` -> True,
+    `x and ...` -> False, `not x or ...` -> True; None when the other operands decide."""
+    if test is name:
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = falsy_direction(test.operand, name)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            d = falsy_direction(value, name)
+            if d is False and isinstance(test.op, ast.And):
+                return False
+            if d is True and isinstance(test.op, ast.Or):
+                return True
+    return None
+
+
+def gates_write(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt | None, test_node: ast.AST,
+                name: ast.Name, form: str, summary: FunctionSummary) -> bool:
+    """The test decides whether a state write happens, and the falsy value takes the side without it.
+    Judged on the branch the falsy value takes: `if flag and taken: raise` exits on the truthy value,
+    so the falsy one flows on to the writes after it."""
+    if stmt is None:
+        return False
+    if isinstance(stmt, ast.If) and contains(stmt.test, name):
+        direction = falsy_direction(stmt.test, name)
+        taken, other = (stmt.body, stmt.orelse) if direction else (stmt.orelse, stmt.body)
+        if direction is not None:
+            if _leaves(other) and not _writes(other, summary):
+                return False  # the exit is on the truthy side: the falsy value goes on
+            if _leaves(taken) and not _writes(taken, summary):
+                return writes_after(fn, stmt, summary)
+            return _writes(other, summary) and not _writes(taken, summary)
+    gates = id(stmt) in summary.writing_nodes
+    if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+        gates = writes_after(fn, stmt, summary)  # `if not x: return ...` gates every write after it
+    if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
+        gates = True  # `value = x or default` feeding a later write
+    return gates
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _writes(body: list[ast.stmt], summary: FunctionSummary) -> bool:
+    return any(id(s) in summary.writing_nodes for s in body)
+
+
+def stored_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt | None, name: str,
+                  summary: FunctionSummary) -> bool:
+    """The parameter's value reached state on every path before the test: a plain statement of a
+    block around the test, earlier than it, writes state and reads the parameter
+    (`settings.on = on` / `save(on=on)` then `if on: also_switch_off_x()`)."""
+    if stmt is None:
+        return False
+    return any(
+        isinstance(earlier, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
+        and id(earlier) in summary.writing_nodes
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(earlier))
+        for block, index in blocks_around(fn, stmt, summary) for earlier in block[:index])

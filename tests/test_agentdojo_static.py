@@ -28,13 +28,33 @@ EXPECTED = {
 }
 
 
+# The premise of each TL104 site, from the evidence AgentDojo itself gives: only `recurring` has it
+# (`recurring: false` in banking's environment.yaml), as the paper says ("only recurring admits a
+# legal falsy value"); the others rest on their `str`/`float` type alone, so they are low confidence:
+# reported at `--confidence low`, left out by default, never given a safe fix.
+HIGH = {"recurring"}
+
+
 def test_agentdojo_v1_tools_findings(agentdojo_src: Path) -> None:
     tools_dir = agentdojo_src / "default_suites" / "v1" / "tools"
-    result = lint_paths([str(tools_dir)], Settings())
+    result = lint_paths([str(tools_dir)], Settings(confidence="low"))
     findings = [f for r in result.files for f in r.reported]
     got = {(Path(f.path).name, f.tool, f.code, f.properties.get("param")) for f in findings}
     assert got == EXPECTED
     assert len(findings) == len(EXPECTED) == 13
+    low = {f.properties["param"] for f in findings if f.confidence.name == "LOW"}
+    assert low == {p for _, _, code, p in EXPECTED if code == "TL104"} - HIGH
+    recurring = next(f for f in findings if f.properties.get("param") == "recurring")
+    assert recurring.evidence is not None
+    assert "environment.yaml has recurring=False" in recurring.evidence.premises[-1].describe()
+    assert all(f.fix is None or not f.fix.safe for f in findings if f.confidence.name == "LOW")
+
+
+def test_agentdojo_v1_tools_default_confidence_reports_what_the_evidence_holds(agentdojo_src: Path) -> None:
+    tools_dir = agentdojo_src / "default_suites" / "v1" / "tools"
+    findings = [f for r in lint_paths([str(tools_dir)], Settings()).files for f in r.reported]
+    got = {(Path(f.path).name, f.tool, f.code, f.properties.get("param")) for f in findings}
+    assert got == {e for e in EXPECTED if e[2] != "TL104" or e[3] in HIGH}
 
 
 def test_agentdojo_whole_package_has_no_internal_errors(agentdojo_src: Path) -> None:

@@ -17,6 +17,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "frontends" / "banking_tools.py"
 NEW_DEFECT = """
 
 def set_limit(account: Annotated[dict, Depends("bank_account")], limit: int | None = None) -> str:
+    '''Set the daily limit. limit: the new limit, 0 for none (so 0 is legal, and the premise medium).'''
     if limit:
         account["limit"] = limit
     return str(account.get("limit"))  # not a success message: one finding (TL104) for this defect

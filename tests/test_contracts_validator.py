@@ -236,8 +236,10 @@ def test_cli_draft_errors_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "mod.py").write_text("def g(): pass\n")
     code, _, err = run_cli("draft", "pkg.mod:f", "--src", str(tmp_path))
     assert code == 2 and "'f' is not defined" in err
-    code, _, err = run_cli("draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "no" / "x.yaml"))
-    assert code == 2 and "cannot write" in err
+    code, _, err = run_cli("draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "pkg"))
+    assert code == 2 and err.count("\n") == 1 and "cannot write" in err and "a directory" in err
+    code, _, err = run_cli("draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "new" / "x.yaml"))
+    assert code == 0 and (tmp_path / "new" / "x.yaml").is_file()  # a missing folder is made, as for -o
 
 
 def test_draft_of_a_small_tool_validates_and_reads_the_docstring(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ def tool(fn):
 
 @tool
 def set_note(account_id: str, note: str) -> str:
-    """Set the note of an account."""
+    """Set the note of an account; note: the new note, empty to clear it."""
     if note:
         STATE["accounts"][account_id] = note
     return "Note updated."

@@ -36,7 +36,7 @@ def test_one_contract_per_flagged_tool_saying_what_it_confirms(drafted: tuple[Pa
     _, code, out, err = drafted
     assert code == 0, err
     lines = sorted(out.splitlines())
-    assert len(lines) == 8 and all(line.startswith("wrote ") for line in lines)
+    assert len(lines) == 7 and all(line.startswith("wrote ") for line in lines)
     top_up = next(line for line in lines if "Bank.top_up.yaml" in line)
     assert top_up.endswith(": 1 clause(s); confirms TL201 pre.commented_guard_71")
     release = next(line for line in lines if "Bank.release_funds.yaml" in line)
@@ -49,7 +49,7 @@ def test_what_it_writes_loads_and_checks_clean(drafted: tuple[Path, int, str, st
     project, *_ = drafted
     directory = project / "contracts" / "derived"
     contracts, errors = load_contracts([directory])
-    assert errors == [] and len(contracts) == 8 and all(c.derived for c in contracts)
+    assert errors == [] and len(contracts) == 7 and all(c.derived for c in contracts)
     out, err = io.StringIO(), io.StringIO()
     assert main(["check", str(directory)], stdout=out, stderr=err) == 0, out.getvalue() + err.getvalue()
     assert out.getvalue() == "All contracts passed.\n"
@@ -67,7 +67,7 @@ def test_the_documented_run_prints_what_the_doc_says(tmp_path: Path, monkeypatch
     monkeypatch.chdir(project)
     code, out, err = draft("--from-findings", "bank.py", "-o", "contracts/derived")
     assert code == 0, err
-    assert len(documented) == 8 and sorted(out.splitlines()) == sorted(documented)
+    assert len(documented) == 7 and sorted(out.splitlines()) == sorted(documented)
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -139,7 +139,7 @@ def tool(fn):
 class Shop:
     def __init__(self):
         self.items = {}
-        self.log = []
+        self.returns = []
 
     @tool
     def add_item(self, item_id: str) -> str:
@@ -149,7 +149,7 @@ class Shop:
     @tool
     def remove_item(self, item_id: str) -> str:
         del self.items[item_id]
-        self.log.append(item_id)
+        self.returns.append(item_id)
         return "removed"
 '''
 
@@ -159,7 +159,8 @@ def test_the_round_trip_runs_do_then_undo_whichever_side_is_flagged(tmp_path: Pa
     path.write_text(PAIR)
     findings = [f for f in lint_source(PAIR, str(path), Settings()).reported if f.code == "TL105"]
     assert [(f.tool, f.properties["field"], f.properties["role"]) for f in findings] == [
-        ("Shop.add_item", "log", "do")]  # remove writes the log; add, the do side, never touches it
+        ("Shop.add_item", "returns", "do")]  # remove writes `returns`; add, the do side, never touches it
+    # (a `log` or `history` it appended to would be no obligation: issue 21)
     [tool] = derive_tools(findings)
     [trip] = tool.round_trips
     assert (trip.do, trip.undo) == ("add_item", "remove_item")

@@ -14,13 +14,15 @@ from toollint.engine import lint_source
 from toollint.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
-CONFIGURED = Settings(select=["TL1"], tools=["configured:Env.update_email"], tool_decorators=["expose"])
+# Discovery is the point here, not the premises' evidence: every finding counts (confidence "low").
+CONFIGURED = Settings(select=["TL1"], tools=["configured:Env.update_email"], tool_decorators=["expose"],
+                      confidence="low")
 
 
 @pytest.mark.parametrize("name", ["mcp_server", "langchain_tools", "openai_agents"])
 def test_builtin_profiles(name: str) -> None:
     source = (FIXTURES / f"{name}.py").read_text()
-    result = lint_source(source, f"{name}.py", Settings(select=["TL1"]))
+    result = lint_source(source, f"{name}.py", Settings(select=["TL1"], confidence="low"))
     assert {(f.line, f.code) for f in result.reported} == expected(source)
 
 

@@ -104,7 +104,8 @@ def test_a_dict_registry_in_the_module_is_followed_as_a_helper() -> None:
            "OPS = {'put': _put}\n"
            "@register_as_tool()\ndef op(key: str, value: str, echo: str) -> str:\n"
            "    OPS['put'](key, value)\n    return f'stored {echo}'\n")
-    result = lint_source(src, "ops.py", Settings(select=["TL103"]))
+    # confidence "low": `echo` only echoed, and no state field is named so (the reach is the point here)
+    result = lint_source(src, "ops.py", Settings(select=["TL103"], confidence="low"))
     assert [(t.qualname, t.writes) for t in result.tools or []] == [("op", True)]
     assert [f.properties["param"] for f in result.reported] == ["echo"]
 

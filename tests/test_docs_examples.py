@@ -429,7 +429,7 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
 # worked example (strict: once one is, this list must lose it). Why each is left: a tau2 host (minutes),
 # a hypothetical project (`src/tools.py`), or file content rather than a transcript.
 PENDING_TRANSCRIPTS = {
-    ('README.md', 'tools/banking_client.py:138:12: TL104 [truthiness-on-falsy-legal-arg] `if amount'),
+    ('README.md', 'tools/banking_client.py:144:12: TL104 [truthiness-on-falsy-legal-arg] `if recurr'),
     ('docs/confirm.md', '$ toollint replay --python $PY witnesses/update_scheduled_transaction.arg.amount'),
     ('docs/confirm.md', '$ toollint replay evil.json'),
     ('docs/confirm.md', 'airline.py:55:5: TL105 [unpaired-verb-field] `book_reservation` writes `flights['),

@@ -117,7 +117,7 @@ def test_each_static_finding_gets_the_verdict_of_the_clauses_that_test_it(
     from toollint.engine import lint_paths
 
     tool_file = str(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py")
-    static = lint_paths([tool_file], Settings()).reported
+    static = lint_paths([tool_file], Settings(confidence="low")).reported  # the type-only premises too
     _, run = confirm(static, Settings(), python=str(agentdojo_python), witness_dir=tmp_path / "w",
                      linted=[tool_file])
     assert [r.tool for r in run.reports] == ["update_scheduled_transaction"]

@@ -15,12 +15,14 @@ from toollint.settings import Settings
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 
 
+@pytest.mark.parametrize("least", ["medium", "low"])
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
-def test_fixture_findings_match_annotations(fixture: Path) -> None:
+def test_fixture_findings_match_annotations(fixture: Path, least: str) -> None:
+    """At the default confidence (medium) and at `--confidence low`, which adds the `[low]` ones."""
     source = fixture.read_text()
-    result = lint_source(source, str(fixture), Settings(select=["TL1"]))
+    result = lint_source(source, str(fixture), Settings(select=["TL1"], confidence=least))
     got = {(f.line, f.code) for f in result.reported}
-    assert got == expected(source)
+    assert got == expected(source, least)
 
 
 def test_every_static_rule_has_a_fixture_that_fires_it() -> None:
@@ -41,7 +43,8 @@ def test_rule_docs_have_ruff_headings(rule: registry.Rule) -> None:
 
 def test_tl104_message_names_dropped_value_and_fix() -> None:
     src = (FIXTURES / "tl104_truthiness.py").read_text()
-    findings = [f for f in lint_source(src, "x.py", Settings(select=["TL104"])).reported if f.line == 16]
+    findings = [f for f in lint_source(src, "x.py", Settings(select=["TL104"], confidence="low")).reported
+                if f.line == 16]
     assert len(findings) == 1
     assert "0.0" in findings[0].message and "is not None" in findings[0].message
     assert findings[0].fix is not None and findings[0].fix.edits[0].replacement == "amount is not None"

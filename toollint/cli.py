@@ -133,6 +133,9 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     sel.add_argument("--select", type=_selection, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
     sel.add_argument("--extend-select", type=_selector_list, metavar="CODES", help="add to the selection")
+    sel.add_argument("--confidence", choices=("low", "medium", "high"),
+                     help="report findings whose premise has at least this confidence (default: medium; "
+                     "low adds premises read from a type or a name alone)")
     cfg = parser.add_argument_group("configuration")
     where = cfg.add_mutually_exclusive_group()
     where.add_argument("--config", metavar="FILE", help="read [tool.toollint] from this file")

@@ -158,12 +158,13 @@ def load_settings(path: Path) -> Settings:
 @dataclass(frozen=True)
 class SettingsOverride:
     """What the command line sets over every file's settings: `--select`, `--extend-select`,
-    `--ignore`, `--no-respect-gitignore`."""
+    `--ignore`, `--no-respect-gitignore`, `--confidence`."""
 
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     respect_gitignore: bool | None = None
+    confidence: str | None = None  # --confidence
 
     def apply(self, settings: Settings) -> Settings:
         """The settings with the command line applied over them. As in ruff, the command line is a
@@ -183,6 +184,7 @@ class SettingsOverride:
             extend_select=extend_select,
             ignore=ignore,
             respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
+            confidence=self.confidence or settings.confidence,
         )
 
 

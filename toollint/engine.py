@@ -34,6 +34,7 @@ from toollint.analysis import Rejection, ToolFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
+from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
@@ -236,6 +237,7 @@ def lint_tree(
 def run_rules(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
     """Every enabled static rule on one module; a rule that raises becomes one TL904."""
     findings: list[Finding] = []
+    least = Confidence.parse(ctx.settings.confidence)  # a premise weaker than this is not reported
     for rule in registry.static_rules():
         if rule.code not in enabled or rule.check is None:
             continue
@@ -244,7 +246,7 @@ def run_rules(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
         except Exception as exc:  # noqa: BLE001 - a bug in one rule must not cost the other rules or files
             findings.append(internal_error(ctx.path, rule.code, exc))
         else:
-            findings.extend(f for f in found if f.code in enabled)
+            findings.extend(f for f in found if f.code in enabled and f.confidence >= least)
     findings.extend(too_complex(ctx, enabled))
     return findings
 

@@ -87,3 +87,24 @@ class Evidence:
     @property
     def confidence(self) -> Confidence:
         return min((p.confidence for p in self.premises), default=Confidence.HIGH)
+
+    @property
+    def deciding(self) -> Premise | None:
+        """The premise the confidence comes from: the weakest, the last of equals (a rule states its
+        own code-read premise first and the one it had to find evidence for after it)."""
+        weakest = None
+        for p in self.premises:
+            if weakest is None or p.confidence <= weakest.confidence:
+                weakest = p
+        return weakest
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain data for the JSON and SARIF reports."""
+        return {
+            "confidence": self.confidence.name.lower(),
+            "parameter": self.parameter,
+            "state_path": self.state_path,
+            "guard": ast.unparse(self.guard) if self.guard is not None else None,
+            "premises": [{"claim": p.claim, "kind": p.kind.value, "confidence": p.confidence.name.lower(),
+                          "source": p.source} for p in self.premises],
+        }

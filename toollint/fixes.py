@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import difflib
 import io
 import os
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING
 from toollint import atomic
 from toollint.console import printable
 from toollint.errors import FixError, StopCheck, UsageError
+from toollint.evidence import Confidence
 from toollint.model import Edit, Finding, Fix
 from toollint.regular import read_regular
 
@@ -108,12 +110,20 @@ def uncomment_guard(finding: Finding, source: str) -> Fix | None:
 COMPUTED = {"TL102": uncomment_guard}
 
 
+LOW_PREMISE = "its premise rests on the parameter's type alone"
+
+
 def fix_for(finding: Finding, source: str) -> Fix | None:
-    """The rule's own fix, else one computed here, else None."""
-    if finding.fix is not None:
-        return finding.fix
-    compute = COMPUTED.get(finding.code)
-    return compute(finding, source) if compute else None
+    """The rule's own fix, else one computed here, else None. A fix whose finding rests on a
+    low-confidence premise (`""` legal for a `str` only because of its type) is never safe: whether it
+    is right depends on the very premise nobody has evidence for."""
+    fix = finding.fix
+    if fix is None:
+        compute = COMPUTED.get(finding.code)
+        fix = compute(finding, source) if compute else None
+    if fix is not None and fix.safe and finding.confidence <= Confidence.LOW:
+        fix = dataclasses.replace(fix, safe=False, description=f"{fix.description} (unsafe: {LOW_PREMISE})")
+    return fix
 
 
 # --------------------------------------------------------------------------------------------------

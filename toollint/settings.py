@@ -75,6 +75,13 @@ def _non_empty(value: Any) -> str | None:
     return "must not be empty" if value == "" else None
 
 
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+
+
+def _confidence(value: Any) -> str | None:
+    return None if value in CONFIDENCE_LEVELS else f"must be one of {', '.join(CONFIDENCE_LEVELS)}"
+
+
 def _references(value: Any) -> str | None:
     """`"pkg.mod:func"` / `"pkg.mod:Class.method"` entries: a module, a colon, a qualified name."""
     bad = [v for v in value or () if not re.fullmatch(r"[\w.]+:[A-Za-z_][\w.]*", v)]
@@ -151,6 +158,9 @@ class Settings:
     ignore: list[str] = field(default_factory=list, metadata=meta(selectors=True))
     extend_select: list[str] = field(default_factory=list, metadata=meta(selectors=True))
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict, metadata=meta(selectors=True))  # glob: codes
+    # The least confidence a finding's premise needs to be reported (docs/rules.md, "Confidence"): by
+    # default a premise resting on a type or a name alone is left out.
+    confidence: str = field(default="medium", metadata=meta(check=_confidence))
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True  # skip what .gitignore files ignore when walking directories

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
-from toollint.analysis.vocabulary import is_write_verb
+from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
@@ -87,6 +87,8 @@ def statement_definitely_writes(s: ast.stmt, summary: FunctionSummary) -> bool:
 def _decide(s: ast.stmt, summary: FunctionSummary) -> bool:
     if id(s) not in summary.writing_nodes:
         return False
+    if refused_write(s, summary) is not None:
+        return False  # `helper(...)` whose write can be refused, its answer ignored
     if id(s) in summary.header_writes:
         return True  # `if not add_to_db(...):` writes before either branch
     if isinstance(s, ast.If):
@@ -100,6 +102,25 @@ def _decide(s: ast.stmt, summary: FunctionSummary) -> bool:
         return handlers_ok and (definitely_writes(s.body, summary) or definitely_writes(s.finalbody, summary))
     # A loop may run zero times; a match may take a case that does not write.
     return not isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.Match))
+
+
+def refused_write(s: ast.stmt, summary: FunctionSummary) -> tuple[str, int] | None:
+    """`self._add(x)` as a statement, where the helper can refuse: some `return False` (or `0`, or an
+    error text) of it comes before any write is guaranteed. The caller ignores the answer, so the
+    write is not guaranteed. (helper name, line of the refusing return), else None."""
+    call = s.value if isinstance(s, ast.Expr) else None
+    if isinstance(call, ast.Await):
+        call = call.value
+    sub = summary.helper_calls.get(id(call)) if isinstance(call, ast.Call) else None
+    if sub is None or not sub.writes:
+        return None
+    for ret in sub.returns:
+        value = ret.value
+        refusal = isinstance(value, ast.Constant) and (
+            value.value is False or (isinstance(value.value, str) and bool(FAILURE_WORDS.search(value.value))))
+        if refusal and not write_guaranteed_before(sub.node.body, ret, sub):
+            return sub.name, ret.lineno
+    return None
 
 
 def write_guaranteed_before(stmts: list[ast.stmt], target: ast.stmt, summary: FunctionSummary) -> bool | None:
@@ -171,13 +192,17 @@ def _negation(test: ast.expr) -> frozenset[str] | None:
 class _WriteCover:
     """Guards that leave, followed by conditional writes that together cover what the guards let
     through: `if a is None and b is None: raise` then `if a is not None: write` and
-    `if b is not None: write` guarantees a write although each write alone is conditional."""
+    `if b is not None: write` guarantees a write although each write alone is conditional. A found
+    flag counts too: `found = False`, a loop that sets `found = True` only right after a write, then
+    `if not found: raise` guarantees the write."""
 
     def __init__(self) -> None:
         self.known: list[frozenset[str]] = []  # disjunctions that hold after the guards seen so far
         self.written_when: set[str] = set()  # conditions under which some write definitely happened
 
     def step(self, s: ast.stmt, summary: FunctionSummary) -> bool:
+        if isinstance(s, ast.If) and not s.orelse and terminates(s.body) and _found_flag_guard(s.test, summary):
+            return True
         if isinstance(s, ast.If) and not s.orelse:
             if terminates(s.body):
                 negation = _negation(s.test)
@@ -188,6 +213,78 @@ class _WriteCover:
                 if literal is not None:
                     self.written_when.add(literal)
         return any(disjunction <= self.written_when for disjunction in self.known)
+
+
+def _found_flag_guard(test: ast.expr, summary: FunctionSummary) -> bool:
+    """`if not found:` where every `found = True` of the function follows a definite write in its own
+    block (`record.x = v; found = True; break`): past this guard, the write happened."""
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name)):
+        return False
+    flag = test.operand.id
+    sets = 0
+    for block in _all_blocks(summary.node.body):
+        for i, s in enumerate(block):
+            if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag for t in s.targets) \
+                    and isinstance(s.value, ast.Constant) and s.value.value is True:
+                sets += 1
+                if not definitely_writes(block[:i], summary):
+                    return False
+    return sets > 0
+
+
+def _all_blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """Every statement list of a function body (not of nested definitions), iteratively."""
+    stack = [body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for s in block:
+            if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(blocks(s))
+
+
+def no_change_requested(body: list[ast.stmt], target: ast.stmt, summary: FunctionSummary,
+                        optional: frozenset[str]) -> bool:
+    """An optional-field updater: every write before `target` (a return of the function's own body)
+    sits under `if field is not None:` (or `is not NOT_GIVEN`) for an optional parameter, so the only
+    path on which nothing is written is a call that asked for no change."""
+    if target not in body:
+        return False
+    guarded = 0
+    for s in body[:body.index(target)]:
+        if isinstance(s, ast.If) and terminates(s.body) and any(
+                isinstance(n, ast.Name) and n.id in optional for n in ast.walk(s.test)):
+            return False  # `if a is None: raise`: the call must ask for something, and may not get it
+        if id(s) not in summary.writing_nodes:
+            continue
+        if not (isinstance(s, ast.If) and _asks_for_change(s.test, optional)) and not _applies_updates(s, summary):
+            return False
+        guarded += 1
+    return guarded > 0
+
+
+def _applies_updates(s: ast.stmt, summary: FunctionSummary) -> bool:
+    """`for key, value in updates.items(): if value is not None: record[key] = value`: a loop over a
+    parameter writing each entry given, so the path without a write is a call that gave none."""
+    if not isinstance(s, ast.For):
+        return False
+    source = s.iter.func.value if isinstance(s.iter, ast.Call) and isinstance(s.iter.func, ast.Attribute) \
+        else s.iter
+    if not (isinstance(source, ast.Name) and source.id in {p.name for p in summary.params}):
+        return False
+    entries = frozenset(n.id for n in ast.walk(s.target) if isinstance(n, ast.Name))
+    return all(statement_definitely_writes(b, summary) or (isinstance(b, ast.If) and _asks_for_change(b.test, entries))
+               for b in s.body if id(b) in summary.writing_nodes) and not s.orelse
+
+
+def _asks_for_change(test: ast.expr, optional: frozenset[str]) -> bool:
+    """`x is not None`, `x != None`, `x is not NOT_GIVEN` on an optional parameter (or an `or` of them)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return all(_asks_for_change(v, optional) for v in test.values)
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+            and isinstance(test.left, ast.Name) and test.left.id in optional
+            and (isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+                 or isinstance(test.comparators[0], ast.Name) and test.comparators[0].id.isupper()))
 
 
 def blocks(s: ast.stmt) -> list[list[ast.stmt]]:

@@ -170,6 +170,8 @@ class FunctionSummary:
     header_writes: set[int] = field(default_factory=set)
     # helpers this function reaches (transitively, within MAX_HELPER_HOPS), in call order
     helpers: list[FunctionNode] = field(default_factory=list)
+    # id of a call to a helper that was followed -> that helper's summary (is its write refusable?)
+    helper_calls: dict[int, FunctionSummary] = field(default_factory=dict, repr=False)
     opaque: list[OpaqueUse] = field(default_factory=list)  # state used whole (see OpaqueUse)
     external: list[ExternalCall] = field(default_factory=list)  # may write outside the state it sees
     complete: bool = True  # False for the stand-in returned when a helper cycle reaches back here
@@ -937,6 +939,9 @@ class _Summariser:
                 self.record(owner, "mutate", call)
                 if through_calls:
                     self.expr(func.value, "other" if ctx != "log" else "log")
+                else:  # `self.folders[name].add(e)`: the key selects which record is mutated
+                    for key in chain_keys(func.value):
+                        self.expr(key, "lookup")
                 for a in args:
                     self.expr(a, "state")
                 return
@@ -954,6 +959,7 @@ class _Summariser:
             if sub is not None and not sub.complete:
                 self.opaque_args(call, f"{helper.node.name} (helper cycle)")
             if sub is not None:
+                self.summary.helper_calls[id(call)] = sub
                 self.summary.opaque.extend(sub.opaque)
                 self.summary.external.extend(sub.external)
                 for acc in sub.reads:

@@ -160,6 +160,24 @@ FAILURE_WORDS = re.compile(
     r"no\s+\w+\s+(?:found|exists?|available))\b",
     re.IGNORECASE,
 )
+# A reply that says nothing happened or describes a state rather than a change: "No user is currently
+# logged in", "There are no pending orders", "User is still logged in". Success words inside such a
+# sentence ("logged") describe the state, they do not claim an action.
+NEGATED_REPLY = re.compile(
+    r"^\W*no\b|\bno\s+(?:\w+\s+){0,2}(?:is|are|was|were|has|have|exists?|matche[sd]|left)\b|\bnever\b|n't\b|"
+    r"\bnone\b",
+    re.IGNORECASE,
+)
+STATUS_REPLY = re.compile(r"\b(?:is|are)\s+(?:currently|still|now\s+not|presently)\b", re.IGNORECASE)
+
+
+def reply_claims_success(text: str) -> bool:
+    """The constant text of a reply claims that something was done: a success word, and no error
+    word, no negation and no description of a standing state ("is currently logged in")."""
+    return bool(SUCCESS_WORDS.search(text)) and not FAILURE_WORDS.search(text) \
+        and not NEGATED_REPLY.search(text) and not STATUS_REPLY.search(text)
+
+
 # Keys of a reply dict that mark it an error reply: `{"error": "..."}`, `{"status": "failed"}`.
 ERROR_KEYS = frozenset({"error", "errors", "err", "failure", "exception", "detail"})
 

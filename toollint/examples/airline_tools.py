@@ -53,7 +53,7 @@ class AirlineTools:
 
     @is_tool(ToolType.WRITE)
     def update_baggage(self, reservation_id: str, total_bags: Optional[int] = None, nonfree_bags: Optional[int] = None) -> str:
-        """Update the baggage of a reservation.
+        """Update the baggage of a reservation (total_bags: the new count, 0 for none).
 
         Checks: Reservation must not be cancelled.
         """
@@ -68,7 +68,7 @@ class AirlineTools:
 
     @is_tool(ToolType.WRITE)
     def update_passenger_name(self, reservation_id: str, first_name: str, last_name: str) -> str:
-        """Change the passenger's name on a reservation."""
+        """Change the passenger's name on a reservation: first_name and last_name are stored."""
         reservation = self._get_reservation(reservation_id)
         reservation.first_name = first_name
         logger.info("last name would be %s", last_name)  # seeded TL103: never stored

@@ -100,6 +100,7 @@ class CheckOptions:
                 extend_select=tuple(a["extend_select"] or ()),
                 ignore=tuple(a["ignore"] or ()),
                 respect_gitignore=False if a["no_respect_gitignore"] else None,
+                confidence=a.get("confidence"),
             ),
             output=OutputOptions(
                 format="concise" if output_format == "text" else output_format,

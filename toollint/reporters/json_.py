@@ -55,6 +55,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
             for r in finding.related
         ],
         "properties": finding.properties,
+        "confidence": finding.confidence.name.lower(),
+        "evidence": finding.evidence.to_dict() if finding.evidence is not None else None,
         "url": rule.help_uri if rule else None,
         "suppressed": finding.suppressed,
     }

@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from toollint import __version__
 from toollint.console import printable
+from toollint.evidence import Confidence
 from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
 from toollint.registry import Rule, all_rules, docs_uri
@@ -201,6 +202,9 @@ def _fix(fix: Fix, files: _Files) -> dict[str, Any]:
     }
 
 
+RANK = {Confidence.HIGH: 90.0, Confidence.MEDIUM: 60.0, Confidence.LOW: 30.0}
+
+
 def _result(
     f: Finding,
     fingerprint: str,
@@ -218,6 +222,9 @@ def _result(
     code_flow = properties.pop("code_flow", None)
     if f.tool:
         properties.setdefault("tool", f.tool)
+    if f.evidence is not None:
+        properties["confidence"] = f.confidence.name.lower()
+        properties["premises"] = [p.describe() for p in f.evidence.premises]
     result: dict[str, Any] = {"ruleId": f.code}
     if f.code in rule_index:
         result["ruleIndex"] = rule_index[f.code]
@@ -225,6 +232,8 @@ def _result(
     result["message"] = {"text": printable(f.message)}
     result["locations"] = [files.location(f.path, f.line, f.col, f.end_line, f.end_col)]
     result["partialFingerprints"] = partial
+    if f.evidence is not None:  # SARIF's 0-100 priority: how far the premise's evidence goes
+        result["rank"] = RANK[f.confidence]
     if properties:
         result["properties"] = properties
     if f.related:

@@ -65,6 +65,10 @@ def write_full(report: Report, stream: TextIO, lines_of: LineSource = read_lines
             stream.write(f"{' ' * gutter} {bar} {' ' * start}{style.red('^' * (end - start))}\n")
         if finding.fix is not None:
             stream.write(f"{' ' * gutter} = {style.bold('help')}: {printable(finding.fix.description)}\n")
+        premise = finding.evidence.deciding if finding.evidence is not None else None
+        if premise is not None:  # the premise the finding's confidence rests on, with its evidence
+            stream.write(f"{' ' * gutter} = {style.bold('premise')} ({finding.confidence.name.lower()} "
+                         f"confidence, {premise.kind.value}): {printable(premise.describe())}\n")
         stream.writelines(
             f"{' ' * gutter} = {style.bold('note')}: {printable(r.path)}:{r.line}:{r.col}: {printable(r.message)}\n"
             for r in finding.related
