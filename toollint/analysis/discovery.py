@@ -53,6 +53,12 @@ TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
 # Decorators that make a method something other than a tool body.
 NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
                                  "getter", "deleter", "overload"})
+# Attributes of a call's context object that hold the state the server keeps between calls.
+CONTEXT_STATE_ATTRS = frozenset({"lifespan_context"})
+# The state path of such a context object itself: only its `CONTEXT_STATE_ATTRS` (reached directly or
+# through `CONTEXT_HOPS`) are state; its session, request id and logger are not.
+CONTEXT_ROOT = "<context>"
+CONTEXT_HOPS = frozenset({"request_context"})
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
 # Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
 _HTTP_VERB_TEXT = re.compile(r"""['"](?:GET|POST|PUT|PATCH|DELETE)\b""")
@@ -193,6 +199,22 @@ def depends_roots(fn: FunctionNode, aliases: dict[str, ast.expr] | None = None,
     return roots
 
 
+def context_state_params(fn: FunctionNode) -> dict[str, str]:
+    """Parameters of a call's context object through which the function reaches the state a server
+    keeps for its whole life (`ctx.lifespan_context`, `ctx.request_context.lifespan_context`): the
+    context is a state root, so what the call writes through it is that state."""
+    params = {a.arg for a in all_args(fn)}
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+        if isinstance(node, ast.Attribute) and node.attr in CONTEXT_STATE_ATTRS:
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in params:
+                out[base.id] = CONTEXT_ROOT
+    return out
+
+
 def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
     """Names a block binds to mutable containers or objects: state a tool may write. Maps each to
     the class it is an instance of when that is syntactic (`db = SqliteDatabase(path)`)."""
@@ -285,6 +307,7 @@ class _Discoverer:
         self.found = Discovery()
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
+        self.handlers = self._keyword_handlers()
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
@@ -305,6 +328,7 @@ class _Discoverer:
             roots.setdefault("self", "")
         for name in scope.closure_state:
             roots.setdefault(name, name)
+        roots.update((k, v) for k, v in context_state_params(fn).items() if k not in roots)
         return roots
 
     def add(self, fn: FunctionNode, scope: _Scope, profile: str, found_by: str, *, declared: bool | None = None,
@@ -383,6 +407,19 @@ class _Discoverer:
             self.class_bases = class_ancestors(cls, self.module) if cls.bases else []
         return self.class_bases
 
+    def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
+        """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""
+        keywords = self.patterns.dispatcher_keywords
+        if not keywords or (self.source is not None and not any(k in self.source for k in keywords)):
+            return {}
+        out: dict[str, tuple[str, str]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg in keywords and isinstance(kw.value, ast.Name):
+                        out.setdefault(kw.value.id, (keywords[kw.arg], kw.arg))
+        return out
+
     def _registered_functions(self) -> dict[str, tuple[str, str]]:
         """Function names passed to a registration call anywhere in the module -> (family, call)."""
         regs = self.patterns.registrations
@@ -451,25 +488,49 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    if not fn.decorator_list:
-        return False
     dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
-    if dec is None:
+    handler = d.handlers.get(fn.name) if dec is None else None
+    if dec is None and handler is None:
         return False
     args = all_args(fn)
     if not args:
         return False
-    family = d.patterns.dispatchers[decorator_name(dec)]
+    if dec is not None:
+        family, how = d.patterns.dispatchers[decorator_name(dec)], f"dispatcher {_marker_text(dec)}"
+    else:
+        assert handler is not None
+        family, how = handler[0], f"handler `{handler[1]}={fn.name}`"
     names = frozenset(a.arg for a in args)
-    branches = list(name_branches(fn, args[0].arg))
+    # the tool's name is the first parameter (`name`) or a field of one (`params.name`)
+    subjects = frozenset({args[0].arg, *(f"{a.arg}.name" for a in args)})
+    branches = list(name_branches(fn, subjects))
     for tool_name, line, body in branches:
         d.add(branch_function(fn, tool_name, line, body), scope, family,
-              f"branch `{tool_name}` of dispatcher {_marker_text(dec)} `{fn.name}`",
+              f"branch `{tool_name}` of {how} `{fn.name}`",
               qualname=scope.qualname(f"{fn.name}[{tool_name}]"), framework=names)
     if not branches:
-        d.reject(fn, scope, f"dispatcher {_marker_text(dec)} has no branch comparing `{args[0].arg}` with a name")
+        # a handler that serves one tool: the whole function, named by what it checks, if anything
+        only = _single_name(fn, subjects)
+        label = f"`{only}` " if only else ""
+        d.add(branch_function(fn, only or fn.name, fn.lineno, fn.body), scope, family,
+              f"the one tool {label}of {how} `{fn.name}` (no branch on the tool name)",
+              qualname=scope.qualname(f"{fn.name}[{only}]" if only else fn.name), framework=names)
     d.taken.add(id(fn))
     return True
+
+
+def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
+    """The one tool name a handler checks: `assert params.name == "add"`, `if params.name != "add": raise`."""
+    for node in fn.body[:4]:
+        test = node.test if isinstance(node, (ast.Assert, ast.If)) else None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            flipped = ast.Compare(test.left, [ast.Eq()], test.comparators)
+            found = _compared_name(flipped, subjects)
+            if found and (isinstance(node, ast.Assert) == isinstance(test.ops[0], ast.Eq)):
+                return found
+    return None
 
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
@@ -614,28 +675,30 @@ FINDERS: tuple[Finder, ...] = (
 # -- dispatch ----------------------------------------------------------------------------------------
 
 
-def name_branches(fn: FunctionNode, name_param: str) -> Iterator[tuple[str, int, list[ast.stmt]]]:
-    """(tool name, line, body) of every branch of `fn` that compares `name_param` with a constant:
-    `if name == "add":`, `elif name == Tools.ADD:`, `match name: case "add":`."""
+def name_branches(fn: FunctionNode, name_param: str | Collection[str]) -> Iterator[tuple[str, int, list[ast.stmt]]]:
+    """(tool name, line, body) of every branch of `fn` that compares `name_param` (a parameter, or
+    any of several subjects such as `params.name`) with a constant: `if name == "add":`,
+    `elif name == Tools.ADD:`, `match name: case "add":`."""
+    subjects = frozenset({name_param}) if isinstance(name_param, str) else frozenset(name_param)
     for node in own_statements(fn):
         if isinstance(node, ast.If):
-            tool = _compared_name(node.test, name_param)
+            tool = _compared_name(node.test, subjects)
             if tool:
                 yield tool, node.lineno, node.body
-        elif isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) and node.subject.id == name_param:
+        elif isinstance(node, ast.Match) and ast.unparse(node.subject) in subjects:
             for case in node.cases:
                 tool = _pattern_name(case.pattern)
                 if tool:
                     yield tool, case.pattern.lineno, case.body
 
 
-def _compared_name(test: ast.expr, name_param: str) -> str | None:
+def _compared_name(test: ast.expr, subjects: frozenset[str]) -> str | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     left, right = test.left, test.comparators[0]
-    if isinstance(right, ast.Name) and right.id == name_param:
+    if isinstance(right, (ast.Name, ast.Attribute)) and dotted(right) in subjects:
         left, right = right, left
-    if not (isinstance(left, ast.Name) and left.id == name_param):
+    if not (isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) in subjects):
         return None
     return _constant_name(right)
 
@@ -656,10 +719,17 @@ def _pattern_name(pattern: ast.pattern) -> str | None:
 
 
 def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.stmt]) -> FunctionNode:
-    """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body."""
+    """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body
+    after the plain assignments the dispatcher makes before its branches (`board = ctx.state`)."""
     stand_in = copy.copy(fn)
     stand_in.name = re.sub(r"\W", "_", tool_name)
-    stand_in.body = body
+    prefix: list[ast.stmt] = []
+    if body is not fn.body:
+        for stmt in fn.body:
+            if stmt.lineno >= line or not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                break
+            prefix.append(stmt)
+    stand_in.body = [*prefix, *body]
     stand_in.decorator_list = []
     stand_in.lineno = line
     stand_in.end_lineno = max((getattr(s, "end_lineno", None) or s.lineno for s in body), default=line)

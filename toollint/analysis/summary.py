@@ -25,7 +25,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toollint.analysis.discovery import annotated_class, module_state_names, resolve_annotation, type_aliases
+from toollint.analysis.discovery import (
+    CONTEXT_HOPS,
+    CONTEXT_ROOT,
+    CONTEXT_STATE_ATTRS,
+    annotated_class,
+    module_state_names,
+    resolve_annotation,
+    type_aliases,
+)
 from toollint.analysis.dispatch import (
     RegistryTarget,
     local_modules,
@@ -324,6 +332,8 @@ class FunctionIndex:
                 return self.method(owner_type, func.attr)
             if owner in self.classes:  # Class.static_helper(...)
                 return self.method(owner, func.attr)
+            if func.attr in WRAPPED_FUNCTION_ATTRS and owner in self.functions:
+                return self.function(owner)  # `send_email.func(...)`: the decorated tool's own body
             if self.module is not None and owner not in self.functions and owner[:1].islower():
                 imported = self.module.imports().get(owner)
                 if imported is not None:
@@ -331,6 +341,10 @@ class FunctionIndex:
                     if isinstance(found, ModuleSource):
                         return FunctionIndex.of(found, self.accessors).function(func.attr)
         return None
+
+
+# What a tool decorator's wrapper calls the function it wraps (`tool.func`, `functools.wraps`' `__wrapped__`).
+WRAPPED_FUNCTION_ATTRS = frozenset({"func", "fn", "coroutine", "__wrapped__"})
 
 
 def call_name(call: ast.Call) -> str:
@@ -457,6 +471,7 @@ class _Summariser:
         self.via = via
         self.depth = 0
         self.aliases: dict[str, str] = dict(index.module_state)
+        self.declared_globals: set[str] = set()  # `global X` in this body: `X = ...` rebinds module state
         self.aliases.update(roots)
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
@@ -479,6 +494,9 @@ class _Summariser:
             base = self.path(expr.value)
             if base is None:
                 return None
+            if base == CONTEXT_ROOT:  # a call's context: only the state it carries is state
+                return expr.attr if expr.attr in CONTEXT_STATE_ATTRS else \
+                    CONTEXT_ROOT if expr.attr in CONTEXT_HOPS else None
             return f"{base}.{expr.attr}" if base else expr.attr
         if isinstance(expr, ast.Subscript):
             base = self.path(expr.value)
@@ -545,7 +563,7 @@ class _Summariser:
         while True:
             p = self.path(node) if not isinstance(node, ast.Call) else None
             if p is not None:
-                return p
+                return p if p != CONTEXT_ROOT else None  # `ctx.session.send(...)`: not the state it carries
             if isinstance(node, (ast.Attribute, ast.Subscript)):
                 node = node.value
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -724,6 +742,8 @@ class _Summariser:
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
             for global_name in s.names:
                 self.aliases.setdefault(global_name, global_name)
+                if isinstance(s, ast.Global):
+                    self.declared_globals.add(global_name)
         elif isinstance(s, ast.Import):
             self.modules.update(local_modules([s]))
         # nested defs, imports, pass, break, continue: nothing to record
@@ -750,6 +770,11 @@ class _Summariser:
 
     def assign(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
+            if target.id in self.declared_globals:
+                self.record(target.id, "write", stmt)  # `global X; X = ...` / `X += 1`: the module's X changes
+                if value is not None:
+                    self.flow(value, "state")
+                return
             if target.id in self.aliases and target.id in self.index.module_state and isinstance(stmt, ast.AugAssign):
                 self.record(self.aliases[target.id], "write", stmt)
                 if value is not None:
