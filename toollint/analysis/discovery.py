@@ -35,12 +35,18 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from toollint.analysis.dispatch import (
+    KindBranch,
+    NameDispatch,
     branch_tool,
     declared_dispatcher,
     kind_branches,
+    name_chain_branches,
     own_statements,
+    package_declarations,
+    package_dispatches,
     reply_calls,
 )
 from toollint.analysis.patterns import CompiledPatterns, all_patterns
@@ -59,6 +65,7 @@ CONTEXT_STATE_ATTRS = frozenset({"lifespan_context"})
 # through `CONTEXT_HOPS`) are state; its session, request id and logger are not.
 CONTEXT_ROOT = "<context>"
 CONTEXT_HOPS = frozenset({"request_context"})
+_MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
 # Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
 _HTTP_VERB_TEXT = re.compile(r"""['"](?:GET|POST|PUT|PATCH|DELETE)\b""")
@@ -235,7 +242,8 @@ def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
             mutable = called in STATE_CALLS or (called[:1].isupper() and called not in NOT_STATE_CALLS)
             cls = called if called[:1].isupper() else None
         if mutable:
-            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name))
+            # a memo (`relation_cache = {}`) remembers answers: filling it changes no state a task checks
+            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name) and not _MEMO_NAME.search(t.id))
     return names
 
 
@@ -308,11 +316,17 @@ class _Discoverer:
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
         self.handlers = self._keyword_handlers()
+        self.dispatches = self._name_dispatches()
+        self.class_dispatched: NameDispatch | None = None
+        self.declared_names: frozenset[str] = frozenset()
+        # a cheap text test first: most modules compare no name with `==`
+        self.may_name_chain = source is None or "name ==" in source
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
         self.class_toolkit = False
+        self.class_described: tuple[str, str] | None = None  # (how the class describes itself, its tool method)
         self.class_bases: list[Resolved | str] | None = None
         # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
         # of them fall inside it (most modules have none)
@@ -396,6 +410,13 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
+        self.class_described = described_class(cls, methods)
+        self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
+        if self.class_dispatched is not None and self.module is not None:
+            declared = package_declarations(str(Path(self.module.path).resolve().parent))
+            method_names = {m.name for m in methods}
+            # the schemas count only when they name some of this class's methods
+            self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
         for m in methods:
             self.consider(m, scope)
@@ -406,6 +427,14 @@ class _Discoverer:
         if self.class_bases is None:
             self.class_bases = class_ancestors(cls, self.module) if cls.bases else []
         return self.class_bases
+
+    def _name_dispatches(self) -> tuple[NameDispatch, ...]:
+        """`getattr(api, function_name)` on an instance of a class of this module, in any module of its
+        package directory (only when this module defines a class)."""
+        if self.module is None or not self.module.path or \
+                not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
+            return ()
+        return package_dispatches(str(Path(self.module.path).resolve().parent))
 
     def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
         """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""
@@ -621,6 +650,77 @@ def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNod
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
 
 
+def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str, str] | None:
+    """How a class describes itself to the agent, and which of its methods are the tools then: a
+    description of an API whose public methods the model calls (`self._api_description = "..."`, or a
+    `_load_scenario` that loads the world they act on) -> ("...", ""); a description with the
+    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method)."""
+    assigned: set[str] = set()
+    for item in cls.body:
+        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            assigned.update(t.id for t in targets if isinstance(t, ast.Name))
+    init = next((m for m in methods if m.name == "__init__"), None)
+    if init is not None:
+        for node in ast.walk(init):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id == "self":
+                assigned.add(node.attr)
+    api = assigned & API_DESCRIPTIONS
+    if api:
+        return f"`{sorted(api)[0]}`", ""
+    if any(m.name in SCENARIO_LOADERS for m in methods):
+        return f"`{next(m.name for m in methods if m.name in SCENARIO_LOADERS)}`", ""
+    if "description" in assigned and assigned & CALL_PARAMETERS:
+        names = {m.name for m in methods}
+        method = next((m for m in CALL_METHODS if m in names), None)
+        if method is not None:
+            return f"`description` and `{sorted(assigned & CALL_PARAMETERS)[0]}`", method
+    return None
+
+
+# A class attribute describing the whole API to the agent; a method loading the world its methods act on.
+API_DESCRIPTIONS = frozenset({"_api_description", "api_description"})
+SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
+# Class attributes giving one call's parameters, beside `description`; the method that serves the call.
+CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
+CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
+
+
+def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    cls, described = scope.cls, d.class_described
+    if cls is None or described is None:
+        return False
+    how, method = described
+    if method:
+        if fn.name != method:
+            return False
+        d.add(fn, scope, "generic", f"`{fn.name}` of `{cls.name}`, which declares its call to the agent ({how})")
+        return True
+    if fn.name.startswith("_") or any(decorator_name(x) in NOT_TOOL_DECORATORS for x in fn.decorator_list) \
+            or fn.name in _TOOLKIT_EXCLUDE:
+        return False
+    d.add(fn, scope, "generic", f"public method of `{cls.name}`, which describes its API to the agent ({how})")
+    return True
+
+
+def _by_name_dispatch(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A public method of a class the model's calls reach by name (`getattr(api, function_name)(...)`)."""
+    found, cls = d.class_dispatched, scope.cls
+    if found is None or cls is None or fn.name.startswith("_") or fn.name in _TOOLKIT_EXCLUDE or \
+            any(decorator_name(x) in NOT_TOOL_DECORATORS for x in fn.decorator_list):
+        return False
+    declared = d.declared_names
+    if declared and fn.name not in declared:
+        d.reject(fn, scope, f"reached by name through `{found.text}` ({found.where}:{found.line}) but declared to "
+                            "the model by no function-calling schema of its package")
+        return False
+    how = "declared in a schema, " if declared else ""
+    d.add(fn, scope, "generic", f"public method of `{cls.name}`, {how}reached by name through `{found.text}` "
+                                f"({found.where}:{found.line})")
+    return True
+
+
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     hit = d.registered.get(fn.name)
     if hit is None or scope.cls is not None:
@@ -666,9 +766,36 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """`if func_name == "search_action": ... elif func_name == "click_action":`: one tool per branch."""
+    if not d.may_name_chain:
+        return False
+    branches = name_chain_branches(fn)
+    if not branches:
+        return False
+    replies = reply_calls(d.patterns)
+    names = frozenset(a.arg for a in all_args(fn))
+    subject = _kind_subject(branches[0])
+    for branch in branches:
+        name = f"{fn.name}[{branch.kind}]"
+        d.add(branch_tool(fn, name, branch.line, branch.body, replies), scope, "generic",
+              f"branch `{branch.kind}` of `{fn.name}`, which runs the function the model named in `{subject}`",
+              qualname=scope.qualname(name), framework=names)
+    d.taken.add(id(fn))
+    return True
+
+
+def _kind_subject(branch: KindBranch) -> str:
+    test = branch.test.test
+    assert isinstance(test, ast.Compare)
+    side = test.comparators[0] if isinstance(test.left, ast.Constant) else test.left
+    return ast.unparse(side)
+
+
 FINDERS: tuple[Finder, ...] = (
-    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_registration,
-    _by_configuration, _by_request_kind,
+    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_described_class,
+    _by_name_dispatch,
+    _by_registration, _by_configuration, _by_request_kind, _by_name_chain,
 )
 
 

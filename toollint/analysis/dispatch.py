@@ -145,6 +145,37 @@ def kind_branches(fn: FunctionNode, declared: bool = False) -> list[KindBranch]:
     return best
 
 
+# A variable holding the name of the function the model called: `func_name`, `tool_name`, `function_name`.
+_CALLED_NAME_WORDS = frozenset({"func", "function", "tool", "action", "api", "fn", "method", "command"})
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _called_name_subject(subject: str) -> bool:
+    words = set(re.split(r"[_.]", subject.rsplit(".", 1)[-1].lower()))
+    return "name" in words and bool(words & _CALLED_NAME_WORDS)
+
+
+def name_chain_branches(fn: FunctionNode) -> list[KindBranch]:
+    """The branches of `fn` that test a variable holding the called function's name against an
+    identifier (`if func_name == "search": ... elif func_name == "click":`, or one `if` after
+    another), when one variable is tested against two or more distinct names: each branch is what
+    runs when the model calls that function. [] when there is none."""
+    by_subject: dict[str, list[KindBranch]] = {}
+    for node in own_statements(fn):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            continue
+        found = _kind_test(test)
+        if found is not None and _IDENTIFIER.fullmatch(found[0]) and _called_name_subject(found[1]):
+            branches = by_subject.setdefault(found[1], [])
+            if all(b.kind != found[0] for b in branches):
+                branches.append(KindBranch(found[0], node, node.body))
+    best = max(by_subject.values(), key=len, default=[])
+    return sorted(best, key=lambda b: b.line) if len(best) >= 2 else []
+
+
 def declared_dispatcher(fn: FunctionNode, class_names: list[str], patterns: CompiledPatterns) -> str | None:
     """The family whose `RequestDispatcher` names this function (in one of `class_names`), or None."""
     for name, within, family in patterns.request_dispatchers:
@@ -376,4 +407,109 @@ def same_project(dotted: str, importer: str) -> bool:
 @lru_cache(maxsize=256)
 def _directories(directory: str) -> frozenset[str]:
     return frozenset(Path(directory).resolve().parts)
+
+
+# -- 4. dispatch by name onto an object ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NameDispatch:
+    """`getattr(api, function_name)` in `where` (a file of the package, line), where `api = API(...)`: the
+    model's call runs the public method of `API` it names."""
+
+    cls: str
+    where: str
+    line: int
+    text: str
+
+
+_GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*\w+\s*,\s*[A-Za-z_]\w*\s*\)")
+
+
+def name_dispatches(tree: ast.Module, where: str) -> list[NameDispatch]:
+    """Every `getattr(obj, name_variable)` of a module whose `obj` is bound, in the same function, to
+    an instance of a class named in the call that made it (`api = API(executor)`)."""
+    out: list[NameDispatch] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        instances: dict[str, str] = {}
+        calls: list[ast.Call] = []
+        for node in own_statements(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call):
+                called = node.value.func
+                name = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) \
+                    else ""
+                if name[:1].isupper():
+                    instances[node.targets[0].id] = name
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "getattr" \
+                        and len(sub.args) == 2 and all(isinstance(a, ast.Name) for a in sub.args):
+                    calls.append(sub)
+        for call in calls:
+            obj = call.args[0]
+            assert isinstance(obj, ast.Name)
+            if obj.id in instances:
+                out.append(NameDispatch(instances[obj.id], where, call.lineno, ast.unparse(call)))
+    return out
+
+
+@lru_cache(maxsize=64)
+def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
+    """The name dispatches of every module of a directory (read once per directory and process: a
+    class is dispatched to from a sibling module, `task.py` calling `getattr(api, name)` on `api.py`'s
+    `API`). Only files whose text holds such a `getattr` are parsed."""
+    out: list[NameDispatch] = []
+    try:
+        files = sorted(Path(directory).glob("*.py"))
+    except OSError:
+        return ()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if not _GETATTR_BY_VARIABLE.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        out += name_dispatches(tree, path.name)
+    return tuple(out)
+
+
+# A dict literal declaring a function to the model: `{"name": "get_relations", "parameters": {...}}`.
+_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "input_parameters"})
+
+
+@lru_cache(maxsize=64)
+def package_declarations(directory: str) -> frozenset[str]:
+    """The function names the modules of a directory declare to the model in a function-calling
+    schema (a dict literal with a `"name"` and `"parameters"`); only files whose text has both are parsed."""
+    names: set[str] = set()
+    try:
+        files = sorted(Path(directory).glob("*.py"))
+    except OSError:
+        return frozenset()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if '"name"' not in text or not any(f'"{k}"' in text for k in _SCHEMA_KEYS):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys = {k.value: v for k, v in zip(node.keys, node.values)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+                name = keys.get("name")
+                if isinstance(name, ast.Constant) and isinstance(name.value, str) and _SCHEMA_KEYS & keys.keys():
+                    names.add(name.value)
+    return frozenset(names)
 
