@@ -657,9 +657,11 @@ def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str
     parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method)."""
     assigned: set[str] = set()
     for item in cls.body:
-        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+        if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+            # a value, not a field declaration (`description: str` of a framework's own wrapper class)
             targets = item.targets if isinstance(item, ast.Assign) else [item.target]
-            assigned.update(t.id for t in targets if isinstance(t, ast.Name))
+            if isinstance(item.value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.BinOp)):
+                assigned.update(t.id for t in targets if isinstance(t, ast.Name))
     init = next((m for m in methods if m.name == "__init__"), None)
     if init is not None:
         for node in ast.walk(init):

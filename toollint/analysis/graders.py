@@ -159,6 +159,7 @@ class _Finder:
                                              "configured in `graders`", factories))
                 return
         if self.any_name is not None and not self.any_name.fullmatch(fn.name):
+            self.by_flow(fn, cls)
             return
         qualname = f"{cls.name}.{fn.name}" if cls else fn.name
         candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
@@ -177,6 +178,17 @@ class _Finder:
             self.found.append(GraderInfo(fn, qualname, family, cls.name if cls else None, roles,
                                          f"the {family} grader pattern `{marker.name}`{where}", factories))
             return
+        self.by_flow(fn, cls)
+
+    def by_flow(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
+        """A grader by what it does: it compares a gold value with another and returns the verdict."""
+        why = verdict_flow(fn)
+        if why is None:
+            return
+        qualname = f"{cls.name}.{fn.name}" if cls else fn.name
+        roles, factories = roles_by_name(fn)
+        self.found.append(GraderInfo(fn, qualname, "generic", cls.name if cls else None, roles,
+                                     f"its verdict: {why}", factories))
 
     def run(self) -> list[GraderInfo]:
         if not self.patterns.graders and not self.configured:
@@ -189,6 +201,81 @@ class _Finder:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.consider(item, node)
         return self.found
+
+
+# Words of a function's name that say it decides a verdict (a hint: the data flow decides).
+VERDICT_NAME_WORDS = frozenset({"check", "checker", "grade", "grader", "evaluate", "eval", "evaluation", "reward",
+                                "score", "judge", "verify", "compare", "correct", "accuracy", "match", "metric"})
+# Words naming the gold side of a comparison (narrower than GRADER_GOLD_WORDS: no `target`, `label`, `ref`).
+VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "gt", "possible", "oracle",
+                                "reference", "solution", "groundtruth"})
+
+
+def _words(name: str) -> set[str]:
+    return set(re.split(r"[_\W]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())) - {""}
+
+
+def _gold(expr: ast.AST) -> bool:
+    return any(_words(n.id if isinstance(n, ast.Name) else n.attr) & VERDICT_GOLD_WORDS
+               for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _other(expr: ast.AST) -> bool:
+    """An operand that is not a constant and not gold: the agent's record or the final state."""
+    names = [n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))]
+    return bool(names) and not _gold(expr)
+
+
+def verdict_flow(fn: FunctionNode) -> str | None:
+    """Why `fn` decides a verdict, or None: its name or a parameter hints at grading, it compares a gold
+    value (`gt_data_hash`, `possible_answer`, `ground_truth`) with another value (`==`, `in`, or passing
+    both to a comparing call), and it returns something. Tests (`test_*`) and dunders are not graders."""
+    name_words = _words(fn.name)
+    if fn.name.startswith(("test", "__")) or _abstract(fn):
+        return None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    if not name_words & VERDICT_NAME_WORDS:
+        # no name hint: a gold parameter beside one holding the agent's record
+        roles, _ = roles_by_name(fn)
+        if not (any(_words(p) & VERDICT_GOLD_WORDS for p in params) and "record" in roles.values()):
+            return None
+    if not any(isinstance(n, ast.Return) and n.value is not None and not
+               (isinstance(n.value, ast.Constant) and n.value.value is None) for n in _own_nodes(fn)):
+        return None
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            left, right = node.left, node.comparators[0]
+            if (_gold(left) and _other(right)) or (_gold(right) and _other(left)):
+                return f"compares `{_short(node)}` (line {node.lineno})"
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and not (
+                isinstance(node.func, ast.Name) and node.func.id in _NOT_COMPARING):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if any(_gold(a) for a in args) and any(_other(a) for a in args):
+                return f"passes a gold value and another to `{_short(node.func)}` (line {node.lineno})"
+    return None
+
+
+# Calls that take two values without comparing them.
+_NOT_COMPARING = frozenset({"isinstance", "issubclass", "type", "len", "print", "str", "int", "float", "getattr",
+                            "hasattr", "setattr", "format", "open", "range", "zip", "enumerate", "map", "filter"})
+
+
+def _own_nodes(fn: FunctionNode) -> list[ast.AST]:
+    """The nodes of a function's body, not of the functions and classes it defines."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(c for c in ast.iter_child_nodes(node)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+    return out
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @lru_cache(maxsize=4)
