@@ -146,7 +146,7 @@ def kind_branches(fn: FunctionNode, declared: bool = False) -> list[KindBranch]:
 
 
 # A variable holding the name of the function the model called: `func_name`, `tool_name`, `function_name`.
-_CALLED_NAME_WORDS = frozenset({"func", "function", "tool", "action", "api", "fn", "method", "command"})
+_CALLED_NAME_WORDS = frozenset({"func", "function", "tool", "action", "api", "fn"})
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 

@@ -1,0 +1,300 @@
+"""Issue 22: tools, writers and graders found with no configuration, from what the agent is shown and
+what runs its calls. Each shape is a pair: the shape found, and its nearest look-alike not found. The
+last tests run the CLI on the shared corpus (skipped with a reason where it is absent)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from toollint.analysis import analyze_module
+from toollint.analysis.graders import discover_graders
+from toollint.analysis.paths import writer_reason
+from toollint.engine import lint_paths
+from toollint.settings import Settings
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def tools(source: str, path: str = "") -> dict[str, bool]:
+    """qualname -> writes, for every tool of a module."""
+    text = dedent(source)
+    analysis = analyze_module(ast.parse(text), Settings(), path=path, source=text)
+    return {t.qualname: writer_reason(t, analysis.summaries[t.qualname])[0] for t in analysis.tools}
+
+
+# -- a low-level server's handler ---------------------------------------------------------------------
+
+HANDLER = """
+from mcp.server.lowlevel import Server
+NOTES = {}
+async def call_tool(ctx, params):
+    if params.name == "add":
+        NOTES[params.arguments["k"]] = params.arguments["v"]
+        return "added"
+    if params.name == "get":
+        return NOTES.get(params.arguments["k"])
+server = Server("x", on_call_tool=call_tool)
+"""
+
+
+def test_a_handler_passed_as_on_call_tool_is_one_tool_per_name_branch() -> None:
+    assert tools(HANDLER) == {"call_tool[add]": True, "call_tool[get]": False}
+
+
+def test_the_same_function_not_passed_to_a_server_is_no_tool() -> None:
+    assert tools(HANDLER.replace('server = Server("x", on_call_tool=call_tool)', "")) == {}
+
+
+def test_a_single_tool_handler_that_never_compares_the_name_is_the_tool() -> None:
+    single = """
+    async def call_tool(ctx, params):
+        assert params.name == "lookup"
+        return ctx.lifespan_context.db[params.arguments["key"]]
+    server = Server("x", on_call_tool=call_tool)
+    """
+    assert tools(single) == {"call_tool[lookup]": False}
+    decorated = """
+    server = Server("x")
+    @server.call_tool()
+    async def call_tool(name, arguments):
+        return fetch(arguments["url"])
+    """
+    assert list(tools(decorated)) == ["call_tool"]
+
+
+def test_a_write_through_the_lifespan_context_is_a_write_and_the_session_is_not_state() -> None:
+    source = """
+    async def call_tool(ctx, params):
+        board = ctx.lifespan_context
+        if params.name == "add_note":
+            board.notes[params.arguments["id"]] = params.arguments["text"]
+            await ctx.session.send_resource_list_changed()
+            return "added"
+        if params.name == "ping":
+            await ctx.session.send_log_message("ping")
+            return "pong"
+    server = Server("x", on_call_tool=call_tool)
+    """
+    assert tools(source) == {"call_tool[add_note]": True, "call_tool[ping]": False}
+
+
+# -- classes that describe themselves to the agent -----------------------------------------------------
+
+DESCRIBED = """
+class MathAPI:
+    def __init__(self):
+        self._api_description = "Arithmetic for the agent."
+        self.history = []
+    def add(self, a: int, b: int) -> dict:
+        self.history.append(a + b)
+        return {"result": a + b}
+    def last(self) -> dict:
+        return {"result": self.history[-1]}
+    def _helper(self):
+        return 1
+"""
+
+
+def test_a_class_with_an_api_description_has_its_public_methods_as_tools() -> None:
+    assert tools(DESCRIBED) == {"MathAPI.add": True, "MathAPI.last": False}
+
+
+def test_the_same_class_without_a_description_is_no_toolkit() -> None:
+    assert tools(DESCRIBED.replace('self._api_description = "Arithmetic for the agent."', "pass")) == {}
+
+
+def test_a_class_declaring_one_call_has_its_call_method_as_the_tool() -> None:
+    source = """
+    class AddAlarm(API):
+        description = "Add an alarm."
+        input_parameters = {"time": {"type": "str"}}
+        def call(self, time):
+            return {"ok": True}
+        def check_api_call_correctness(self, response, groundtruth):
+            return response == groundtruth
+    """
+    assert tools(source) == {"AddAlarm.call": False}
+    # a framework's own wrapper declares the fields without values: not a tool
+    wrapper = """
+    class Function(BaseModel):
+        description: str
+        parameters: type
+        def __call__(self, **kwargs):
+            return self.run(**kwargs)
+    """
+    assert tools(wrapper) == {}
+
+
+# -- dispatch by name ----------------------------------------------------------------------------------
+
+
+def test_branches_on_the_called_function_name_are_tools() -> None:
+    source = """
+    def step(tool_call, env):
+        func_name = tool_call["function"]["name"]
+        if func_name == "search_action":
+            return env.search(tool_call["arguments"])
+        if func_name == "click_action":
+            return env.click(tool_call["arguments"])
+    """
+    assert set(tools(source)) == {"step[search_action]", "step[click_action]"}
+    # a branch on some other name (a method of a factory, the one name of a guard) is no dispatch
+    other = source.replace("func_name", "method_name")
+    assert tools(other) == {}
+    one = """
+    def step(func_name, env):
+        if func_name == "search_action":
+            return env.search()
+    """
+    assert tools(one) == {}
+
+
+def test_getattr_dispatch_onto_a_sibling_modules_class(tmp_path: Path) -> None:
+    (tmp_path / "api.py").write_text(dedent("""
+        relation_cache = {}
+        class API:
+            def get_relations(self, variable):
+                relation_cache[variable] = 1
+                return relation_cache[variable]
+            def final_execute(self, variable):
+                return variable
+        """))
+    (tmp_path / "const.py").write_text('TOOLS = [{"name": "get_relations", "parameters": {}}]\n')
+    (tmp_path / "task.py").write_text(dedent("""
+        from .api import API
+        def run(call):
+            api = API()
+            function = getattr(api, call["name"])
+            fn = getattr(api, function_name)
+            return fn()
+        """))
+    result = lint_paths([tmp_path], Settings())
+    found = {t.qualname: t.writes for r in result.files for t in r.tools or []}
+    rejected = {x.qualname for r in result.files for x in r.rejected}
+    # declared and dispatched: a tool (a memo cache is not state); dispatched, not declared: listed
+    assert found == {"API.get_relations": False}
+    assert "API.final_execute" in rejected
+
+
+def test_getattr_with_a_literal_name_dispatches_nothing(tmp_path: Path) -> None:
+    (tmp_path / "api.py").write_text("class API:\n    def get(self):\n        return 1\n")
+    (tmp_path / "task.py").write_text("from .api import API\ndef run():\n    api = API()\n"
+                                      "    return getattr(api, 'get')()\n")
+    result = lint_paths([tmp_path], Settings())
+    assert [t for r in result.files for t in r.tools or []] == []
+
+
+# -- registrations and base classes --------------------------------------------------------------------
+
+
+def test_structured_tool_with_func_keyword_and_a_run_override() -> None:
+    source = """
+    class Kit:
+        def make(self):
+            def func(**kwargs):
+                return "x"
+            return StructuredTool(name="n", description="d", func=func)
+    class Writer(BaseTool):
+        def run(self, text):
+            return text
+    class Helper:
+        def run(self, text):
+            return text
+    """
+    assert set(tools(source)) == {"Kit.make.func", "Writer.run"}
+
+
+# -- writers ---------------------------------------------------------------------------------------------
+
+
+def test_global_rebinding_and_a_call_through_tool_func_are_writes() -> None:
+    source = """
+    CURRENT = None
+    OUTBOX = []
+    @tool
+    def set_current(x: str) -> str:
+        global CURRENT
+        CURRENT = x
+        return "ok"
+    @tool
+    def get_current() -> str:
+        global CURRENT
+        return CURRENT
+    @tool
+    def send_email(to: str) -> str:
+        OUTBOX.append(to)
+        return "sent"
+    @tool
+    def send_twice(to: str) -> str:
+        send_email.func(to)
+        return "sent"
+    @tool
+    def describe(to: str) -> str:
+        return send_email.description
+    """
+    assert tools(source) == {"set_current": True, "get_current": False, "send_email": True, "send_twice": True,
+                             "describe": False}
+
+
+# -- graders by data flow ------------------------------------------------------------------------------
+
+
+def test_a_function_comparing_a_gold_value_and_returning_a_verdict_is_a_grader() -> None:
+    source = dedent("""
+    class Env:
+        def calculate_reward(self):
+            data_hash = self.get_data_hash()
+            gt_data_hash = self.replay_gold()
+            return 1.0 if data_hash == gt_data_hash else 0.0
+    def compare_results(answer, ground_truth):
+        return sorted(answer) == sorted(ground_truth)
+    def state_checker(model_instances, ground_truth_instances):
+        return _compare(model_instances, ground_truth_instances)
+    """)
+    found = {g.qualname for g in discover_graders(ast.parse(source))}
+    assert found == {"Env.calculate_reward", "compare_results", "state_checker"}
+
+
+def test_look_alikes_of_graders_are_not_graders() -> None:
+    source = dedent("""
+    def check_format(text, pattern):          # a hint, but nothing gold
+        return text == pattern
+    def convert(value, expected_type):        # a gold word, no record and no hint
+        return expected_type(value) == value
+    def test_compare(answer, ground_truth):   # a test
+        assert answer == ground_truth
+    def log_score(answer, ground_truth):      # compares, returns nothing
+        print(answer == ground_truth)
+    """)
+    assert discover_graders(ast.parse(source)) == []
+
+
+# -- the CLI on the corpus -----------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", "--exit-zero", *args],
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.skipif(not (CORPUS / "bfcl").is_dir(), reason="../shared/corpus/bfcl is absent")
+def test_cli_finds_bfcls_162_tools_and_its_checkers() -> None:
+    proc = _cli("--show-tools", "--show-graders", str(CORPUS / "bfcl"))
+    assert "162 tools" in proc.stderr
+    assert "multi_turn_checker [" in proc.stderr and "ast_checker [" in proc.stderr
+
+
+@pytest.mark.skipif(not (CORPUS / "mcp-python-sdk").is_dir(), reason="../shared/corpus/mcp-python-sdk is absent")
+def test_every_on_call_tool_file_of_the_corpus_has_a_tool() -> None:
+    files = sorted(p for base in ("mcp-python-sdk", "mcp-servers") for p in (CORPUS / base).rglob("*.py")
+                   if "on_call_tool=" in p.read_text(encoding="utf-8", errors="replace"))
+    assert len(files) == 34
+    result = lint_paths(files, Settings())
+    without = [r.path for r in result.files if not r.tools]
+    assert without == []
