@@ -670,14 +670,14 @@ def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str
                 assigned.add(node.attr)
     api = assigned & API_DESCRIPTIONS
     if api:
-        return f"`{sorted(api)[0]}`", ""
+        return f"`{min(api)}`", ""
     if any(m.name in SCENARIO_LOADERS for m in methods):
         return f"`{next(m.name for m in methods if m.name in SCENARIO_LOADERS)}`", ""
     if "description" in assigned and assigned & CALL_PARAMETERS:
         names = {m.name for m in methods}
         method = next((m for m in CALL_METHODS if m in names), None)
         if method is not None:
-            return f"`description` and `{sorted(assigned & CALL_PARAMETERS)[0]}`", method
+            return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", method
     return None
 
 
