@@ -1,6 +1,7 @@
 """What discovery finds with no configuration, per code base, beside a count made by hand.
 
     python bench/discovery.py [--only NAME] [--list]
+    python bench/discovery.py --share PATH [--runs 5]
 
 Each code base of `shared/corpus` and each snapshot of `shared/benchmarks` is linted as a new user
 would (`toollint check --isolated`: no configuration at all), and for each the script prints the
@@ -9,6 +10,10 @@ count there says how it was made: by reading which files, or by which shape coun
 (issue 22): tools at the hand count, writers at least 95% of it, and no reader counted as a writer
 in the sample read (`reader_sample`: tools read and found to write nothing; any of them classed a
 writer is printed). `--list` prints each tool found.
+
+`--share PATH` prints discovery's share of a static run on PATH (issue 22: at most 10% on tau2's
+`src/`): in one process, alternately, the whole lint of PATH and discovery alone (tools and graders
+of every module, from the parsed trees), each `--runs` times; the median of each and their ratio.
 
 The shared folders are found as `bench/recall.py` finds them (the nearest `shared/` above the
 project, or TOOLLINT_CORPUS / TOOLLINT_BENCHMARKS); a code base that is absent is named and skipped.
@@ -65,11 +70,55 @@ def _ratio(found: int, hand: int | None) -> str:
     return f"{found:>5} / {hand:<4} {pct:>5}"
 
 
+def share(target: Path, runs: int) -> int:
+    """Discovery's share of a static run on `target`, both timed in this process, alternately."""
+    import ast
+    import statistics
+    import time
+
+    from toollint.analysis.discovery import discover
+    from toollint.analysis.dispatch import package_declarations, package_dispatches
+    from toollint.analysis.graders import discover_graders
+    from toollint.analysis.resolver import ModuleSource
+    from toollint.files import guess_module_name
+
+    files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+    sources = [(str(f), f.read_text(encoding="utf-8", errors="replace")) for f in files]
+    trees = [(path, text, ast.parse(text)) for path, text in sources]
+    settings = Settings()
+
+    def discovery() -> None:
+        package_dispatches.cache_clear()
+        package_declarations.cache_clear()
+        for path, text, tree in trees:
+            name = guess_module_name(path)
+            discover(tree, settings, name, ModuleSource(path, name, tree), text)
+            discover_graders(tree, settings, name, text)
+
+    whole: list[float] = []
+    alone: list[float] = []
+    for _ in range(runs + 1):  # the first of each is a warm-up
+        start = time.perf_counter()
+        lint_paths([target], settings)
+        whole.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        discovery()
+        alone.append(time.perf_counter() - start)
+    w, a = statistics.median(whole[1:]), statistics.median(alone[1:])
+    print(f"{target}: {len(files)} files; static run {w:.3f} s, discovery {a:.3f} s (median of {runs}); "
+          f"discovery / static run = {a / w:.1%}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="only the code base whose name contains this")
     ap.add_argument("--list", action="store_true", help="print each tool found")
+    ap.add_argument("--share", type=Path, metavar="PATH", help="discovery's share of a static run on PATH")
+    ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
+    if args.share is not None:
+        return share(args.share, args.runs)
     shared = shared_dir()
     settings = Settings()
     print(f"{'code base':<22} {'files':>5}  {'tools found/hand':>18}  {'writers found/hand':>18}  "

@@ -104,6 +104,15 @@ def corpus() -> tuple[list[CodeBase], list[str]]:
             bases.append(CodeBase(name, shared / root, (shared / target,)))
         else:
             missing.append(f"{name}: no snapshot at {shared / target}")
+    # the shared corpus's code bases that no PyPI package above holds (issue 22: found with no configuration)
+    code = shared.parent / "corpus"
+    for name, folder in (("tau-bench 59a200c6", "tau-bench"), ("agentbench 578c5e9f", "agentbench"),
+                         ("toolsandbox 165848b9", "toolsandbox"), ("mcp-python-sdk 57394b05", "mcp-python-sdk"),
+                         ("autogen 027ecf0a", "autogen")):
+        if (code / folder).is_dir():
+            bases.append(CodeBase(name, code / folder, (code / folder,)))
+        else:
+            missing.append(f"{name}: no corpus folder at {code / folder}")
     return bases, missing
 
 

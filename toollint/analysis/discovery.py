@@ -31,16 +31,17 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import os
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from toollint.analysis.dispatch import (
     KindBranch,
     NameDispatch,
     branch_tool,
+    called_name_subject,
     declared_dispatcher,
     kind_branches,
     name_chain_branches,
@@ -65,6 +66,9 @@ CONTEXT_STATE_ATTRS = frozenset({"lifespan_context"})
 # through `CONTEXT_HOPS`) are state; its session, request id and logger are not.
 CONTEXT_ROOT = "<context>"
 CONTEXT_HOPS = frozenset({"request_context"})
+# `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the text test)
+_EQUALS_STRING = re.compile(r"==\s*['\"]")
+_WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
 _MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
 # Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
@@ -320,7 +324,12 @@ class _Discoverer:
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
         # a cheap text test first: most modules compare no name with `==`
-        self.may_name_chain = source is None or "name ==" in source
+        self.may_name_chain = source is None or any(
+            (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start())) and called_name_subject(w.group(1))
+            for m in _EQUALS_STRING.finditer(source))
+        self.may_context_state = source is None or any(a in source for a in CONTEXT_STATE_ATTRS)
+        self.may_describe = source is None or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS)) or (
+            "description" in source and any(w in source for w in CALL_PARAMETERS))
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
@@ -342,7 +351,8 @@ class _Discoverer:
             roots.setdefault("self", "")
         for name in scope.closure_state:
             roots.setdefault(name, name)
-        roots.update((k, v) for k, v in context_state_params(fn).items() if k not in roots)
+        if self.may_context_state:
+            roots.update((k, v) for k, v in context_state_params(fn).items() if k not in roots)
         return roots
 
     def add(self, fn: FunctionNode, scope: _Scope, profile: str, found_by: str, *, declared: bool | None = None,
@@ -410,10 +420,10 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
-        self.class_described = described_class(cls, methods)
+        self.class_described = described_class(cls, methods) if self.may_describe else None
         self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
         if self.class_dispatched is not None and self.module is not None:
-            declared = package_declarations(str(Path(self.module.path).resolve().parent))
+            declared = package_declarations(os.path.dirname(os.path.abspath(self.module.path)))
             method_names = {m.name for m in methods}
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
@@ -434,7 +444,7 @@ class _Discoverer:
         if self.module is None or not self.module.path or \
                 not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
             return ()
-        return package_dispatches(str(Path(self.module.path).resolve().parent))
+        return package_dispatches(os.path.dirname(os.path.abspath(self.module.path)))
 
     def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
         """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""

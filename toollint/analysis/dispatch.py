@@ -150,7 +150,7 @@ _CALLED_NAME_WORDS = frozenset({"func", "function", "tool", "action", "api", "fn
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def _called_name_subject(subject: str) -> bool:
+def called_name_subject(subject: str) -> bool:
     words = set(re.split(r"[_.]", subject.rsplit(".", 1)[-1].lower()))
     return "name" in words and bool(words & _CALLED_NAME_WORDS)
 
@@ -168,7 +168,7 @@ def name_chain_branches(fn: FunctionNode) -> list[KindBranch]:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
             continue
         found = _kind_test(test)
-        if found is not None and _IDENTIFIER.fullmatch(found[0]) and _called_name_subject(found[1]):
+        if found is not None and _IDENTIFIER.fullmatch(found[0]) and called_name_subject(found[1]):
             branches = by_subject.setdefault(found[1], [])
             if all(b.kind != found[0] for b in branches):
                 branches.append(KindBranch(found[0], node, node.body))
@@ -423,43 +423,15 @@ class NameDispatch:
     text: str
 
 
-_GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*\w+\s*,\s*[A-Za-z_]\w*\s*\)")
-
-
-def name_dispatches(tree: ast.Module, where: str) -> list[NameDispatch]:
-    """Every `getattr(obj, name_variable)` of a module whose `obj` is bound, in the same function, to
-    an instance of a class named in the call that made it (`api = API(executor)`)."""
-    out: list[NameDispatch] = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        instances: dict[str, str] = {}
-        calls: list[ast.Call] = []
-        for node in own_statements(fn):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and isinstance(node.value, ast.Call):
-                called = node.value.func
-                name = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) \
-                    else ""
-                if name[:1].isupper():
-                    instances[node.targets[0].id] = name
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "getattr" \
-                        and len(sub.args) == 2 and all(isinstance(a, ast.Name) for a in sub.args):
-                    calls.append(sub)
-        for call in calls:
-            obj = call.args[0]
-            assert isinstance(obj, ast.Name)
-            if obj.id in instances:
-                out.append(NameDispatch(instances[obj.id], where, call.lineno, ast.unparse(call)))
-    return out
+_GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Za-z_]\w*\s*\)")
 
 
 @lru_cache(maxsize=64)
 def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     """The name dispatches of every module of a directory (read once per directory and process: a
     class is dispatched to from a sibling module, `task.py` calling `getattr(api, name)` on `api.py`'s
-    `API`). Only files whose text holds such a `getattr` are parsed."""
+    `API`). Text only, no parse: `getattr(api, function_name)` where the file binds `api = API(...)`
+    before it."""
     out: list[NameDispatch] = []
     try:
         files = sorted(Path(directory).glob("*.py"))
@@ -470,14 +442,15 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if not _GETATTR_BY_VARIABLE.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        out += name_dispatches(tree, path.name)
-    return tuple(out)
+        for m in _GETATTR_BY_VARIABLE.finditer(text):
+            obj = m.group(1)
+            bound = None
+            for b in re.finditer(rf"\b{re.escape(obj)}\s*=\s*(?:\w+\.)*([A-Z]\w*)\(", text[:m.start()]):
+                bound = b.group(1)
+            if bound is not None:
+                line = text.count("\n", 0, m.start()) + 1
+                out.append(NameDispatch(bound, path.name, line, m.group(0)))
+    return tuple(dict.fromkeys(out))
 
 
 # A dict literal declaring a function to the model: `{"name": "get_relations", "parameters": {...}}`.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
@@ -143,8 +144,12 @@ def _matches(marker: GraderFunction, fn: FunctionNode) -> bool:
 
 
 class _Finder:
-    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, patterns: CompiledPatterns) -> None:
+    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, patterns: CompiledPatterns,
+                 source: str | None = None) -> None:
         self.tree = tree
+        # the lines holding a gold word: a function with none of them compares nothing with a gold value
+        self.source = source
+        self._lines: list[str] | None = None
         self.patterns = patterns
         self.configured = settings.grader_refs_for(module_name) if module_name else set()
         self.found: list[GraderInfo] = []
@@ -180,9 +185,18 @@ class _Finder:
             return
         self.by_flow(fn, cls)
 
+    def names_gold(self, fn: FunctionNode) -> bool:
+        """Whether the text of `fn` holds a gold word (True when the module's text is not known)."""
+        if self.source is None:
+            return True
+        if self._lines is None:  # once per module, and only for a module with a grader-like function
+            self._lines = self.source.splitlines()
+        text = "\n".join(self._lines[fn.lineno - 1:fn.end_lineno or fn.lineno]).lower()
+        return _GOLD_WORD.search(text) is not None
+
     def by_flow(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
         """A grader by what it does: it compares a gold value with another and returns the verdict."""
-        why = verdict_flow(fn)
+        why = verdict_flow(fn, self.names_gold)
         if why is None:
             return
         qualname = f"{cls.name}.{fn.name}" if cls else fn.name
@@ -211,6 +225,12 @@ VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected",
                                 "reference", "solution", "groundtruth"})
 
 
+_HINT_TEXT = re.compile("(?i)check|grade|eval|reward|score|judge|verify|compare|correct|accuracy|match|metric")
+_GOLD_TEXT = re.compile("(?i)gold|ground|truth|expected|gt|possible|oracle|reference|solution")
+# on lower-cased text; `gt` alone (`gt_hash`, not `length`)
+_GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
+
+
 def _words(name: str) -> set[str]:
     return set(re.split(r"[_\W]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())) - {""}
 
@@ -226,34 +246,45 @@ def _other(expr: ast.AST) -> bool:
     return bool(names) and not _gold(expr)
 
 
-def verdict_flow(fn: FunctionNode) -> str | None:
+def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | None = None) -> str | None:
     """Why `fn` decides a verdict, or None: its name or a parameter hints at grading, it compares a gold
     value (`gt_data_hash`, `possible_answer`, `ground_truth`) with another value (`==`, `in`, or passing
     both to a comparing call), and it returns something. Tests (`test_*`) and dunders are not graders."""
-    name_words = _words(fn.name)
-    if fn.name.startswith(("test", "__")) or _abstract(fn):
+    if fn.name.startswith(("test", "__")):
         return None
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
-    if not name_words & VERDICT_NAME_WORDS:
+    # a text test first: most functions have neither a hint in their name nor a gold parameter
+    hinted = bool(_HINT_TEXT.search(fn.name)) and bool(_words(fn.name) & VERDICT_NAME_WORDS)
+    if not hinted and not _GOLD_TEXT.search(" ".join(params)):
+        return None
+    if _abstract(fn) or (names_gold is not None and not names_gold(fn)):
+        return None
+    if not hinted:
         # no name hint: a gold parameter beside one holding the agent's record
         roles, _ = roles_by_name(fn)
         if not (any(_words(p) & VERDICT_GOLD_WORDS for p in params) and "record" in roles.values()):
             return None
-    if not any(isinstance(n, ast.Return) and n.value is not None and not
-               (isinstance(n.value, ast.Constant) and n.value.value is None) for n in _own_nodes(fn)):
-        return None
+    why: str | None = None
+    returns = False
     for node in _own_nodes(fn):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+        if isinstance(node, ast.Return):
+            returns = returns or (node.value is not None and
+                                  not (isinstance(node.value, ast.Constant) and node.value.value is None))
+        elif why is not None:
+            continue
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
                 isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
             left, right = node.left, node.comparators[0]
             if (_gold(left) and _other(right)) or (_gold(right) and _other(left)):
-                return f"compares `{_short(node)}` (line {node.lineno})"
+                why = f"compares `{_short(node)}` (line {node.lineno})"
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and not (
                 isinstance(node.func, ast.Name) and node.func.id in _NOT_COMPARING):
             args = [*node.args, *(k.value for k in node.keywords)]
             if any(_gold(a) for a in args) and any(_other(a) for a in args):
-                return f"passes a gold value and another to `{_short(node.func)}` (line {node.lineno})"
-    return None
+                why = f"passes a gold value and another to `{_short(node.func)}` (line {node.lineno})"
+        if why is not None and returns:
+            return why
+    return why if returns else None
 
 
 # Calls that take two values without comparing them.
@@ -261,16 +292,15 @@ _NOT_COMPARING = frozenset({"isinstance", "issubclass", "type", "len", "print", 
                             "hasattr", "setattr", "format", "open", "range", "zip", "enumerate", "map", "filter"})
 
 
-def _own_nodes(fn: FunctionNode) -> list[ast.AST]:
+def _own_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
     """The nodes of a function's body, not of the functions and classes it defines."""
-    out: list[ast.AST] = []
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
-        out.append(node)
-        stack.extend(c for c in ast.iter_child_nodes(node)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
-    return out
+        yield node
+        for c in ast.iter_child_nodes(node):
+            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(c)
 
 
 def _short(node: ast.AST) -> str:
@@ -284,9 +314,11 @@ def _any_grader_name(names: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{n})" for n in names)) if names else None
 
 
-def discover_graders(tree: ast.Module, settings: Settings | None = None, module_name: str = "") -> list[GraderInfo]:
-    """Every grader of a module (profile patterns, then `graders = [...]`), in source order."""
-    return _Finder(tree, settings or Settings(), module_name, all_patterns()).run()
+def discover_graders(tree: ast.Module, settings: Settings | None = None, module_name: str = "",
+                     source: str | None = None) -> list[GraderInfo]:
+    """Every grader of a module (profile patterns, then `graders = [...]`, then by data flow), in source
+    order. `source` (the module's text) lets the data-flow search skip a function naming no gold value."""
+    return _Finder(tree, settings or Settings(), module_name, all_patterns(), source).run()
 
 
 def analyze_graders(tree: ast.Module, index: FunctionIndex, settings: Settings | None = None,
