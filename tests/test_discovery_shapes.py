@@ -298,3 +298,43 @@ def test_every_on_call_tool_file_of_the_corpus_has_a_tool() -> None:
     result = lint_paths(files, Settings())
     without = [r.path for r in result.files if not r.tools]
     assert without == []
+
+
+def test_a_copy_changed_and_a_clients_configuration_are_not_state_writes() -> None:
+    source = """
+    import copy
+    DB = {"users": {"a": {"balance": 1}}, "stocks": {}}
+    @tool
+    def pop_copy(key: str) -> str:
+        data = DB["users"].copy()
+        data.pop(key)
+        return str(data)
+    @tool
+    def deep(key: str) -> str:
+        data = copy.deepcopy(DB["stocks"])
+        data[key] = 1
+        return str(data)
+    @tool
+    def pop_real(key: str) -> str:
+        DB["users"].pop(key)
+        return "removed"
+    @tool
+    def zero_all() -> str:
+        for name, user in list(DB["users"].items()):
+            user["balance"] = 0
+        return "done"
+    @tool
+    def zero_each() -> str:
+        for i, user in enumerate(sorted(DB["users"].values())):
+            user["balance"] = i
+        return "done"
+    class Search:
+        def __init__(self):
+            self._api_description = "Search the web."
+            self.client = make_client()
+        def set_timeout(self, seconds: int) -> dict:
+            self.client.timeout = seconds
+            return {"ok": True}
+    """
+    assert tools(source) == {"pop_copy": False, "deep": False, "pop_real": True, "zero_all": True,
+                             "zero_each": True, "Search.set_timeout": False}

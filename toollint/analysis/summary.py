@@ -343,8 +343,26 @@ class FunctionIndex:
         return None
 
 
+# An object that talks to a service (`client.timeout = 30` configures it; it holds no task state).
+CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm)")
+# Calls that return a fresh copy: what is done to the copy leaves the original as it was.
+COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
+
 # What a tool decorator's wrapper calls the function it wraps (`tool.func`, `functools.wraps`' `__wrapped__`).
 WRAPPED_FUNCTION_ATTRS = frozenset({"func", "fn", "coroutine", "__wrapped__"})
+
+
+def _is_copy(value: ast.expr) -> bool:
+    """`x.copy()`, `copy.copy(x)`, `copy.deepcopy(x)`, `dict(x)`: a new mapping or object holding what `x`
+    holds. (`list(x)`, `sorted(x)`, `x[:]` are followed still: their elements are the state's own objects,
+    and a loop over them writes those.)"""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "copy" and not value.args:
+        return True  # `db.users.copy()`
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in COPY_CALLS and len(value.args) == 1
 
 
 def call_name(call: ast.Call) -> str:
@@ -572,7 +590,16 @@ class _Summariser:
                 return None
 
     def iter_element(self, iter_expr: ast.expr, target: ast.expr) -> None:
-        """Bind loop/comprehension targets to the elements of a state collection."""
+        """Bind loop/comprehension targets to the elements of a state collection: `for u in users`,
+        `for k, u in users.items()`, through `list(...)`/`sorted(...)`/`reversed(...)` (the same elements)
+        and `enumerate(...)` (`for i, u in enumerate(users)`)."""
+        while isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Name) and len(iter_expr.args) == 1:
+            if iter_expr.func.id in ("list", "tuple", "sorted", "reversed"):
+                iter_expr = iter_expr.args[0]
+            elif iter_expr.func.id == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                iter_expr, target = iter_expr.args[0], target.elts[1]
+            else:
+                break
         if isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Attribute) and (
             iter_expr.func.attr == "items"
         ):
@@ -622,8 +649,11 @@ class _Summariser:
     # -- recording ---------------------------------------------------------------------------
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
-        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(path.split(".", 1)[0].split("[", 1)[0]):
+        head = path.split(".", 1)[0].split("[", 1)[0]
+        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(head):
             return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
+        if kind == "write" and "." in path and CLIENT_OBJECT.fullmatch(head):
+            return  # `client.timeout = t`: a client's configuration, not the world the task checks
         acc = StateAccess(path, kind, node, via or self.via)
         (self.summary.reads if kind == "read" else self.summary.writes).append(acc)
 
@@ -780,8 +810,9 @@ class _Summariser:
                 if value is not None:
                     self.flow(value, "state")
                 return
-            # A local: follow what it holds.
-            p = self.path(value) if value is not None else None
+            # A local: follow what it holds (not through a copy: `data = db.users.copy(); data.pop(k)`
+            # changes the copy only).
+            p = self.path(value) if value is not None and not _is_copy(value) else None
             if p is not None:
                 self.aliases[target.id] = p
             else:
