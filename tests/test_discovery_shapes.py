@@ -338,3 +338,42 @@ def test_a_copy_changed_and_a_clients_configuration_are_not_state_writes() -> No
     """
     assert tools(source) == {"pop_copy": False, "deep": False, "pop_real": True, "zero_all": True,
                              "zero_each": True, "Search.set_timeout": False}
+
+
+# -- when nothing is found -------------------------------------------------------------------------------
+
+CALENDAR = '''class Calendar:
+    """A calendar the agent edits."""
+    def add_event(self, title: str) -> str:
+        """Add an event."""
+        self.events.append(title)
+        return "added"
+    def list_events(self) -> list:
+        """List the events."""
+        return self.events
+def helper(x):
+    return x
+'''
+
+
+def test_no_tools_found_names_the_best_candidate_and_the_line_that_takes_it(tmp_path: Path) -> None:
+    (tmp_path / "cal.py").write_text(CALENDAR)
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "No tools found" in proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if "Calendar:" in x)
+    assert "2 documented public methods" in line and "helper" not in proc.stderr
+    config = line.split("in [tool.toollint]: ", 1)[1]
+    assert config == 'tool-classes = ["cal:Calendar"]'
+    # the line printed is the line that works
+    (tmp_path / "pyproject.toml").write_text(f"[tool.toollint]\n{config}\n")
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--show-tools", "."], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "Calendar.add_event [writes]" in proc.stderr and "2 tools (1 writer)" in proc.stderr
+
+
+def test_a_run_with_tools_lists_no_candidates(tmp_path: Path) -> None:
+    (tmp_path / "cal.py").write_text(CALENDAR.replace("class Calendar:", "class CalendarTools:"))
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "look most like tools" not in proc.stderr and "2 tools" in proc.stderr

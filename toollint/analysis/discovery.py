@@ -875,6 +875,43 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
     return stand_in
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A class or function that looks most like a tool in a tree where none was found: what it is,
+    why it looks like one, and the `[tool.toollint]` line that would take it."""
+
+    qualname: str
+    line: int
+    why: str
+    config: str
+    score: int
+
+
+def tool_candidates(tree: ast.Module, module_name: str) -> list[Candidate]:
+    """The classes whose public methods are documented (each a tool of a toolkit, if it is one), and the
+    module-level functions documented like a tool (an `Args:` section or annotated parameters and a
+    docstring), best first. Read only when a run found no tool: a hint, never a finding."""
+    out: list[Candidate] = []
+    ref = module_name or "module"
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            documented = [m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and not m.name.startswith("_") and ast.get_docstring(m)
+                          and not any(decorator_name(d) in NOT_TOOL_DECORATORS for d in m.decorator_list)]
+            if len(documented) >= 2:
+                shown = ", ".join(f"`{n}`" for n in documented[:3]) + (" ..." if len(documented) > 3 else "")
+                out.append(Candidate(node.name, node.lineno, f"{len(documented)} documented public methods ({shown})",
+                                     f'tool-classes = ["{ref}:{node.name}"]', 2 * len(documented)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            doc = ast.get_docstring(node) or ""
+            params = [a for a in all_args(node) if a.arg not in ("self", "cls")]
+            if doc and params and ("Args:" in doc or ":param" in doc or all(a.annotation for a in params)):
+                why = "a docstring with an `Args:` section" if "Args:" in doc or ":param" in doc else \
+                    "a docstring and annotated parameters"
+                out.append(Candidate(node.name, node.lineno, why, f'tools = ["{ref}:{node.name}"]', 1))
+    return sorted(out, key=lambda c: -c.score)
+
+
 def discover(tree: ast.Module, settings: Settings, module_name: str = "", module: ModuleSource | None = None,
              source: str | None = None) -> Discovery:
     """Every tool of a module, and the functions that look like tools but were not taken."""

@@ -109,6 +109,11 @@ def report(ctx: StepContext, result: RunResult) -> int:
         from toollint.reporters.tools import write_graders
 
         write_graders(result, sys.stderr)
+    if not out.quiet and not out.show_tools and result.checked_count and not result.tool_count \
+            and not result.grader_count:
+        from toollint.reporters.tools import write_candidates
+
+        write_candidates(result, sys.stderr)  # before "No tools found": what to name, and how
     if not out.quiet:
         from toollint.reporters.text import summary
 

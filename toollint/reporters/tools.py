@@ -36,7 +36,35 @@ def write_tools(result: RunResult, stream: TextIO) -> None:
         stream.write(f"{path}:{rejection.line}: {rejection.qualname} [not a tool] {rejection.reason}\n")
     if not rows:
         stream.write(f"toollint: {NO_TOOLS_HINT}\n")
+        write_candidates(result, stream)
     stream.write(f"{tool_counts(result)}\n")
+
+
+MAX_CANDIDATES = 5
+MAX_CANDIDATE_FILES = 2000  # a run that found nothing in more files than this is not read again
+
+
+def write_candidates(result: RunResult, stream: TextIO) -> None:
+    """When a run found no tool: the classes and functions that look most like tools, with why, and the
+    configuration line that would take each (the run's files are read again: this is the rare path)."""
+    import ast
+    from pathlib import Path
+
+    from toollint.analysis.discovery import Candidate, tool_candidates
+
+    found: list[tuple[str, Candidate]] = []
+    for r in sorted(result.files, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
+        try:
+            tree = ast.parse(Path(r.path).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        found += [(r.path, c) for c in tool_candidates(tree, r.module_name)]
+    if not found:
+        return
+    found.sort(key=lambda pc: -pc[1].score)
+    stream.write("toollint: the classes and functions that look most like tools:\n")
+    for path, c in found[:MAX_CANDIDATES]:
+        stream.write(f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n")
 
 
 def write_graders(result: RunResult, stream: TextIO) -> None:
