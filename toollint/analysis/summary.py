@@ -594,9 +594,10 @@ class _Summariser:
         `for k, u in users.items()`, through `list(...)`/`sorted(...)`/`reversed(...)` (the same elements)
         and `enumerate(...)` (`for i, u in enumerate(users)`)."""
         while isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Name) and len(iter_expr.args) == 1:
-            if iter_expr.func.id in ("list", "tuple", "sorted", "reversed"):
+            wrapper = iter_expr.func.id
+            if wrapper in ("list", "tuple", "sorted", "reversed"):
                 iter_expr = iter_expr.args[0]
-            elif iter_expr.func.id == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            elif wrapper == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 iter_expr, target = iter_expr.args[0], target.elts[1]
             else:
                 break

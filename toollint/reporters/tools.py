@@ -63,8 +63,8 @@ def write_candidates(result: RunResult, stream: TextIO) -> None:
         return
     found.sort(key=lambda pc: -pc[1].score)
     stream.write("toollint: the classes and functions that look most like tools:\n")
-    for path, c in found[:MAX_CANDIDATES]:
-        stream.write(f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n")
+    stream.writelines(f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n"
+                      for path, c in found[:MAX_CANDIDATES])
 
 
 def write_graders(result: RunResult, stream: TextIO) -> None:
