@@ -377,3 +377,22 @@ def test_a_run_with_tools_lists_no_candidates(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert "look most like tools" not in proc.stderr and "2 tools" in proc.stderr
+
+
+# -- the cross-check of --show-tools ----------------------------------------------------------------------
+
+
+def test_show_tools_lists_a_declared_function_no_tool_implements(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(dedent('''
+        TOOLS = [{"name": "add_event", "parameters": {}}, {"name": "refund_order", "parameters": {}}]
+        class CalendarTools:
+            def add_event(self, title: str) -> str:
+                """Add an event."""
+                return "added"
+        '''))
+    (tmp_path / "more.json").write_text('[{"type": "function", "function": {"name": "cancel_event", '
+                                        '"parameters": {}}}, {"name": "AddEvent", "parameters": {}}]')
+    proc = _cli("--show-tools", str(tmp_path))
+    declared = sorted(line.split(": ")[1].split(" [")[0] for line in proc.stderr.splitlines() if "[declared]" in line)
+    # `AddEvent` and `add_event` are the tool found; the other two have no implementation
+    assert declared == ["cancel_event", "refund_order"]

@@ -457,10 +457,48 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
 _SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "input_parameters"})
 
 
+def schema_declarations(text: str) -> list[tuple[str, int]]:
+    """(name, line) of each function a Python module declares to the model in a function-calling schema
+    (a dict literal with a `"name"` string and `"parameters"`/`"input_schema"`); a text test first."""
+    if '"name"' not in text and "'name'" not in text:
+        return []
+    if not any(k in text for k in _SCHEMA_KEYS):
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {k.value: v for k, v in zip(node.keys, node.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            name = keys.get("name")
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and _SCHEMA_KEYS & keys.keys():
+                out.append((name.value, node.lineno))
+    return out
+
+
+def data_declarations(data: object) -> list[str]:
+    """The function names a JSON or YAML document declares to the model: every mapping with a string
+    `name` beside `parameters`/`input_schema` (an OpenAI `{"type": "function", "function": {...}}` too)."""
+    out: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            name = item.get("name")
+            if isinstance(name, str) and _SCHEMA_KEYS & item.keys():
+                out.append(name)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
 @lru_cache(maxsize=64)
 def package_declarations(directory: str) -> frozenset[str]:
-    """The function names the modules of a directory declare to the model in a function-calling
-    schema (a dict literal with a `"name"` and `"parameters"`); only files whose text has both are parsed."""
+    """The function names the modules of a directory declare to the model in a function-calling schema."""
     names: set[str] = set()
     try:
         files = sorted(Path(directory).glob("*.py"))
@@ -471,18 +509,5 @@ def package_declarations(directory: str) -> frozenset[str]:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if '"name"' not in text or not any(f'"{k}"' in text for k in _SCHEMA_KEYS):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Dict):
-                keys = {k.value: v for k, v in zip(node.keys, node.values)
-                        if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-                name = keys.get("name")
-                if isinstance(name, ast.Constant) and isinstance(name.value, str) and _SCHEMA_KEYS & keys.keys():
-                    names.add(name.value)
+        names.update(name for name, _ in schema_declarations(text))
     return frozenset(names)
-
