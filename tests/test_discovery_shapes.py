@@ -396,3 +396,22 @@ def test_show_tools_lists_a_declared_function_no_tool_implements(tmp_path: Path)
     declared = sorted(line.split(": ")[1].split(" [")[0] for line in proc.stderr.splitlines() if "[declared]" in line)
     # `AddEvent` and `add_event` are the tool found; the other two have no implementation
     assert declared == ["cancel_event", "refund_order"]
+
+
+@pytest.mark.skipif(not (CORPUS / "agentbench").is_dir(), reason="../shared/corpus is absent")
+def test_the_corpus_shapes_issue_22_names_are_found() -> None:
+    def found(*parts: str) -> set[str]:
+        result = lint_paths([CORPUS.joinpath(*parts)], Settings())
+        return {t.qualname for r in result.files for t in r.tools or []}
+
+    tasks = ("agentbench", "src", "server", "tasks")
+    assert {"API.get_relations", "API.argmax"} <= found(*tasks, "knowledgegraph")
+    assert "API.final_execute" not in found(*tasks, "knowledgegraph")  # dispatched, declared by no schema
+    assert {"WebShop.sync_start_sample[search_action]", "WebShop.sync_start_sample[click_action]"} <= \
+        found(*tasks, "webshop")
+    assert "OSInteraction._extract_function[bash_action]" in found(*tasks, "os_interaction")
+    assert "PDFTextWritingTool.run" in found("crewai-tools", "crewai_tools", "tools", "pdf_text_writing_tool")
+    databricks = ("langchain-community", "libs", "community", "langchain_community", "tools", "databricks")
+    assert "UCFunctionToolkit._make_tool.func" in found(*databricks)
+    graders = lint_paths([CORPUS / "tau-bench" / "tau_bench" / "envs" / "base.py"], Settings())
+    assert [g.qualname for r in graders.files for g in r.graders or []] == ["Env.calculate_reward"]
