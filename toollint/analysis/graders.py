@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
+from toollint.analysis.paths import function_nodes
 from toollint.analysis.patterns import CompiledPatterns, GraderFunction, all_patterns
 from toollint.analysis.resolver import ModuleSource, base_name
 from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
@@ -266,7 +267,7 @@ def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | 
             return None
     why: str | None = None
     returns = False
-    for node in _own_nodes(fn):
+    for node in function_nodes(fn):
         if isinstance(node, ast.Return):
             returns = returns or (node.value is not None and
                                   not (isinstance(node.value, ast.Constant) and node.value.value is None))
@@ -290,17 +291,6 @@ def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | 
 # Calls that take two values without comparing them.
 _NOT_COMPARING = frozenset({"isinstance", "issubclass", "type", "len", "print", "str", "int", "float", "getattr",
                             "hasattr", "setattr", "format", "open", "range", "zip", "enumerate", "map", "filter"})
-
-
-def _own_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
-    """The nodes of a function's body, not of the functions and classes it defines."""
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for c in ast.iter_child_nodes(node):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(c)
 
 
 def _short(node: ast.AST) -> str:
