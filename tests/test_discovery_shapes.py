@@ -415,3 +415,21 @@ def test_the_corpus_shapes_issue_22_names_are_found() -> None:
     assert "UCFunctionToolkit._make_tool.func" in found(*databricks)
     graders = lint_paths([CORPUS / "tau-bench" / "tau_bench" / "envs" / "base.py"], Settings())
     assert [g.qualname for r in graders.files for g in r.graders or []] == ["Env.calculate_reward"]
+
+
+def test_functions_of_a_registry_looked_up_by_a_name_are_tools() -> None:
+    source = """
+    ORDERS = {}
+    def add_order(order_id: str) -> str:
+        ORDERS[order_id] = {}
+        return "added"
+    def get_order(order_id: str) -> dict:
+        return ORDERS[order_id]
+    REGISTRY = {"add_order": add_order, "get_order": get_order}
+    def execute(call):
+        return REGISTRY[call["name"]](**call["arguments"])
+    """
+    assert tools(source) == {"add_order": True, "get_order": False}
+    # a registry only ever read with a literal key dispatches nothing the model names
+    literal = source.replace('REGISTRY[call["name"]]', 'REGISTRY["add_order"]')
+    assert tools(literal) == {}

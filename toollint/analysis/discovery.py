@@ -44,6 +44,7 @@ from toollint.analysis.dispatch import (
     called_name_subject,
     declared_dispatcher,
     kind_branches,
+    module_dicts,
     name_chain_branches,
     own_statements,
     package_declarations,
@@ -321,6 +322,7 @@ class _Discoverer:
         self.registered = self._registered_functions()
         self.handlers = self._keyword_handlers()
         self.dispatches = self._name_dispatches()
+        self.registry_members = self._registry_members()
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
         # a cheap text test first: most modules compare no name with `==`
@@ -445,6 +447,34 @@ class _Discoverer:
                 not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
             return ()
         return package_dispatches(os.path.dirname(os.path.abspath(self.module.path)))
+
+    def _registry_members(self) -> dict[str, tuple[str, int]]:
+        """Functions a module-level dict maps names to, when the module looks a name up in it that is not
+        a literal (`TOOLS[name](**args)`, `TOOLS.get(call.name)`): function -> (registry, line)."""
+        dicts = {name: d for name, d in module_dicts(self.tree).items()
+                 if d.values and all(isinstance(v, ast.Name) for v in d.values)
+                 and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in d.keys)}
+        if not dicts or (self.source is not None and not any(f"{n}[" in self.source or f"{n}.get(" in self.source
+                                                             for n in dicts)):
+            return {}
+        used: dict[str, int] = {}
+        for node in ast.walk(self.tree):
+            key: ast.expr | None = None
+            owner: ast.expr | None = None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                owner, key = node.value, node.slice
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                    and node.args:
+                owner, key = node.func.value, node.args[0]
+            if isinstance(owner, ast.Name) and owner.id in dicts and key is not None \
+                    and not isinstance(key, ast.Constant):
+                used.setdefault(owner.id, owner.lineno)
+        out: dict[str, tuple[str, int]] = {}
+        for name, line in used.items():
+            for value in dicts[name].values:
+                assert isinstance(value, ast.Name)
+                out.setdefault(value.id, (name, line))
+        return out
 
     def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
         """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""
@@ -733,6 +763,16 @@ def _by_name_dispatch(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A function a module-level registry maps a name to, looked up by a name that is not a literal."""
+    hit = d.registry_members.get(fn.name)
+    if hit is None or scope.cls is not None or scope.outer:
+        return False
+    registry, line = hit
+    d.add(fn, scope, "generic", f"in registry `{registry}`, looked up by name at line {line}")
+    return True
+
+
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     hit = d.registered.get(fn.name)
     if hit is None or scope.cls is not None:
@@ -807,7 +847,7 @@ def _kind_subject(branch: KindBranch) -> str:
 FINDERS: tuple[Finder, ...] = (
     _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_described_class,
     _by_name_dispatch,
-    _by_registration, _by_configuration, _by_request_kind, _by_name_chain,
+    _by_registration, _by_registry, _by_configuration, _by_request_kind, _by_name_chain,
 )
 
 
