@@ -249,7 +249,10 @@ def test_bfcl_multi_turn_checker_runs_the_models_calls_as_code() -> None:
     assert configured == ["agentic_checker", "ast_checker", "multi_turn_checker", "multi_turn_irrelevance_checker"]
     # with no configuration (issue 22) the checkers are found by their data flow too
     by_flow = {f.qualname for _, f in graded.graders if f.family == "generic"}
-    assert {"state_checker", "response_checker", "simple_function_checker"} <= by_flow
+    assert {"response_checker", "simple_function_checker"} <= by_flow
+    # ... and the state checker by the bfcl profile, which knows `model_instances` is the live state
+    bases = {f.qualname: (f.family, f.basis) for _, f in graded.graders}
+    assert bases["state_checker"] == ("bfcl", "reads_state")
     smells = {(code, Path(path).name, grader) for code, path, _, grader in graded.smells}
     assert ("TL404", "multi_turn_checker.py", "multi_turn_checker") in smells  # eval(func_call) in multi_turn_utils.py
     assert {code for code, _, _ in smells} == {"TL404"}
