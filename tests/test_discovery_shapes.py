@@ -433,3 +433,28 @@ def test_functions_of_a_registry_looked_up_by_a_name_are_tools() -> None:
     # a registry only ever read with a literal key dispatches nothing the model names
     literal = source.replace('REGISTRY[call["name"]]', 'REGISTRY["add_order"]')
     assert tools(literal) == {}
+
+
+def test_a_store_a_tool_opens_is_state_and_closing_or_looking_up_is_no_write() -> None:
+    source = """
+    import git
+    import sqlite3
+    server = Server("git")
+    def git_commit(repo, message):
+        return repo.index.commit(message).hexsha
+    def git_show(repo, revision):
+        return str(repo.commit(revision))
+    @server.call_tool()
+    async def call_tool(name, arguments):
+        repo = git.Repo(arguments["repo_path"])
+        if name == "commit":
+            return git_commit(repo, arguments["message"])
+        if name == "show":
+            return git_show(repo, arguments["revision"])
+        if name == "count":
+            conn = sqlite3.connect(arguments["path"])
+            n = conn.execute("select count(*) from t").fetchone()
+            conn.close()
+            return str(n)
+    """
+    assert tools(source) == {"call_tool[commit]": True, "call_tool[show]": False, "call_tool[count]": False}

@@ -905,9 +905,10 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
     prefix: list[ast.stmt] = []
     if body is not fn.body:
         for stmt in fn.body:
-            if stmt.lineno >= line or not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            if stmt.lineno >= line or isinstance(stmt, (ast.If, ast.Match, ast.Return, ast.Raise)):
                 break
-            prefix.append(stmt)
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                prefix.append(stmt)
     stand_in.body = [*prefix, *body]
     stand_in.decorator_list = []
     stand_in.lineno = line

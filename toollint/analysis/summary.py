@@ -352,6 +352,24 @@ COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
 WRAPPED_FUNCTION_ATTRS = frozenset({"func", "fn", "coroutine", "__wrapped__"})
 
 
+# A local named like a store, bound to an object a call opens (`repo = git.Repo(path)`, `conn =
+# sqlite3.connect(path)`): the store outside the process a tool changes through it.
+STORE_HANDLE = re.compile(r"(?:\w+_)?(?:repo|repository|db|database|conn|connection|store)")
+
+
+# What is done to a store handle itself, not to the data behind it.
+HANDLE_LIFECYCLE = frozenset({"close", "open", "connect", "disconnect", "initialize", "delete", "dispose",
+                              "shutdown", "release", "cleanup"})
+
+
+def _opens_store(name: str, value: ast.expr) -> bool:
+    if not (STORE_HANDLE.fullmatch(name) and isinstance(value, ast.Call)):
+        return False
+    func = value.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return called[:1].isupper() or called in ("connect", "open_repo", "open")
+
+
 def _is_copy(value: ast.expr) -> bool:
     """`x.copy()`, `copy.copy(x)`, `copy.deepcopy(x)`, `dict(x)`: a new mapping or object holding what `x`
     holds. (`list(x)`, `sorted(x)`, `x[:]` are followed still: their elements are the state's own objects,
@@ -814,6 +832,8 @@ class _Summariser:
             # A local: follow what it holds (not through a copy: `data = db.users.copy(); data.pop(k)`
             # changes the copy only).
             p = self.path(value) if value is not None and not _is_copy(value) else None
+            if p is None and value is not None and _opens_store(target.id, value):
+                p = target.id  # `repo = git.Repo(path)`: what its methods write is the store it opens
             if p is not None:
                 self.aliases[target.id] = p
             else:
@@ -974,7 +994,11 @@ class _Summariser:
             through_calls = owner is None and is_write_verb(func.attr)
             if through_calls:
                 owner = self.chain_state(func.value)
-            unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None
+            unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None \
+                and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
+                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args)))
+            # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
+            # `conn.commit()` and `repo.index.commit(msg)` write)
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
                 if through_calls:
