@@ -458,3 +458,25 @@ def test_a_store_a_tool_opens_is_state_and_closing_or_looking_up_is_no_write() -
             return str(n)
     """
     assert tools(source) == {"call_tool[commit]": True, "call_tool[show]": False, "call_tool[count]": False}
+
+
+def test_a_function_a_json_or_yaml_schema_of_its_package_declares_is_a_tool(tmp_path: Path) -> None:
+    (tmp_path / "functions.py").write_text(dedent('''
+        LIGHTS = {}
+        def set_light(room: str, on: bool) -> str:
+            LIGHTS[room] = on
+            return "done"
+        def format_room(room: str) -> str:
+            return room.title()
+        '''))
+    (tmp_path / "tools.yaml").write_text("- name: set_light\n  parameters: {type: object}\n")
+    result = lint_paths([tmp_path], Settings())
+    assert {t.qualname: t.writes for r in result.files for t in r.tools or []} == {"set_light": True}
+    (tmp_path / "tools.yaml").unlink()
+    (tmp_path / "tools.json").write_text('{"tools": [{"type": "function", "function": {"name": "other", '
+                                         '"parameters": {}}}]}')
+    from toollint.analysis.dispatch import package_declarations
+
+    package_declarations.cache_clear()
+    result = lint_paths([tmp_path], Settings())
+    assert [t for r in result.files for t in r.tools or []] == []

@@ -323,6 +323,10 @@ class _Discoverer:
         self.handlers = self._keyword_handlers()
         self.dispatches = self._name_dispatches()
         self.registry_members = self._registry_members()
+        # names a function-calling schema of this module's package shows the model (read once per directory)
+        self.package_declared: frozenset[str] = package_declarations(
+            os.path.dirname(os.path.abspath(self.module.path))) if self.module is not None and self.module.path \
+            else frozenset()
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
         # a cheap text test first: most modules compare no name with `==`
@@ -773,6 +777,14 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A function (or public method) whose name a function-calling schema of its package declares to the model."""
+    if fn.name not in d.package_declared or fn.name.startswith("_") or scope.outer:
+        return False
+    d.add(fn, scope, "generic", f"`{fn.name}`, declared to the model by a function-calling schema of its package")
+    return True
+
+
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     hit = d.registered.get(fn.name)
     if hit is None or scope.cls is not None:
@@ -847,7 +859,7 @@ def _kind_subject(branch: KindBranch) -> str:
 FINDERS: tuple[Finder, ...] = (
     _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_described_class,
     _by_name_dispatch,
-    _by_registration, _by_registry, _by_configuration, _by_request_kind, _by_name_chain,
+    _by_registration, _by_registry, _by_declaration, _by_configuration, _by_request_kind, _by_name_chain,
 )
 
 

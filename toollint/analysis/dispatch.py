@@ -496,18 +496,40 @@ def data_declarations(data: object) -> list[str]:
     return out
 
 
+MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, not a list of functions
+
+
 @lru_cache(maxsize=64)
 def package_declarations(directory: str) -> frozenset[str]:
-    """The function names the modules of a directory declare to the model in a function-calling schema."""
+    """The function names a directory declares to the model in a function-calling schema: in its
+    modules (dict literals) and in its JSON/YAML files (text tests first; large files are skipped)."""
     names: set[str] = set()
     try:
-        files = sorted(Path(directory).glob("*.py"))
+        files = sorted(Path(directory).iterdir())
     except OSError:
         return frozenset()
     for path in files:
+        if path.suffix not in (".py", ".json", ".yaml", ".yml"):
+            continue
         try:
+            if path.stat().st_size > MAX_SCHEMA_FILE_BYTES:
+                continue
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        names.update(name for name, _ in schema_declarations(text))
+        if path.suffix == ".py":
+            names.update(name for name, _ in schema_declarations(text))
+        elif '"name"' in text or "name:" in text:
+            names.update(data_declarations(_load_data(text, path.suffix)))
     return frozenset(names)
+
+
+def _load_data(text: str, suffix: str) -> object:
+    import json
+
+    import yaml
+
+    try:
+        return json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        return None
