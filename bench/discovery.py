@@ -77,21 +77,22 @@ def share(target: Path, runs: int) -> int:
     import time
 
     from toollint.analysis.discovery import discover
-    from toollint.analysis.dispatch import package_declarations, package_dispatches
+    from toollint.analysis.dispatch import package_declarations, package_dispatches, package_texts
     from toollint.analysis.graders import discover_graders
     from toollint.analysis.resolver import ModuleSource
     from toollint.files import guess_module_name
 
     files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
     sources = [(str(f), f.read_text(encoding="utf-8", errors="replace")) for f in files]
-    trees = [(path, text, ast.parse(text)) for path, text in sources]
+    # the module names are worked out by the engine for every file whatever it finds: not discovery's cost
+    trees = [(path, text, ast.parse(text), guess_module_name(path)) for path, text in sources]
     settings = Settings()
 
     def discovery() -> None:
         package_dispatches.cache_clear()
         package_declarations.cache_clear()
-        for path, text, tree in trees:
-            name = guess_module_name(path)
+        package_texts.cache_clear()
+        for path, text, tree, name in trees:
             discover(tree, settings, name, ModuleSource(path, name, tree), text)
             discover_graders(tree, settings, name, text)
 

@@ -475,8 +475,9 @@ def test_a_function_a_json_or_yaml_schema_of_its_package_declares_is_a_tool(tmp_
     (tmp_path / "tools.yaml").unlink()
     (tmp_path / "tools.json").write_text('{"tools": [{"type": "function", "function": {"name": "other", '
                                          '"parameters": {}}}]}')
-    from toollint.analysis.dispatch import package_declarations
+    from toollint.analysis.dispatch import package_declarations, package_texts
 
+    package_texts.cache_clear()  # the package changed under the same directory name
     package_declarations.cache_clear()
     result = lint_paths([tmp_path], Settings())
     assert [t for r in result.files for t in r.tools or []] == []

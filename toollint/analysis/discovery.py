@@ -321,16 +321,16 @@ class _Discoverer:
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
         self.handlers = self._keyword_handlers()
+        self.directory = os.path.dirname(os.path.abspath(module.path)) if module is not None and module.path else ""
         self.dispatches = self._name_dispatches()
         self.registry_members = self._registry_members()
         # names a function-calling schema of this module's package shows the model (read once per directory)
-        self.package_declared: frozenset[str] = package_declarations(
-            os.path.dirname(os.path.abspath(self.module.path))) if self.module is not None and self.module.path \
+        self.package_declared: frozenset[str] = package_declarations(self.directory) if self.directory \
             else frozenset()
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
         # a cheap text test first: most modules compare no name with `==`
-        self.may_name_chain = source is None or any(
+        self.may_name_chain = source is None or ("name ==" in source or "name==" in source) and any(
             (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start())) and called_name_subject(w.group(1))
             for m in _EQUALS_STRING.finditer(source))
         self.may_context_state = source is None or any(a in source for a in CONTEXT_STATE_ATTRS)
@@ -429,7 +429,7 @@ class _Discoverer:
         self.class_described = described_class(cls, methods) if self.may_describe else None
         self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
         if self.class_dispatched is not None and self.module is not None:
-            declared = package_declarations(os.path.dirname(os.path.abspath(self.module.path)))
+            declared = package_declarations(self.directory)
             method_names = {m.name for m in methods}
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
@@ -447,32 +447,38 @@ class _Discoverer:
     def _name_dispatches(self) -> tuple[NameDispatch, ...]:
         """`getattr(api, function_name)` on an instance of a class of this module, in any module of its
         package directory (only when this module defines a class)."""
-        if self.module is None or not self.module.path or \
-                not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
+        if not self.directory or not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
             return ()
-        return package_dispatches(os.path.dirname(os.path.abspath(self.module.path)))
+        return package_dispatches(self.directory)
 
     def _registry_members(self) -> dict[str, tuple[str, int]]:
         """Functions a module-level dict maps names to, when the module looks a name up in it that is not
         a literal (`TOOLS[name](**args)`, `TOOLS.get(call.name)`): function -> (registry, line)."""
+        if self.source is not None and "= {" not in self.source and "={" not in self.source:
+            return {}
         dicts = {name: d for name, d in module_dicts(self.tree).items()
                  if d.values and all(isinstance(v, ast.Name) for v in d.values)
                  and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in d.keys)}
-        if not dicts or (self.source is not None and not any(f"{n}[" in self.source or f"{n}.get(" in self.source
-                                                             for n in dicts)):
+        if not dicts:
             return {}
         used: dict[str, int] = {}
-        for node in ast.walk(self.tree):
-            key: ast.expr | None = None
-            owner: ast.expr | None = None
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-                owner, key = node.value, node.slice
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                    and node.args:
-                owner, key = node.func.value, node.args[0]
-            if isinstance(owner, ast.Name) and owner.id in dicts and key is not None \
-                    and not isinstance(key, ast.Constant):
-                used.setdefault(owner.id, owner.lineno)
+        if self.source is not None:  # the text, not the tree: `NAME[` or `NAME.get(` with no literal key
+            for name in dicts:
+                m = re.search(rf"\b{re.escape(name)}(?:\[|\.get\()\s*(?![\s\"'\d\]])", self.source)
+                if m is not None:
+                    used[name] = self.source.count("\n", 0, m.start()) + 1
+        else:
+            for node in ast.walk(self.tree):
+                key: ast.expr | None = None
+                owner: ast.expr | None = None
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                    owner, key = node.value, node.slice
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                        and node.args:
+                    owner, key = node.func.value, node.args[0]
+                if isinstance(owner, ast.Name) and owner.id in dicts and key is not None \
+                        and not isinstance(key, ast.Constant):
+                    used.setdefault(owner.id, owner.lineno)
         out: dict[str, tuple[str, int]] = {}
         for name, line in used.items():
             for value in dicts[name].values:
@@ -637,6 +643,10 @@ def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     candidates = [m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods]
     if not candidates:
         return False
+    if fn.name in _COMMON_METHODS and not any("Tool" in (base_name(b) or "") for b in cls.bases):
+        # `run` is a method of half the classes there are: its bases are resolved (across modules, the
+        # costly part) only when one of them is named like a tool base (`BaseTool`, `RagTool`)
+        return False
     names = [a if isinstance(a, str) else a.node.name for a in d.ancestors(cls)]
     defined = [m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for marker, family in candidates:
@@ -679,6 +689,7 @@ def _by_toolkit_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+_COMMON_METHODS = frozenset({"run", "__call__"})
 _TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_post_init", "dict", "json",
                               "model_dump", "copy", "close", "reset"})
 

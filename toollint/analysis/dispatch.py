@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -423,24 +424,41 @@ class NameDispatch:
     text: str
 
 
+MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, not a list of functions
 _GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Za-z_]\w*\s*\)")
 
 
 @lru_cache(maxsize=64)
-def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
-    """The name dispatches of every module of a directory (read once per directory and process: a
-    class is dispatched to from a sibling module, `task.py` calling `getattr(api, name)` on `api.py`'s
-    `API`). Text only, no parse: `getattr(api, function_name)` where the file binds `api = API(...)`
-    before it."""
-    out: list[NameDispatch] = []
+def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
+    """(file name, suffix, text) of the modules and the JSON/YAML files of a directory, read once per
+    directory and process for the package-wide questions below (large data files are skipped)."""
+    out: list[tuple[str, str, str]] = []
     try:
-        files = sorted(Path(directory).glob("*.py"))
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         return ()
-    for path in files:
+    for entry in entries:
+        suffix = os.path.splitext(entry.name)[1]
+        if suffix not in (".py", ".json", ".yaml", ".yml"):
+            continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            if not entry.is_file() or (suffix != ".py" and entry.stat().st_size > MAX_SCHEMA_FILE_BYTES):
+                continue
+            with open(entry.path, encoding="utf-8", errors="replace") as f:
+                out.append((entry.name, suffix, f.read()))
         except OSError:
+            continue
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
+    """The name dispatches of every module of a directory (a class is dispatched to from a sibling
+    module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
+    `getattr(api, function_name)` where the file binds `api = API(...)` before it."""
+    out: list[NameDispatch] = []
+    for name, suffix, text in package_texts(directory):
+        if suffix != ".py" or "getattr(" not in text:
             continue
         for m in _GETATTR_BY_VARIABLE.finditer(text):
             obj = m.group(1)
@@ -449,7 +467,7 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
                 bound = b.group(1)
             if bound is not None:
                 line = text.count("\n", 0, m.start()) + 1
-                out.append(NameDispatch(bound, path.name, line, m.group(0)))
+                out.append(NameDispatch(bound, name, line, m.group(0)))
     return tuple(dict.fromkeys(out))
 
 
@@ -496,32 +514,33 @@ def data_declarations(data: object) -> list[str]:
     return out
 
 
-MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, not a list of functions
-
-
 @lru_cache(maxsize=64)
 def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
-    modules (dict literals) and in its JSON/YAML files (text tests first; large files are skipped)."""
+    modules (dict literals) and in its JSON/YAML files (text tests first)."""
     names: set[str] = set()
-    try:
-        files = sorted(Path(directory).iterdir())
-    except OSError:
-        return frozenset()
-    for path in files:
-        if path.suffix not in (".py", ".json", ".yaml", ".yml"):
-            continue
-        try:
-            if path.stat().st_size > MAX_SCHEMA_FILE_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if path.suffix == ".py":
-            names.update(name for name, _ in schema_declarations(text))
-        elif '"name"' in text or "name:" in text:
-            names.update(data_declarations(_load_data(text, path.suffix)))
+    for _, suffix, text in package_texts(directory):
+        if suffix == ".py":
+            names.update(_schema_names_in_text(text))
+        elif any(k in text for k in _SCHEMA_KEYS):
+            names.update(data_declarations(_load_data(text, suffix)))
     return frozenset(names)
+
+
+_SCHEMA_NAME = re.compile(r"""["']name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
+_SCHEMA_KEY = re.compile(r"""["'](?:parameters|input_schema|inputSchema|input_parameters)["']\s*:""")
+
+
+def _schema_names_in_text(text: str) -> set[str]:
+    """`"name": "get_relations"` with a schema key (`"parameters":`) within the same few lines: the
+    names a module declares in dict literals, read from the text (every module of a package is read
+    for this, so no parse)."""
+    if "parameters" not in text and "nput_schema" not in text and "nputSchema" not in text:
+        return set()
+    if not _SCHEMA_KEY.search(text):
+        return set()
+    return {m.group(1) for m in _SCHEMA_NAME.finditer(text)
+            if _SCHEMA_KEY.search(text, max(0, m.start() - 400), m.end() + 1500)}
 
 
 def _load_data(text: str, suffix: str) -> object:
