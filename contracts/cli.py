@@ -144,7 +144,7 @@ def _package_dirs(args: argparse.Namespace, notes: list[str] | None = None) -> d
 
 def _package_in(name: str, path: Path, notes: list[str]) -> Path:
     """The package directory `name` at `path`, or inside it when `path` is a checkout's root (`DIR/src/NAME`
-    or `DIR/NAME` holding the package): `--tau2-src` given the tau2-bench checkout means its `src/tau2`."""
+    or `DIR/NAME` holding the package): a `--NAME-src` given a checkout's root means its `src/NAME`."""
     if (path / "__init__.py").is_file() or path.name == name:
         return path
     for inner in (path / "src" / name, path / name):

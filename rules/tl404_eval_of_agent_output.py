@@ -44,9 +44,9 @@ are not reported.
 ## References
 
 - docs/method.md, Part 4 (graders and the state they read).
-- A real instance: BFCL's multi-turn checker (bfcl-eval 2026.3.23, `multi_turn_checker`) passes the
-  model's decoded calls to `execute_multi_turn_func_call`, which `eval`s each one behind a denylist
-  of function names (`python bench/graders.py` prints it).
+- A real instance: a public function-calling leaderboard's multi-turn checker (`multi_turn_checker`)
+  passes the model's decoded calls to `execute_multi_turn_func_call`, which `eval`s each one behind a
+  denylist of function names (`python bench/graders.py` prints it).
 """
 
 from __future__ import annotations

@@ -215,7 +215,12 @@ def test_agentdojo_graders_that_read_state_are_silent(agentdojo_src: Path) -> No
     bench = _bench()
     graded = bench.graded("agentdojo", agentdojo_src)  # type: ignore[attr-defined]
     counts = graded.by_basis()
-    assert len(graded.graders) == 184 and counts["reads_state"] == 177
+    by_pattern = [f for _, f in graded.graders if f.family == "agentdojo"]
+    assert len(by_pattern) == 184 and sum(f.basis == "reads_state" for f in by_pattern) == 177
+    # found by their data flow (issue 22): the suites' `check_new_*` helpers comparing with expected keys
+    by_flow = {f.qualname for _, f in graded.graders if f.family == "generic"}
+    assert {"check_new_event", "check_new_email", "check_new_reservation"} <= by_flow
+    assert counts["reads_state"] >= 177
     flagged = {grader for _, _, grader in graded.tl401}
     assert flagged == {"InjectionTask5.security_from_traces"}  # the attack is judged from the calls alone
     assert all(f.basis != "reads_state" for _, f in graded.graders if f.qualname in flagged)
@@ -240,10 +245,17 @@ def test_bfcl_multi_turn_checker_runs_the_models_calls_as_code() -> None:
     except (VenvError, OSError) as exc:  # no PyPI here
         pytest.skip(f"bfcl-eval not available: {str(exc).splitlines()[0]}")
     graded = bench.graded("bfcl", target, bench.BFCL_GRADERS)  # type: ignore[attr-defined]
-    assert sorted(f.qualname for _, f in graded.graders) == [
-        "agentic_checker", "ast_checker", "multi_turn_checker", "multi_turn_irrelevance_checker"]
-    assert [(code, Path(path).name, grader) for code, path, _, grader in graded.smells] == [
-        ("TL404", "multi_turn_checker.py", "multi_turn_checker")]  # eval(func_call) in multi_turn_utils.py
+    configured = sorted(f.qualname for _, f in graded.graders if f.family == "configured")
+    assert configured == ["agentic_checker", "ast_checker", "multi_turn_checker", "multi_turn_irrelevance_checker"]
+    # with no configuration (issue 22) the checkers are found by their data flow too
+    by_flow = {f.qualname for _, f in graded.graders if f.family == "generic"}
+    assert {"response_checker", "simple_function_checker"} <= by_flow
+    # ... and the state checker by the bfcl profile, which knows `model_instances` is the live state
+    bases = {f.qualname: (f.family, f.basis) for _, f in graded.graders}
+    assert bases["state_checker"] == ("bfcl", "reads_state")
+    smells = {(code, Path(path).name, grader) for code, path, _, grader in graded.smells}
+    assert ("TL404", "multi_turn_checker.py", "multi_turn_checker") in smells  # eval(func_call) in multi_turn_utils.py
+    assert {code for code, _, _ in smells} == {"TL404"}
     assert graded.tl401 == []
 
 
@@ -253,7 +265,9 @@ def test_tau2_graders_that_read_state_are_silent() -> None:
         pytest.skip(f"no tau2-bench snapshot at {TAU2} (set TOOLLINT_TAU2)")
     graded = _bench().graded("tau2", src)  # type: ignore[attr-defined]
     counts = graded.by_basis()
-    assert len(graded.graders) == 24 and counts["reads_state"] == 18 and graded.tl401 == []
+    by_pattern = [f for _, f in graded.graders if f.family == "tau2"]
+    assert len(by_pattern) == 24 and sum(f.basis == "reads_state" for f in by_pattern) == 18
+    assert counts["reads_state"] == 18 and graded.tl401 == []  # the 4 found by data flow read no state
     bases = {f.qualname: f.basis for _, f in graded.graders}
     assert bases["TelecomTools.assert_data_refueling_amount"] == "reads_state"
     assert bases["EnvironmentEvaluator.calculate_reward"] == "reads_state"

@@ -274,7 +274,7 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
     assert profiles_main(["--benchmark", "agentdjo"]) == 2
     assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
                                        "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, "
-                                       "toolsandbox, taubench)\n")
+                                       "toolsandbox, taubench, bfcl)\n")
 
 
 def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_profile(

@@ -31,16 +31,24 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import os
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from toollint.analysis.dispatch import (
+    KindBranch,
+    NameDispatch,
     branch_tool,
+    called_name_subject,
     declared_dispatcher,
     kind_branches,
+    module_dicts,
+    name_chain_branches,
     own_statements,
+    package_declarations,
+    package_dispatches,
     reply_calls,
 )
 from toollint.analysis.families import all_patterns
@@ -54,6 +62,16 @@ TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
 # Decorators that make a method something other than a tool body.
 NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
                                  "getter", "deleter", "overload"})
+# Attributes of a call's context object that hold the state the server keeps between calls.
+CONTEXT_STATE_ATTRS = frozenset({"lifespan_context"})
+# The state path of such a context object itself: only its `CONTEXT_STATE_ATTRS` (reached directly or
+# through `CONTEXT_HOPS`) are state; its session, request id and logger are not.
+CONTEXT_ROOT = "<context>"
+CONTEXT_HOPS = frozenset({"request_context"})
+# `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the text test)
+_EQUALS_STRING = re.compile(r"==\s*['\"]")
+_WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
+_MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
 # Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
 _HTTP_VERB_TEXT = re.compile(r"""['"](?:GET|POST|PUT|PATCH|DELETE)\b""")
@@ -194,6 +212,22 @@ def depends_roots(fn: FunctionNode, aliases: dict[str, ast.expr] | None = None,
     return roots
 
 
+def context_state_params(fn: FunctionNode) -> dict[str, str]:
+    """Parameters of a call's context object through which the function reaches the state a server
+    keeps for its whole life (`ctx.lifespan_context`, `ctx.request_context.lifespan_context`): the
+    context is a state root, so what the call writes through it is that state."""
+    params = {a.arg for a in all_args(fn)}
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+        if isinstance(node, ast.Attribute) and node.attr in CONTEXT_STATE_ATTRS:
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in params:
+                out[base.id] = CONTEXT_ROOT
+    return out
+
+
 def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
     """Names a block binds to mutable containers or objects: state a tool may write. Maps each to
     the class it is an instance of when that is syntactic (`db = SqliteDatabase(path)`)."""
@@ -214,7 +248,8 @@ def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
             mutable = called in STATE_CALLS or (called[:1].isupper() and called not in NOT_STATE_CALLS)
             cls = called if called[:1].isupper() else None
         if mutable:
-            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name))
+            # a memo (`relation_cache = {}`) remembers answers: filling it changes no state a task checks
+            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name) and not _MEMO_NAME.search(t.id))
     return names
 
 
@@ -286,11 +321,28 @@ class _Discoverer:
         self.found = Discovery()
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
+        self.handlers = self._keyword_handlers()
+        self.directory = os.path.dirname(os.path.abspath(module.path)) if module is not None and module.path else ""
+        self.dispatches = self._name_dispatches()
+        self.registry_members = self._registry_members()
+        # names a function-calling schema of this module's package shows the model (read once per directory)
+        self.package_declared: frozenset[str] = package_declarations(self.directory) if self.directory \
+            else frozenset()
+        self.class_dispatched: NameDispatch | None = None
+        self.declared_names: frozenset[str] = frozenset()
+        # a cheap text test first: most modules compare no name with `==`
+        self.may_name_chain = source is None or ("name ==" in source or "name==" in source) and any(
+            (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start())) and called_name_subject(w.group(1))
+            for m in _EQUALS_STRING.finditer(source))
+        self.may_context_state = source is None or any(a in source for a in CONTEXT_STATE_ATTRS)
+        self.may_describe = source is None or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS)) or (
+            "description" in source and any(w in source for w in CALL_PARAMETERS))
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
         self.class_toolkit = False
+        self.class_described: tuple[str, str] | None = None  # (how the class describes itself, its tool method)
         self.class_bases: list[Resolved | str] | None = None
         # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
         # of them fall inside it (most modules have none)
@@ -306,6 +358,8 @@ class _Discoverer:
             roots.setdefault("self", "")
         for name in scope.closure_state:
             roots.setdefault(name, name)
+        if self.may_context_state:
+            roots.update((k, v) for k, v in context_state_params(fn).items() if k not in roots)
         return roots
 
     def add(self, fn: FunctionNode, scope: _Scope, profile: str, found_by: str, *, declared: bool | None = None,
@@ -373,6 +427,13 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
+        self.class_described = described_class(cls, methods) if self.may_describe else None
+        self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
+        if self.class_dispatched is not None and self.module is not None:
+            declared = package_declarations(self.directory)
+            method_names = {m.name for m in methods}
+            # the schemas count only when they name some of this class's methods
+            self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
         for m in methods:
             self.consider(m, scope)
@@ -383,6 +444,61 @@ class _Discoverer:
         if self.class_bases is None:
             self.class_bases = class_ancestors(cls, self.module) if cls.bases else []
         return self.class_bases
+
+    def _name_dispatches(self) -> tuple[NameDispatch, ...]:
+        """`getattr(api, function_name)` on an instance of a class of this module, in any module of its
+        package directory (only when this module defines a class)."""
+        if not self.directory or not any(isinstance(n, ast.ClassDef) for n in self.tree.body):
+            return ()
+        return package_dispatches(self.directory)
+
+    def _registry_members(self) -> dict[str, tuple[str, int]]:
+        """Functions a module-level dict maps names to, when the module looks a name up in it that is not
+        a literal (`TOOLS[name](**args)`, `TOOLS.get(call.name)`): function -> (registry, line)."""
+        if self.source is not None and "= {" not in self.source and "={" not in self.source:
+            return {}
+        dicts = {name: d for name, d in module_dicts(self.tree).items()
+                 if d.values and all(isinstance(v, ast.Name) for v in d.values)
+                 and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in d.keys)}
+        if not dicts:
+            return {}
+        used: dict[str, int] = {}
+        if self.source is not None:  # the text, not the tree: `NAME[` or `NAME.get(` with no literal key
+            for name in dicts:
+                m = re.search(rf"\b{re.escape(name)}(?:\[|\.get\()\s*(?![\s\"'\d\]])", self.source)
+                if m is not None:
+                    used[name] = self.source.count("\n", 0, m.start()) + 1
+        else:
+            for node in ast.walk(self.tree):
+                key: ast.expr | None = None
+                owner: ast.expr | None = None
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                    owner, key = node.value, node.slice
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                        and node.args:
+                    owner, key = node.func.value, node.args[0]
+                if isinstance(owner, ast.Name) and owner.id in dicts and key is not None \
+                        and not isinstance(key, ast.Constant):
+                    used.setdefault(owner.id, owner.lineno)
+        out: dict[str, tuple[str, int]] = {}
+        for name, line in used.items():
+            for value in dicts[name].values:
+                assert isinstance(value, ast.Name)
+                out.setdefault(value.id, (name, line))
+        return out
+
+    def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
+        """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""
+        keywords = self.patterns.dispatcher_keywords
+        if not keywords or (self.source is not None and not any(k in self.source for k in keywords)):
+            return {}
+        out: dict[str, tuple[str, str]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg in keywords and isinstance(kw.value, ast.Name):
+                        out.setdefault(kw.value.id, (keywords[kw.arg], kw.arg))
+        return out
 
     def _registered_functions(self) -> dict[str, tuple[str, str]]:
         """Function names passed to a registration call anywhere in the module -> (family, call)."""
@@ -452,25 +568,49 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    if not fn.decorator_list:
-        return False
     dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
-    if dec is None:
+    handler = d.handlers.get(fn.name) if dec is None else None
+    if dec is None and handler is None:
         return False
     args = all_args(fn)
     if not args:
         return False
-    family = d.patterns.dispatchers[decorator_name(dec)]
+    if dec is not None:
+        family, how = d.patterns.dispatchers[decorator_name(dec)], f"dispatcher {_marker_text(dec)}"
+    else:
+        assert handler is not None
+        family, how = handler[0], f"handler `{handler[1]}={fn.name}`"
     names = frozenset(a.arg for a in args)
-    branches = list(name_branches(fn, args[0].arg))
+    # the tool's name is the first parameter (`name`) or a field of one (`params.name`)
+    subjects = frozenset({args[0].arg, *(f"{a.arg}.name" for a in args)})
+    branches = list(name_branches(fn, subjects))
     for tool_name, line, body in branches:
         d.add(branch_function(fn, tool_name, line, body), scope, family,
-              f"branch `{tool_name}` of dispatcher {_marker_text(dec)} `{fn.name}`",
+              f"branch `{tool_name}` of {how} `{fn.name}`",
               qualname=scope.qualname(f"{fn.name}[{tool_name}]"), framework=names)
     if not branches:
-        d.reject(fn, scope, f"dispatcher {_marker_text(dec)} has no branch comparing `{args[0].arg}` with a name")
+        # a handler that serves one tool: the whole function, named by what it checks, if anything
+        only = _single_name(fn, subjects)
+        label = f"`{only}` " if only else ""
+        d.add(branch_function(fn, only or fn.name, fn.lineno, fn.body), scope, family,
+              f"the one tool {label}of {how} `{fn.name}` (no branch on the tool name)",
+              qualname=scope.qualname(f"{fn.name}[{only}]" if only else fn.name), framework=names)
     d.taken.add(id(fn))
     return True
+
+
+def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
+    """The one tool name a handler checks: `assert params.name == "add"`, `if params.name != "add": raise`."""
+    for node in fn.body[:4]:
+        test = node.test if isinstance(node, (ast.Assert, ast.If)) else None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            flipped = ast.Compare(test.left, [ast.Eq()], test.comparators)
+            found = _compared_name(flipped, subjects)
+            if found and (isinstance(node, ast.Assert) == isinstance(test.ops[0], ast.Eq)):
+                return found
+    return None
 
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
@@ -503,6 +643,10 @@ def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
         return False
     candidates = [m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods]
     if not candidates:
+        return False
+    if fn.name in _COMMON_METHODS and not any("Tool" in (base_name(b) or "") for b in cls.bases):
+        # `run` is a method of half the classes there are: its bases are resolved (across modules, the
+        # costly part) only when one of them is named like a tool base (`BaseTool`, `RagTool`)
         return False
     names = [a if isinstance(a, str) else a.node.name for a in d.ancestors(cls)]
     defined = [m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -546,6 +690,7 @@ def _by_toolkit_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+_COMMON_METHODS = frozenset({"run", "__call__"})
 _TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_post_init", "dict", "json",
                               "model_dump", "copy", "close", "reset"})
 
@@ -559,6 +704,97 @@ def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNod
     if any(TOOLKIT_CLASS_NAME.search(n) for n in names if n):
         return True
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
+
+
+def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str, str] | None:
+    """How a class describes itself to the agent, and which of its methods are the tools then: a
+    description of an API whose public methods the model calls (`self._api_description = "..."`, or a
+    `_load_scenario` that loads the world they act on) -> ("...", ""); a description with the
+    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method)."""
+    assigned: set[str] = set()
+    for item in cls.body:
+        if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
+            # a value, not a field declaration (`description: str` of a framework's own wrapper class)
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            if isinstance(item.value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.BinOp)):
+                assigned.update(t.id for t in targets if isinstance(t, ast.Name))
+    init = next((m for m in methods if m.name == "__init__"), None)
+    if init is not None:
+        for node in ast.walk(init):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id == "self":
+                assigned.add(node.attr)
+    api = assigned & API_DESCRIPTIONS
+    if api:
+        return f"`{min(api)}`", ""
+    if any(m.name in SCENARIO_LOADERS for m in methods):
+        return f"`{next(m.name for m in methods if m.name in SCENARIO_LOADERS)}`", ""
+    if "description" in assigned and assigned & CALL_PARAMETERS:
+        names = {m.name for m in methods}
+        method = next((m for m in CALL_METHODS if m in names), None)
+        if method is not None:
+            return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", method
+    return None
+
+
+# A class attribute describing the whole API to the agent; a method loading the world its methods act on.
+API_DESCRIPTIONS = frozenset({"_api_description", "api_description"})
+SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
+# Class attributes giving one call's parameters, beside `description`; the method that serves the call.
+CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
+CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
+
+
+def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    cls, described = scope.cls, d.class_described
+    if cls is None or described is None:
+        return False
+    how, method = described
+    if method:
+        if fn.name != method:
+            return False
+        d.add(fn, scope, "generic", f"`{fn.name}` of `{cls.name}`, which declares its call to the agent ({how})")
+        return True
+    if fn.name.startswith("_") or any(decorator_name(x) in NOT_TOOL_DECORATORS for x in fn.decorator_list) \
+            or fn.name in _TOOLKIT_EXCLUDE:
+        return False
+    d.add(fn, scope, "generic", f"public method of `{cls.name}`, which describes its API to the agent ({how})")
+    return True
+
+
+def _by_name_dispatch(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A public method of a class the model's calls reach by name (`getattr(api, function_name)(...)`)."""
+    found, cls = d.class_dispatched, scope.cls
+    if found is None or cls is None or fn.name.startswith("_") or fn.name in _TOOLKIT_EXCLUDE or \
+            any(decorator_name(x) in NOT_TOOL_DECORATORS for x in fn.decorator_list):
+        return False
+    declared = d.declared_names
+    if declared and fn.name not in declared:
+        d.reject(fn, scope, f"reached by name through `{found.text}` ({found.where}:{found.line}) but declared to "
+                            "the model by no function-calling schema of its package")
+        return False
+    how = "declared in a schema, " if declared else ""
+    d.add(fn, scope, "generic", f"public method of `{cls.name}`, {how}reached by name through `{found.text}` "
+                                f"({found.where}:{found.line})")
+    return True
+
+
+def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A function a module-level registry maps a name to, looked up by a name that is not a literal."""
+    hit = d.registry_members.get(fn.name)
+    if hit is None or scope.cls is not None or scope.outer:
+        return False
+    registry, line = hit
+    d.add(fn, scope, "generic", f"in registry `{registry}`, looked up by name at line {line}")
+    return True
+
+
+def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A function (or public method) whose name a function-calling schema of its package declares to the model."""
+    if fn.name not in d.package_declared or fn.name.startswith("_") or scope.outer:
+        return False
+    d.add(fn, scope, "generic", f"`{fn.name}`, declared to the model by a function-calling schema of its package")
+    return True
 
 
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
@@ -606,37 +842,66 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """`if func_name == "search_action": ... elif func_name == "click_action":`: one tool per branch."""
+    if not d.may_name_chain:
+        return False
+    branches = name_chain_branches(fn)
+    if not branches:
+        return False
+    replies = reply_calls(d.patterns)
+    names = frozenset(a.arg for a in all_args(fn))
+    subject = _kind_subject(branches[0])
+    for branch in branches:
+        name = f"{fn.name}[{branch.kind}]"
+        d.add(branch_tool(fn, name, branch.line, branch.body, replies), scope, "generic",
+              f"branch `{branch.kind}` of `{fn.name}`, which runs the function the model named in `{subject}`",
+              qualname=scope.qualname(name), framework=names)
+    d.taken.add(id(fn))
+    return True
+
+
+def _kind_subject(branch: KindBranch) -> str:
+    test = branch.test.test
+    assert isinstance(test, ast.Compare)
+    side = test.comparators[0] if isinstance(test.left, ast.Constant) else test.left
+    return ast.unparse(side)
+
+
 FINDERS: tuple[Finder, ...] = (
-    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_registration,
-    _by_configuration, _by_request_kind,
+    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_described_class,
+    _by_name_dispatch,
+    _by_registration, _by_registry, _by_declaration, _by_configuration, _by_request_kind, _by_name_chain,
 )
 
 
 # -- dispatch ----------------------------------------------------------------------------------------
 
 
-def name_branches(fn: FunctionNode, name_param: str) -> Iterator[tuple[str, int, list[ast.stmt]]]:
-    """(tool name, line, body) of every branch of `fn` that compares `name_param` with a constant:
-    `if name == "add":`, `elif name == Tools.ADD:`, `match name: case "add":`."""
+def name_branches(fn: FunctionNode, name_param: str | Collection[str]) -> Iterator[tuple[str, int, list[ast.stmt]]]:
+    """(tool name, line, body) of every branch of `fn` that compares `name_param` (a parameter, or
+    any of several subjects such as `params.name`) with a constant: `if name == "add":`,
+    `elif name == Tools.ADD:`, `match name: case "add":`."""
+    subjects = frozenset({name_param}) if isinstance(name_param, str) else frozenset(name_param)
     for node in own_statements(fn):
         if isinstance(node, ast.If):
-            tool = _compared_name(node.test, name_param)
+            tool = _compared_name(node.test, subjects)
             if tool:
                 yield tool, node.lineno, node.body
-        elif isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) and node.subject.id == name_param:
+        elif isinstance(node, ast.Match) and ast.unparse(node.subject) in subjects:
             for case in node.cases:
                 tool = _pattern_name(case.pattern)
                 if tool:
                     yield tool, case.pattern.lineno, case.body
 
 
-def _compared_name(test: ast.expr, name_param: str) -> str | None:
+def _compared_name(test: ast.expr, subjects: frozenset[str]) -> str | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     left, right = test.left, test.comparators[0]
-    if isinstance(right, ast.Name) and right.id == name_param:
+    if isinstance(right, (ast.Name, ast.Attribute)) and dotted(right) in subjects:
         left, right = right, left
-    if not (isinstance(left, ast.Name) and left.id == name_param):
+    if not (isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) in subjects):
         return None
     return _constant_name(right)
 
@@ -657,14 +922,59 @@ def _pattern_name(pattern: ast.pattern) -> str | None:
 
 
 def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.stmt]) -> FunctionNode:
-    """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body."""
+    """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body
+    after the plain assignments the dispatcher makes before its branches (`board = ctx.state`)."""
     stand_in = copy.copy(fn)
     stand_in.name = re.sub(r"\W", "_", tool_name)
-    stand_in.body = body
+    prefix: list[ast.stmt] = []
+    if body is not fn.body:
+        for stmt in fn.body:
+            if stmt.lineno >= line or isinstance(stmt, (ast.If, ast.Match, ast.Return, ast.Raise)):
+                break
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                prefix.append(stmt)
+    stand_in.body = [*prefix, *body]
     stand_in.decorator_list = []
     stand_in.lineno = line
     stand_in.end_lineno = max((getattr(s, "end_lineno", None) or s.lineno for s in body), default=line)
     return stand_in
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A class or function that looks most like a tool in a tree where none was found: what it is,
+    why it looks like one, and the `[tool.toollint]` line that would take it."""
+
+    qualname: str
+    line: int
+    why: str
+    config: str
+    score: int
+
+
+def tool_candidates(tree: ast.Module, module_name: str) -> list[Candidate]:
+    """The classes whose public methods are documented (each a tool of a toolkit, if it is one), and the
+    module-level functions documented like a tool (an `Args:` section or annotated parameters and a
+    docstring), best first. Read only when a run found no tool: a hint, never a finding."""
+    out: list[Candidate] = []
+    ref = module_name or "module"
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            documented = [m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and not m.name.startswith("_") and ast.get_docstring(m)
+                          and not any(decorator_name(d) in NOT_TOOL_DECORATORS for d in m.decorator_list)]
+            if len(documented) >= 2:
+                shown = ", ".join(f"`{n}`" for n in documented[:3]) + (" ..." if len(documented) > 3 else "")
+                out.append(Candidate(node.name, node.lineno, f"{len(documented)} documented public methods ({shown})",
+                                     f'tool-classes = ["{ref}:{node.name}"]', 2 * len(documented)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            doc = ast.get_docstring(node) or ""
+            params = [a for a in all_args(node) if a.arg not in ("self", "cls")]
+            if doc and params and ("Args:" in doc or ":param" in doc or all(a.annotation for a in params)):
+                why = "a docstring with an `Args:` section" if "Args:" in doc or ":param" in doc else \
+                    "a docstring and annotated parameters"
+                out.append(Candidate(node.name, node.lineno, why, f'tools = ["{ref}:{node.name}"]', 1))
+    return sorted(out, key=lambda c: -c.score)
 
 
 def discover(tree: ast.Module, settings: Settings, module_name: str = "", module: ModuleSource | None = None,

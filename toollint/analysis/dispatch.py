@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -143,6 +144,37 @@ def kind_branches(fn: FunctionNode, declared: bool = False) -> list[KindBranch]:
                 if len(chosen) > len(best):
                     best = chosen
     return best
+
+
+# A variable holding the name of the function the model called: `func_name`, `tool_name`, `function_name`.
+_CALLED_NAME_WORDS = frozenset({"func", "function", "tool", "action", "api", "fn"})
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def called_name_subject(subject: str) -> bool:
+    words = set(re.split(r"[_.]", subject.rsplit(".", 1)[-1].lower()))
+    return "name" in words and bool(words & _CALLED_NAME_WORDS)
+
+
+def name_chain_branches(fn: FunctionNode) -> list[KindBranch]:
+    """The branches of `fn` that test a variable holding the called function's name against an
+    identifier (`if func_name == "search": ... elif func_name == "click":`, or one `if` after
+    another), when one variable is tested against two or more distinct names: each branch is what
+    runs when the model calls that function. [] when there is none."""
+    by_subject: dict[str, list[KindBranch]] = {}
+    for node in own_statements(fn):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            continue
+        found = _kind_test(test)
+        if found is not None and _IDENTIFIER.fullmatch(found[0]) and called_name_subject(found[1]):
+            branches = by_subject.setdefault(found[1], [])
+            if all(b.kind != found[0] for b in branches):
+                branches.append(KindBranch(found[0], node, node.body))
+    best = max(by_subject.values(), key=len, default=[])
+    return sorted(best, key=lambda b: b.line) if len(best) >= 2 else []
 
 
 def declared_dispatcher(fn: FunctionNode, class_names: list[str], patterns: CompiledPatterns) -> str | None:
@@ -377,3 +409,146 @@ def same_project(dotted: str, importer: str) -> bool:
 def _directories(directory: str) -> frozenset[str]:
     return frozenset(Path(directory).resolve().parts)
 
+
+# -- 4. dispatch by name onto an object ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NameDispatch:
+    """`getattr(api, function_name)` in `where` (a file of the package, line), where `api = API(...)`: the
+    model's call runs the public method of `API` it names."""
+
+    cls: str
+    where: str
+    line: int
+    text: str
+
+
+MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, not a list of functions
+_GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Za-z_]\w*\s*\)")
+
+
+@lru_cache(maxsize=64)
+def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
+    """(file name, suffix, text) of the modules and the JSON/YAML files of a directory, read once per
+    directory and process for the package-wide questions below (large data files are skipped)."""
+    out: list[tuple[str, str, str]] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return ()
+    for entry in entries:
+        suffix = os.path.splitext(entry.name)[1]
+        if suffix not in (".py", ".json", ".yaml", ".yml"):
+            continue
+        try:
+            if not entry.is_file() or (suffix != ".py" and entry.stat().st_size > MAX_SCHEMA_FILE_BYTES):
+                continue
+            with open(entry.path, encoding="utf-8", errors="replace") as f:
+                out.append((entry.name, suffix, f.read()))
+        except OSError:
+            continue
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
+    """The name dispatches of every module of a directory (a class is dispatched to from a sibling
+    module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
+    `getattr(api, function_name)` where the file binds `api = API(...)` before it."""
+    out: list[NameDispatch] = []
+    for name, suffix, text in package_texts(directory):
+        if suffix != ".py" or "getattr(" not in text:
+            continue
+        for m in _GETATTR_BY_VARIABLE.finditer(text):
+            obj = m.group(1)
+            bound = None
+            for b in re.finditer(rf"\b{re.escape(obj)}\s*=\s*(?:\w+\.)*([A-Z]\w*)\(", text[:m.start()]):
+                bound = b.group(1)
+            if bound is not None:
+                line = text.count("\n", 0, m.start()) + 1
+                out.append(NameDispatch(bound, name, line, m.group(0)))
+    return tuple(dict.fromkeys(out))
+
+
+# A dict literal declaring a function to the model: `{"name": "get_relations", "parameters": {...}}`.
+_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "input_parameters"})
+
+
+def schema_declarations(text: str) -> list[tuple[str, int]]:
+    """(name, line) of each function a Python module declares to the model in a function-calling schema
+    (a dict literal with a `"name"` string and `"parameters"`/`"input_schema"`); a text test first."""
+    if '"name"' not in text and "'name'" not in text:
+        return []
+    if not any(k in text for k in _SCHEMA_KEYS):
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {k.value: v for k, v in zip(node.keys, node.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            name = keys.get("name")
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and _SCHEMA_KEYS & keys.keys():
+                out.append((name.value, node.lineno))
+    return out
+
+
+def data_declarations(data: object) -> list[str]:
+    """The function names a JSON or YAML document declares to the model: every mapping with a string
+    `name` beside `parameters`/`input_schema` (an OpenAI `{"type": "function", "function": {...}}` too)."""
+    out: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            name = item.get("name")
+            if isinstance(name, str) and _SCHEMA_KEYS & item.keys():
+                out.append(name)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+@lru_cache(maxsize=64)
+def package_declarations(directory: str) -> frozenset[str]:
+    """The function names a directory declares to the model in a function-calling schema: in its
+    modules (dict literals) and in its JSON/YAML files (text tests first)."""
+    names: set[str] = set()
+    for _, suffix, text in package_texts(directory):
+        if suffix == ".py":
+            names.update(_schema_names_in_text(text))
+        elif any(k in text for k in _SCHEMA_KEYS):
+            names.update(data_declarations(_load_data(text, suffix)))
+    return frozenset(names)
+
+
+_SCHEMA_NAME = re.compile(r"""["']name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
+_SCHEMA_KEY = re.compile(r"""["'](?:parameters|input_schema|inputSchema|input_parameters)["']\s*:""")
+
+
+def _schema_names_in_text(text: str) -> set[str]:
+    """`"name": "get_relations"` with a schema key (`"parameters":`) within the same few lines: the
+    names a module declares in dict literals, read from the text (every module of a package is read
+    for this, so no parse)."""
+    if "parameters" not in text and "nput_schema" not in text and "nputSchema" not in text:
+        return set()
+    if not _SCHEMA_KEY.search(text):
+        return set()
+    return {m.group(1) for m in _SCHEMA_NAME.finditer(text)
+            if _SCHEMA_KEY.search(text, max(0, m.start() - 400), m.end() + 1500)}
+
+
+def _load_data(text: str, suffix: str) -> object:
+    import json
+
+    import yaml
+
+    try:
+        return json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        return None

@@ -22,23 +22,24 @@ from toollint.analysis.patterns import (
 FRAMEWORKS: tuple[Patterns, ...] = (
     # AutoGen: functions registered by `FunctionTool(fn, description=...)`.
     Patterns(family="autogen", registrations=(RegistrationCall("FunctionTool"),)),
-    # crewAI: `@tool("name")` functions and `BaseTool` subclasses whose `_run` is the tool (LangChain's
-    # `BaseTool` marker covers the class form too).
+    # crewAI: `@tool("name")` functions and `BaseTool` subclasses whose `_run` is the tool, or their
+    # `run` when a class overrides that instead (LangChain's `BaseTool` marker covers the class form too).
     Patterns(
         family="crewai",
         decorators=(ToolDecorator("tool"),),
-        tool_bases=(ToolBaseClass("BaseTool", methods=("_run", "_arun")),),
+        tool_bases=(ToolBaseClass("BaseTool", methods=("_run", "_arun", "run")),),
     ),
     # LangChain: `@tool` functions, `BaseTool` subclasses (directly or through an intermediate base
     # class such as a toolkit's own `GmailBaseTool`) whose `_run`/`_arun` is the tool, and functions
-    # registered by a call (`StructuredTool.from_function(fn)`, `Tool(name=..., func=fn)`).
+    # registered by a call (`StructuredTool.from_function(fn)`, `Tool(name=..., func=fn)`,
+    # `StructuredTool(name=..., func=fn)`).
     Patterns(
         family="langchain",
         decorators=(ToolDecorator("tool"),),
         tool_bases=(ToolBaseClass("BaseTool", methods=("_run", "_arun")),
                     ToolBaseClass("StructuredTool", methods=("_run", "_arun"))),
         registrations=(RegistrationCall("StructuredTool.from_function"), RegistrationCall("Tool.from_function"),
-                       RegistrationCall("Tool")),
+                       RegistrationCall("Tool"), RegistrationCall("StructuredTool")),
     ),
     # LlamaIndex: functions registered by `FunctionTool.from_defaults(fn=...)`, and `*ToolSpec` classes,
     # every public method of which is a tool.
@@ -49,14 +50,15 @@ FRAMEWORKS: tuple[Patterns, ...] = (
                                                                        "get_fn_schema_from_fn_name"})),),
     ),
     # MCP servers: FastMCP / MCPServer `@mcp.tool()` (at module level or nested in a factory function),
-    # and the low-level `Server`, whose one `@server.call_tool()` handler branches on the tool name.
+    # and the low-level `Server`, whose one `@server.call_tool()` handler (or the handler passed as
+    # `Server(..., on_call_tool=fn)`) branches on the tool name, or serves one tool.
     # `ToolAnnotations(readOnlyHint=True)` declares a reader.
     Patterns(
         family="mcp",
         decorators=(ToolDecorator("tool"),),
         writer_keywords=(WriterKeyword("readOnlyHint", writes_when_true=False),
                          WriterKeyword("read_only", writes_when_true=False)),
-        dispatchers=(ToolDispatcher("call_tool"),),
+        dispatchers=(ToolDispatcher("call_tool", keyword="on_call_tool"),),
     ),
     # OpenAI Agents SDK: `@function_tool` functions.
     Patterns(family="openai_agents", decorators=(ToolDecorator("function_tool"),)),

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from toollint.analysis.families import all_patterns
+from toollint.analysis.paths import function_nodes
 from toollint.analysis.patterns import CompiledPatterns, GraderFunction
 from toollint.analysis.resolver import ModuleSource, base_name
 from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
@@ -144,8 +146,12 @@ def _matches(marker: GraderFunction, fn: FunctionNode) -> bool:
 
 
 class _Finder:
-    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, patterns: CompiledPatterns) -> None:
+    def __init__(self, tree: ast.Module, settings: Settings, module_name: str, patterns: CompiledPatterns,
+                 source: str | None = None) -> None:
         self.tree = tree
+        # the lines holding a gold word: a function with none of them compares nothing with a gold value
+        self.source = source
+        self._lines: list[str] | None = None
         self.patterns = patterns
         self.configured = settings.grader_refs_for(module_name) if module_name else set()
         self.found: list[GraderInfo] = []
@@ -160,6 +166,7 @@ class _Finder:
                                              "configured in `graders`", factories))
                 return
         if self.any_name is not None and not self.any_name.fullmatch(fn.name):
+            self.by_flow(fn, cls)
             return
         qualname = f"{cls.name}.{fn.name}" if cls else fn.name
         candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
@@ -178,6 +185,26 @@ class _Finder:
             self.found.append(GraderInfo(fn, qualname, family, cls.name if cls else None, roles,
                                          f"the {family} grader pattern `{marker.name}`{where}", factories))
             return
+        self.by_flow(fn, cls)
+
+    def names_gold(self, fn: FunctionNode) -> bool:
+        """Whether the text of `fn` holds a gold word (True when the module's text is not known)."""
+        if self.source is None:
+            return True
+        if self._lines is None:  # once per module, and only for a module with a grader-like function
+            self._lines = self.source.splitlines()
+        text = "\n".join(self._lines[fn.lineno - 1:fn.end_lineno or fn.lineno]).lower()
+        return _GOLD_WORD.search(text) is not None
+
+    def by_flow(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
+        """A grader by what it does: it compares a gold value with another and returns the verdict."""
+        why = verdict_flow(fn, self.names_gold)
+        if why is None:
+            return
+        qualname = f"{cls.name}.{fn.name}" if cls else fn.name
+        roles, factories = roles_by_name(fn)
+        self.found.append(GraderInfo(fn, qualname, "generic", cls.name if cls else None, roles,
+                                     f"its verdict: {why}", factories))
 
     def run(self) -> list[GraderInfo]:
         if not self.patterns.graders and not self.configured:
@@ -192,15 +219,97 @@ class _Finder:
         return self.found
 
 
+# Words of a function's name that say it decides a verdict (a hint: the data flow decides).
+VERDICT_NAME_WORDS = frozenset({"check", "checker", "grade", "grader", "evaluate", "eval", "evaluation", "reward",
+                                "score", "judge", "verify", "compare", "correct", "accuracy", "match", "metric"})
+# Words naming the gold side of a comparison (narrower than GRADER_GOLD_WORDS: no `target`, `label`, `ref`).
+VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "gt", "possible", "oracle",
+                                "reference", "solution", "groundtruth"})
+
+
+_HINT_TEXT = re.compile("(?i)check|grade|eval|reward|score|judge|verify|compare|correct|accuracy|match|metric")
+_GOLD_TEXT = re.compile("(?i)gold|ground|truth|expected|gt|possible|oracle|reference|solution")
+# on lower-cased text; `gt` alone (`gt_hash`, not `length`)
+_GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
+
+
+def _words(name: str) -> set[str]:
+    return set(re.split(r"[_\W]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())) - {""}
+
+
+def _gold(expr: ast.AST) -> bool:
+    return any(_words(n.id if isinstance(n, ast.Name) else n.attr) & VERDICT_GOLD_WORDS
+               for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _other(expr: ast.AST) -> bool:
+    """An operand that is not a constant and not gold: the agent's record or the final state."""
+    names = [n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))]
+    return bool(names) and not _gold(expr)
+
+
+def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | None = None) -> str | None:
+    """Why `fn` decides a verdict, or None: its name or a parameter hints at grading, it compares a gold
+    value (`gt_data_hash`, `possible_answer`, `ground_truth`) with another value (`==`, `in`, or passing
+    both to a comparing call), and it returns something. Tests (`test_*`) and dunders are not graders."""
+    if fn.name.startswith(("test", "__")):
+        return None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    # a text test first: most functions have neither a hint in their name nor a gold parameter
+    hinted = bool(_HINT_TEXT.search(fn.name)) and bool(_words(fn.name) & VERDICT_NAME_WORDS)
+    if not hinted and not _GOLD_TEXT.search(" ".join(params)):
+        return None
+    if _abstract(fn) or (names_gold is not None and not names_gold(fn)):
+        return None
+    if not hinted:
+        # no name hint: a gold parameter beside one holding the agent's record
+        roles, _ = roles_by_name(fn)
+        if not (any(_words(p) & VERDICT_GOLD_WORDS for p in params) and "record" in roles.values()):
+            return None
+    why: str | None = None
+    returns = False
+    for node in function_nodes(fn):
+        if isinstance(node, ast.Return):
+            returns = returns or (node.value is not None and
+                                  not (isinstance(node.value, ast.Constant) and node.value.value is None))
+        elif why is not None:
+            continue
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            left, right = node.left, node.comparators[0]
+            if (_gold(left) and _other(right)) or (_gold(right) and _other(left)):
+                why = f"compares `{_short(node)}` (line {node.lineno})"
+        elif isinstance(node, ast.Call) and len(node.args) >= 2 and not (
+                isinstance(node.func, ast.Name) and node.func.id in _NOT_COMPARING):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if any(_gold(a) for a in args) and any(_other(a) for a in args):
+                why = f"passes a gold value and another to `{_short(node.func)}` (line {node.lineno})"
+        if why is not None and returns:
+            return why
+    return why if returns else None
+
+
+# Calls that take two values without comparing them.
+_NOT_COMPARING = frozenset({"isinstance", "issubclass", "type", "len", "print", "str", "int", "float", "getattr",
+                            "hasattr", "setattr", "format", "open", "range", "zip", "enumerate", "map", "filter"})
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @lru_cache(maxsize=4)
 def _any_grader_name(names: tuple[str, ...]) -> re.Pattern[str] | None:
     """One expression for every pattern's grader name: most functions are no grader, one test says so."""
     return re.compile("|".join(f"(?:{n})" for n in names)) if names else None
 
 
-def discover_graders(tree: ast.Module, settings: Settings | None = None, module_name: str = "") -> list[GraderInfo]:
-    """Every grader of a module (profile patterns, then `graders = [...]`), in source order."""
-    return _Finder(tree, settings or Settings(), module_name, all_patterns()).run()
+def discover_graders(tree: ast.Module, settings: Settings | None = None, module_name: str = "",
+                     source: str | None = None) -> list[GraderInfo]:
+    """Every grader of a module (profile patterns, then `graders = [...]`, then by data flow), in source
+    order. `source` (the module's text) lets the data-flow search skip a function naming no gold value."""
+    return _Finder(tree, settings or Settings(), module_name, all_patterns(), source).run()
 
 
 def analyze_graders(tree: ast.Module, index: FunctionIndex, settings: Settings | None = None,

@@ -45,6 +45,7 @@ class ModuleAnalysis:
     too_complex: list[tuple[ToolInfo, str]] = field(default_factory=list)
     settings: Settings | None = None
     module_name: str = ""
+    source: str | None = None  # the module's text, for the cheap text tests discovery makes first
     _index: FunctionIndex | None = None
     _graders: tuple[list[GraderInfo], list[tuple[GraderInfo, str]]] | None = None
 
@@ -70,7 +71,7 @@ class ModuleAnalysis:
             # imported here: a run whose rules never ask for graders never imports it
             from toollint.analysis.graders import discover_graders, evaluate_graders
 
-            found = discover_graders(self.tree, self.settings, self.module_name)
+            found = discover_graders(self.tree, self.settings, self.module_name, self.source)
             # the function index is built only for a module that has a grader
             self._graders = evaluate_graders(found, self.index) if found else ([], [])
         return self._graders
@@ -106,7 +107,7 @@ def analyze_module(tree: ast.Module, settings: Settings | None = None, module_na
     accessors = all_patterns().state_accessors | frozenset(settings.state_roots)
     found = discover(tree, settings, module_name, module, source)
     analysis = ModuleAnalysis([], {}, tree, module, accessors, found.rejected, settings=settings,
-                              module_name=module_name)
+                              module_name=module_name, source=source)
     for tool in found.tools:
         try:
             analysis.summaries[tool.qualname] = summarize(tool.node, tool.roots, analysis.index,

@@ -97,9 +97,11 @@ class StateAccessor(NamedTuple):
 class ToolDispatcher(NamedTuple):
     """A function decorated `@x.<decorator>()` that serves many tools: each branch comparing its
     name parameter (the first) with a string (`if name == "add":`, `match name: case "add":`) is one
-    tool. Registry and HTTP-verb dispatch are other dispatch patterns (see `discovery.DISPATCH`)."""
+    tool. Registry and HTTP-verb dispatch are other dispatch patterns (see `discovery.DISPATCH`).
+    `keyword`: the same handler registered by a call's keyword instead (`Server(on_call_tool=fn)`)."""
 
     decorator: str
+    keyword: str = ""
 
 
 class RequestDispatcher(NamedTuple):
@@ -183,6 +185,7 @@ class CompiledPatterns(NamedTuple):
     request_dispatchers: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]  # name, within, family
     reply_calls: dict[str, frozenset[str]]  # method -> receiver names (empty: any receiver)
     graders: tuple[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str], ...]
+    dispatcher_keywords: dict[str, str] = {}  # keyword naming a dispatcher handler -> family  # noqa: RUF012
 
 
 def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
@@ -195,6 +198,7 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
     registrations: dict[str, tuple[RegistrationCall, str]] = {}
     accessors: set[str] = set()
     dispatchers: dict[str, str] = {}
+    dispatcher_keywords: dict[str, str] = {}
     request_dispatchers: list[tuple[re.Pattern[str], re.Pattern[str] | None, str]] = []
     replies: dict[str, frozenset[str]] = {}
     graders: list[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str]] = []
@@ -215,6 +219,8 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
         accessors.update(a.name for a in p.state_accessors)
         for x in p.dispatchers:
             dispatchers.setdefault(x.decorator, p.family)
+            if x.keyword:
+                dispatcher_keywords.setdefault(x.keyword, p.family)
         request_dispatchers += [(re.compile(r.name), re.compile(r.within) if r.within else None, p.family)
                                 for r in p.request_dispatchers]
         for reply in p.reply_calls:
@@ -226,4 +232,4 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
         graders += [(g, re.compile(g.name), re.compile(g.within) if g.within else None, p.family) for g in p.graders]
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
-                            replies, tuple(graders))
+                            replies, tuple(graders), dispatcher_keywords)

@@ -25,7 +25,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from toollint.analysis.discovery import annotated_class, module_state_names, resolve_annotation, type_aliases
+from toollint.analysis.discovery import (
+    CONTEXT_HOPS,
+    CONTEXT_ROOT,
+    CONTEXT_STATE_ATTRS,
+    annotated_class,
+    module_state_names,
+    resolve_annotation,
+    type_aliases,
+)
 from toollint.analysis.dispatch import (
     RegistryTarget,
     local_modules,
@@ -341,6 +349,8 @@ class FunctionIndex:
                 return self.method(owner_type, func.attr)
             if owner in self.classes:  # Class.static_helper(...)
                 return self.method(owner, func.attr)
+            if func.attr in WRAPPED_FUNCTION_ATTRS and owner in self.functions:
+                return self.function(owner)  # `send_email.func(...)`: the decorated tool's own body
             if self.module is not None and owner not in self.functions and owner[:1].islower():
                 imported = self.module.imports().get(owner)
                 if imported is not None:
@@ -348,6 +358,46 @@ class FunctionIndex:
                     if isinstance(found, ModuleSource):
                         return FunctionIndex.of(found, self.accessors).function(func.attr)
         return None
+
+
+# An object that talks to a service (`client.timeout = 30` configures it; it holds no task state).
+CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm)")
+# Calls that return a fresh copy: what is done to the copy leaves the original as it was.
+COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
+
+# What a tool decorator's wrapper calls the function it wraps (`tool.func`, `functools.wraps`' `__wrapped__`).
+WRAPPED_FUNCTION_ATTRS = frozenset({"func", "fn", "coroutine", "__wrapped__"})
+
+
+# A local named like a store, bound to an object a call opens (`repo = git.Repo(path)`, `conn =
+# sqlite3.connect(path)`): the store outside the process a tool changes through it.
+STORE_HANDLE = re.compile(r"(?:\w+_)?(?:repo|repository|db|database|conn|connection|store)")
+
+
+# What is done to a store handle itself, not to the data behind it.
+HANDLE_LIFECYCLE = frozenset({"close", "open", "connect", "disconnect", "initialize", "delete", "dispose",
+                              "shutdown", "release", "cleanup"})
+
+
+def _opens_store(name: str, value: ast.expr) -> bool:
+    if not (STORE_HANDLE.fullmatch(name) and isinstance(value, ast.Call)):
+        return False
+    func = value.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return called[:1].isupper() or called in ("connect", "open_repo", "open")
+
+
+def _is_copy(value: ast.expr) -> bool:
+    """`x.copy()`, `copy.copy(x)`, `copy.deepcopy(x)`, `dict(x)`: a new mapping or object holding what `x`
+    holds. (`list(x)`, `sorted(x)`, `x[:]` are followed still: their elements are the state's own objects,
+    and a loop over them writes those.)"""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "copy" and not value.args:
+        return True  # `db.users.copy()`
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in COPY_CALLS and len(value.args) == 1
 
 
 def call_name(call: ast.Call) -> str:
@@ -474,6 +524,7 @@ class _Summariser:
         self.via = via
         self.depth = 0
         self.aliases: dict[str, str] = dict(index.module_state)
+        self.declared_globals: set[str] = set()  # `global X` in this body: `X = ...` rebinds module state
         self.aliases.update(roots)
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
@@ -496,6 +547,9 @@ class _Summariser:
             base = self.path(expr.value)
             if base is None:
                 return None
+            if base == CONTEXT_ROOT:  # a call's context: only the state it carries is state
+                return expr.attr if expr.attr in CONTEXT_STATE_ATTRS else \
+                    CONTEXT_ROOT if expr.attr in CONTEXT_HOPS else None
             return f"{base}.{expr.attr}" if base else expr.attr
         if isinstance(expr, ast.Subscript):
             base = self.path(expr.value)
@@ -562,7 +616,7 @@ class _Summariser:
         while True:
             p = self.path(node) if not isinstance(node, ast.Call) else None
             if p is not None:
-                return p
+                return p if p != CONTEXT_ROOT else None  # `ctx.session.send(...)`: not the state it carries
             if isinstance(node, (ast.Attribute, ast.Subscript)):
                 node = node.value
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -571,7 +625,17 @@ class _Summariser:
                 return None
 
     def iter_element(self, iter_expr: ast.expr, target: ast.expr) -> None:
-        """Bind loop/comprehension targets to the elements of a state collection."""
+        """Bind loop/comprehension targets to the elements of a state collection: `for u in users`,
+        `for k, u in users.items()`, through `list(...)`/`sorted(...)`/`reversed(...)` (the same elements)
+        and `enumerate(...)` (`for i, u in enumerate(users)`)."""
+        while isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Name) and len(iter_expr.args) == 1:
+            wrapper = iter_expr.func.id
+            if wrapper in ("list", "tuple", "sorted", "reversed"):
+                iter_expr = iter_expr.args[0]
+            elif wrapper == "enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                iter_expr, target = iter_expr.args[0], target.elts[1]
+            else:
+                break
         if isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Attribute) and (
             iter_expr.func.attr == "items"
         ):
@@ -621,8 +685,11 @@ class _Summariser:
     # -- recording ---------------------------------------------------------------------------
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
-        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(path.split(".", 1)[0].split("[", 1)[0]):
+        head = path.split(".", 1)[0].split("[", 1)[0]
+        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(head):
             return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
+        if kind == "write" and "." in path and CLIENT_OBJECT.fullmatch(head):
+            return  # `client.timeout = t`: a client's configuration, not the world the task checks
         acc = StateAccess(path, kind, node, via or self.via)
         (self.summary.reads if kind == "read" else self.summary.writes).append(acc)
 
@@ -741,6 +808,8 @@ class _Summariser:
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
             for global_name in s.names:
                 self.aliases.setdefault(global_name, global_name)
+                if isinstance(s, ast.Global):
+                    self.declared_globals.add(global_name)
         elif isinstance(s, ast.Import):
             self.modules.update(local_modules([s]))
         # nested defs, imports, pass, break, continue: nothing to record
@@ -767,13 +836,21 @@ class _Summariser:
 
     def assign(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
+            if target.id in self.declared_globals:
+                self.record(target.id, "write", stmt)  # `global X; X = ...` / `X += 1`: the module's X changes
+                if value is not None:
+                    self.flow(value, "state")
+                return
             if target.id in self.aliases and target.id in self.index.module_state and isinstance(stmt, ast.AugAssign):
                 self.record(self.aliases[target.id], "write", stmt)
                 if value is not None:
                     self.flow(value, "state")
                 return
-            # A local: follow what it holds.
-            p = self.path(value) if value is not None else None
+            # A local: follow what it holds (not through a copy: `data = db.users.copy(); data.pop(k)`
+            # changes the copy only).
+            p = self.path(value) if value is not None and not _is_copy(value) else None
+            if p is None and value is not None and _opens_store(target.id, value):
+                p = target.id  # `repo = git.Repo(path)`: what its methods write is the store it opens
             if p is not None:
                 self.aliases[target.id] = p
             else:
@@ -934,7 +1011,11 @@ class _Summariser:
             through_calls = owner is None and is_write_verb(func.attr)
             if through_calls:
                 owner = self.chain_state(func.value)
-            unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None
+            unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None \
+                and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
+                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args)))
+            # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
+            # `conn.commit()` and `repo.index.commit(msg)` write)
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
                 if through_calls:

@@ -176,6 +176,11 @@ def report(ctx: StepContext, result: RunResult) -> int:
 
         write_graders(result, sys.stderr)
     nothing_tested = ctx.untested is not None and not result.reported
+    if not out.quiet and not out.show_tools and result.checked_count and not result.tool_count \
+            and not result.grader_count and not nothing_tested:
+        from toollint.reporters.tools import write_candidates
+
+        write_candidates(result, sys.stderr)  # before "No tools found": what to name, and how
     if nothing_tested:  # said even with --quiet: it is the run's outcome, not a "passed"
         console.write_line(f"{console.style.yellow('Nothing could be tested:')} {ctx.untested}.")
     elif not out.quiet:

@@ -6,4 +6,4 @@ Pure data, no imports: the analysis reads it by path (`toollint.analysis.familie
 profile registry, the registry (`toollint.profiles`) by import.
 """
 
-BENCHMARKS: tuple[str, ...] = ("agentdojo", "tau2", "medagentbench", "toolsandbox", "taubench")
+BENCHMARKS: tuple[str, ...] = ("agentdojo", "tau2", "medagentbench", "toolsandbox", "taubench", "bfcl")

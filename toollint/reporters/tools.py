@@ -34,9 +34,87 @@ def write_tools(result: RunResult, stream: TextIO) -> None:
     near = [(r.path, x) for r in sorted(result.files, key=lambda r: r.path) for x in r.rejected]
     for path, rejection in near:
         stream.write(f"{path}:{rejection.line}: {rejection.qualname} [not a tool] {rejection.reason}\n")
+    for path, line, name in declared_without_tool(result):
+        stream.write(f"{path}:{line}: {name} [declared] shown to the model in a function-calling schema, "
+                     "but no tool of that name was found\n")
     if not rows:
         stream.write(f"toollint: {NO_TOOLS_HINT}\n")
+        write_candidates(result, stream)
     stream.write(f"{tool_counts(result)}\n")
+
+
+MAX_DECLARATION_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, not a tool list
+
+
+def declared_without_tool(result: RunResult) -> list[tuple[str, int, str]]:
+    """The cross-check of `--show-tools`: (file, line, name) of each function a schema of the linted tree
+    (a dict literal in a module, or a JSON/YAML file beside one) declares to the model that no tool
+    found implements, by name (a method, a function, or a dispatcher's branch)."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from toollint.analysis.dispatch import data_declarations, schema_declarations
+
+    def norm(name: str) -> str:  # `book_reservation` is implemented by `BookReservation.invoke` too
+        return name.lower().replace("_", "")
+
+    names: set[str] = set()
+    for t in (t for r in result.files for t in r.tools or []):
+        head, _, branch = t.qualname.partition("[")
+        parts = head.split(".")
+        names.update(norm(p) for p in parts[-2:])
+        if branch:
+            names.add(norm(branch.rstrip("]")))
+    out: list[tuple[str, int, str]] = []
+    directories: set[Path] = set()
+    for r in sorted(result.files, key=lambda r: r.path):
+        try:
+            text = Path(r.path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        directories.add(Path(r.path).parent)
+        out += [(r.path, line, name) for name, line in schema_declarations(text) if norm(name) not in names]
+    for directory in sorted(directories):
+        for data_file in sorted([*directory.glob("*.json"), *directory.glob("*.yaml"), *directory.glob("*.yml")]):
+            try:
+                if data_file.stat().st_size > MAX_DECLARATION_BYTES:
+                    continue
+                text = data_file.read_text(encoding="utf-8", errors="replace")
+                data = json.loads(text) if data_file.suffix == ".json" else yaml.safe_load(text)
+            except (OSError, ValueError, yaml.YAMLError):
+                continue
+            out += [(str(data_file), 1, name) for name in dict.fromkeys(data_declarations(data))
+                    if norm(name) not in names]
+    return out
+
+
+MAX_CANDIDATES = 5
+MAX_CANDIDATE_FILES = 2000  # a run that found nothing in more files than this is not read again
+
+
+def write_candidates(result: RunResult, stream: TextIO) -> None:
+    """When a run found no tool: the classes and functions that look most like tools, with why, and the
+    configuration line that would take each (the run's files are read again: this is the rare path)."""
+    import ast
+    from pathlib import Path
+
+    from toollint.analysis.discovery import Candidate, tool_candidates
+
+    found: list[tuple[str, Candidate]] = []
+    for r in sorted(result.files, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
+        try:
+            tree = ast.parse(Path(r.path).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        found += [(r.path, c) for c in tool_candidates(tree, r.module_name)]
+    if not found:
+        return
+    found.sort(key=lambda pc: -pc[1].score)
+    stream.write("toollint: the classes and functions that look most like tools:\n")
+    stream.writelines(f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n"
+                      for path, c in found[:MAX_CANDIDATES])
 
 
 def write_graders(result: RunResult, stream: TextIO) -> None:

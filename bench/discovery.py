@@ -1,0 +1,163 @@
+"""What discovery finds with no configuration, per code base, beside a count made by hand.
+
+    python bench/discovery.py [--only NAME] [--list]
+    python bench/discovery.py --share PATH [--runs 5]
+
+Each code base of `shared/corpus` and each snapshot of `shared/benchmarks` is linted as a new user
+would (`toollint check --isolated`: no configuration at all), and for each the script prints the
+tools, writers and graders found beside the hand count kept in `bench/discovery_counts.json` (each
+count there says how it was made: by reading which files, or by which shape counted). The targets
+(issue 22): tools at the hand count, writers at least 95% of it, and no reader counted as a writer
+in the sample read (`reader_sample`: tools read and found to write nothing; any of them classed a
+writer is printed). `--list` prints each tool found.
+
+`--share PATH` prints discovery's share of a static run on PATH (issue 22: at most 10% on tau2's
+`src/`): in one process, alternately, the whole lint of PATH and discovery alone (tools and graders
+of every module, from the parsed trees), each `--runs` times; the median of each and their ratio.
+
+The shared folders are found as `bench/recall.py` finds them (the nearest `shared/` above the
+project, or TOOLLINT_CORPUS / TOOLLINT_BENCHMARKS); a code base that is absent is named and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from toollint.engine import RunResult, lint_paths
+from toollint.settings import Settings
+
+COUNTS = Path(__file__).with_name("discovery_counts.json")
+
+
+@dataclass(frozen=True)
+class HandCount:
+    name: str
+    target: str  # relative to the shared folder
+    tools: int | None
+    writers: int | None
+    graders: int | None
+    how: str
+    reader_sample: tuple[str, ...] = ()  # qualnames read and found to write nothing
+    writer_sample: tuple[str, ...] = ()  # qualnames read and found to write
+
+
+def shared_dir() -> Path:
+    if os.environ.get("TOOLLINT_CORPUS"):
+        return Path(os.environ["TOOLLINT_CORPUS"]).parent
+    project = Path(__file__).resolve().parents[1]
+    for above in project.parents:
+        if (above / "shared" / "corpus").is_dir():
+            return above / "shared"
+    return project.parent / "shared"
+
+
+def load_counts() -> list[HandCount]:
+    raw = json.loads(COUNTS.read_text())
+    return [HandCount(name, c["target"], c.get("tools"), c.get("writers"), c.get("graders"), c["how"],
+                      tuple(c.get("reader_sample", ())), tuple(c.get("writer_sample", ())))
+            for name, c in raw.items()]
+
+
+def _ratio(found: int, hand: int | None) -> str:
+    if hand is None:
+        return f"{found:>5} /   -  "
+    pct = f"{100 * found / hand:.0f}%" if hand else "-"
+    return f"{found:>5} / {hand:<4} {pct:>5}"
+
+
+def share(target: Path, runs: int) -> int:
+    """Discovery's share of a static run on `target`, both timed in this process, alternately."""
+    import ast
+    import statistics
+    import time
+
+    from toollint.analysis.discovery import discover
+    from toollint.analysis.dispatch import package_declarations, package_dispatches, package_texts
+    from toollint.analysis.graders import discover_graders
+    from toollint.analysis.resolver import ModuleSource
+    from toollint.files import guess_module_name
+
+    files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+    sources = [(str(f), f.read_text(encoding="utf-8", errors="replace")) for f in files]
+    # the module names are worked out by the engine for every file whatever it finds: not discovery's cost
+    trees = [(path, text, ast.parse(text), guess_module_name(path)) for path, text in sources]
+    settings = Settings()
+
+    def discovery() -> None:
+        package_dispatches.cache_clear()
+        package_declarations.cache_clear()
+        package_texts.cache_clear()
+        for path, text, tree, name in trees:
+            discover(tree, settings, name, ModuleSource(path, name, tree), text)
+            discover_graders(tree, settings, name, text)
+
+    whole: list[float] = []
+    alone: list[float] = []
+    for _ in range(runs + 1):  # the first of each is a warm-up
+        start = time.perf_counter()
+        lint_paths([target], settings)
+        whole.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        discovery()
+        alone.append(time.perf_counter() - start)
+    w, a = statistics.median(whole[1:]), statistics.median(alone[1:])
+    print(f"{target}: {len(files)} files; static run {w:.3f} s, discovery {a:.3f} s (median of {runs}); "
+          f"discovery / static run = {a / w:.1%}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="only the code base whose name contains this")
+    ap.add_argument("--list", action="store_true", help="print each tool found")
+    ap.add_argument("--share", type=Path, metavar="PATH", help="discovery's share of a static run on PATH")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    if args.share is not None:
+        return share(args.share, args.runs)
+    shared = shared_dir()
+    settings = Settings()
+    print(f"{'code base':<22} {'files':>5}  {'tools found/hand':>18}  {'writers found/hand':>18}  "
+          f"{'graders found/hand':>18}")
+    problems = 0
+    for count in load_counts():
+        if args.only and args.only not in count.name:
+            continue
+        target = shared / count.target
+        if not target.exists():
+            print(f"{count.name:<22} skipped: no {target}")
+            continue
+        result: RunResult = lint_paths([target], settings)
+        tools = [(r.path, t) for r in result.files for t in r.tools or []]
+        graders = [g for r in result.files for g in r.graders or []]
+        writers = {t.qualname for _, t in tools if t.writes}
+        print(f"{count.name:<22} {result.file_count:>5}  {_ratio(len(tools), count.tools):>18}  "
+              f"{_ratio(len(writers), count.writers):>18}  {_ratio(len(graders), count.graders):>18}")
+        wrong = [q for q in count.reader_sample if q in writers]
+        missed = [q for q in count.writer_sample if q not in writers]
+        found_names = {t.qualname for _, t in tools}
+        absent = [q for q in (*count.reader_sample, *count.writer_sample) if q not in found_names]
+        for q in wrong:
+            print(f"    reader counted as a writer: {q}")
+        for q in missed:
+            print(f"    writer not counted: {q}")
+        for q in absent:
+            print(f"    sampled tool not found: {q}")
+        problems += len(wrong) + len(absent)
+        if count.writers and len(writers) < 0.95 * count.writers:
+            problems += 1
+        if args.list:
+            for path, t in tools:
+                print(f"    {Path(path).relative_to(target) if Path(path).is_relative_to(target) else path}:"
+                      f"{t.line}: {t.qualname} [{'writes' if t.writes else 'reads'}] {t.found_by}")
+    print("\nhow each hand count was made: bench/discovery_counts.json (`how`)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
