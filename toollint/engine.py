@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import hashlib
 import io
 import os
 import tokenize
@@ -37,6 +36,7 @@ from toollint.files import collect_files, display_path, guess_module_name, match
 from toollint.model import Finding
 from toollint.processes import die_with_parent
 from toollint.settings import Settings
+from toollint.sources import REACH, Dependency, cached_parse, digest
 
 if TYPE_CHECKING:
     from toollint.analysis.graders import GraderFact
@@ -53,12 +53,6 @@ MIN_FILES_PER_JOB = 8
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
 
-def digest(data: bytes | str) -> str:
-    """What a file's content is identified by: `--fix` writes only over the very bytes it linted."""
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()
-
-
 @dataclass
 class FileResult:
     path: str  # as shown to the user
@@ -70,6 +64,9 @@ class FileResult:
     tools: list[ToolFact] | None = None
     rejected: list[Rejection] = field(default_factory=list)
     graders: list[GraderFact] | None = None  # the file's graders and their bases (None: not analysed)
+    # The other files its facts rest on, each with the digest of what it held (None: looked for, absent):
+    # the helpers and base classes its tools and graders reach (toollint.sources); the cache's key.
+    reached: tuple[Dependency, ...] = ()
 
     @property
     def reported(self) -> list[Finding]:
@@ -315,6 +312,8 @@ def _lint_source(
     result.findings = sorted(findings, key=Finding.sort_key)
     result.tools, result.rejected = tool_facts(ctx)
     result.graders = grader_facts(ctx)
+    if ctx.disk_path:
+        result.reached = REACH.closure(ctx.disk_path)
     return result
 
 
@@ -341,6 +340,9 @@ def _problem(
             text.count("\n", 0, offset) + 1,
             offset - line_start + 1,
         )
+    known = cached_parse(path, source) if isinstance(source, bytes) else None
+    if known is not None:  # the analysis parsed this very content already, following an import
+        return text, known
     try:
         with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
             warnings.simplefilter("ignore")
