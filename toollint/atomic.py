@@ -17,7 +17,6 @@ import contextlib
 import io
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -56,6 +55,8 @@ def atomic_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
     (and is thrown away when it raises)."""
     target = _target(path)
     directory = target.parent if str(target.parent) else Path(".")
+    import tempfile  # here: it imports shutil, lzma and bz2, which a run that writes no file never needs
+
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     temp = Path(temp_name)
     try:

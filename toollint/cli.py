@@ -27,7 +27,6 @@ from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
 from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, UsageError
 from toollint.pipeline import CheckStep
-from toollint.pipeline.check import run_check
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import FORMATS
 from toollint.trace import check as trace_step
@@ -116,6 +115,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                      help="the file name stdin (-) is linted under: its configuration and how findings name it")
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                      help="processes to use (default 0: one per CPU, serial for small runs)")
+    cfg.add_argument("--no-cache", action="store_true",
+                     help="neither read nor write the results cache (.toollint_cache; also TOOLLINT_NO_CACHE=1)")
 
 
 def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -175,6 +176,9 @@ def _jobs(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # without building the parser (and importing every step's options)
+        print(f"toollint {__version__}")
+        return EXIT_CLEAN
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
         return run_delegated(args_list[0], args_list[1:])
     parser = build_parser()
@@ -233,6 +237,8 @@ def check_options(args: argparse.Namespace, command: str = "check") -> CheckOpti
 
 
 def run_check_command(args: argparse.Namespace, console: Console) -> int:
+    from toollint.pipeline.check import run_check  # the engine: not for --help, `rule` or a subcommand
+
     return run_check(check_options(args), CHECK_STEPS, console)
 
 
@@ -242,7 +248,9 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
         return EXIT_ERROR
     options = check_options(args, "demo")
     # The demo shows the defaults, whatever the working directory's configuration.
-    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None)
+    options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None, no_cache=True)
+    from toollint.pipeline.check import run_check
+
     return run_check(options, CHECK_STEPS, console)
 
 

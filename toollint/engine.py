@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toollint import noqa, registry
-from toollint.analysis import Rejection, ToolFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
@@ -38,8 +37,9 @@ from toollint.processes import die_with_parent
 from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest
 
-if TYPE_CHECKING:
-    from toollint.analysis.graders import GraderFact
+if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
+    from toollint.cache import ResultCache
+    from toollint.facts import GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -357,10 +357,11 @@ def _problem(
     return text, tree
 
 
-def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
-    """Read one file and lint it; an unreadable file is a TL903."""
+def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection, data: bytes | None = None
+                  ) -> FileResult:
+    """Read one file (unless its bytes are given) and lint it; an unreadable file is a TL903."""
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if data is None else data
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
     try:
@@ -377,24 +378,36 @@ def io_error(shown: str, reason: str, settings: Settings, selection: Selection) 
 
 class _Configurations:
     """Settings and their resolved selection per configuration, numbered so that process-pool
-    workers receive each once, not once per file."""
+    workers receive each once, not once per file. A selection is resolved when a file is first linted
+    with it (resolving one loads every rule; a run the cache answers whole needs none)."""
 
     def __init__(self, source: Settings | SettingsResolver) -> None:
         self.source = source
-        self.entries: list[tuple[Settings, Selection]] = []
+        self.settings: list[Settings] = []
+        self._selections: list[Selection | None] = []
         self._index: dict[int, int] = {}  # id(settings) -> position
 
     def index_for(self, path: Path) -> int:
         settings = self.source.for_path(path) if isinstance(self.source, SettingsResolver) else self.source
         position = self._index.get(id(settings))
         if position is None:
-            # Raises SelectionError for a bad selector before any file is linted with it.
-            position = self._index[id(settings)] = len(self.entries)
-            self.entries.append((settings, Selection.from_settings(settings)))
+            position = self._index[id(settings)] = len(self.settings)
+            self.settings.append(settings)
+            self._selections.append(None)
         return position
 
+    def entry(self, position: int) -> tuple[Settings, Selection]:
+        selection = self._selections[position]
+        if selection is None:  # raises SelectionError for a bad selector before a file is linted with it
+            selection = self._selections[position] = Selection.from_settings(self.settings[position])
+        return self.settings[position], selection
+
+    @property
+    def entries(self) -> list[tuple[Settings, Selection]]:
+        return [self.entry(i) for i in range(len(self.settings))]
+
     def settings_for(self, path: Path) -> Settings:
-        return self.entries[self.index_for(path)][0]
+        return self.settings[self.index_for(path)]
 
 
 def lint_paths(
@@ -403,13 +416,16 @@ def lint_paths(
     jobs: int = 1,
     *,
     force_exclude: bool = False,
+    cache: ResultCache | None = None,
 ) -> RunResult:
     """Lint every Python file under the targets. `settings`: one for every file, or a resolver that
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
-    CPU)."""
+    CPU). With a `cache`, files whose result it holds are not linted again, and new results go into it
+    (the caller saves it)."""
     configs = _Configurations(settings)
     run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
-    Selection.from_settings(run_settings)  # a bad selector fails before any work
+    if cache is None:
+        Selection.from_settings(run_settings)  # a bad selector fails before any work
     found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
     result = RunResult(
         missing=found.missing, no_python=found.no_python, not_python=found.not_python,
@@ -417,23 +433,42 @@ def lint_paths(
     )
     cwd = Path.cwd()
     for directory, reason in found.unreadable:
-        dir_settings, dir_selection = configs.entries[configs.index_for(directory)]
+        dir_settings, dir_selection = configs.entry(configs.index_for(directory))
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
     work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
+    done: dict[int, FileResult] = {}  # by position in `work`: what the cache answered
+    read: dict[int, bytes] = {}
+    if cache is not None:
+        for position, (path, shown, config) in enumerate(work):
+            try:
+                data = read[position] = path.read_bytes()
+            except OSError:
+                continue  # linted below, where it becomes a TL903
+            hit = cache.lookup(shown, data, configs.settings[config], guess_module_name(path))
+            if hit is not None:
+                done[position] = hit
+    todo = [position for position in range(len(work)) if position not in done]
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
     try:
-        if jobs > 1 and len(work) >= MIN_FILES_PER_JOB * jobs:
-            result.files.extend(_lint_parallel(work, configs.entries, jobs))
+        if jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs:
+            linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
         else:
-            for i, (path, shown, config) in enumerate(work, 1):
-                result.files.append(read_and_lint(path, shown, *configs.entries[config]))
+            linted = []
+            for i, position in enumerate(todo, 1):
+                path, shown, config = work[position]
+                linted.append(read_and_lint(path, shown, *configs.entry(config), read.pop(position, None)))
                 if i % GC_EVERY == 0:
                     gc.collect()
     finally:
         if was_enabled:
             gc.enable()
+    for position, file_result in zip(todo, linted):
+        done[position] = file_result
+        if cache is not None:
+            cache.store(file_result, configs.settings[work[position][2]])
+    result.files.extend(done[position] for position in range(len(work)))
     return result
 
 

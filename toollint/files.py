@@ -35,6 +35,7 @@ DEFAULT_EXCLUDE = (
     ".nox",
     ".pytype",
     ".ruff_cache",
+    ".toollint_cache",
     ".svn",
     ".tox",
     ".venv",
