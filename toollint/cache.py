@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toollint import __version__
+from toollint import __version__, registry
 from toollint.sources import Dependency, digest
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class CacheFile:
     toollint_key: str
     cwd: str
     entries: dict[str, Entry] = field(default_factory=dict)  # by path as shown
+    rule_names: dict[str, str] = field(default_factory=dict)  # the registry's, for the reporters
 
 
 class ResultCache:
@@ -99,6 +100,7 @@ class ResultCache:
     def file(self) -> CacheFile:
         if self._file is None:
             self._file = self._read() or CacheFile(FORMAT, self._key, self.cwd)
+            registry.remember_names(self._file.rule_names)
         return self._file
 
     def _read(self) -> CacheFile | None:
@@ -151,6 +153,10 @@ class ResultCache:
         costs the next run its speed, never this run its result."""
         if not self.changed:
             return
+        names = registry.loaded_names()
+        if names is not None:
+            self.file.rule_names = names
+        self.file.entries = {path: entry for path, entry in self.file.entries.items() if os.path.exists(path)}
         try:
             _ensure_directory(self.directory)
             temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from toollint import noqa, registry
 from toollint.config import SettingsResolver
@@ -38,7 +38,6 @@ from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
-    from toollint.cache import ResultCache
     from toollint.facts import GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
@@ -376,6 +375,14 @@ def io_error(shown: str, reason: str, settings: Settings, selection: Selection) 
     return FileResult(shown, [finding] if IO_ERROR in enabled else [])
 
 
+class ResultStore(Protocol):
+    """What `lint_paths` asks of a results cache (`toollint.cache.ResultCache`)."""
+
+    def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None: ...
+
+    def store(self, result: FileResult, settings: Settings) -> None: ...
+
+
 class _Configurations:
     """Settings and their resolved selection per configuration, numbered so that process-pool
     workers receive each once, not once per file. A selection is resolved when a file is first linted
@@ -416,7 +423,7 @@ def lint_paths(
     jobs: int = 1,
     *,
     force_exclude: bool = False,
-    cache: ResultCache | None = None,
+    cache: ResultStore | None = None,
 ) -> RunResult:
     """Lint every Python file under the targets. `settings`: one for every file, or a resolver that
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
