@@ -458,6 +458,7 @@ def lint_paths(
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
+    gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
         if jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs:
             linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
@@ -469,6 +470,7 @@ def lint_paths(
                 if i % GC_EVERY == 0:
                     gc.collect()
     finally:
+        gc.unfreeze()  # a caller that lints again (a test session, an editor) may collect it after all
         if was_enabled:
             gc.enable()
     for position, file_result in zip(todo, linted):
@@ -486,6 +488,7 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
     die_with_parent(parent_pid)
     _worker_state[:] = entries
     gc.disable()
+    gc.freeze()
 
 
 def _lint_in_worker(item: tuple[Path, str, int]) -> FileResult:
