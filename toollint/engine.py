@@ -356,11 +356,10 @@ def _problem(
     return text, tree
 
 
-def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection, data: bytes | None = None
-                  ) -> FileResult:
-    """Read one file (unless its bytes are given) and lint it; an unreadable file is a TL903."""
+def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
+    """Read one file and lint it; an unreadable file is a TL903."""
     try:
-        data = path.read_bytes() if data is None else data
+        data = path.read_bytes()
     except OSError as exc:
         return io_error(shown, exc.strerror or type(exc).__name__, settings, selection)
     try:
@@ -444,11 +443,12 @@ def lint_paths(
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
     work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
     done: dict[int, FileResult] = {}  # by position in `work`: what the cache answered
-    read: dict[int, bytes] = {}
     if cache is not None:
+        # A file the cache does not answer is read again where it is linted (from the page cache): the
+        # bytes of a whole tree are not held here meanwhile.
         for position, (path, shown, config) in enumerate(work):
             try:
-                data = read[position] = path.read_bytes()
+                data = path.read_bytes()
             except OSError:
                 continue  # linted below, where it becomes a TL903
             hit = cache.lookup(shown, data, configs.settings[config], guess_module_name(path))
@@ -466,7 +466,7 @@ def lint_paths(
             linted = []
             for i, position in enumerate(todo, 1):
                 path, shown, config = work[position]
-                linted.append(read_and_lint(path, shown, *configs.entry(config), read.pop(position, None)))
+                linted.append(read_and_lint(path, shown, *configs.entry(config)))
                 if i % GC_EVERY == 0:
                     gc.collect()
     finally:
