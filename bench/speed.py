@@ -294,7 +294,10 @@ def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
 
 
 def compare_with_ruff(name: str, tree: Path, ruff: list[str], runs: int, jobs: int, cache_dir: Path) -> list[str]:
-    files = python_files([tree])
+    from toollint.files import collect_files
+    from toollint.settings import Settings
+
+    files = collect_files([tree], Settings()).files  # what toollint checks (the default excludes apply)
     toollint_cmd = [*toollint(jobs), str(tree)]
     ENV["TOOLLINT_CACHE_DIR"] = str(cache_dir)
 
