@@ -128,6 +128,9 @@ def test_a_corrupt_or_planted_cache_file_is_ignored_and_runs_nothing(tmp_path: P
 
     cache_file.write_bytes(pickle.dumps(Planted()))
     assert read_cache_file(cache_file) is None
+    cache_file.write_bytes(pickle.dumps(Settings()))  # toollint's own, but not a result's plain data
+    assert read_cache_file(cache_file) is None
+    cache_file.write_bytes(pickle.dumps(Planted()))
     result = _toollint(root, ".")
     assert FINDING in result.stdout, result.stderr
     assert not marker.exists()
@@ -146,7 +149,12 @@ def test_warm_run_lints_nothing_and_returns_the_same_results(tmp_path: Path, mon
 
     linted: list[str] = []
     real = engine._lint_source
-    monkeypatch.setattr(engine, "_lint_source", lambda source, path, *a: linted.append(path) or real(source, path, *a))
+
+    def counting(source: bytes | str, path: str, *rest: object) -> engine.FileResult:
+        linted.append(path)
+        return real(source, path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "_lint_source", counting)
     warm_cache = ResultCache(root / CACHE_DIR_NAME)
     warm = lint_paths(["."], settings, cache=warm_cache)
     assert linted == []

@@ -237,17 +237,19 @@ def _profile_plugins() -> Iterable[str]:
 
 
 class _SafeUnpickler(pickle.Unpickler):
-    """Rebuilds only toollint's classes, the syntax trees evidence carries, and plain containers."""
+    """Rebuilds only the plain data a result is made of (findings, evidence, facts, the syntax trees
+    evidence carries) and containers: no class whose construction does anything (a host process, a
+    file write) can be named by a planted file."""
 
     _BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "complex", "slice", "bytes",
                            "bytearray", "str", "int", "float", "bool", "Ellipsis"})
+    _DATA_MODULES = frozenset({"toollint.model", "toollint.evidence", "toollint.facts", "toollint.engine",
+                               "toollint.cache", "ast", "_ast"})
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in self._BUILTINS:
-            return super().find_class(module, name)
-        if module in ("toollint", "ast", "_ast", "pathlib", "enum") or module.startswith("toollint."):
+        if (module == "builtins" and name in self._BUILTINS) or module in self._DATA_MODULES:
             found = super().find_class(module, name)
-            if isinstance(found, type):
+            if isinstance(found, type) and (module != "toollint.engine" or name in ("FileResult", "RunResult")):
                 return found
         raise pickle.UnpicklingError(f"the cache may not rebuild {module}.{name}")
 
