@@ -121,6 +121,10 @@ class ResultCache:
             known = self._settings_keys[id(settings)] = (settings, settings_key(settings))
         return known[1]
 
+    def holds(self, shown: str) -> bool:
+        """Whether the cache has an entry for this path at all (before the file is read for its digest)."""
+        return shown in self.file.entries
+
     def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None:
         """The cached result of this file, when nothing it was computed from has changed."""
         entry = self.file.entries.get(shown)

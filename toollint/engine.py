@@ -377,6 +377,8 @@ def io_error(shown: str, reason: str, settings: Settings, selection: Selection) 
 class ResultStore(Protocol):
     """What `lint_paths` asks of a results cache (`toollint.cache.ResultCache`)."""
 
+    def holds(self, shown: str) -> bool: ...
+
     def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None: ...
 
     def store(self, result: FileResult, settings: Settings) -> None: ...
@@ -447,6 +449,8 @@ def lint_paths(
         # A file the cache does not answer is read again where it is linted (from the page cache): the
         # bytes of a whole tree are not held here meanwhile.
         for position, (path, shown, config) in enumerate(work):
+            if not cache.holds(shown):  # a cold run reads nothing here: the workers start at once
+                continue
             try:
                 data = path.read_bytes()
             except OSError:
