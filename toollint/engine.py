@@ -290,7 +290,7 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
     if not noqa.might_have_noqa(ctx.source):
         return []
-    return noqa.apply(findings, ctx.comments, enabled, ctx.path)
+    return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
 
 
 def _lint_source(
