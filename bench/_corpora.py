@@ -20,7 +20,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -165,6 +165,15 @@ def ensure_tau2_venv(extras: Sequence[str] = ()) -> Path:
         lock.write_text(frozen.stdout)
     marker.write_text("\n".join(reqs))
     return py
+
+
+# --- per benchmark profile, as data (a new profile adds its entries here, nothing else) ------------------
+
+# The cached interpreter a profile's tests and bench runs use; a profile not listed needs --python.
+INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv}
+# What a profile's run lints, for a benchmark checked out rather than installed: its adapter is told the
+# checkout from there (the profile's host_options), as `toollint check --confirm DIR` does.
+LINTED_TREES: dict[str, Callable[[], list[str]]] = {"tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]}
 
 
 def package_dir(python: Path, package: str) -> Path:

@@ -21,27 +21,19 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, tau2_root
+from _corpora import INTERPRETERS, LINTED_TREES, Unavailable
 from toollint.contracts import sandbox
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.loader import load_contracts
-from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.confirm import ConfirmRun, run_confirm
 
 from toollint.profiles import Profile, all_profiles, get_profile
 from toollint.settings import Settings
-
-# The cached interpreter each profile's tests use (bench/_corpora.py); a profile not listed here needs
-# --python NAME=PATH.
-CACHED_INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv}
-# What a profile's run lints, for a benchmark checked out rather than installed: its adapter is told
-# the checkout from there (the profile's host_options), as `toollint check --confirm DIR` does.
-LINTED: dict[str, Callable[[], list[str]]] = {"tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]}
 
 
 @dataclass
@@ -192,9 +184,10 @@ def main() -> int:
         reason = f"no interpreter (pass --python {profile.name}=PATH)"
         linted: list[str] = []
         try:
-            if python is None and profile.name in CACHED_INTERPRETERS:
-                python = str(CACHED_INTERPRETERS[profile.name]())
-            linted = LINTED[profile.name]() if profile.name in LINTED else []
+            # the cached interpreter the profile's tests use, and what its run lints (bench/_corpora.py)
+            if python is None and profile.name in INTERPRETERS:
+                python = str(INTERPRETERS[profile.name]())
+            linted = LINTED_TREES[profile.name]() if profile.name in LINTED_TREES else []
         except Unavailable as exc:  # e.g. no tau2-bench checkout, or no Python 3.12 for it
             python, reason = None, str(exc)
         if python is None:

@@ -133,7 +133,7 @@ def protocol_figures() -> None:
         old = _timed_read(megabytes, linear=False)  # 100 MB takes about a minute this way
         print(f"  {megabytes:3d} MB: reader {new:6.2f} s ({new / megabytes * 1000:5.1f} ms/MB), the old reader "
               f"{old:6.2f} s ({old / megabytes * 1000:6.1f} ms/MB): {old / new:5.1f}x")
-    from toollint.dynamic import proctree
+    from toollint.dynamic.host import proctree
 
     processes = sum(1 for name in os.listdir("/proc") if name.isdigit()) if os.path.isdir("/proc") else 0
     began = time.perf_counter()

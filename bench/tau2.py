@@ -36,7 +36,6 @@ from toollint.profiles.tau2 import PROFILE
 from toollint.profiles.tau2.tasks import tasks as tau2_tasks
 from toollint.profiles.tau2.validation import (
     CANCEL,
-    DRIVER,
     FIXES,
     REFUEL,
     cancel_rows,
@@ -46,6 +45,7 @@ from toollint.profiles.tau2.validation import (
 from toollint.trace.ledger import Ledger, defect_from_clause, tool_writes, trace
 from toollint.trace.readsites import ModuleCache
 from toollint.trace.tasks import TaskSet
+from toollint.validate.drivers import driver_for
 from toollint.validate.paths import PathRow, TwoArmRun, run_two_arms, to_text
 
 CONTRACTS = PROFILE.contracts_dir or Path()
@@ -75,7 +75,7 @@ def exposure(checkout: Path) -> tuple[dict[str, Any], TaskSet]:
 
 
 def paths(python: str, checkout: Path, sample: int | None) -> TwoArmRun:
-    driver = DRIVER.for_package(checkout)
+    driver = driver_for("tau2").for_package(checkout)
     refuel = load_contract(REFUEL_CONTRACT).clause("pre.line_active")
     cancel = load_contract(CANCEL_CONTRACT).clause("eff.seats_released")
     assert refuel is not None and cancel is not None

@@ -2,7 +2,8 @@
 declared surface (docs/contracts.md).
 
 - `toollint.contracts.model`: `Contract`, `Clause`, `Provenance`, `OnViolation`, `Source`
-- `toollint.contracts.predicate`: `compile_predicate`, `Predicate`, `ForbiddenPredicate`, `PredicateTypeError`
+- `toollint.contracts.host.predicate`: `compile_predicate`, `Predicate`, `ForbiddenPredicate`,
+  `PredicateTypeError`
 - `toollint.contracts.loader`: `load_contract`, `load_contracts`, `find_contract`, `bundled_library_dirs`,
   `ContractError`; the published JSON Schema is `contract.schema.json` beside it
 - `toollint.contracts.validator`: `validate` (the TL3xx checks)

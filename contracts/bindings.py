@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toollint.contracts.predicate import (
+from toollint.contracts.host.predicate import (
     _R_ATTR,
     _R_BY,
     Predicate,
@@ -33,7 +33,7 @@ from toollint.contracts.predicate import (
     unwrap,
     wrap,
 )
-from toollint.dynamic.jsondiff import identity_field, key_segment
+from toollint.dynamic.host.jsondiff import identity_field, key_segment
 
 MAX_BINDINGS = 8
 MAX_LIST = 8  # a list of scalars longer than this is not shown as a value
@@ -108,10 +108,10 @@ class _Traced(View):
             return _Traced(value, self._root, steps, self._tracer)
         return wrap(value)
 
-    def element_steps(self, index: int) -> tuple[Step, ...]:
+    def element_steps(self, data: list[Any], index: int) -> tuple[Step, ...]:
+        """The steps reaching `data[index]`, `data` being this view's list."""
         if self._elems is not None:
             return self._elems[index]
-        data = self.raw
         field = _identity(data, self._steps)
         record = data[index]
         if field is not None and isinstance(record, dict):
@@ -124,17 +124,17 @@ class _Traced(View):
         if isinstance(data, list) and isinstance(key, slice):
             indices = list(range(len(data)))[key]
             return _Traced(data[key], self._root, self._steps, self._tracer,
-                           [self.element_steps(i) for i in indices])
+                           [self.element_steps(data, i) for i in indices])
         value = super().__getitem__(key)  # the type and range errors of the plain view
         if isinstance(data, list):
-            return self.child(unwrap(value), self.element_steps(key if key >= 0 else len(data) + key))
+            return self.child(unwrap(value), self.element_steps(data, key if key >= 0 else len(data) + key))
         return self.child(unwrap(value), (*self._steps, ("key", key)))
 
     def __iter__(self) -> Iterator[Any]:
         data = self.raw
         if isinstance(data, dict):
             return (wrap(k) for k in data)  # keys are values, not state reads
-        return (self.child(x, self.element_steps(i)) for i, x in enumerate(data))
+        return (self.child(x, self.element_steps(data, i)) for i, x in enumerate(data))
 
 
 def _identity(data: list[Any], steps: tuple[Step, ...]) -> str | None:
@@ -161,13 +161,13 @@ def _traced_rows(obj: Any) -> Any:
         items = list(obj.raw.items())
         return _Traced([v for _, v in items], obj._root, obj._steps, obj._tracer,
                        [(*obj._steps, ("key", k)) for k, _ in items])
-    from toollint.contracts.predicate import HELPERS
+    from toollint.contracts.host.predicate import HELPERS
 
     return HELPERS["rows"](obj)
 
 
 def _traced_get(obj: Any, key: Any, default: Any = None) -> Any:
-    from toollint.contracts.predicate import HELPERS
+    from toollint.contracts.host.predicate import HELPERS
 
     if isinstance(obj, _Traced) and isinstance(obj.raw, dict):
         raw_key = unwrap(key)

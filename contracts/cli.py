@@ -10,7 +10,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypedDict
 
 from toollint.contracts.draft import DraftError, draft_contract
 from toollint.contracts.loader import bundled_library_dirs, load_contracts
@@ -144,7 +144,10 @@ def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextI
     if isinstance(dirs, str):
         err.write(f"toollint contracts check: {dirs}\n")
         return EXIT_ERROR
-    options = ValidationOptions(package_dirs=dirs, python=args.python, roots=list(args.src))
+    from toollint.dynamic.protocol import SERVICES
+
+    options = ValidationOptions(package_dirs=dirs, python=args.python, services=SERVICES,
+                                roots=list(args.src))
     warnings: list[str] = []
     findings = validate(args.paths, settings, options, warn=warnings.append)
     err.writelines(f"toollint contracts check: warning: {message}\n" for message in warnings)
@@ -175,10 +178,22 @@ def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, 
                       else "All contracts passed.\n")
 
 
+class _ContractRow(TypedDict):
+    """One row of `contracts list` (its JSON output's shape)."""
+
+    tool: str
+    benchmark: str
+    path: str
+    clauses: dict[str, int]
+    drafts: int
+    agent_visible: int
+    counted: int
+
+
 def _list(args: argparse.Namespace, out: TextIO) -> int:
     """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible share."""
     contracts, errors = load_contracts(args.paths or bundled_library_dirs())
-    rows = []
+    rows: list[_ContractRow] = []
     for c in sorted(contracts, key=lambda c: c.tool):
         counted = c.counted_clauses
         rows.append({
@@ -211,8 +226,11 @@ def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.tool:
         err.write("toollint contracts draft: give a TOOLREF (package.module:function) or --from-findings PATH\n")
         return EXIT_ERROR
+    from toollint.dynamic.protocol import SERVICES
+
+    resolver = SourceResolver(python=args.python, services=SERVICES)
     try:
-        text = draft_contract(args.tool, list(args.src), SourceResolver(python=args.python), args.benchmark)
+        text = draft_contract(args.tool, list(args.src), resolver, args.benchmark)
     except DraftError as exc:
         err.write(f"toollint contracts draft: {exc}\n")
         return EXIT_ERROR

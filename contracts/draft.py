@@ -76,10 +76,10 @@ def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | No
             candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
             candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
     if resolver is not None and not search:
-        pkg_dir = resolver.package_dir(package)
-        if pkg_dir is not None:
-            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
-            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
+        mapped_dir = resolver.package_dir(package)
+        if mapped_dir is not None:
+            candidates.append((mapped_dir, mapped_dir.joinpath(*rel_parts).with_suffix(".py")))
+            candidates.append((mapped_dir, mapped_dir.joinpath(*rel_parts, "__init__.py")))
     for pkg_dir, file in candidates:
         if file.is_file():
             try:
@@ -328,7 +328,7 @@ def _adapter_hints(src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, 
     adapter = profile.name if profile is not None and profile.adapter_file is not None else "toolkit"
     hints: dict[str, object] = {"name": adapter}
     if profile is not None and profile.has_part("draft_hints"):
-        hints.update(profile.load_part("draft_hints")(src.path, src.rel, fn.name))
+        hints.update(profile.draft_hinter()(src.path, src.rel, fn.name))
     depends = depends_of(fn, tree)
     if depends:
         hints["depends"] = depends

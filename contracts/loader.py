@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from toollint.contracts.host.predicate import ForbiddenPredicate, Predicate, compile_predicate
 from toollint.contracts.model import (
     DERIVED,
     DRAFT_SUFFIX,
@@ -27,7 +28,6 @@ from toollint.contracts.model import (
     RoundTrip,
     Source,
 )
-from toollint.contracts.predicate import ForbiddenPredicate, Predicate, compile_predicate
 from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toollint.contracts.predicate import Predicate
+from toollint.contracts.host.predicate import Predicate
 
 ClauseKind = Literal["pre", "eff", "frame", "arg", "inv", "success"]
 CLAUSE_KINDS: tuple[str, ...] = ("pre", "eff", "frame", "arg", "inv", "success")

@@ -42,7 +42,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from toollint.contracts.predicate import (
+from toollint.contracts.host.predicate import (
     HELPERS,
     ForbiddenPredicate,
     Predicate,

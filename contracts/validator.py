@@ -40,6 +40,7 @@ from toollint.contracts.model import AGENT_VISIBLE_KINDS, DERIVED, MAINTAINER_KI
 from toollint.analysis import depends_roots, type_aliases
 from toollint.model import Finding
 from toollint.profiles import find_profile, profile_for_package
+from toollint.profiles.api import GatewayError, Services
 from toollint.settings import Settings
 
 NON_PYTHON_KINDS = ("template", "readme", "standard")
@@ -215,6 +216,7 @@ class SourceResolver:
     python: str | None = None  # the benchmark's interpreter, to locate packages not importable here
     roots: list[Path] = field(default_factory=list)
     settings: Settings | None = None  # how a cited file is linted again for a derived clause's claim
+    services: Services | None = None  # the host gateway `python` is asked through (the front end's)
     _packages: dict[str, Path | None] = field(default_factory=dict)
     _cache: dict[tuple[str, ...], SourceFile | None] = field(default_factory=dict)
     _findings: dict[tuple[str, str], list[Finding]] = field(default_factory=dict)
@@ -237,11 +239,9 @@ class SourceResolver:
         return self._packages[package]
 
     def _locate(self, package: str) -> Path | None:
-        if self.python:
-            from toollint.dynamic.protocol import GatewayError, locate_package
-
+        if self.python and self.services is not None:
             try:
-                return locate_package(self.python, package)
+                return self.services.locate_package(self.python, package)
             except GatewayError:
                 return None
         try:
@@ -337,6 +337,7 @@ def schema_has_path(schema: Mapping[str, Any], path: str) -> bool:
 class ValidationOptions:
     package_dirs: dict[str, Path] = field(default_factory=dict)
     python: str | None = None  # the benchmark's interpreter: locates packages and gives state schemas
+    services: Services | None = None  # how `python` is asked (`toollint.dynamic.protocol.SERVICES`)
     state_schemas: dict[str, Any] = field(default_factory=dict)  # variant (suite, domain) -> JSON Schema
     roots: list[Path] = field(default_factory=list)
 
@@ -356,7 +357,7 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
     targets = [Path(p) for p in paths] if paths else default_contract_paths(settings)
     resolver = SourceResolver(dict(options.package_dirs), options.python,
                               [*options.roots, *([settings.project_root] if settings.project_root else [])],
-                              settings)
+                              settings, options.services)
     schemas = dict(options.state_schemas)
     findings: list[Finding] = []
     for target in targets:
@@ -368,8 +369,8 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
         findings.extend(_finding(e) for e in errors)
         if contract is not None:
             contracts.append(contract)
-    if options.python and not schemas:
-        schemas = profile_state_schemas(contracts, options.python)
+    if options.python and options.services is not None and not schemas:
+        schemas = profile_state_schemas(contracts, options.python, options.services)
     unchecked: list[Contract] = []
     for contract in contracts:
         findings.extend(_finding(e) for e in check_contract(contract, resolver, schemas, unchecked))
@@ -458,14 +459,14 @@ def _state_schema(contract: Contract, state_schemas: Mapping[str, Any]) -> Mappi
     return None
 
 
-def profile_state_schemas(contracts: Iterable[Contract], python: str) -> dict[str, Any]:
+def profile_state_schemas(contracts: Iterable[Contract], python: str, services: Services) -> dict[str, Any]:
     """The state schemas, by variant, of every benchmark profile the contracts name that can give
     them (its `state_schemas` part, asked of the benchmark's interpreter)."""
     out: dict[str, Any] = {}
     for name in sorted({c.benchmark for c in contracts}):
         profile = find_profile(name)
         if profile is not None and profile.has_part("state_schemas"):
-            out.update(profile.load_part("state_schemas")(python))
+            out.update(profile.state_schema_reader()(python, services))
     return out
 
 
@@ -532,14 +533,13 @@ def finding_subject(finding: Finding) -> str | None:
     """What a static finding is about, as a derived clause's `provenance.about` names it: the
     parameter (TL103/TL104), the field (TL105), the guard's first line (TL102); None for TL101,
     which is about the tool's reply as a whole."""
-    props = finding.properties
-    for key in ("param", "field"):
-        value = props.get(key)
-        if isinstance(value, str) and value:
-            return value
-    guard = props.get("guard")
-    if isinstance(guard, str) and guard.strip():
-        return guard.strip().splitlines()[0].strip()
+    evidence = finding.evidence
+    if evidence is None:
+        return None
+    if evidence.parameter or evidence.state_path:
+        return evidence.parameter or evidence.state_path
+    if evidence.guard_statement is not None:
+        return ast.unparse(evidence.guard_statement).splitlines()[0].strip()
     return None
 
 

@@ -54,9 +54,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toollint.contracts import sandbox
+from toollint.contracts.host.predicate import Predicate, PredicateTypeError
 from toollint.contracts.model import Clause, Contract
-from toollint.contracts.predicate import Predicate, PredicateTypeError
-from toollint.dynamic import jsondiff
+from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import (
     Plan,
     Probe,

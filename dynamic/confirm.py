@@ -26,9 +26,9 @@ either, the adapter of the profile the contract's ``benchmark`` names, else of t
 
 from __future__ import annotations
 
+import ast
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +53,9 @@ from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_second
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
+from toollint.analysis import ELEMENT, StatePath
 from toollint.config import ConfigError
+from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, find_profile, select_profile
@@ -144,7 +146,7 @@ def _host_options(profile_name: str, linted: tuple[str, ...]) -> dict[str, Any]:
     found = find_profile(profile_name)
     if found is None or not found.has_part("host_options") or not linted:
         return {}
-    return dict(found.load_part("host_options")(list(linted)))
+    return dict(found.host_option_reader()(list(linted)))
 
 
 def host_options(adapter: str, linted: Sequence[str] = ()) -> dict[str, Any]:
@@ -314,7 +316,6 @@ CLASS_KINDS: dict[str, tuple[str, ...]] = {
     "Frame Violation": ("frame",),
 }
 ALL_KINDS = ("pre", "eff", "frame", "arg", "inv", "success")
-_SEGMENT = re.compile(r"\[\*\]|[^.\[\]]+")
 
 
 def finding_kinds(finding: Finding) -> tuple[str, ...]:
@@ -325,50 +326,27 @@ def finding_kinds(finding: Finding) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds)) or ALL_KINDS
 
 
-def _segments(path: str) -> list[str]:
-    return _SEGMENT.findall(path)
-
-
-def _starts_with(long: list[str], short: list[str]) -> bool:
-    """`short` is a prefix of `long`, segment by segment; `[*]` (an element, or a field under a
-    computed key such as `acc[key]`) matches any one segment."""
-    return bool(short) and len(long) >= len(short) and all(
-        a == b or "[*]" in (a, b) for a, b in zip(long, short))
-
-
 def path_tests(clause_path: str, named: str) -> bool:
     """Whether a clause reading `clause_path` tests the state path `named` a finding names: it reads
     that field or something inside it, or compares whole records holding it (`x[*]`). The two may
     differ by one leading state root (`db.lines[*].status` in the code, `lines[*].status` in a
     snapshot of `db`), or each have their own (`db.flights[*]` in a toolkit's code, `agent_db.flights[*]`
     in a snapshot holding the agent's and the user's DB)."""
-    read, want = _segments(clause_path), _segments(named)
-    for r, w in ((read, want), (read[1:], want), (read, want[1:]), (read[1:], want[1:])):
-        if not r or not w or any(s == "[*]" for s in w[:1] + r[:1]):
+    read, want = StatePath.parse(clause_path), StatePath.parse(named)
+    for r, w in ((read, want), (read.below_root, want), (read, want.below_root),
+                 (read.below_root, want.below_root)):
+        if r.root is None or w.root is None or ELEMENT in (w.root, r.root):
             continue
-        if _starts_with(r, w) or (r[-1] == "[*]" and _starts_with(w, r)):
+        if r.starts_with(w) or (r.leaf == ELEMENT and w.starts_with(r)):
             return True
     return False
 
 
-def _guard_names(guard: str) -> tuple[set[str], set[str]]:
+def _guard_names(guard: ast.stmt) -> tuple[set[str], set[str]]:
     """(names, fields) the condition of a commented-out guard mentions (`if acc['status'] != x:
     raise ...` -> {acc, x}, {status}): bare names, and attribute or constant-key fields."""
-    import ast
-    import textwrap
-
-    text = textwrap.dedent(guard).strip()
-    tree: ast.AST | None = None
-    for candidate in (text, text + "\n    pass", text.removeprefix("el")):
-        try:
-            tree = ast.parse(candidate)
-            break
-        except SyntaxError:
-            continue
-    if tree is None:
-        return set(), set()
-    tests: list[ast.AST] = [n.test for n in ast.walk(tree) if isinstance(n, (ast.If, ast.Assert, ast.While))]
-    tests = tests or [tree]
+    tests: list[ast.AST] = [n.test for n in ast.walk(guard) if isinstance(n, (ast.If, ast.Assert, ast.While))]
+    tests = tests or [guard]
     names: set[str] = set()
     fields: set[str] = set()
     for node in (sub for test in tests for sub in ast.walk(test)):
@@ -412,14 +390,14 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
     def reads_arg(c: Clause, name: str) -> bool:
         return c.arg == name or (c.predicate is not None and name in c.predicate.args_read)
 
-    props = finding.properties
-    param = props.get("param")
-    if isinstance(param, str) and param:
+    evidence = finding.evidence or Evidence()
+    param = evidence.parameter
+    if param:
         hit = [c.id for c in candidates if reads_arg(c, param)]
         return (hit, "argument") if hit else ([], "none")
-    field = props.get("field")
-    named = [field] if isinstance(field, str) and field else []
-    writes = props.get("writes")
+    field = evidence.state_path
+    named = [field] if field else []
+    writes = finding.properties.get("writes")
     named += [w for w in writes if isinstance(w, str)] if isinstance(writes, list) else []
     if named:
         hit = [c.id for c in candidates if c.kind != "success" and c.predicate is not None
@@ -428,12 +406,10 @@ def clauses_testing(finding: Finding, contract: Contract | None, kinds: Sequence
             return [*hit, *(s for s in success if s not in hit)], "state"
         if field:
             return [], "none"
-    guard = props.get("guard")
-    if isinstance(guard, str) and guard:
-        names, fields = _guard_names(guard)
+    if evidence.guard_statement is not None:
+        names, fields = _guard_names(evidence.guard_statement)
         hit = [c.id for c in candidates if any(reads_arg(c, n) for n in names) or (
-            c.predicate is not None and any(_segments(p)[-1:] and _segments(p)[-1] in fields
-                                            for p in c.predicate.paths))]
+            c.predicate is not None and any(StatePath.parse(p).leaf in fields for p in c.predicate.paths))]
         if hit:
             return hit, "guard"
     everything = [c.id for c in candidates] + implicit
@@ -473,7 +449,7 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         finding.properties["verdict_detail"] = report.error
     elif verdict == UNCHECKED:
         name = report.contract.path.name if report.contract is not None else "the contract"
-        what = finding.properties.get("param") or finding.properties.get("field") or "it"
+        what = finding.evidence and (finding.evidence.parameter or finding.evidence.state_path) or "it"
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
 
 

@@ -38,11 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.draft import ToolSource, _adapter_hints, falsy_legal
+from toollint.contracts.host.predicate import ForbiddenPredicate, compile_predicate
 from toollint.contracts.loader import ContractError, parse_contract
 from toollint.contracts.model import DERIVED, Clause, Contract, Source
-from toollint.contracts.predicate import ForbiddenPredicate, compile_predicate
 from toollint.contracts.validator import SourceFile, finding_subject, tool_parameters
-from toollint.dynamic import jsondiff
 from toollint.dynamic.checker import (
     CONFORMS,
     FLAKY,
@@ -59,15 +58,18 @@ from toollint.dynamic.checker import (
     finish_reports,
     run_probe,
 )
+from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
 
+from toollint.analysis import StatePath
+from toollint.evidence import Evidence
 from toollint.files import guess_module_name
 from toollint.model import Finding
 from toollint.profiles import profile_for_package
 
 DERIVED_CODES = ("TL101", "TL102", "TL103", "TL104", "TL105")
-WATCH = Path(__file__).with_name("guard_watch.py")
+WATCH = Path(__file__).parent / "host" / "guard_watch.py"
 MAX_BINDING_CALLS = 12  # calls spent looking for one that reaches a commented guard's line
 MAX_VIOLATING_CALLS = 8  # extra calls spent making a derived guard's condition true
 MAX_DO_CALLS = 8  # calls spent looking for a legal `do` of a round trip
@@ -235,9 +237,10 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> Derive
 def _derive(tool: DerivedTool, finding: Finding) -> None:
     lines = tool.source.lines
     props = finding.properties
+    evidence = finding.evidence or Evidence()
     if finding.code in ("TL103", "TL104"):
-        param = props.get("param")
-        if not isinstance(param, str) or param not in tool.params:
+        param = evidence.parameter
+        if param is None or param not in tool.params:
             tool.note(finding, "the finding names no parameter of the tool")
             return
         fn = tool.source.function(tool.qualname)
@@ -251,15 +254,15 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
             return
         tool.args.append(ArgOracle(param, legal, Basis.of(finding, lines)))
     elif finding.code == "TL102":
-        guard = _guard(props.get("guard"), finding.line, lines)
+        guard = _guard(evidence, finding.line, lines)
         if isinstance(guard, str):
             tool.note(finding, guard)
             return
         condition, raises, message, resume = guard
         tool.guards.append(GuardOracle(condition, raises, message, resume, Basis.of(finding, lines, "comment")))
     elif finding.code == "TL105":
-        partner, field_path = props.get("partner"), props.get("field")
-        if not isinstance(partner, str) or not isinstance(field_path, str):
+        partner, field_path = props.get("partner"), evidence.state_path
+        if not isinstance(partner, str) or field_path is None:
             tool.note(finding, "the finding names no partner tool or field")
             return
         partner_name = partner.rsplit(".", 1)[-1]
@@ -283,28 +286,17 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         tool.phantoms.append(PhantomOracle(reply, writes, Basis.of(finding, lines, "return")))
 
 
-def _guard(text: Any, line: int, lines: Sequence[str]) -> tuple[str, str | None, str | None, int] | str:
+def _guard(evidence: Evidence, line: int, lines: Sequence[str]) -> tuple[str, str | None, str | None, int] | str:
     """(condition, exception, message, resume line) of a commented-out guard, or why not."""
-    if not isinstance(text, str) or not text.strip():
-        return "the finding carries no guard text"
-    import textwrap
-
-    body = textwrap.dedent(text).strip()
-    tree = None
-    for candidate in (body, body.removeprefix("el")):
-        try:
-            tree = ast.parse(candidate)
-            break
-        except SyntaxError:
-            continue
-    if tree is None or not tree.body:
-        return "the commented guard does not parse"
-    stmt = tree.body[0]
-    condition: ast.expr
+    stmt = evidence.guard_statement
+    if stmt is None:
+        return "the finding carries no guard"
+    condition = evidence.guard
     raises: str | None = None
     message: str | None = None
+    if condition is None:
+        return "the commented guard is not an `if` or an `assert`"
     if isinstance(stmt, ast.If):
-        condition = stmt.test
         first = stmt.body[0] if stmt.body else None
         if isinstance(first, ast.Raise):
             raises, message = _raised(first)
@@ -315,7 +307,6 @@ def _guard(text: Any, line: int, lines: Sequence[str]) -> tuple[str, str | None,
         else:
             return "the commented guard neither raises nor returns"
     elif isinstance(stmt, ast.Assert):
-        condition = ast.UnaryOp(op=ast.Not(), operand=stmt.test)
         raises, message = "AssertionError", _constant_text(stmt.msg) if stmt.msg is not None else None
     else:
         return "the commented guard is not an `if` or an `assert`"
@@ -377,19 +368,12 @@ def _assigned_params(tool: DerivedTool, writes: Any) -> list[WriteSite]:
                 leaf, record = target.slice.value, target.value
             else:
                 continue
-            if any(isinstance(w, str) and _segments(w)[-1:] == [leaf] for w in writes):
+            if any(isinstance(w, str) and StatePath.parse(w).leaf == leaf for w in writes):
                 out.setdefault(param, WriteSite(param, leaf, ast.unparse(record), node.lineno))
     return list(out.values())
 
 
 # --- state paths -------------------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r"\[\*\]|[^.\[\]]+")
-
-
-def _segments(path: str) -> list[str]:
-    return _SEGMENT.findall(path)
-
 
 def _exists(node: Any, segs: Sequence[str]) -> bool:
     if not segs:
@@ -405,9 +389,7 @@ def resolve_path(code_path: str, snapshot: Any) -> list[str] | None:
     """The snapshot's segments for an analysis path: as written, without its first root (`db.` in the
     code, the snapshot of `db`), or under one of the snapshot's top-level keys (`agent_db`); a trailing
     `[*]` (a computed key) is dropped, so the whole mapping is compared."""
-    segs = _segments(code_path)
-    while segs and segs[-1] == "[*]":
-        segs = segs[:-1]
+    segs = list(StatePath.parse(code_path).without_trailing_elements().segments)
     if not segs:
         return None
     tops = list(snapshot) if isinstance(snapshot, dict) else []
@@ -443,7 +425,7 @@ def projection(root: str, segs: Sequence[str]) -> str:
 
 def dotted(segs: Sequence[str]) -> str:
     """`['agent_db', 'flights', '[*]', 'dates']` -> `agent_db.flights[*].dates`."""
-    return ".".join(segs).replace(".[*]", "[*]")
+    return str(StatePath(tuple(segs)))
 
 
 # --- guards: binding a condition's locals to the snapshot ---------------------------------------------

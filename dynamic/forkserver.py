@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from toollint.dynamic import proctree
+from toollint.dynamic.host import proctree
 from toollint.dynamic.protocol import WorkerSpec, adapter_argument, register_launcher, unregister_launcher
 
-ZYGOTE_PATH = Path(__file__).with_name("zygote.py")
+ZYGOTE_PATH = Path(__file__).parent / "host" / "zygote.py"
 ZYGOTE_DEADLINE = 300.0  # starting the zygote: the cold probe and the preload (minutes on 2 busy cores)
 CONTROL_DEADLINE = 30.0
 MAX_ZYGOTES = 3  # warm interpreters alive at once (each holds the benchmark: hundreds of MiB)

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toollint.contracts import sandbox
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.model import Clause, Contract
-from toollint.contracts.predicate import PredicateTypeError
-from toollint.dynamic.jsondiff import identity_field
+from toollint.dynamic.host.jsondiff import identity_field
 
 from toollint.analysis.vocabulary import ANNOTATION_JSON_TYPE, falsy_json_values
 
@@ -46,7 +46,12 @@ _TYPE_OF_ANNOTATION = ANNOTATION_JSON_TYPE  # the shared table, under the name t
 
 
 @dataclass
-class Param:
+class SchemaParam:
+    """A tool parameter as the benchmark's host declares it (its JSON schema, or annotations it
+    reports), which the probes are generated from. Not the analysis's `ParamInfo` (a parameter of
+    the source, as an AST): the host's schema holds what the source may not (required, enum values,
+    a description's format, element types), and the probes run where no source is at hand."""
+
     name: str
     types: set[str]  # JSON-schema type names; empty means unknown (anything)
     required: bool
@@ -108,7 +113,7 @@ class Plan:
     probes: list[Probe]
     unreachable: dict[str, str]  # pre clause id -> why no violating assignment exists
     happy_found: bool
-    params: dict[str, Param]
+    params: dict[str, SchemaParam]
     alternatives: list[dict[str, Any]] = field(default_factory=list)  # other bases if the happy path fails
 
 
@@ -128,17 +133,17 @@ def json_type(value: Any) -> str:
     return "object"
 
 
-def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
+def params_from_tool(meta: dict[str, Any]) -> dict[str, SchemaParam]:
     """Parameters from the host's tool metadata: a JSON schema (a profile's adapter) or annotations (toolkit)."""
     schema = meta.get("parameters") or {}
-    out: dict[str, Param] = {}
+    out: dict[str, SchemaParam] = {}
     if isinstance(schema.get("properties"), dict):
         required = set(schema.get("required") or [])
         defs = schema.get("$defs") or schema.get("definitions") or {}
         for name, prop in schema["properties"].items():
             prop = _deref(prop, defs)
             items = _deref(prop.get("items") or {}, defs) if isinstance(prop.get("items"), dict) else {}
-            out[name] = Param(name, _schema_types(prop), name in required, prop.get("default"),
+            out[name] = SchemaParam(name, _schema_types(prop), name in required, prop.get("default"),
                               str(prop.get("description") or ""), _enum(prop, defs), _schema_types(items))
         return out
     for name, info in schema.items():
@@ -146,7 +151,7 @@ def params_from_tool(meta: dict[str, Any]) -> dict[str, Param]:
         types = {_TYPE_OF_ANNOTATION[t] for t in re.findall(r"[A-Za-z_]+", ann) if t in _TYPE_OF_ANNOTATION}
         if "Optional" in ann:
             types.add("null")
-        out[name] = Param(name, types, bool((info or {}).get("required")), None)
+        out[name] = SchemaParam(name, types, bool((info or {}).get("required")), None)
     return out
 
 
@@ -229,7 +234,7 @@ class Harvest:
             self.by_field.setdefault(name, []).append((node, path))
             self.all_values.append((name, node, path))
 
-    def values_for(self, param: Param) -> list[tuple[Any, str]]:
+    def values_for(self, param: SchemaParam) -> list[tuple[Any, str]]:
         """Candidate values for `param`, best first: same-named fields, id fields, same-shaped strings."""
         seen: set[str] = set()
         out: list[tuple[Any, str]] = []
@@ -280,7 +285,8 @@ class Harvest:
         if not out and "array" in param.types and param.items - {"array", "object"}:
             # A list of names (`restaurant_names`): lists of one, two, and one plus an absent element,
             # from the candidates of one element; an empty list alone would make every reply trivial.
-            element = Param(_singular(param.name), set(param.items), True, description=param.description)
+            element = SchemaParam(_singular(param.name), set(param.items), True,
+                                  description=param.description)
             elements = self.values_for(element)
             found = [(v, o) for v, o in elements if v and not o.startswith(("type:", "derived:"))]
             absent = [v for v, o in elements if o == "derived:absent"]
@@ -340,7 +346,7 @@ class Harvest:
             candidate = f"zq-no-match-{n}"
         return candidate
 
-    def current_value(self, param: Param, base: dict[str, Any]) -> Any:
+    def current_value(self, param: SchemaParam, base: dict[str, Any]) -> Any:
         """The value field `param.name` has in the record the base assignment addresses (`{id=6}` in
         its path), written in the parameter's documented time format if it has one."""
         marks = {f"={v}}}" for v in base.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
@@ -407,7 +413,7 @@ def _shape(text: str) -> str:
 class _PreEvaluator:
     """Evaluates precondition predicates on the pristine snapshot for a candidate assignment."""
 
-    def __init__(self, pres: Sequence[Clause], pristine: Any, params: dict[str, Param]) -> None:
+    def __init__(self, pres: Sequence[Clause], pristine: Any, params: dict[str, SchemaParam]) -> None:
         self.pres = [c for c in pres if c.predicate is not None]
         self.pristine = pristine
         self.params = params
@@ -423,7 +429,7 @@ class _PreEvaluator:
         return {c.id: None if isinstance(o, PredicateTypeError) else bool(o) for c, o in zip(self.pres, outcomes)}
 
 
-def effective_arguments(contract: Contract, params: dict[str, Param]) -> list[str]:
+def effective_arguments(contract: Contract, params: dict[str, SchemaParam]) -> list[str]:
     """Declared `arg.*` arguments, then optional arguments that an effect clause reads."""
     out = [a for a in contract.effective_args if a in params or not params]
     for clause in contract.clauses_of("eff"):
@@ -441,7 +447,7 @@ def writes_nothing(contract: Contract) -> bool:
     return contract.adapter.get("frame") == []
 
 
-def varied_arguments(contract: Contract, params: dict[str, Param]) -> list[str]:
+def varied_arguments(contract: Contract, params: dict[str, SchemaParam]) -> list[str]:
     """The arguments the plan varies one at a time: the effective ones, and for a reader every
     argument an effect clause reads. A reader's arguments show only in its reply, which its effect
     clauses check on each call; a single call on the first harvested value would prove little."""

@@ -13,25 +13,29 @@ without an adapter (`plain_worker`, `locate_package`, `evaluate`). No other modu
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import secrets
 import selectors
 import signal
 import subprocess
-import sys
 import time
 import weakref
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from toollint.dynamic import proctree
+from toollint.dynamic.host import proctree
+
+from toollint.profiles.api import GatewayError, Interpreter, WorkerSpec
 
 if TYPE_CHECKING:  # typing.Self is 3.11+; typing_extensions is not a runtime dependency
+    from toollint.contracts.model import Contract
     from typing_extensions import Self
 
-HOST_PATH = Path(__file__).with_name("host.py")
+HOST_PATH = Path(__file__).parent / "host" / "host.py"
 DEFAULT_DEADLINE = 30.0
 STARTUP_DEADLINE = 120.0
 MAX_REPLY_BYTES = 2 << 30  # a reply this large is a runaway host, not a state
@@ -58,30 +62,6 @@ class WorkerError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-@dataclass
-class WorkerSpec:
-    """Everything needed to start an identical worker again (for confirmation and replay)."""
-
-    adapter: str  # a profile's name, a sibling adapter's (toolkit), a path to an adapter file, or "" (none)
-    options: dict[str, Any] = field(default_factory=dict)
-    python: str = sys.executable
-    seed: int = 0
-    env: dict[str, str] = field(default_factory=dict)  # extra environment variables
-    cwd: str | None = None
-    max_memory: int | None = None  # the host's address-space cap in bytes (`max_memory`); None: none
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"adapter": self.adapter, "options": self.options, "python": self.python, "seed": self.seed}
-        if self.max_memory:
-            out["max_memory"] = self.max_memory
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> WorkerSpec:
-        return cls(str(data["adapter"]), dict(data.get("options") or {}), str(data.get("python") or sys.executable),
-                   int(data.get("seed") or 0), max_memory=int(data.get("max_memory") or 0) or None)
 
 
 @dataclass
@@ -469,10 +449,6 @@ def adapter_argument(adapter: str) -> str:
 GATEWAY_DEADLINE = 300.0  # importing a benchmark and walking its tasks can take minutes on 2 cores
 
 
-class GatewayError(RuntimeError):
-    """The benchmark's interpreter could not answer; the message is one line."""
-
-
 def plain_worker(python: str, *, env: dict[str, str] | None = None, cwd: str | None = None,
                  log_path: Path | None = None, deadline: float = GATEWAY_DEADLINE) -> Worker:
     """A worker with no adapter and no shims (start it with `with`): for `locate`/`evaluate`."""
@@ -542,3 +518,53 @@ class _started:
 
     def __exit__(self, *exc: object) -> None:
         self.worker.close()
+
+
+class _WorkerInterpreter:
+    """A started plain worker as the profile API's `Interpreter`."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def evaluate(self, expr: str, *, module: Path | str | None = None, names: dict[str, Any] | None = None,
+                 failure: str = "") -> Any:
+        return evaluate_in(self.worker, expr, module=module, names=names, failure=failure)
+
+
+class HostServices:
+    """The profile API's `Services`: what a profile's parts are lent, this module's gateway first."""
+
+    @property
+    def predicate_module(self) -> Path:
+        from toollint.contracts.host import predicate
+
+        return Path(predicate.__file__ or "")
+
+    def evaluate(self, python: str, expr: str, *, module: Path | str | None = None,
+                 names: dict[str, Any] | None = None, env: dict[str, str] | None = None, failure: str = "",
+                 deadline: float | None = None) -> Any:
+        return evaluate(python, expr, module=module, names=names, env=env, failure=failure,
+                        deadline=GATEWAY_DEADLINE if deadline is None else deadline)
+
+    @contextlib.contextmanager
+    def interpreter(self, python: str, *, env: dict[str, str] | None = None,
+                    deadline: float | None = None) -> Iterator[Interpreter]:
+        """A plain worker, started (a failure to start is the worker's own error, raised as it is)."""
+        worker = plain_worker(python, env=env, deadline=GATEWAY_DEADLINE if deadline is None else deadline)
+        try:
+            worker.start()
+            yield _WorkerInterpreter(worker)
+        finally:
+            worker.close()
+
+    def locate_package(self, python: str, package: str) -> Path | None:
+        return locate_package(python, package)
+
+    def load_contracts(self, directories: Sequence[Path]) -> list[Contract]:
+        from toollint.contracts.loader import load_contracts
+
+        contracts, _ = load_contracts(list(directories))
+        return contracts
+
+
+SERVICES = HostServices()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from toollint.contracts.bindings import bindings as trace_bindings
 
 if TYPE_CHECKING:
-    from toollint.contracts.predicate import Predicate
+    from toollint.contracts.host.predicate import Predicate
     from toollint.dynamic.checker import ClauseResult, ProbeRun, ToolReport
 
 WITNESS_VERSION = 1
@@ -94,7 +94,7 @@ def _round_trip_text(tool: str, row: ClauseResult, run: ProbeRun) -> str:
     calls = [*run.probe.before, {"tool": tool, "args": run.probe.args}, *run.probe.after]
     seq = " then ".join(call_text(str(c.get("tool")), dict(c.get("args") or {}), limit=80) for c in calls)
     reads = [p for p in (row.clause.predicate.paths if row.clause is not None and row.clause.predicate else ())]
-    from toollint.dynamic.jsondiff import canonical_covers, most_specific
+    from toollint.dynamic.host.jsondiff import canonical_covers, most_specific
 
     fields = most_specific(reads)
     left = [op for op in run.changes if any(canonical_covers(p, op["path"]) for p in fields)]

@@ -70,6 +70,7 @@ from collections.abc import Iterator
 from toollint.analysis import ToolInfo
 from toollint.analysis.vocabulary import ERROR_TEXT, FAULT_INJECTION, PROMISE_WORDS
 from toollint.context import Comment, ModuleContext
+from toollint.evidence import Evidence
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -131,6 +132,20 @@ def is_fault_injector(run: list[Comment], first: int, guard: ast.stmt) -> bool:
     if FAULT_INJECTION.search(ast.unparse(condition)):
         return True
     return any(FAULT_INJECTION.search(c.text) for c in run[max(0, first - 2):first])
+
+
+def refusing_condition(guard: ast.stmt) -> ast.expr | None:
+    """When the guard refuses: `c` of `if c: raise ...`, `not c` of `assert c`; None for a bare raise."""
+    if isinstance(guard, ast.If):
+        return guard.test
+    if isinstance(guard, ast.Assert):
+        return ast.UnaryOp(op=ast.Not(), operand=guard.test)
+    return None
+
+
+def guard_evidence(guard: ast.stmt) -> Evidence:
+    """What a TL102 finding hands to `--confirm`: the check itself and when it refuses."""
+    return Evidence(guard=refusing_condition(guard), guard_statement=guard)
 
 
 def comment_runs(comments: list[Comment], first: int, last: int) -> Iterator[list[Comment]]:
@@ -221,5 +236,6 @@ def _run_guards(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.As
             end_col=end.col + len(end.text) + 1,
             tool=tool.qualname,
             related=related,
-            guard=ast.unparse(guard),
+            evidence=guard_evidence(guard),
+            guard=ast.unparse(guard),  # shown in the JSON and SARIF properties
         )

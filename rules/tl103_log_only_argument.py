@@ -67,6 +67,7 @@ from collections.abc import Iterator
 from toollint.analysis import is_writer
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence
 from toollint.model import Finding
 from toollint.registry import rule
 
@@ -105,6 +106,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; "
                 "it never reaches state",
                 tool=tool.qualname,
+                evidence=Evidence(parameter=param.name),
                 param=param.name,
                 sinks=sorted(sinks),
             )

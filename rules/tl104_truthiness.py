@@ -91,6 +91,7 @@ from toollint.analysis.vocabulary import (
     is_identifier_name,
 )
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence
 from toollint.model import Edit, Finding, Fix
 from toollint.registry import rule
 
@@ -313,6 +314,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 f"skips the state write; {advice}",
                 tool=tool.qualname,
                 fix=_fix(ctx, name, test_node, form) if default_is_none else None,
+                evidence=Evidence(parameter=name.id),
                 param=name.id,
                 form=form,
                 dropped=candidates[name.id],

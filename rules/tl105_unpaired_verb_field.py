@@ -75,6 +75,7 @@ from collections.abc import Iterator
 from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
 from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS, VERB_PAIRS
 from toollint.context import ModuleContext
+from toollint.evidence import Evidence
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
@@ -145,6 +146,7 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                         tool=partner.qualname,
                         related=[RelatedLocation(ctx.path, access.line, 1,
                                                  f"`{writer.name}` writes `{access.path}` here")],
+                        evidence=Evidence(state_path=access.path),
                         field=access.path,
                         partner=writer.qualname,
                         # Which side of the pair the flagged tool is: an undo (cancel) forgets what its

@@ -4,6 +4,7 @@ never the tool's verdict pasted on every finding of the tool."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -12,8 +13,10 @@ import pytest
 from toollint.contracts.loader import load_contract
 from toollint.dynamic.checker import ClauseResult, ToolReport
 from toollint.dynamic.confirm import UNCHECKED, clauses_testing, finding_kinds, path_tests, verdict_for
+from toollint.rules.tl102_commented_guard import guard_evidence
 
 from toollint.cli import main
+from toollint.evidence import Evidence
 from toollint.model import Finding
 
 BENCH = Path(__file__).parent / "fixtures" / "verdict_bench"
@@ -65,8 +68,12 @@ def contract(tmp_path: Path):  # type: ignore[no-untyped-def]
     return load_contract(path)
 
 
-def _finding(code: str, **props: object) -> Finding:
-    return Finding(code, "m", "bank.py", 1, tool="Bank.update", properties=dict(props))
+def _finding(code: str, *, param: str | None = None, field: str | None = None, guard: str | None = None,
+             **props: object) -> Finding:
+    """A finding as its rule reports it: the parameter, state path or guard in its typed evidence."""
+    evidence = Evidence(parameter=param, state_path=field) if guard is None \
+        else guard_evidence(ast.parse(guard).body[0])
+    return Finding(code, "m", "bank.py", 1, tool="Bank.update", properties=dict(props), evidence=evidence)
 
 
 def test_the_clause_kinds_come_from_the_rules_defect_class() -> None:

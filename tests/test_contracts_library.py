@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from toollint.contracts.cli import main
 from toollint.contracts.draft import draft_contract
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.loader import load_contract, load_contracts
 from toollint.contracts.model import Contract
-from toollint.contracts.predicate import PredicateTypeError
 from toollint.contracts.validator import ValidationOptions, schema_has_path, validate
+from toollint.dynamic.protocol import SERVICES
 
 from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.profiles.agentdojo.contracts_support import state_schemas as agentdojo_state_schemas
@@ -162,7 +163,7 @@ def test_library_covers_every_writer_once(library: dict[str, Contract]) -> None:
 
 def test_bundled_library_validates_clean_against_installed_agentdojo(
         agentdojo_src: Path, agentdojo_python: Path) -> None:
-    schemas = agentdojo_state_schemas(str(agentdojo_python))
+    schemas = agentdojo_state_schemas(str(agentdojo_python), SERVICES)
     assert sorted(schemas) == ["banking", "slack", "travel", "workspace"]
     options = ValidationOptions(package_dirs={"agentdojo": agentdojo_src}, state_schemas=schemas)
     assert [f"{f.path}:{f.line}: {f.code} {f.message}" for f in validate([], options=options)] == []

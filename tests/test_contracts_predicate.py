@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import pytest
-from toollint.contracts.predicate import (
+from toollint.contracts.host.predicate import (
     MAX_SECONDS,
     ForbiddenPredicate,
     PredicateBudgetError,
@@ -218,7 +218,7 @@ def test_small_arithmetic_is_unaffected_by_the_bounds() -> None:
 
 
 def test_slow_evaluations_stop_at_the_wall_clock_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toollint.contracts import predicate
+    from toollint.contracts.host import predicate
 
     monkeypatch.setattr(predicate, "MAX_SECONDS", 0.05)
     big = {"xs": list(range(5000))}

@@ -5,6 +5,7 @@ are counted apart from authored ones."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -15,6 +16,7 @@ from toollint.contracts.loader import load_contracts
 from toollint.contracts.validator import ValidationOptions, validate
 from toollint.dynamic.confirm import confirm, summary_lines
 from toollint.dynamic.replay import replay
+from toollint.rules.tl102_commented_guard import guard_evidence
 
 from toollint.engine import lint_source
 from toollint.model import Finding
@@ -167,7 +169,8 @@ def test_a_finding_with_no_oracle_says_why(tmp_path: Path) -> None:
         "        return 'restocked'\n"
     )
     findings = [Finding("TL102", "commented guard", str(tmp_path / "shop.py"), 10, tool="Shop.restock",
-                        properties={"guard": "if self.items.get(item_id) is None:\n    print('no such item')"})]
+                        evidence=guard_evidence(ast.parse("if self.items.get(item_id) is None:\n"
+                                                          "    print('no such item')").body[0]))]
     (tmp_path / "shop.py").write_text(source)
     from toollint.dynamic.derived import derive_tools
 

@@ -9,8 +9,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from toollint.contracts.host.predicate import compile_predicate
 from toollint.contracts.model import Clause, OnViolation, Provenance
-from toollint.contracts.predicate import compile_predicate
 from toollint.dynamic.checker import ProbeRun, crashed_past_guard, kept_references
 from toollint.dynamic.derived import (
     bind_undo,

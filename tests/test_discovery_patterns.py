@@ -88,7 +88,7 @@ def test_tool_classes_and_state_roots_are_read_from_pyproject(tmp_path: Path) ->
 
 
 def test_every_profile_folder_contributes_its_patterns() -> None:
-    from toollint.analysis.patterns import all_patterns, builtin_family_patterns
+    from toollint.analysis.families import all_patterns, builtin_family_patterns
 
     families = {p.family for p in builtin_family_patterns()}
     assert {"agentdojo", "tau2", "taubench", "toolsandbox", "mcp", "langchain", "crewai"} <= families
@@ -98,7 +98,7 @@ def test_every_profile_folder_contributes_its_patterns() -> None:
 
 
 def test_a_third_party_profile_adds_its_patterns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toollint.analysis.patterns import plugin_family_patterns
+    from toollint.analysis.families import plugin_family_patterns
 
     (tmp_path / "acme_profile.py").write_text(
         "from toollint.analysis.patterns import Patterns, ToolDecorator\n"

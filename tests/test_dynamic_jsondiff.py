@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toollint.dynamic.jsondiff import diff, path_matches, state_hash
+from toollint.dynamic.host.jsondiff import diff, path_matches, state_hash
 
 
 def test_records_are_keyed_by_id_and_diffs_read_like_grader_paths() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toollint.contracts.loader import load_contract
-from toollint.dynamic.probes import Harvest, Param, make_plan, params_from_tool
+from toollint.dynamic.probes import Harvest, SchemaParam, make_plan, params_from_tool
 
 STATE = {
     "accounts": [
@@ -42,30 +42,30 @@ META = {"parameters": {"properties": {
 }, "required": ["account_id"]}}
 
 
-def values(param: Param) -> list[object]:
+def values(param: SchemaParam) -> list[object]:
     return [v for v, _ in Harvest.of(STATE).values_for(param)]
 
 
 def test_ids_come_from_records_and_keys_and_an_absent_one_is_derived() -> None:
-    assert values(Param("account_id", {"string"}, True))[:2] == ["A1", "A2"]
-    assert values(Param("account_id", {"string"}, True))[-2:] == ["A1-absent", ""]
-    assert values(Param("email_id", {"string"}, True))[:2] == ["0", "1"]
-    assert "2" in values(Param("email_id", {"string"}, True))  # numeric ids: max + 1
+    assert values(SchemaParam("account_id", {"string"}, True))[:2] == ["A1", "A2"]
+    assert values(SchemaParam("account_id", {"string"}, True))[-2:] == ["A1-absent", ""]
+    assert values(SchemaParam("email_id", {"string"}, True))[:2] == ["0", "1"]
+    assert "2" in values(SchemaParam("email_id", {"string"}, True))  # numeric ids: max + 1
 
 
 def test_plural_lists_dict_keys_and_enums() -> None:
-    assert values(Param("user", {"string"}, True))[:2] == ["Alice", "Bob"]
+    assert values(SchemaParam("user", {"string"}, True))[:2] == ["Alice", "Bob"]
     # Nothing is named `url`: keys of id-keyed dicts come first (the run-time search tries them in turn).
-    assert {"www.a.com", "www.b.com"} <= set(values(Param("url", {"string"}, True))[:4])
-    assert values(Param("mode", {"string"}, True, enum=["r", "rw"]))[:2] == ["r", "rw"]
-    assert values(Param("users", {"array"}, True))[0] == ["Alice", "Bob"]
+    assert {"www.a.com", "www.b.com"} <= set(values(SchemaParam("url", {"string"}, True))[:4])
+    assert values(SchemaParam("mode", {"string"}, True, enum=["r", "rw"]))[:2] == ["r", "rw"]
+    assert values(SchemaParam("users", {"array"}, True))[0] == ["Alice", "Bob"]
 
 
 def test_documented_time_formats_rewrite_snapshot_timestamps() -> None:
-    p = Param("start", {"string"}, True, description="Should be in ISO format 'YYYY-MM-DD HH:MM'.")
+    p = SchemaParam("start", {"string"}, True, description="Should be in ISO format 'YYYY-MM-DD HH:MM'.")
     assert p.time_format == "%Y-%m-%d %H:%M"
     assert values(p)[:2] == ["2024-01-02 09:30", "2024-02-03 10:00"]
-    assert Param("day", {"string"}, True, description="format 'YYYY-MM-DD'").time_format == "%Y-%m-%d"
+    assert SchemaParam("day", {"string"}, True, description="format 'YYYY-MM-DD'").time_format == "%Y-%m-%d"
 
 
 def test_plan_covers_every_kind_of_probe(tmp_path: Path) -> None:
@@ -95,7 +95,8 @@ def test_a_list_of_names_gets_real_names_before_the_empty_list() -> None:
     state = {"restaurants": {"restaurant_list": [{"name": "Chez A", "address": "1 Rue"}, {"name": "B Bistro",
                                                                                        "address": "2 Rue"}]},
              "hotels": {"hotel_list": [{"name": "Hotel C"}]}}
-    param = Param("restaurant_names", {"array"}, True, description="The names of the restaurants.", items={"string"})
+    param = SchemaParam("restaurant_names", {"array"}, True, description="The names of the restaurants.",
+                        items={"string"})
     values = [v for v, _ in Harvest.of(state).values_for(param)]
     assert values[:3] == [["Chez A"], ["Chez A", "B Bistro"], ["B Bistro"]]  # a restaurant's name, not a hotel's
     assert ["Chez A", "Chez A-absent"] in values and values[-1] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toollint.contracts.loader import load_contract
-from toollint.dynamic.probes import NEGATIVE, Harvest, Param, Plan, make_plan
+from toollint.dynamic.probes import NEGATIVE, Harvest, Plan, SchemaParam, make_plan
 
 STATE = {"accounts": {"A1": {"owner": "Ada", "balance": 100.0, "overdraft": False},
                       "B2": {"owner": "Bob", "balance": 20.0, "overdraft": True}},
@@ -47,12 +47,12 @@ META = {"parameters": {"properties": {
 
 
 def test_numeric_parameters_get_a_negative_value_after_the_falsy_one() -> None:
-    found = Harvest.of(STATE).values_for(Param("fee", {"number"}, True))
+    found = Harvest.of(STATE).values_for(SchemaParam("fee", {"number"}, True))
     values = [v for v, _ in found]
     assert found[-1] == (-100.0, NEGATIVE)  # below every stored magnitude
     assert values.index(0.0) < values.index(-100.0)  # 0 first: the boundary of `amount > 0`
-    assert Harvest.of({}).values_for(Param("count", {"integer"}, True))[-1] == (-1, NEGATIVE)
-    assert all(o != NEGATIVE for _, o in Harvest.of(STATE).values_for(Param("owner", {"string"}, True)))
+    assert Harvest.of({}).values_for(SchemaParam("count", {"integer"}, True))[-1] == (-1, NEGATIVE)
+    assert all(o != NEGATIVE for _, o in Harvest.of(STATE).values_for(SchemaParam("owner", {"string"}, True)))
 
 
 def plan_of(tmp_path: Path) -> Plan:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from toollint.rules.tl102_commented_guard import guard_evidence
 
 from toollint.cli import main
 from toollint.engine import lint_source
@@ -61,7 +63,8 @@ def test_uncomment_refuses_ranges_that_are_not_comments_or_do_not_parse() -> Non
     bad = "def f(x):\n    # if x:\n    return 1\n"  # an `if` with no body once uncommented
     assert uncomment_guard(Finding("TL102", "m", "t.py", 2, 5, 2, 12), bad) is None
     good = "def f(x):\n    #if x < 0:\n    #    raise ValueError\n    return 1\n"
-    fix = uncomment_guard(Finding("TL102", "m", "t.py", 2, 5, 3, 25, properties={"guard": "if x < 0:"}), good)
+    evidence = guard_evidence(ast.parse("if x < 0:\n    raise ValueError").body[0])
+    fix = uncomment_guard(Finding("TL102", "m", "t.py", 2, 5, 3, 25, evidence=evidence), good)
     assert fix is not None and not fix.safe and fix.description == "Uncomment the guard `if x < 0:`"
     assert (
         apply_edits(good, fix.edits) == "def f(x):\n    if x < 0:\n        raise ValueError\n    return 1\n"

@@ -3,6 +3,7 @@ deterministically, and each control rewrite leaves behaviour unchanged."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import itertools
@@ -13,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from toollint import mutation
+from toollint.analysis import ParamInfo
+from toollint.validate import mutation
 
 MINIBANK = Path(__file__).parent / "fixtures" / "mutation" / "minibank" / "bank.py"
 SOURCE = MINIBANK.read_text(encoding="utf-8")
@@ -239,3 +241,17 @@ def test_agentdojo_helper_mutants_name_the_tools_they_affect(agentdojo_src: Path
     found = mutation.mutants(path.read_text(encoding="utf-8"), str(path), ["phantom-write"])
     helper = next(m for m in found if m.function == "Calendar.cancel_event")
     assert helper.tools == ("cancel_calendar_event",)
+
+
+def test_the_mutation_arm_reads_parameters_from_the_shared_analysis() -> None:
+    # One parameter model (ParamInfo): the base type and optionality the operators pick values by.
+    from toollint.analysis import function_params
+
+    fn = ast.parse("def f(a: float | None, b: Optional[list[str]] = None, *, c: 'Tx', d=1): pass").body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    got = [(p.name, p.annotation_text, p.base, p.optional, p.has_default) for p in function_params(fn)]
+    assert got == [("a", "float | None", "float", True, False), ("b", "Optional[list[str]]", "list", True, True),
+                   ("c", "'Tx'", "'Tx'", False, False), ("d", "", "", False, True)]
+    facts = mutation.ModuleFacts(MINIBANK.read_text(encoding="utf-8"), str(MINIBANK))
+    assert any(t.params for t in facts.targets)
+    assert all(isinstance(p, ParamInfo) for t in facts.targets for p in t.params)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from profile_fixtures import FakeEntryPoint, registered
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec, adapter_argument
+from toollint.dynamic.protocol import SERVICES, Worker, WorkerError, WorkerSpec, adapter_argument
 
 from toollint import profiles
 from toollint.cli import main
@@ -37,8 +37,10 @@ def test_builtin_profiles_are_registered_with_their_parts_on_disk() -> None:
     agentdojo = get_profile("agentdojo")
     assert agentdojo.adapter_file is not None and agentdojo.adapter_file.name == "adapter.py"
     assert agentdojo.contracts_dir is not None and len(list(agentdojo.contracts_dir.rglob("*.yaml"))) == 69
-    for key in agentdojo.parts:  # every named part imports
-        assert agentdojo.load_part(key) is not None, key
+    assert agentdojo.part_names() == ["tasks", "state_schemas", "draft_hints", "validation"]
+    for key in agentdojo.part_names():  # every part's loader imports its module
+        loader = getattr(agentdojo, key)
+        assert callable(loader) and callable(loader()), key
     for profile in all_profiles():  # a registered profile's paths are inside its own folder
         for path in (profile.adapter, profile.contracts_dir):
             if path is not None:
@@ -47,7 +49,7 @@ def test_builtin_profiles_are_registered_with_their_parts_on_disk() -> None:
 
 def test_a_missing_part_is_one_clear_error() -> None:
     with pytest.raises(ProfileError, match=r"^profile 'bare' has no 'validation' part$"):
-        Profile("bare").load_part("validation")
+        Profile("bare").driver(SERVICES)
 
 
 def test_an_unknown_name_suggests_the_closest() -> None:
@@ -272,7 +274,7 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
     assert profiles_main(["--benchmark", "agentdjo"]) == 2
     assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
                                        "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, "
-                                       "toolsandbox)\n")
+                                       "toolsandbox, taubench)\n")
 
 
 def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_profile(
@@ -317,8 +319,12 @@ def test_a_profile_derives_adapter_options_from_the_linted_files(tmp_path: Path,
         "  - id: eff.bumped\n    predicate: post.value == pre.value + 1\n"
         "    provenance: {tier: author-specified, inferred: true}\n")
     contract = load_contract(tmp_path / "c.yaml")
-    with registered(monkeypatch, Profile("counter", adapter=adapter,
-                                         parts={"host_options": "counter_parts:host_options"})):
+    def host_options() -> Any:
+        import counter_parts  # type: ignore[import-not-found]
+
+        return counter_parts.host_options
+
+    with registered(monkeypatch, Profile("counter", adapter=adapter, host_options=host_options)):
         spec = worker_spec(contract, ConfirmSettings(), linted=["a.py", "b.py", "c.py"])
         assert spec.options == {"start": 3, "root": "from-the-tree"}
         # the configuration's options, then the contract's own block, win over what the tree implies
@@ -328,3 +334,65 @@ def test_a_profile_derives_adapter_options_from_the_linted_files(tmp_path: Path,
         with Worker(worker_spec(contract, ConfirmSettings(), linted=["a.py", "b.py"])) as worker:
             probe = worker.request("probe", tool="bump", args={})
         assert [(op["before"], op["after"]) for op in probe["diff"]] == [(2, 3)]
+
+
+def _adapter_methods(path: Path) -> dict[str, list[str]]:
+    """The parameter names of the methods of the class `make_adapter` returns (read, not imported: an
+    adapter imports its benchmark)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    make = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "make_adapter")
+    assert isinstance(make.returns, ast.Name), f"{path}: make_adapter names the class it returns"
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == make.returns.id)
+    return {f.name: [a.arg for a in f.args.args] for f in cls.body if isinstance(f, ast.FunctionDef)}
+
+
+def test_every_host_adapter_has_the_methods_the_profile_api_declares() -> None:
+    import inspect
+
+    from toollint.dynamic.protocol import HOST_PATH
+
+    from toollint.profiles.api import HostAdapter
+
+    wanted = {name: list(inspect.signature(getattr(HostAdapter, name)).parameters)
+              for name in ("hello", "build", "snapshot", "call", "reset")}
+    adapters = [p.adapter_file for p in all_profiles() if p.adapter_file is not None]
+    adapters += sorted(HOST_PATH.parent.glob("adapter_*.py"))
+    assert len(adapters) >= 3
+    for path in adapters:
+        methods = _adapter_methods(path)
+        assert {name: methods.get(name) for name in wanted} == wanted, path
+
+
+def test_one_entry_point_reader_serves_the_registry_and_the_analysis(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint.analysis.families import plugin_family_patterns
+
+    (tmp_path / "acme_bench.py").write_text(
+        "from toollint.analysis.patterns import Patterns, ToolDecorator\n"
+        "from toollint.profiles.api import Profile\n"
+        "PROFILE = Profile('acme', import_markers=('acme',), patterns=Patterns(decorators=(ToolDecorator('act'),)))\n")
+    dist = tmp_path / "acme_bench-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-bench\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[toollint.profiles]\nacme = acme_bench:PROFILE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    profiles.reset_registry()
+    try:
+        assert get_profile("acme").import_markers == ("acme",)
+        assert [p.family for p in plugin_family_patterns(set())] == ["acme"]
+    finally:
+        monkeypatch.undo()
+        profiles.reset_registry()
+    assert "acme" not in [p.name for p in all_profiles()]
+
+
+def test_the_builtin_profiles_are_the_registry_data() -> None:
+    from toollint.analysis.families import builtin_benchmarks
+    from toollint.profiles.builtin import BENCHMARKS
+
+    assert builtin_benchmarks() == BENCHMARKS  # the analysis reads the same data, by path
+    assert [p.name for p in profiles.builtin_profiles()] == list(BENCHMARKS)
+    folders = {d.name for d in Path(profiles.__file__).parent.iterdir() if (d / "__init__.py").is_file()}
+    assert folders == set(BENCHMARKS)  # a profile folder is registered, and only a benchmark has one

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from toollint.contracts import sandbox
+from toollint.contracts.host.predicate import PredicateBudgetError, PredicateTypeError, compile_predicate
 from toollint.contracts.loader import parse_contract
-from toollint.contracts.predicate import PredicateBudgetError, PredicateTypeError, compile_predicate
 from toollint.contracts.sandbox import Sandbox, constant_parts, cost_problem
 
 from toollint.cli import main

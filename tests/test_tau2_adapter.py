@@ -14,7 +14,7 @@ from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
 
 from toollint.profiles.tau2.locate import checkout_of, domains, host_options
 
-ADAPTER = str(Path(__file__).resolve().parents[1] / "toollint" / "profiles" / "tau2" / "adapter.py")
+ADAPTER = str(Path(__file__).resolve().parents[1] / "toollint" / "profiles" / "tau2" / "host" / "adapter.py")
 TASK = "[mobile_data_issue]data_usage_exceeded[PERSONA:Easy]"  # sets a phone number and 15.1 GB used
 
 

@@ -138,7 +138,7 @@ def test_every_state_path_a_predicate_reads_is_in_the_state_schema(tau2_python: 
     variants = sorted({(c.adapter["domain"], c.adapter["toolkit"]) for c in contracts})
     env = {**os.environ, "PYTHONPATH": str(tau2_checkout / "src"), "TAU2_DATA_DIR": str(tau2_checkout / "data"),
            "PYTHONDONTWRITEBYTECODE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    adapter = CONTRACTS.parent / "adapter.py"
+    adapter = CONTRACTS.parent / "host" / "adapter.py"
     out = subprocess.run([str(tau2_python), "-c", SCHEMAS, json.dumps(variants), str(adapter)], capture_output=True,
                          text=True, env=env, timeout=600, check=True)
     schemas = json.loads(out.stdout.strip().splitlines()[-1])
@@ -155,7 +155,7 @@ def test_a_snapshot_of_two_databases_goes_to_the_predicate_sandbox_once() -> Non
     token, once per sandbox worker, not inline with every batch of clauses (the precondition search
     evaluates tens of thousands of them; inline, each shipped the whole airline DB)."""
     from toollint.contracts import sandbox
-    from toollint.contracts.predicate import compile_predicate
+    from toollint.contracts.host.predicate import compile_predicate
 
     state = {"agent_db": {"reservations": {f"R{i}": {"status": None} for i in range(1000)}}}
     pool = sandbox.Sandbox(workers=1)

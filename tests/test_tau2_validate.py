@@ -28,7 +28,6 @@ from toollint.contracts.loader import load_contract
 from toollint.profiles.tau2 import PROFILE
 from toollint.profiles.tau2.validation import (
     CANCEL,
-    DRIVER,
     FIXES,
     REFUEL,
     Tau2Driver,
@@ -47,7 +46,7 @@ SAMPLE = 4  # tasks calling each tool, in the default run
 
 @pytest.fixture(scope="module")
 def driver(tau2_checkout: Path) -> Tau2Driver:
-    return DRIVER.for_package(tau2_checkout)
+    return driver_for("tau2").for_package(tau2_checkout)  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="module")

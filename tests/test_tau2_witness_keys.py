@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.bindings import bindings, trace
+from toollint.contracts.host.predicate import compile_predicate
 from toollint.contracts.model import Clause, Contract, Provenance, Source
-from toollint.contracts.predicate import compile_predicate
 from toollint.dynamic.checker import ClauseResult, ProbeRun, ToolReport
-from toollint.dynamic.jsondiff import diff, identity_field
+from toollint.dynamic.host.jsondiff import diff, identity_field
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.witness import sentence
 

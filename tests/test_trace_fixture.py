@@ -194,7 +194,7 @@ def test_cli_writes_ledger_and_report(tmp_path: Path, capsys: pytest.CaptureFixt
     (["--benchmark", "agentdojo", "--tasks", "/nonexistent", "--tool", "t", "--field", "f"],
      "/nonexistent: not an agentdojo package (no default_suites/)"),
     (["--benchmark", "agentdjo", "--tasks", ".", "--tool", "t", "--field", "f"],
-     "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox)"),
+     "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench)"),
     (["--benchmark", "agentdojo", "--tool", "t", "--field", "f"],
      "--benchmark agentdojo needs --tasks PATH (where its tasks are)"),
 ])
@@ -248,7 +248,7 @@ def test_config_names_a_profiles_package(tmp_path: Path) -> None:
         ("[tool.toollint.trace]:1: package = 'nowhere': say which benchmark it is (benchmark = \"NAME\" in "
         "[tool.toollint])")]
     assert problems(TraceSettings(package=True), benchmark="agentdjo") == [
-        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox)"]
+        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench)"]
     assert problems(TraceSettings(package=True), benchmark="agentdojo", python="/nonexistent/python") == [
         "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"]
     assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
@@ -307,7 +307,7 @@ def test_classify_a_collections_membership(kind: str, path: str, how: str, basis
 def test_a_collection_write_keeps_only_the_collection_of_an_effect_clauses_paths() -> None:
     from types import SimpleNamespace
 
-    from toollint.contracts.predicate import compile_predicate
+    from toollint.contracts.host.predicate import compile_predicate
 
     from toollint.trace.ledger import ToolWrites, defect_from_clause
 

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from profile_fixtures import registered
 
-from toollint import mutation
 from toollint.model import Finding
 from toollint.profiles import Profile
-from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
-from toollint.validate import main, report
+from toollint.validate import main, mutation, report
+from toollint.validate.drivers import driver_for
 from toollint.validate.harness import (
     KILLED,
     NOT_RUN,
@@ -29,6 +28,8 @@ from toollint.validate.harness import (
     static_outcome,
 )
 from toollint.validate.subjects import minibank_subject
+
+AGENTDOJO = driver_for("agentdojo")
 
 agentdojo_subjects = AGENTDOJO.subjects
 agentdojo_registered_tools = AGENTDOJO.registered_tools

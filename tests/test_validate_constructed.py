@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
 from toollint.validate.constructed import constructed_paths, fixed_source, to_text, truth_tests
+from toollint.validate.drivers import driver_for
+
+AGENTDOJO = driver_for("agentdojo")
 
 TOOL = '''from typing import Annotated
 

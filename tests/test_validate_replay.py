@@ -9,8 +9,10 @@ import pytest
 from toollint.contracts.loader import find_contract
 
 from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
-from toollint.profiles.agentdojo.validation import DRIVER as AGENTDOJO
+from toollint.validate.drivers import driver_for
 from toollint.validate.replay import ConfirmedDefect, replay_suite, to_json, to_text
+
+AGENTDOJO = driver_for("agentdojo")
 
 
 def _defect(tool: str, clause_id: str) -> ConfirmedDefect:

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from toollint.dynamic import proctree
 from toollint.dynamic.forkserver import ForkedHost, warm_hosts
+from toollint.dynamic.host import proctree
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerSpec
 
 from toollint.validate import report

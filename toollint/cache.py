@@ -32,12 +32,12 @@ import io
 import os
 import pickle
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toollint import __version__, registry
+from toollint.plugins import declaring_distributions
 from toollint.sources import Dependency, digest
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def toollint_key() -> str:
                         st = os.stat(os.path.join(directory, name))
                         h.update(f"{os.path.relpath(os.path.join(directory, name), root)}\0{st.st_mtime_ns}\0"
                                  f"{st.st_size}\0".encode())
-        for plugin in _profile_plugins():
+        for plugin in declaring_distributions():  # third-party profiles: their discovery patterns
             h.update(f"plugin\0{plugin}\0".encode())
         _TOOLLINT_KEY.append(h.hexdigest())
     return _TOOLLINT_KEY[0]
@@ -219,25 +219,6 @@ def _source_roots() -> list[str]:
         if not os.path.abspath(location).startswith(package + os.sep):
             roots.append(os.path.abspath(location))
     return roots
-
-
-def _profile_plugins() -> Iterable[str]:
-    """The installed distributions that declare `toollint.profiles` entry points (their folder names
-    carry their versions), found as `toollint.analysis.patterns` finds them."""
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in sorted(names):
-            if name.endswith((".dist-info", ".egg-info")):
-                try:
-                    with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8") as fh:
-                        declares = "[toollint.profiles]" in fh.read()
-                except (OSError, UnicodeDecodeError):
-                    continue
-                if declares:
-                    yield os.path.join(entry, name)
 
 
 class _SafeUnpickler(pickle.Unpickler):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toollint.evidence import Evidence
 from toollint.model import Finding, Fix, RelatedLocation
 from toollint.settings import Settings
 
@@ -138,6 +139,7 @@ class ModuleContext:
         tool: str | None = None,
         related: list[RelatedLocation] | None = None,
         fix: Fix | None = None,
+        evidence: Evidence | None = None,
         **properties: Any,
     ) -> Finding:
         """A finding at `node` (or at explicit 1-based line/col); AST columns are converted to 1-based."""
@@ -160,4 +162,5 @@ class ModuleContext:
             related=related or [],
             fix=fix,
             properties=dict(properties),
+            evidence=evidence,
         )

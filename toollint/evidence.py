@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Confidence(enum.IntEnum):
@@ -69,12 +69,20 @@ class Premise:
 class Evidence:
     """What a TL1 finding hands to later steps, typed: the parameter and state path it is about, the
     guard's condition as an expression (TL102, TL104), and the premises it rests on. Its confidence is
-    that of its weakest premise (HIGH when it rests on none beyond the code it points at)."""
+    that of its weakest premise (HIGH when it rests on none beyond the code it points at).
+
+    For TL102, `guard` is the condition under which the commented-out check refuses (`c` of `if c:
+    raise ...`, `not c` of `assert c`; None for a bare `raise`) and `guard_statement` the check itself,
+    whose refusal (the exception or error reply) a derived oracle expects. AST nodes pickle, so the
+    evidence crosses `--jobs` worker processes with its finding."""
 
     parameter: str | None = None
     state_path: str | None = None
-    guard: ast.expr | None = None
+    # AST nodes compare by identity: left out of ==, so a finding linted twice is equal to itself
+    # (its properties["guard"] holds the same check as text).
+    guard: ast.expr | None = field(default=None, compare=False)
     premises: tuple[Premise, ...] = ()
+    guard_statement: ast.stmt | None = field(default=None, compare=False)
 
     @property
     def confidence(self) -> Confidence:

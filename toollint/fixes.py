@@ -88,8 +88,8 @@ def uncomment_guard(finding: Finding, source: str) -> Fix | None:
         )
         for number, (indent, body) in zip(numbers, split)
     ]
-    guard = str(finding.properties.get("guard", "")).splitlines()
-    what = f" `{guard[0]}`" if guard else ""
+    guard = finding.evidence.guard_statement if finding.evidence is not None else None
+    what = f" `{ast.unparse(guard).splitlines()[0]}`" if guard is not None else ""
     fix = Fix(f"Uncomment the guard{what}", tuple(edits), safe=False)
     # The guard on its own must parse; whether it fits where it stands is checked with the file's
     # other fixes, in one parse (see fix_source).

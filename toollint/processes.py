@@ -3,7 +3,7 @@
 A pool worker blocks reading its task queue; it holds that queue's write end too, so when toollint
 is killed (`kill -9`, the OOM killer) the worker never sees end of file and sleeps forever. On Linux
 the kernel can signal it instead: `PR_SET_PDEATHSIG`. (The benchmark hosts have their own, stricter
-handling in `dynamic/proctree.py`, which must stay importable without toollint.)
+handling in `dynamic/host/proctree.py`, which must stay importable without toollint.)
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ the modules of the linted tree.
 | `resolver`    | where a name comes from: annotation aliases, imported helpers and base classes    |
 | `summary`     | the summariser: reads, writes, parameter flows, returns of one function          |
 | `paths`       | path reasoning: is a write guaranteed before this return? is this tool a writer? |
+| `statepath`   | `StatePath`: the one parser of a state path's text (`db.lines[*].status`)         |
 | `module`      | `analyze_module`: a module's tools and their summaries, as the rules see them     |
 
 The rules (`rules/`), the mutation generator, the probe generator, the contract validator and the
@@ -42,6 +43,7 @@ from toollint.analysis.paths import (
     write_guaranteed_before,
     writer_reason,
 )
+from toollint.analysis.statepath import ELEMENT, StatePath
 from toollint.analysis.summary import (
     MAX_HELPER_HOPS,
     ExternalCall,
@@ -52,9 +54,11 @@ from toollint.analysis.summary import (
     Sink,
     StateAccess,
     TooComplex,
+    base_annotation,
     call_name,
     chain_base,
     chain_keys,
+    function_params,
     is_format_call,
     is_log_call,
     names_in,
@@ -63,6 +67,7 @@ from toollint.analysis.summary import (
 from toollint.analysis.vocabulary import MUTATORS, WRITE_VERBS
 
 __all__ = [
+    "ELEMENT",
     "MAX_HELPER_HOPS",
     "MUTATORS",
     "WRITE_VERBS",
@@ -76,11 +81,13 @@ __all__ = [
     "Rejection",
     "Sink",
     "StateAccess",
+    "StatePath",
     "TooComplex",
     "ToolFact",
     "ToolInfo",
     "analyze_module",
     "annotated_class",
+    "base_annotation",
     "call_name",
     "chain_base",
     "chain_keys",
@@ -91,6 +98,7 @@ __all__ = [
     "discover",
     "discover_tools",
     "function_nodes",
+    "function_params",
     "is_format_call",
     "is_log_call",
     "is_writer",

@@ -43,7 +43,8 @@ from toollint.analysis.dispatch import (
     own_statements,
     reply_calls,
 )
-from toollint.analysis.patterns import CompiledPatterns, all_patterns
+from toollint.analysis.families import all_patterns
+from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.facts import Rejection  # plain data the engine pickles and caches without this package

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
-from toollint.analysis.patterns import CompiledPatterns, GraderFunction, all_patterns
+from toollint.analysis.families import all_patterns
+from toollint.analysis.patterns import CompiledPatterns, GraderFunction
 from toollint.analysis.resolver import ModuleSource, base_name
 from toollint.analysis.summary import FunctionIndex, FunctionNode, TooComplex
 from toollint.analysis.vocabulary import (

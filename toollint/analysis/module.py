@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
+from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
-from toollint.analysis.patterns import all_patterns
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import FunctionIndex, FunctionSummary, TooComplex, summarize
 from toollint.facts import ToolFact  # plain data the engine pickles and caches without this package

@@ -2,8 +2,9 @@
 
 A profile's `patterns.py` (`toollint/profiles/<name>/patterns.py`) defines `PATTERNS = Patterns(...)`
 from the marker types below; a third-party profile sets `Profile.patterns` to one. The analysis
-applies the patterns of every profile at once (`all_patterns()`), so a tree that mixes frameworks is
-read whole. Nothing here names a benchmark: the markers are data, and what they mean is fixed here.
+applies the patterns of every profile and framework at once (`toollint.analysis.families`), so a tree
+that mixes frameworks is read whole. Nothing here names a benchmark: the markers are data, and what they
+mean is fixed here.
 
 | marker              | marks                                                                     |
 |---------------------|---------------------------------------------------------------------------|
@@ -23,14 +24,8 @@ read whole. Nothing here names a benchmark: the markers are data, and what they 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 import re
-import sys
 from collections.abc import Iterable
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 
@@ -232,91 +227,3 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
                             replies, tuple(graders))
-
-
-def builtin_family_patterns() -> list[Patterns]:
-    """`PATTERNS` of every built-in profile folder that has a `patterns.py`, in name order."""
-    # The profiles package sits beside this one; it is found by path and its modules imported by
-    # name, so the analysis does not depend on the profiles package (which depends on it).
-    root = Path(__file__).resolve().parents[1] / "profiles"
-    names = sorted(d.name for d in root.iterdir()
-                   if (d / "patterns.py").is_file() and d.name.isidentifier() and not d.name.startswith("_"))
-    out: list[Patterns] = []
-    for name in names:  # a folder need not be a regular package: patterns.py alone is enough
-        found = getattr(_patterns_module(name, root / name / "patterns.py"), "PATTERNS", None)
-        if isinstance(found, Patterns):
-            out.append(found if found.family else Patterns(family=name).merge(found))
-    return out
-
-
-def _patterns_module(name: str, path: Path) -> Any:
-    """A profile's `patterns.py`, run from its file: importing it by name would run the profiles
-    package first (its registry and importlib.metadata, ~40 ms a process that only lints). The module
-    is not registered in `sys.modules`; an import of the profile later gets its own copy of the data."""
-    module_name = f"toollint.profiles.{name}.patterns"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ENTRY_POINT_GROUP = "toollint.profiles"
-
-
-def _plugin_entry_points() -> list[Any]:
-    """Entry points of the `toollint.profiles` group. Only distributions whose `entry_points.txt`
-    names the group are opened: `importlib.metadata.entry_points()` reads every installed
-    distribution's metadata, which costs a linter's whole start-up budget in a large environment."""
-    declaring: list[Path] = []
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            try:
-                text = Path(entry or ".", name, "entry_points.txt").read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if f"[{ENTRY_POINT_GROUP}]" in text:
-                declaring.append(Path(entry or ".", name))
-    if not declaring:
-        return []  # the common case: importlib.metadata (and the email package it loads) is never imported
-    from importlib.metadata import PathDistribution
-
-    found: list[Any] = []
-    seen: set[str] = set()
-    for path in declaring:
-        for ep in PathDistribution(path).entry_points.select(group=ENTRY_POINT_GROUP):
-            if ep.name not in seen:
-                seen.add(ep.name)
-                found.append(ep)
-    return found
-
-
-def plugin_family_patterns(known: set[str]) -> list[Patterns]:
-    """`Profile.patterns` of third-party profiles (the `toollint.profiles` entry-point group)."""
-    out: list[Patterns] = []
-    for ep in _plugin_entry_points():
-        try:
-            profile = ep.load()
-        except Exception:  # noqa: BLE001, S112 -- a broken plugin must not stop linting; it adds nothing
-            continue
-        patterns = getattr(profile, "patterns", None)
-        name = str(getattr(profile, "name", ep.name))
-        if isinstance(patterns, Patterns) and name not in known:
-            out.append(patterns if patterns.family else Patterns(family=name).merge(patterns))
-    return out
-
-
-@lru_cache(maxsize=1)
-def all_patterns() -> CompiledPatterns:
-    """Every family's patterns (built-in first, then plugins), compiled once per process."""
-    builtin = builtin_family_patterns()
-    return compile_patterns([*builtin, *plugin_family_patterns({p.family for p in builtin})])

@@ -41,6 +41,7 @@ from toollint.analysis.resolver import (
     lookup,
     lookup_class,
 )
+from toollint.analysis.statepath import StatePath
 from toollint.analysis.vocabulary import (
     BOOKKEEPING_FIELD,
     FORMAT_METHODS,
@@ -88,7 +89,7 @@ class StateAccess:
     @property
     def field(self) -> str:
         """The last named component: `bank_account.scheduled_transactions[*].amount` -> `amount`."""
-        return self.path.replace("[*]", "").rsplit(".", 1)[-1]
+        return StatePath.parse(self.path).field
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,20 @@ class ParamInfo:
     has_default: bool
     node: ast.arg
     state_root: str | None = None  # canonical prefix when this parameter is injected state
+
+    @property
+    def annotation_text(self) -> str:
+        return ast.unparse(self.annotation) if self.annotation is not None else ""
+
+    @property
+    def base(self) -> str:
+        """The annotation without Optional/None/subscripts: "float", "Transaction", "" (none, or a union)."""
+        return base_annotation(self.annotation_text)[0]
+
+    @property
+    def optional(self) -> bool:
+        """The annotation admits None (`Optional[x]`, `x | None`)."""
+        return base_annotation(self.annotation_text)[1]
 
 
 @dataclass
@@ -1027,6 +1042,41 @@ def message_shaped(value: ast.expr) -> bool:
 def _shallow_message(value: ast.expr) -> bool:
     kinds = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.Call, ast.Dict, ast.Tuple, ast.List)
     return isinstance(value, kinds) and message_shaped(value)
+
+
+def base_annotation(annotation: str) -> tuple[str, bool]:
+    """`float | None` -> ("float", True); `Optional[list[str]]` -> ("list", True); `Foo` -> ("Foo", False)."""
+    ann = annotation.replace(" ", "")
+    optional = False
+    m = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", ann)
+    if m:
+        ann, optional = m.group(1), True
+    parts = [x for x in _split_top(ann, "|") if x != "None"]
+    if len(parts) != len(_split_top(ann, "|")):
+        optional = True
+    if len(parts) != 1:
+        return "", optional
+    base = parts[0].split("[", 1)[0].split(".")[-1]
+    return {"List": "list", "Dict": "dict", "Set": "set", "Tuple": "tuple"}.get(base, base), optional
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[(" and 1 or 0
+        depth -= ch in "])" and 1 or 0
+        if ch == sep and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [x for x in out if x]
+
+
+def function_params(fn: FunctionNode) -> list[ParamInfo]:
+    """A function's parameters (positional and keyword-only), none of them taken for state."""
+    return _params(fn, {})
 
 
 def _params(fn: FunctionNode, roots: dict[str, str]) -> list[ParamInfo]:

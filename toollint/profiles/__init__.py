@@ -1,35 +1,28 @@
 """Benchmark profiles: everything toollint knows about one benchmark family, in one folder.
 
-A profile is data plus lazily imported parts. Outside `toollint/profiles/` no module names a
-benchmark; the core asks the profiles instead:
+A profile is data plus lazily imported parts, typed by the profile API (`toollint.profiles.api`, the
+one module a profile imports besides the discovery patterns and the contract model). Outside
+`toollint/profiles/` no module names a benchmark; the core asks the profiles instead:
 
-- static discovery (`toollint.analysis`) reads each profile's `patterns`: which decorators,
-  annotations, base classes, registration calls and declared metadata mark a tool, a writer, a
-  state root, a grader. Linting applies the patterns of every profile, so a tree that mixes
-  frameworks is still read whole;
+- static discovery (`toollint.analysis`) reads each profile's `patterns.py`, beside the agent
+  frameworks' patterns (`toollint.analysis.frameworks`): which decorators, annotations, base classes,
+  registration calls and declared metadata mark a tool, a writer, a state root, a grader. Linting
+  applies every family's patterns, so a tree that mixes frameworks is still read whole;
 - the dynamic half (`--confirm`, `toollint replay`, the tracer, `toollint validate`) picks *one*
   profile for a run (`select_profile`): `benchmark = "NAME"` in `[tool.toollint]`, else the profile
   whose `detect` markers the most linted files show (what they import, where they sit). That profile
-  names its host adapter (a stdlib-only file loaded by path inside the benchmark's interpreter), its
-  bundled contracts, and the modules holding its task/grader enumerator and replay drivers, imported
-  only when a run needs them.
+  names its host adapter (a stdlib-only file in its `host/` folder, loaded by path inside the
+  benchmark's interpreter), its bundled contracts, and its parts (`toollint.profiles.api` lists them),
+  imported only when a run needs them.
 
-Third parties add a profile through the `toollint.profiles` entry-point group: the entry point
-names a `Profile` object (or a callable returning one). A plugin that fails to load, or that takes
-a built-in profile's name, is skipped and reported (`registry_problems`), never fatal.
+Registration is one mechanism: the built-in profiles are the folders `builtin.py` lists (data), and a
+third party adds one through the `toollint.profiles` entry-point group (`toollint.plugins`, the one
+reader): the entry point names a `Profile` object (or a callable returning one). A plugin that fails to
+load, or that takes a built-in profile's name, is skipped and reported (`registry_problems`), never
+fatal.
 
-The parts a generic module may ask for (`Profile.load_part(KEY)`), each optional:
-
-| key | what it is | who asks |
-|---|---|---|
-| `tasks` | `tasks(package_dir, version=None, variants=()) -> toollint.trace.tasks.TaskSet`; raises `ValueError` (one line) for a directory that is not the benchmark or a bad version | `toollint trace`, the `--ledger` step |
-| `state_schemas` | `state_schemas(python) -> {variant: JSON Schema}` of the environment, asked of the benchmark's interpreter | `toollint contracts check --python` (TL308) |
-| `draft_hints` | `draft_hints(tool_file, rel, tool_name) -> {adapter option: value}` (e.g. the variant registering the tool) | `toollint contracts draft` |
-| `validation` | an object implementing `toollint.validate.drivers.BenchmarkDriver` (subjects, gold replay, grading) | `toollint validate`, `bench/validate.py` |
-| `host_options` | `host_options(linted_files) -> {adapter option: value}`: what the linted files imply for the profile's adapter (e.g. the checkout they lie in), under the configuration's and the contract's own options | `--confirm` |
-
-This module is the registry and the type; each built-in profile is a sub-package
-(`toollint/profiles/<name>/__init__.py` defines `PROFILE`).
+This module is the registry; each built-in profile is a sub-package (`toollint/profiles/<name>/__init__.py`
+defines `PROFILE`).
 """
 
 from __future__ import annotations
@@ -37,82 +30,24 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import importlib
-import importlib.metadata
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from toollint.analysis.patterns import Patterns
+from toollint.plugins import EntryPoint, profile_entry_points
+from toollint.profiles.api import Profile, ProfileError
+from toollint.profiles.builtin import BENCHMARKS
+
+__all__ = ["Profile", "ProfileError"]  # the profile API's, for the registry's callers
 
 HERE = Path(__file__).parent
-ENTRY_POINT_GROUP = "toollint.profiles"
-
-# Built-in profiles, in registry order (ties in detection go to the earlier one).
-BUILTIN: tuple[str, ...] = ("agentdojo", "tau2", "medagentbench", "toolsandbox")
 
 # Bounds on detection: it reads the head of each file, and at most this many files of a directory.
 DETECT_HEAD_BYTES = 64 * 1024
 DETECT_MAX_FILES = 5000
-
-
-class ProfileError(Exception):
-    """A profile that cannot be used: unknown name, missing part. The message is one line."""
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One benchmark family. Only `name` is required; every other part is optional."""
-
-    name: str
-    description: str = ""
-    # -- picking the profile from a linted tree ---------------------------------------------------
-    import_markers: tuple[str, ...] = ()  # top-level packages whose import identifies the family
-    path_markers: tuple[str, ...] = ()  # fnmatch globs over a file's absolute posix path
-    # -- static: discovery data read by toollint.analysis (its types live there) ------------------
-    patterns: Patterns | None = None  # the family's markers (its `patterns.py` defines them)
-    # -- dynamic (a path that does not exist counts as absent: a folder may be filled in stages) --
-    adapter: Path | None = None  # host-side adapter file (stdlib + the benchmark only)
-    contracts_dir: Path | None = None  # bundled contracts (one YAML file per tool)
-    package: str | None = None  # the importable package its contracts cite (`source.package`)
-    # The adapter option that names one variant of the benchmark (a suite, a domain); a contract may
-    # list several under the plural (`<option>s`). Host groups, schemas and replay are per variant.
-    variant_option: str | None = None
-    # "module:attr" references, imported only when a run needs them
-    parts: dict[str, str] = field(default_factory=dict)
-
-    def load_part(self, key: str) -> Any:
-        """Import one lazily named part (`tasks`, `state_schemas`, `validation`, ...)."""
-        ref = self.parts.get(key)
-        if ref is None:
-            raise ProfileError(f"profile {self.name!r} has no {key!r} part")
-        module_name, _, attr = ref.partition(":")
-        value: Any = importlib.import_module(module_name)
-        for name in attr.split(".") if attr else ():
-            value = getattr(value, name)
-        return value
-
-    def has_part(self, key: str) -> bool:
-        return key in self.parts
-
-    @property
-    def adapter_file(self) -> Path | None:
-        """The host adapter, when the profile has one on disk."""
-        return self.adapter if self.adapter is not None and self.adapter.is_file() else None
-
-    def variants_of(self, adapter_block: dict[str, Any]) -> list[str]:
-        """The variants a contract's `adapter:` block names (`suite: x`, `suites: [x, y]`)."""
-        if not self.variant_option:
-            return []
-        one = adapter_block.get(self.variant_option)
-        many = adapter_block.get(self.variant_option + "s") or []
-        found = [one] if isinstance(one, str) else []
-        found += [v for v in many if isinstance(v, str) and v not in found] if isinstance(many, list) else []
-        return found
 
 
 # --- the registry ---------------------------------------------------------------------------------
@@ -128,14 +63,11 @@ class Registry:
 
 
 def builtin_profiles() -> list[Profile]:
-    return [importlib.import_module(f"{__name__}.{name}").PROFILE for name in BUILTIN]
+    return [importlib.import_module(f"{__name__}.{name}").PROFILE for name in BENCHMARKS]
 
 
-def _entry_points() -> Iterable[Any]:
-    try:
-        return importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    except Exception:  # noqa: BLE001 - broken distribution metadata must not stop a lint run
-        return ()
+def _entry_points() -> Iterable[EntryPoint]:
+    return profile_entry_points()
 
 
 @lru_cache(maxsize=1)

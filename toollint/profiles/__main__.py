@@ -23,7 +23,7 @@ def describe(profile_name: str) -> str:
     contracts = len(list(profile.contracts_dir.rglob("*.yaml"))) if profile.contracts_dir and \
         profile.contracts_dir.is_dir() else 0
     adapter = "adapter" if profile.adapter_file is not None else "no adapter yet"
-    parts = f", parts: {', '.join(sorted(profile.parts))}" if profile.parts else ""
+    parts = f", parts: {', '.join(sorted(profile.part_names()))}" if profile.part_names() else ""
     return f"{profile.name:10s} {profile.description}  ({adapter}, {contracts} contracts{parts})"
 
 

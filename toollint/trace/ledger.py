@@ -392,7 +392,7 @@ def post_paths(clause: Any) -> set[str]:
     pred = getattr(clause, "predicate", None)
     if pred is None:
         return set()
-    from toollint.contracts.predicate import ForbiddenPredicate, compile_predicate
+    from toollint.contracts.host.predicate import ForbiddenPredicate, compile_predicate
 
     tree = ast.parse(f"({pred.source}\n)", mode="eval")
     uses_pre = False

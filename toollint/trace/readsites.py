@@ -19,7 +19,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from toollint.analysis import FunctionIndex, summarize
+from toollint.analysis import ELEMENT, FunctionIndex, StatePath, summarize
+from toollint.profiles.api import (
+    PRE_PREFIX,
+    ReadSite,
+    SiteKind,
+    StateRoots,
+    is_under,
+    parse_deepdiff_path,
+)
 
 Basis = Literal["exact_field", "collection_only", "whole_state_hash", "unresolved"]
 # Strongest evidence first: a (defect, task) row carries the strongest basis any of its sites gives.
@@ -28,91 +36,15 @@ CONFIDENCE: dict[str, str] = {
     "exact_field": "high", "whole_state_hash": "high", "collection_only": "medium", "unresolved": "low",
 }
 
-PRE_PREFIX = "@pre"  # canonical prefix for the pre-run state: never written by the tool under test
 # A whole state handed to a callee with one of these in its name is diffed or hashed as a whole.
 WHOLE_STATE_CALLEE = re.compile(r"diff|hash|equal|compare|\beq\b|digest|dump", re.IGNORECASE)
 
-SiteKind = Literal["state", "opaque", "whole_state", "record", "missing"]
 
 
-@dataclass(frozen=True)
-class ReadSite:
-    """One place where grading reads something.
-
-    kind: `state` a read of a state path; `opaque` state used whole (see `OpaqueUse`); `whole_state` a
-    whole-database hash or comparison declared by the task (`reward_basis: DB`); `record` the agent
-    record (its calls or final message), never state; `missing` a grader that could not be found or read.
-    """
-
-    kind: SiteKind
-    path: str  # canonical state path; "" is the whole state
-    file: str
-    line: int
-    col: int = 1
-    grader: str = ""
-    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / ...
-    detail: str = ""  # the callee of an opaque call, the record parameter, why a grader is missing
-    via: tuple[str, ...] = ()
-    excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes
-    source: str = ""  # the file on disk when `file` is a display path (SARIF needs the real one)
-    # The part of the state the grader can see at all ("" all of it): an assertion of the user's
-    # toolkit reads `user_db`, never the agent's database, even where its own reads cannot be resolved.
-    scope: str = ""
-
-    @property
-    def live_state(self) -> bool:
-        return self.kind in ("state", "opaque", "whole_state")
-
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
-class StateRoots:
-    """How one toolkit's code names the state, rewritten to the root its snapshot (and so every
-    contract predicate) uses: a profile says so, e.g. an agent toolkit reads `self.db.lines`, which
-    the snapshot holds at `agent_db.lines`. `rewrites` are (prefix, replacement) pairs, the first whose
-    prefix matches wins; `root` is what the toolkit's whole state (`""`, `self`) becomes and the scope
-    of everything it reads."""
-
-    root: str
-    rewrites: tuple[tuple[str, str], ...] = ()
-
-    def rewrite(self, path: str) -> str:
-        """A path someone typed in the code's form (`db.lines[*].x`), in the snapshot's; any other
-        path is taken to be in the snapshot's form already and left as it is."""
-        for prefix, replacement in self.rewrites:
-            if is_under(path, prefix):
-                return replacement + path[len(prefix):]
-        return path
-
-    def apply(self, path: str) -> str:
-        """A path the toolkit's code reads or writes (everything under `self`), in the snapshot's form."""
-        if path.startswith(PRE_PREFIX):
-            rest = path[len(PRE_PREFIX):].lstrip(".")
-            return PRE_PREFIX + "." + self.apply(rest) if rest else PRE_PREFIX + "." + self.root
-        if path == "":
-            return self.root
-        for prefix, replacement in self.rewrites:
-            if is_under(path, prefix):
-                return replacement + path[len(prefix):]
-        if is_under(path, self.root):
-            return path
-        return f"{self.root}.{path}"
-
-    def site(self, site: ReadSite) -> ReadSite:
-        """The site in canonical form, scoped to the root; agent-record sites are left as they are."""
-        if site.kind == "record":
-            return site
-        return replace(site, path=self.apply(site.path) if site.kind != "missing" else site.path,
-                       excluded=tuple(self.apply(e) for e in site.excluded), scope=self.root)
 
 
-def is_under(path: str, prefix: str) -> bool:
-    """`path` is `prefix` or lies below it (`a.b[*].c` is under `a.b` and under `a.b[*]`)."""
-    if prefix == "":
-        return True
-    return path == prefix or (path.startswith(prefix) and path[len(prefix)] in ".[")
 
 
 def classify(site: ReadSite, field_path: str, collection: bool = False) -> Basis | None:
@@ -156,20 +88,20 @@ def classify(site: ReadSite, field_path: str, collection: bool = False) -> Basis
     return "unresolved"
 
 
-def _segments(path: str) -> list[str]:
-    """`db.lines[*].data_balance` -> `["db", "lines", "*", "data_balance"]`."""
-    return [seg for seg in path.replace("[*]", ".*").split(".") if seg]
+# Segments that match any one segment: an element (`[*]`), and the `*` a `{}` placeholder of a dotted
+# constant becomes (`state_sites`).
+_ANY_SEGMENT = frozenset({ELEMENT, "*"})
 
 
 def _dotted_basis(dotted: str, field_path: str) -> Basis | None:
     """A dotted string constant (`"db.lines.L1.data_balance"`, `"lines.{}.data_balance"`) names keys where
     the canonical path has `[*]`, and may start below the root: align it wherever its first name occurs."""
-    named, wanted = _segments(dotted), _segments(field_path)
+    named, wanted = StatePath.parse(dotted).segments, StatePath.parse(field_path).segments
     best: Basis | None = None
     for start in (i for i, seg in enumerate(wanted) if seg == named[0]):
         rest = wanted[start:]
         pairs = list(zip(named, rest))
-        if not all(a == b or "*" in (a, b) for a, b in pairs):
+        if not all(a == b or _ANY_SEGMENT & {a, b} for a, b in pairs):
             continue
         if len(named) >= len(rest):
             return "exact_field"
@@ -182,33 +114,10 @@ def best_basis(bases: Iterable[Basis]) -> Basis | None:
     return next((b for b in BASES if b in found), None)
 
 
-# --- DeepDiff path strings -------------------------------------------------------------------------
+# --- DeepDiff path strings (parsed by `toollint.profiles.api.parse_deepdiff_path`) ---------------
 
-_DEEPDIFF_STEP = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]*)\]")
 # A dotted path constant: names (or keys, or `{}` placeholders) joined by dots, at least two of them.
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.(?:\w+|\{\}))+$")
-
-
-def parse_deepdiff_path(text: str) -> str | None:
-    """`root.calendar.events['7'].start_time` -> `calendar.events[*].start_time`; None if not a DeepDiff path.
-
-    Attribute steps are fields; every `[...]` step selects an element (`[*]`). A `{}` in the text stands
-    for an f-string placeholder."""
-    if not text.startswith("root") or text == "root":
-        return None
-    rest = text[4:]
-    parts: list[str] = []
-    pos = 0
-    while pos < len(rest):
-        m = _DEEPDIFF_STEP.match(rest, pos)
-        if m is None:
-            return None
-        if m.group(1) is not None:
-            parts.append(("." if parts else "") + m.group(1))
-        else:
-            parts.append("[*]")
-        pos = m.end()
-    return "".join(parts) if parts else None
 
 
 def _string_text(node: ast.AST) -> str | None:

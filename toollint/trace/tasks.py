@@ -16,98 +16,27 @@ line each; the task is kept, with a `missing` site, so it is traced as `unresolv
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from toollint.settings import TraceSettings
-from toollint.trace.readsites import (
+from toollint.profiles.api import (
     PRE_PREFIX,
-    GraderError,
-    ModuleCache,
+    GraderRef,
+    Problem,
+    Profile,
     ReadSite,
-    StateRoots,
-    grader_sites,
+    Task,
+    TaskSet,
+    display_path,
+    read_task_file,
 )
-
-if TYPE_CHECKING:
-    from toollint.profiles import Profile
+from toollint.settings import TraceSettings
+from toollint.trace.readsites import GraderError, ModuleCache, grader_sites
 
 TOOLKIT_STATE = {"self": ""}  # toolkit classes: `self.db.users` is `db.users`, as for their tools
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
-
-
-@dataclass(frozen=True)
-class GraderRef:
-    """A function whose reads decide (part of) a task's verdict."""
-
-    file: Path
-    qualname: str
-    state_params: Mapping[str, str]
-    record_params: tuple[str, ...] = ()
-    display: str = ""  # the path shown in reports; the file path when empty
-    roots: StateRoots | None = None  # how its state paths map to the snapshot's root (a profile's)
-
-
-@dataclass
-class Task:
-    id: str
-    source: str  # file that defines the task
-    line: int
-    graders: list[GraderRef] = field(default_factory=list)
-    sites: list[ReadSite] = field(default_factory=list)  # sites the task itself declares (JSON criteria)
-    suite: str = ""
-    version: str = ""
-    # The tools of the task's environment (names, or `module:Class.method` references where names
-    # repeat across domains); None when not known.
-    tools: frozenset[str] | None = None
-    # whole-state diff helpers of the suite (`WorkspaceDeepDiff`) -> the paths they exclude
-    diff_exclusions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass
-class TaskSet:
-    tasks: list[Task] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    # `module:Class.method` of a tool -> how its state paths map to the snapshot's root (the same
-    # mapping its toolkit's graders got), so the tool's write set and the graders' reads meet.
-    tool_roots: dict[str, StateRoots] = field(default_factory=dict)
-    package_dir: Path | None = None  # the benchmark package the enumerator read, when there is one
-
-    def extend(self, other: TaskSet) -> None:
-        self.tasks += other.tasks
-        self.problems += other.problems
-        self.tool_roots.update(other.tool_roots)
-        self.package_dir = self.package_dir or other.package_dir
-
-    def roots_of(self, tool: str) -> StateRoots | None:
-        """The roots of a tool given as `module:Class.method`, or by bare name when every tool of
-        that name maps the same way."""
-        if tool in self.tool_roots:
-            return self.tool_roots[tool]
-        if ":" in tool:
-            return None
-        found = {r for ref, r in self.tool_roots.items() if ref.rpartition(".")[2] == tool}
-        return found.pop() if len(found) == 1 else None
-
-    def canonical(self, tool: str, paths: Iterable[str]) -> list[str]:
-        """Field paths given for `tool` in its code's form (`db.lines[*].x`), in the snapshot's form
-        (`agent_db.lines[*].x`); paths in another form are left for the tracer to report."""
-        roots = self.roots_of(tool)
-        return [roots.rewrite(p) if roots is not None else p for p in paths]
 
 
 def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = None) -> list[ReadSite]:
@@ -141,24 +70,6 @@ def _with_exclusions(site: ReadSite, exclusions: Mapping[str, tuple[str, ...]]) 
 # --- helpers shared by the enumerators (the profiles' too) ------------------------------------
 
 
-def display_path(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def module_constants(tree: ast.Module) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-    return out
-
-
 # --- JSON task files (the evaluation_criteria shape) ---------------------------------------------------
 
 
@@ -179,18 +90,6 @@ def toolkit_methods(files: Iterable[Path], cache: ModuleCache, problems: list[Pr
         for name in mod.index.functions:
             out.setdefault(name, GraderRef(path, name, TOOLKIT_STATE, (), shown))
     return out
-
-
-def read_task_file(path: Path, shown: str, problems: list[Problem]) -> tuple[str, Any] | None:
-    """A task file's text and parsed JSON, or None with the reason added to `problems`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        return text, json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(Problem(shown, exc.lineno, f"task file is not valid JSON: {exc.msg}"))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem(shown, 1, f"task file cannot be read: {exc}"))
-    return None
 
 
 def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
@@ -301,9 +200,8 @@ def profile_tasks(profile: Profile, package_dir: Path, version: str | None = Non
     the benchmark, the version is malformed or the profile has no task enumerator."""
     if not profile.has_part("tasks"):
         raise ValueError(f"profile {profile.name!r} has no task enumerator; give --tasks FILE or --grader")
-    enumerate_tasks = profile.load_part("tasks")
-    return enumerate_tasks(package_dir, version=version, variants=tuple(variants),  # type: ignore[no-any-return]
-                           display_root=display_root)
+    enumerate_tasks = profile.task_enumerator()
+    return enumerate_tasks(package_dir, version=version, variants=tuple(variants), display_root=display_root)
 
 
 def tasks_from_config(config: TraceSettings, root: Path, python: str | None = None,

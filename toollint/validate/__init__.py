@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toollint import mutation
 from toollint.validate.drivers import validating_profiles
+from toollint.validate.mutation import OPERATORS_BY_NAME
 
 if TYPE_CHECKING:
     from toollint.validate.harness import Subject
@@ -174,10 +174,10 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         return 0 if exc.code == 0 else 2
     try:
         ops = args.operators.split(",") if args.operators else None
-        unknown = [o for o in ops or [] if o not in mutation.OPERATORS_BY_NAME]
+        unknown = [o for o in ops or [] if o not in OPERATORS_BY_NAME]
         if unknown:
             raise UsageError(f"unknown operator(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(mutation.OPERATORS_BY_NAME)}")
+                             f"{', '.join(OPERATORS_BY_NAME)}")
         if args.budget is not None and args.budget < 1:
             raise UsageError("--budget must be at least 1")
         if args.jobs < 1:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from toollint import mutation
 from toollint.validate.harness import package_overlay
+from toollint.validate.mutation import ModuleFacts
 
 if TYPE_CHECKING:
     from toollint.validate.drivers import BenchmarkDriver
@@ -62,7 +62,7 @@ class ConstructedPath:
 
 def truth_tests(source: str, path: str, module_name: str) -> list[TruthTest]:
     """`if arg:` on a tool argument of a falsy-legal type (int, float, bool, str)."""
-    facts = mutation.ModuleFacts(source, path, module_name=module_name)
+    facts = ModuleFacts(source, path, module_name=module_name)
     out = []
     for t in facts.targets:
         if not t.is_tool:
@@ -78,7 +78,7 @@ def truth_tests(source: str, path: str, module_name: str) -> list[TruthTest]:
 
 def fixed_source(source: str, path: str, module_name: str, tool: str) -> str:
     """The minimal fix: every `if arg:` on a falsy-legal argument of `tool` becomes `if arg is not None:`."""
-    facts = mutation.ModuleFacts(source, path, module_name=module_name)
+    facts = ModuleFacts(source, path, module_name=module_name)
     target = next(t for t in facts.targets if t.qualname == tool)
     bases = {p.name: p.base for p in target.params}
     edits = [facts.replace_node(s.node.test, f"{s.node.test.value} is not None")

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toollint import mutation
 from toollint.dynamic.checker import CheckOptions, ToolReport
 from toollint.dynamic.derived import (
     DerivedCheck,
@@ -47,6 +46,7 @@ from toollint.validate.harness import (
     _wrong_errors,
     run,
 )
+from toollint.validate.mutation import Mutant
 
 
 class DerivedRunner(DynamicRunner):
@@ -95,7 +95,7 @@ class DerivedRunner(DynamicRunner):
         self.record_baseline(self._derived_reports(self.original,
                                                    list(tools) if tools is not None else self.all_tools))
 
-    def outcome(self, m: mutation.Mutant) -> DynamicOutcome:
+    def outcome(self, m: Mutant) -> DynamicOutcome:
         if m.static_only:
             return DynamicOutcome(NOT_RUN, "static-only shape: behaves like the original at run time")
         start = time.perf_counter()

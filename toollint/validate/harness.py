@@ -32,49 +32,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toollint import mutation
 from toollint.engine import lint_source
 from toollint.model import Finding
-from toollint.settings import Settings
+from toollint.profiles.api import DynamicHost, Subject
+from toollint.validate.mutation import (
+    FRAME_VIOLATION,
+    IGNORED_ARGUMENT,
+    PARTIAL_EFFECT,
+    PHANTOM_EFFECT,
+    RESET_LEAK,
+    UNENFORCED_PRECONDITION,
+    Mutant,
+    controls,
+    mutants,
+    sample,
+)
 
 if TYPE_CHECKING:
     from toollint.contracts.model import Contract
-    from toollint.dynamic.protocol import WorkerSpec
+    from toollint.profiles.api import WorkerSpec
 
 KILLED, SURVIVED, NOT_RUN = "killed", "survived", "not-run"
-
-
-@dataclass
-class DynamicHost:
-    """How to host a mutant of a subject: copy `package_dir` (the top-level package the module lives
-    in) to a temp root, overwrite `relpath` inside it, and start a worker from `make_spec(root)`."""
-
-    package_dir: Path
-    relpath: Path  # the module file relative to package_dir's parent
-    contracts: list[Contract]
-    make_spec: Callable[[Path, Contract], WorkerSpec]  # overlay root, contract -> worker spec
-    deadline: float = 30.0
-
-
-@dataclass
-class Subject:
-    name: str
-    path: Path
-    module_name: str
-    display: str = ""  # path shown in findings; the file path by default
-    settings: Settings = field(default_factory=Settings)
-    host: DynamicHost | None = None
-    clean: bool = False  # written to conform: every flag on the unmutated source is a false positive
-    # The tool names the benchmark registers (None: every discovered tool is callable). A function no
-    # registered tool reaches is dead code to the benchmark: its mutants are equivalent there.
-    registered: frozenset[str] | None = None
-
-    def reaches(self, m: mutation.Mutant) -> bool:
-        return self.registered is None or any(t.rsplit(".", 1)[-1] in self.registered for t in m.tools)
-
-    @property
-    def shown(self) -> str:
-        return self.display or str(self.path)
 
 
 @dataclass
@@ -102,7 +80,7 @@ class DynamicOutcome:
 @dataclass
 class MutantResult:
     subject: str
-    mutant: mutation.Mutant
+    mutant: Mutant
     static: StaticOutcome
     dynamic: DynamicOutcome
     unreachable: bool = False  # no tool the benchmark registers runs the mutated code
@@ -220,7 +198,7 @@ def _function_span(source: str, qualname: str) -> tuple[int, int] | None:
     return node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
 
 
-def static_outcome(subject: Subject, baseline: Sequence[Finding], m: mutation.Mutant) -> StaticOutcome:
+def static_outcome(subject: Subject, baseline: Sequence[Finding], m: Mutant) -> StaticOutcome:
     new = new_findings(baseline, lint(subject, m.source))
     span = _function_span(m.source, m.function)
     tools = set(m.tools) | {m.function}
@@ -253,24 +231,24 @@ def overlay(host: DynamicHost) -> Iterator[Path]:
         yield root
 
 
-def _contract_covers(contract: Contract, m: mutation.Mutant) -> list[str]:
+def _contract_covers(contract: Contract, m: Mutant) -> list[str]:
     """Clauses of a contract that speak to what the mutation breaks (the paper's "covering clause")."""
     kinds = {
-        mutation.UNENFORCED_PRECONDITION: ("pre",),
-        mutation.PARTIAL_EFFECT: ("eff",),
-        mutation.PHANTOM_EFFECT: ("eff",),
-        mutation.FRAME_VIOLATION: ("frame", "inv"),
-        mutation.RESET_LEAK: ("eff", "inv"),
+        UNENFORCED_PRECONDITION: ("pre",),
+        PARTIAL_EFFECT: ("eff",),
+        PHANTOM_EFFECT: ("eff",),
+        FRAME_VIOLATION: ("frame", "inv"),
+        RESET_LEAK: ("eff", "inv"),
     }
     out = []
     for c in contract.counted_clauses:
-        if m.defect_class == mutation.IGNORED_ARGUMENT and m.argument:
+        if m.defect_class == IGNORED_ARGUMENT and m.argument:
             reads = re.search(rf"\bargs\s*(\.\s*{m.argument}\b|\[\s*['\"]{m.argument}['\"])", c.predicate_source or "")
             if c.arg == m.argument or (c.kind == "eff" and reads):
                 out.append(c.id)
         elif c.kind in kinds.get(m.defect_class, ()):
             out.append(c.id)
-    if m.defect_class == mutation.FRAME_VIOLATION and contract.adapter.get("frame"):
+    if m.defect_class == FRAME_VIOLATION and contract.adapter.get("frame"):
         out.append("adapter.frame")
     return out
 
@@ -400,7 +378,7 @@ class DynamicRunner:
             return True
         return bool(set(row["failing_calls"]) - self.baseline_calls.get(key, set()))
 
-    def outcome(self, m: mutation.Mutant) -> DynamicOutcome:
+    def outcome(self, m: Mutant) -> DynamicOutcome:
         if m.static_only:
             return DynamicOutcome(NOT_RUN, "static-only shape: behaves like the original at run time")
         contracts = self.contracts_for(m.tools)
@@ -427,7 +405,7 @@ class DynamicRunner:
 @dataclass
 class ControlResult:
     subject: str
-    control: mutation.Mutant | None  # None: the unmutated module itself
+    control: Mutant | None  # None: the unmutated module itself
     false_positives: list[dict[str, Any]]
 
     def to_json(self) -> dict[str, Any]:
@@ -490,7 +468,7 @@ class _SubjectPlan:
     """One subject's static half, done before any dynamic work: what the dynamic half then runs."""
 
     subject: Subject
-    chosen: list[mutation.Mutant]
+    chosen: list[Mutant]
     statics: list[Any]
     controls: list[ControlResult]
     mutants: list[MutantResult] = field(default_factory=list)
@@ -506,13 +484,13 @@ def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bo
     plans: list[_SubjectPlan] = []
     for subject in subjects:  # the static half, in this thread (the linter's caches are not shared)
         source = subject.path.read_text(encoding="utf-8")
-        all_mutants = mutation.mutants(source, subject.shown, operators, tools, settings=subject.settings,
+        all_mutants = mutants(source, subject.shown, operators, tools, settings=subject.settings,
                                        module_name=subject.module_name)
         out.generated[subject.name] = len(all_mutants)
-        chosen = mutation.sample(all_mutants, budget, seed)
+        chosen = sample(all_mutants, budget, seed)
         baseline = lint(subject, source)
         out.baseline[subject.name] = [_finding_json(f) for f in baseline]
-        rewrites = mutation.controls(source, subject.shown, settings=subject.settings,
+        rewrites = controls(source, subject.shown, settings=subject.settings,
                                      module_name=subject.module_name)
         control_results = []
         for c in rewrites:

@@ -25,72 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toollint.profiles.api import Fix, FixError, PathRow, Watch
+
 if TYPE_CHECKING:
-    from toollint.contracts.model import Clause
-    from toollint.validate.drivers import PathDriver
+    from toollint.profiles.api import PathDriver
+
+__all__ = ["Fix", "FixError", "PathRow", "Watch"]  # the profile API's, used with the runs below
 
 PUBLISHED, FIXED = "published", "fixed"
 BATCH = 200  # rows per request to the benchmark's interpreter (each request has its own deadline)
-
-
-class FixError(ValueError):
-    """A fix whose hunk does not match the file exactly once (the benchmark changed)."""
-
-
-@dataclass(frozen=True)
-class Fix:
-    """One hunk: `old` (exactly once in `file`, relative to the package directory) becomes `new`."""
-
-    tool: str  # the tool it repairs, `module:Class.method`
-    file: str
-    old: str
-    new: str
-    why: str = ""
-
-    def fixed_source(self, package_dir: Path) -> str:
-        path = package_dir / self.file
-        text = path.read_text(encoding="utf-8")
-        count = text.count(self.old)
-        if count != 1:
-            raise FixError(f"{path}: the fix for {self.tool} expects its hunk exactly once, found it {count} times")
-        return text.replace(self.old, self.new)
-
-    def apply(self, overlay_package: Path, package_dir: Path) -> None:
-        """Write the fixed file into an overlay copy of the package (never into `package_dir`)."""
-        if overlay_package.resolve() == package_dir.resolve():
-            raise FixError(f"refusing to patch the benchmark itself at {package_dir}")
-        (overlay_package / self.file).write_text(self.fixed_source(package_dir), encoding="utf-8")
-
-
-@dataclass
-class Watch:
-    """A call of a path to score against a contract clause (the independent predicate)."""
-
-    clause: Clause
-
-    def to_json(self) -> dict[str, Any]:
-        return {"clause": self.clause.id, "kind": self.clause.kind, "predicate": self.clause.predicate_source}
-
-
-@dataclass
-class PathRow:
-    """One path: `calls` as the driver runs them (`{"function", "args", ...}`), one of them watched."""
-
-    kind: str  # gold, or the name of a constructed path (C1, C2, ...)
-    task: str
-    variant: str
-    calls: list[dict[str, Any]]
-    tool: str  # the defective tool's name
-    watch: Watch | None = None
-
-    def request(self) -> dict[str, Any]:
-        calls = []
-        for call in self.calls:
-            call = dict(call)
-            if call.pop("_watch", False) and self.watch is not None:
-                call["watch"] = self.watch.to_json()
-            calls.append(call)
-        return {"task": self.task, "calls": calls}
 
 
 @dataclass

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toollint.contracts import sandbox
+from toollint.contracts.host.predicate import PredicateTypeError
 from toollint.contracts.model import Clause, Contract
-from toollint.contracts.predicate import PredicateTypeError
 from toollint.dynamic.protocol import Worker, WorkerError
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from toollint import mutation
 from toollint.validate.harness import KILLED, NOT_RUN, MutantResult, ValidationRun
+from toollint.validate.mutation import DEFECT_CLASSES, OPERATORS
 
 STATIC_SHAPE = "static-shape"  # mutants shaped for a static rule that no probe can distinguish
 
@@ -73,7 +73,7 @@ def rows(results: Iterable[MutantResult], key: str = "class") -> tuple[list[Row]
         label = class_of(r) if key == "class" else r.mutant.operator
         by.setdefault(label, Row(label)).add(r)
         total.add(r)
-    order = [*mutation.DEFECT_CLASSES, STATIC_SHAPE] if key == "class" else [op.name for op in mutation.OPERATORS]
+    order = [*DEFECT_CLASSES, STATIC_SHAPE] if key == "class" else [op.name for op in OPERATORS]
     return [by[k] for k in order if k in by], total
 
 

@@ -7,18 +7,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from toollint.dynamic.protocol import GatewayError, evaluate
-from toollint.profiles.agentdojo import PROFILE
+from toollint.profiles.api import GatewayError, Services
 
 SCHEMA_VERSION = "v1"
+ADAPTER = Path(__file__).parent / "host" / "adapter.py"  # the profile's `adapter`, whose helpers answer
 
 
-def state_schemas(python: str, version: str = SCHEMA_VERSION) -> dict[str, Any]:
+def state_schemas(python: str, services: Services, version: str = SCHEMA_VERSION) -> dict[str, Any]:
     """The state JSON Schema of every AgentDojo suite, asked of the benchmark's own interpreter;
     empty when it cannot answer (TL308 is then skipped, as without `--python`)."""
     try:
-        found = evaluate(python, "state_schemas(version)", module=PROFILE.adapter, names={"version": version},
-                         failure="reading AgentDojo's state schemas")
+        found = services.evaluate(python, "state_schemas(version)", module=ADAPTER,
+                                  names={"version": version}, failure="reading AgentDojo's state schemas")
     except GatewayError:
         return {}
     return found if isinstance(found, dict) else {}

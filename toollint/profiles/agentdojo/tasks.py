@@ -17,8 +17,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toollint.trace.readsites import PRE_PREFIX, parse_deepdiff_path
-from toollint.trace.tasks import GraderRef, Problem, Task, TaskSet, display_path, module_constants
+from toollint.profiles.api import (
+    PRE_PREFIX,
+    GraderRef,
+    Problem,
+    Task,
+    TaskSet,
+    display_path,
+    module_constants,
+    parse_deepdiff_path,
+)
 
 Version = tuple[int, ...]
 

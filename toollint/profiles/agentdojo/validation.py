@@ -1,9 +1,9 @@
-"""AgentDojo's driver for the validation harness (`toollint.validate.drivers.BenchmarkDriver`).
+"""AgentDojo's driver for the validation harness (`toollint.profiles.api.BenchmarkDriver`).
 
 Mutation subjects are the v1 tool modules (`default_suites/v1/tools/*.py`); a mutant is hosted by
 the AgentDojo adapter for the suite whose environment holds the module's tools, with an overlay of
 the package first on `PYTHONPATH`. Ground truth, registered tools and grading are the host-side
-helpers in `adapter.py`, evaluated in AgentDojo's venv through the host gateway.
+helpers in `host/adapter.py`, evaluated in AgentDojo's venv through the host gateway.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.model import Contract
-from toollint.dynamic.protocol import GatewayError, WorkerSpec, evaluate
-from toollint.profiles.agentdojo import PROFILE
-from toollint.validate.harness import DynamicHost, Subject
+from toollint.profiles.api import DynamicHost, GatewayError, Profile, Services, Subject, WorkerSpec
 
 VERSION = "v1"
 TOOLS_DIR = Path("default_suites/v1/tools")
@@ -44,7 +42,14 @@ def _no_bytecode(extra: dict[str, str] | None = None) -> dict[str, str]:
 class AgentDojoDriver:
     label = "AgentDojo"
     # the modules whose tools drop legal falsy arguments (`if amount:`), in the suite hosting them
-    constructed_modules = (("banking_client", "banking"), ("user_account", "banking"))
+    constructed_modules: tuple[tuple[str, str], ...] = (("banking_client", "banking"), ("user_account", "banking"))
+
+    def __init__(self, profile: Profile, services: Services) -> None:
+        self.profile = profile
+        self.services = services
+
+    def for_package(self, package_dir: Path) -> AgentDojoDriver:
+        return self  # installed, not checked out: one driver serves every package directory
 
     def check_package(self, package_dir: Path) -> str | None:
         if not (package_dir / TOOLS_DIR).is_dir():
@@ -55,7 +60,8 @@ class AgentDojoDriver:
         """What an agent can call: the tools AgentDojo v1's suites register (asked of the benchmark itself).
         `set_balance`, `set_iban` and `download_file` are tools by their signature but in no suite."""
         try:
-            names = evaluate(python, "registered_tools(version)", module=PROFILE.adapter, names={"version": VERSION})
+            names = self.services.evaluate(python, "registered_tools(version)", module=self.profile.adapter,
+                                           names={"version": VERSION})
         except GatewayError as exc:
             raise ValueError(f"cannot list AgentDojo's registered tools with {python}: {exc}") from None
         return frozenset(names)
@@ -64,7 +70,7 @@ class AgentDojoDriver:
         return str(contract.adapter.get("suite") or DEFAULT_SUITE)
 
     def worker_spec(self, python: str, variant: str, env: dict[str, str] | None = None) -> WorkerSpec:
-        return WorkerSpec(PROFILE.name, {"suite": variant}, python, env=dict(env or {}))
+        return WorkerSpec(self.profile.name, {"suite": variant}, python, env=dict(env or {}))
 
     def tool_module(self, package_dir: Path, module: str) -> tuple[Path, str]:
         return package_dir / TOOLS_DIR / f"{module}.py", f"agentdojo.default_suites.v1.tools.{module}"
@@ -77,9 +83,8 @@ class AgentDojoDriver:
         is copied to an overlay root, the mutant written into the copy, and the root put first on
         PYTHONPATH of a host running the agentdojo adapter for the module's suite. Contracts come from
         the profile's bundled contracts (those whose tool lives in the module)."""
-        from toollint.contracts.loader import load_contracts
-
-        contracts, _ = load_contracts([PROFILE.contracts_dir] if PROFILE.contracts_dir else [])
+        bundled = self.profile.contracts_dir
+        contracts = self.services.load_contracts([bundled] if bundled else [])
         if registered is None and python is not None:
             registered = self.registered_tools(python)
         out = []
@@ -102,18 +107,16 @@ class AgentDojoDriver:
         return out
 
     def ground_truth(self, python: str, variant: str) -> list[dict[str, Any]]:
-        found = evaluate(python, "ground_truth(version, suite)", module=PROFILE.adapter,
-                         names={"version": VERSION, "suite": variant},
-                         failure=f"could not read {variant}'s ground truth with {python}")
+        found = self.services.evaluate(python, "ground_truth(version, suite)", module=self.profile.adapter,
+                                       names={"version": VERSION, "suite": variant},
+                                       failure=f"could not read {variant}'s ground truth with {python}")
         return list(found)
 
     def grade(self, python: str, variant: str, items: Sequence[dict[str, Any]],
               pythonpath: Path | None = None) -> list[dict[str, Any]]:
         env = _no_bytecode({"PYTHONPATH": str(pythonpath)} if pythonpath is not None else None)
-        found = evaluate(python, "grade(version, suite, items)", module=PROFILE.adapter,
-                         names={"version": VERSION, "suite": variant, "items": list(items)}, env=env,
-                         deadline=600, failure=f"grading {variant} tasks failed")
+        found = self.services.evaluate(python, "grade(version, suite, items)", module=self.profile.adapter,
+                                       names={"version": VERSION, "suite": variant, "items": list(items)},
+                                       env=env, deadline=600, failure=f"grading {variant} tasks failed")
         return list(found)
 
-
-DRIVER = AgentDojoDriver()

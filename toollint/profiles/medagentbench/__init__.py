@@ -5,7 +5,7 @@ needs a live FHIR server) and no bundled contracts."""
 
 from __future__ import annotations
 
-from toollint.profiles import Profile
+from toollint.profiles.api import Profile
 
 PROFILE = Profile(
     name="medagentbench",

@@ -3,7 +3,7 @@ methods of per-domain toolkit classes holding a pydantic DB in `self.db`, the ag
 `domains/<domain>/tools.py` and the user simulator's in `user_tools.py`; tasks are JSON files graded
 by `evaluation_criteria`.
 
-- `adapter.py`: the host-side adapter (runs in tau2's own interpreter; stdlib + tau2 only): builds a
+- `host/adapter.py`: the host-side adapter (runs in tau2's own interpreter; stdlib + tau2 only): builds a
   domain's environment through its own `get_environment()`, calls through `get_response`;
 - `contracts/<domain>/`: the bundled contracts, every state-mutating tool of airline, retail and
   telecom, agent and user side;
@@ -11,7 +11,7 @@ by `evaluation_criteria`.
   `toollint check --confirm TAU2/src/tau2/domains` needs no configuration;
 - `drafting.py`: the domain and toolkit `contracts draft` writes into a draft's `adapter:` block;
 - `tasks.py`: the task and grader enumerator of the tracer (read as syntax and data);
-- `validation.py` (+ `validation_host.py`, run in tau2's interpreter): the validation harness's
+- `validation.py` (+ `host/validation_host.py`, run in tau2's interpreter): the validation harness's
   driver: mutation subjects, gold replay and constructed paths graded by tau2's own evaluator.
 
 tau2-bench is checked out, not installed: the adapter puts the checkout's `src/` on `sys.path` and
@@ -22,23 +22,46 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toollint.profiles import Profile
+from toollint.profiles.api import DraftHints, DriverFactory, HostOptions, Profile, TaskEnumerator
 
 HERE = Path(__file__).parent
+
+
+def _host_options() -> HostOptions:
+    from toollint.profiles.tau2.locate import host_options
+
+    return host_options
+
+
+def _draft_hints() -> DraftHints:
+    from toollint.profiles.tau2.drafting import draft_hints
+
+    return draft_hints
+
+
+def _tasks() -> TaskEnumerator:
+    from toollint.profiles.tau2.tasks import tasks
+
+    return tasks
+
+
+def _validation() -> DriverFactory:
+    from toollint.profiles.tau2.validation import Tau2Driver
+
+    return Tau2Driver
+
 
 PROFILE = Profile(
     name="tau2",
     description="tau2-bench domains (airline, retail, telecom, mock, banking_knowledge)",
     import_markers=("tau2",),
     path_markers=("*/tau2/domains/*",),
-    adapter=HERE / "adapter.py",
+    adapter=HERE / "host" / "adapter.py",
     contracts_dir=HERE / "contracts",
     package="tau2",
     variant_option="domain",
-    parts={
-        "host_options": "toollint.profiles.tau2.locate:host_options",
-        "draft_hints": "toollint.profiles.tau2.drafting:draft_hints",
-        "tasks": "toollint.profiles.tau2.tasks:tasks",
-        "validation": "toollint.profiles.tau2.validation:DRIVER",
-    },
+    host_options=_host_options,
+    draft_hints=_draft_hints,
+    tasks=_tasks,
+    validation=_validation,
 )

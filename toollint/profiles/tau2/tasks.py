@@ -32,8 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toollint.trace.readsites import ReadSite, StateRoots
-from toollint.trace.tasks import GraderRef, Problem, Task, TaskSet, display_path, read_task_file
+from toollint.profiles.api import (
+    GraderRef,
+    Problem,
+    ReadSite,
+    StateRoots,
+    Task,
+    TaskSet,
+    display_path,
+    read_task_file,
+)
 
 PACKAGE = "tau2"
 # `EnvFunctionCall.env_type` -> the environment attribute holding that toolkit, and its snapshot root

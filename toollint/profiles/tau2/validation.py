@@ -1,11 +1,11 @@
-"""tau2-bench's driver for the validation harness (`toollint.validate.drivers.BenchmarkDriver`).
+"""tau2-bench's driver for the validation harness (`toollint.profiles.api.BenchmarkDriver`).
 
 - Mutation subjects are the tool modules of the domains with bundled contracts (`domains/<domain>/
   tools.py`, and `user_tools.py` where the user has a toolkit); a mutant is written into an overlay copy
   of the `tau2` package, put first on `PYTHONPATH` of a host running the tau2 adapter, whose data
   directory stays the checkout's (`TAU2_DATA_DIR`).
 - Paths (gold replay and constructed paths, `toollint.validate.paths`) run in tau2's interpreter
-  through the gateway (`validation_host.py`): tau2's own environment, `get_response` for every call
+  through the gateway (`host/validation_host.py`): tau2's own environment, `get_response` for every call
   with its requestor (a gold path mixes agent and user calls), and tau2's own evaluator for the reward.
 - The one-hunk fixes and the constructed paths of the two published defects are data here (`FIXES`,
   `constructed_rows`): `refuel_data`'s commented-out "Line must be active" guard, restored; and
@@ -21,17 +21,22 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts import predicate as predicate_module
 from toollint.contracts.model import Clause, Contract
-from toollint.dynamic.protocol import GatewayError, Worker, WorkerSpec, evaluate_in, plain_worker
-from toollint.profiles.tau2 import PROFILE
+from toollint.profiles.api import (
+    DynamicHost,
+    Fix,
+    GatewayError,
+    Interpreter,
+    PathRow,
+    Profile,
+    Services,
+    Subject,
+    Watch,
+    WorkerSpec,
+)
 from toollint.profiles.tau2.tasks import PACKAGE, Layout, locate
-from toollint.validate.harness import DynamicHost, Subject
-from toollint.validate.paths import Fix, PathRow, Watch
 
-HOST_HELPERS = Path(__file__).with_name("validation_host.py")
-# toollint's predicate module is stdlib only: the host loads it by path to score watched calls
-PREDICATES = Path(predicate_module.__file__ or "")
+HOST_HELPERS = Path(__file__).parent / "host" / "validation_host.py"
 TOOLKIT_FILES = {"agent": "tools.py", "user": "user_tools.py"}
 PATH_DEADLINE = 900.0  # one batch of paths (each builds two or three environments and runs the evaluator)
 
@@ -60,7 +65,9 @@ class Tau2Driver:
     label = "tau2-bench"
     constructed_modules: tuple[tuple[str, str], ...] = ()  # the falsy-argument arm finds no `if arg:` here
 
-    def __init__(self, layout: Layout | None = None) -> None:
+    def __init__(self, profile: Profile, services: Services, layout: Layout | None = None) -> None:
+        self.profile = profile
+        self.services = services
         self.layout = layout
 
     # -- the checkout ---------------------------------------------------------------------------
@@ -73,7 +80,7 @@ class Tau2Driver:
         return None
 
     def for_package(self, package_dir: Path) -> Tau2Driver:
-        return Tau2Driver(locate(package_dir))
+        return Tau2Driver(self.profile, self.services, locate(package_dir))
 
     def _layout(self) -> Layout:
         if self.layout is None:
@@ -94,7 +101,7 @@ class Tau2Driver:
             options["root"] = str(self._layout().checkout)
         else:  # the overlay's `tau2` first on the path, the checkout's data
             extra.setdefault("TAU2_DATA_DIR", str(self._layout().data))
-        return WorkerSpec(PROFILE.name, options, python, env={"PYTHONDONTWRITEBYTECODE": "1", **extra})
+        return WorkerSpec(self.profile.name, options, python, env={"PYTHONDONTWRITEBYTECODE": "1", **extra})
 
     def tool_module(self, package_dir: Path, module: str) -> tuple[Path, str]:
         """`telecom.user_tools` -> its file and `tau2.domains.telecom.user_tools`."""
@@ -103,17 +110,15 @@ class Tau2Driver:
         return package / "domains" / domain / f"{name}.py", f"{PACKAGE}.domains.{domain}.{name}"
 
     def _contracts(self) -> list[Contract]:
-        from toollint.contracts.loader import load_contracts
-
-        contracts, _ = load_contracts([PROFILE.contracts_dir] if PROFILE.contracts_dir else [])
-        return contracts
+        bundled = self.profile.contracts_dir
+        return self.services.load_contracts([bundled] if bundled else [])
 
     def subjects(self, package_dir: Path, python: str | None = None, modules: Sequence[str] | None = None,
                  registered: frozenset[str] | None = None) -> list[Subject]:
         """One subject per tool module that bundled contracts cover (`airline.tools`, `telecom.user_tools`,
         ...); hosted dynamically when `python` (an interpreter with tau2's dependencies) is given."""
         layout = locate(package_dir)
-        driver = Tau2Driver(layout)
+        driver = Tau2Driver(self.profile, self.services, layout)
         contracts = self._contracts()
         by_module: dict[str, list[Contract]] = {}
         for c in contracts:
@@ -140,29 +145,27 @@ class Tau2Driver:
     # -- questions to tau2's interpreter ------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _helper(self, python: str, pythonpath: Path | None = None) -> Iterator[Worker]:
+    def _helper(self, python: str, pythonpath: Path | None = None) -> Iterator[Interpreter]:
         """A plain interpreter with the host helpers' tau2 imported from the checkout, or from the
         overlay at `pythonpath` (which holds a copy of the `tau2` package)."""
         layout = self._layout()
         src = str(pythonpath) if pythonpath is not None else str(layout.package.parent)
-        worker = plain_worker(python, env={"PYTHONDONTWRITEBYTECODE": "1"}, deadline=PATH_DEADLINE)
         try:
-            worker.start()
-            evaluate_in(worker, "setup(src, data)", module=HOST_HELPERS,
-                        names={"src": src, "data": str(layout.data)}, failure=f"tau2 from {src} does not import")
-            yield worker
+            with self.services.interpreter(python, env={"PYTHONDONTWRITEBYTECODE": "1"},
+                                           deadline=PATH_DEADLINE) as worker:
+                worker.evaluate("setup(src, data)", module=HOST_HELPERS,
+                                names={"src": src, "data": str(layout.data)}, failure=f"tau2 from {src} does not import")
+                yield worker
         except GatewayError:
             raise
         except Exception as exc:  # noqa: BLE001 - a worker that cannot start is one line
             raise GatewayError(f"tau2's interpreter {python}: {exc}") from None
-        finally:
-            worker.close()
 
     def registered_tools(self, python: str) -> frozenset[str]:
         try:
             with self._helper(python) as worker:
-                found = evaluate_in(worker, "registered_tools(domains)", module=HOST_HELPERS,
-                                    names={"domains": ["airline", "retail", "telecom"]})
+                found = worker.evaluate("registered_tools(domains)", module=HOST_HELPERS,
+                                        names={"domains": ["airline", "retail", "telecom"]})
         except GatewayError as exc:
             raise ValueError(f"cannot list tau2's registered tools with {python}: {exc}") from None
         return frozenset(t for kits in found.values() for names in kits.values() for t in names)
@@ -173,8 +176,8 @@ class Tau2Driver:
     def ground_truths(self, python: str, variants: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """`ground_truth` of several variants, asked of one interpreter (importing tau2 costs seconds)."""
         with self._helper(python) as worker:
-            return {v: list(evaluate_in(worker, "tasks(domain)", module=HOST_HELPERS,
-                                        names={"domain": v.partition("/")[0]})) for v in variants}
+            return {v: list(worker.evaluate("tasks(domain)", module=HOST_HELPERS,
+                                            names={"domain": v.partition("/")[0]})) for v in variants}
 
     @contextlib.contextmanager
     def path_runner(self, python: str, pythonpath: Path | None = None
@@ -183,10 +186,10 @@ class Tau2Driver:
         (`validation_host.run_paths`), in one interpreter kept warm across calls."""
         with self._helper(python, pythonpath) as worker:
             def run(variant: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-                return list(evaluate_in(worker, "run_paths(domain, rows, predicates)", module=HOST_HELPERS,
-                                        names={"domain": variant.partition("/")[0], "rows": rows,
-                                               "predicates": str(PREDICATES)},
-                                        failure=f"running {len(rows)} {variant} path(s)"))
+                return list(worker.evaluate("run_paths(domain, rows, predicates)", module=HOST_HELPERS,
+                                            names={"domain": variant.partition("/")[0], "rows": rows,
+                                                   "predicates": str(self.services.predicate_module)},
+                                            failure=f"running {len(rows)} {variant} path(s)"))
 
             yield run
 
@@ -198,8 +201,6 @@ class Tau2Driver:
         return [{"verdict": None if a.get("reward") is None else a["reward"] >= 1.0, "errors": a.get("errors", [])}
                 for a in answers]
 
-
-DRIVER = Tau2Driver()
 
 
 # --- the paths of the two published defects -----------------------------------------------------------

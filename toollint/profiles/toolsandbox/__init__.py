@@ -6,7 +6,7 @@ only: discovery patterns (`patterns.py`)."""
 
 from __future__ import annotations
 
-from toollint.profiles import Profile
+from toollint.profiles.api import Profile
 
 PROFILE = Profile(
     name="toolsandbox",

@@ -27,9 +27,13 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from toollint.analysis import (
+    FunctionIndex,
     FunctionSummary,
+    ParamInfo,
     analyze_module,
     annotated_class,
+    base_annotation,
+    function_params,
     resolve_annotation,
     summarize,
     type_aliases,
@@ -94,15 +98,6 @@ class Mutant:
 
 
 @dataclass
-class Param:
-    name: str
-    annotation: str  # source text, "" when absent
-    base: str  # annotation without Optional/None/subscripts: "float", "Transaction", ""
-    optional: bool
-    has_default: bool
-
-
-@dataclass
 class Target:
     """A function the operators may mutate: a tool, or a writer helper method a tool calls."""
 
@@ -111,7 +106,7 @@ class Target:
     class_name: str | None
     is_tool: bool
     roots: dict[str, str]  # state-root parameter -> class name of its state ("" if unknown)
-    params: list[Param]  # non-root parameters
+    params: list[ParamInfo]  # non-root parameters
     aliases: set[str] = field(default_factory=set)  # locals bound to an element of state
     tools: tuple[str, ...] = ()
     # lines where the shared analysis records a state write (directly or through a helper)
@@ -212,7 +207,7 @@ class ModuleFacts:
                     ann = resolve_annotation(arg.annotation, aliases)
                     root_classes[arg.arg] = info.class_name if arg.arg == "self" else annotated_class(ann)
             fn, cls = defs[info.qualname]
-            t = self._target(fn, cls, {k: v or "" for k, v in root_classes.items()})
+            t = self._target(fn, cls, {k: v or "" for k, v in root_classes.items()}, analysis.index)
             t.is_tool, t.tools = True, (t.qualname,)
             t.write_lines = _write_lines(analysis.summary(info))
             tools.append(t)
@@ -222,7 +217,7 @@ class ModuleFacts:
             params = _params(fn)
             if cls is None or qual in tool_names or not params or params[0].name.value != "self":
                 continue
-            h = self._target(fn, cls, {"self": cls})
+            h = self._target(fn, cls, {"self": cls}, analysis.index)
             h.tools = tuple(t.qualname for t in tools if _calls_method(t, fn.name.value))
             helper_node = analysis.index.methods.get(cls, {}).get(fn.name.value)
             if helper_node is not None:
@@ -231,13 +226,12 @@ class ModuleFacts:
                 helpers.append(h)
         return tools + helpers
 
-    def _target(self, fn: cst.FunctionDef, class_name: str | None, roots: dict[str, str]) -> Target:
-        params = []
-        for p in _params(fn):
-            if p.name.value not in roots:
-                ann = self.code(p.annotation.annotation) if p.annotation else ""
-                base, optional = _base_annotation(ann)
-                params.append(Param(p.name.value, ann, base, optional, p.default is not None))
+    def _target(self, fn: cst.FunctionDef, class_name: str | None, roots: dict[str, str],
+                index: FunctionIndex) -> Target:
+        # the same function in the shared analysis (its index holds the module's and classes' defs as here)
+        defs = index.methods.get(class_name, {}) if class_name else index.functions
+        node = defs.get(fn.name.value)
+        params = [p for p in function_params(node) if p.name not in roots] if node is not None else []
         qual = f"{class_name}.{fn.name.value}" if class_name else fn.name.value
         t = Target(qual, fn, class_name, False, roots, params)
         t.aliases = self._aliases(t)
@@ -369,36 +363,6 @@ def _write_lines(summary: FunctionSummary) -> frozenset[int]:
 def _params(fn: cst.FunctionDef) -> list[cst.Param]:
     p = fn.params
     return [*p.posonly_params, *p.params, *p.kwonly_params]
-
-
-def _base_annotation(annotation: str) -> tuple[str, bool]:
-    """`float | None` -> ("float", True); `Optional[list[str]]` -> ("list", True); `Foo` -> ("Foo", False)."""
-    ann = annotation.replace(" ", "")
-    optional = False
-    m = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", ann)
-    if m:
-        ann, optional = m.group(1), True
-    parts = [x for x in _split_top(ann, "|") if x != "None"]
-    if len(parts) != len(_split_top(ann, "|")):
-        optional = True
-    if len(parts) != 1:
-        return "", optional
-    base = parts[0].split("[", 1)[0].split(".")[-1]
-    return {"List": "list", "Dict": "dict", "Set": "set", "Tuple": "tuple"}.get(base, base), optional
-
-
-def _split_top(text: str, sep: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "[(" and 1 or 0
-        depth -= ch in "])" and 1 or 0
-        if ch == sep and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [x for x in out if x]
 
 
 def _chain_root(expr: cst.BaseExpression) -> str | None:
@@ -620,7 +584,7 @@ def _swallow_write(facts: ModuleFacts, t: Target) -> list[_Site]:
     return out
 
 
-def _param_uses(facts: ModuleFacts, t: Target, p: Param) -> list[cst.Name]:
+def _param_uses(facts: ModuleFacts, t: Target, p: ParamInfo) -> list[cst.Name]:
     """Uses of a parameter, except in conditions, raise messages, logging, assignments to the
     parameter itself, and the text a reply echoes (an f-string in a `return`). A `return` that
     computes with it (`return {h.name: ... if h.name in hotel_names}`, `return inbox.send(to, ...)`)
@@ -830,7 +794,7 @@ def _drop_copy_module(facts: ModuleFacts) -> list[_Site]:
 
 
 def _frame_write_code(root: str, name: str, annotation: str) -> str | None:
-    base, optional = _base_annotation(annotation)
+    base, optional = base_annotation(annotation)
     if optional:
         return None
     ref = f"{root}.{name}"

@@ -1,6 +1,6 @@
 """Host-side adapter for tau2-bench (verified on c3398666, tau2 1.0.1). Stdlib + tau2 only.
 
-Loaded by path by `dynamic/host.py` inside the benchmark's own interpreter (Python 3.12+). Options:
+Loaded by path by `dynamic/host/host.py` inside the benchmark's own interpreter (Python 3.12+). Options:
 
 - ``domain``: one of the checkout's ``src/tau2/domains/*`` (1.0.1: airline, retail, telecom, mock,
   banking_knowledge; required);

@@ -1,6 +1,6 @@
 """Host-side adapter for AgentDojo (verified on agentdojo 0.1.35). Stdlib + agentdojo only.
 
-Loaded by toollint's host (`dynamic/host.py`) by path, inside AgentDojo's own venv. Options:
+Loaded by toollint's host (`dynamic/host/host.py`) by path, inside AgentDojo's own venv. Options:
 ``suite`` (banking, travel, workspace, slack), ``version`` (default v1.2.2, the AgentDojo CLI
 default).
 

@@ -2,7 +2,7 @@
 
 Stdlib only and Python 3.9-compatible: the host loads this very file by path inside the benchmark's
 own interpreter (so the diff is computed next to the state), and the parent imports it as
-`toollint.dynamic.jsondiff` for replay and frame checks. One implementation, both sides.
+`toollint.dynamic.host.jsondiff` for replay and frame checks. One implementation, both sides.
 
 A diff is a list of ``{"op", "path", "ptr", "before", "after"}`` dicts sorted by path. ``path`` uses
 keyed segments for lists of records (``/lines/{line_id=L1009}/data_refueling_gb``) so that it reads
@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 Op = dict[str, Any]
@@ -75,7 +75,7 @@ def identity_field(before: Sequence[Any], after: Sequence[Any], name: str | None
     return None
 
 
-def diff(before: Any, after: Any, tags: dict[str, Sequence[str]] | None = None,
+def diff(before: Any, after: Any, tags: Mapping[str, Sequence[str]] | None = None,
          same: bool | None = None) -> list[Op]:
     """Ops turning `before` into `after`; `tags` maps a tag name to path globs (volatile/derived).
 

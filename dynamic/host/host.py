@@ -1,7 +1,7 @@
 """toollint's benchmark host: run as a *script* inside the benchmark's own interpreter.
 
-    python /path/to/toollint/dynamic/host.py --adapter /path/to/adapter.py --options '{"suite": "banking"}'
-    python /path/to/toollint/dynamic/host.py          # no adapter: the gateway's locate/eval only
+    python /path/to/toollint/dynamic/host/host.py --adapter /path/to/adapter.py --options '{"suite": "x"}'
+    python /path/to/toollint/dynamic/host/host.py          # no adapter: the gateway's locate/eval only
 
 Stdlib only, Python 3.9-3.13, so toollint never has to be importable in the benchmark's venv. It
 speaks newline-delimited JSON: requests on stdin, responses on a private duplicate of the original
