@@ -18,6 +18,7 @@ and identity fields are left out (the segment already shows them).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,9 @@ def render(root: str, steps: tuple[Step, ...]) -> str:
 class _Tracer:
     def __init__(self) -> None:
         self.reads: list[Read] = []
+        # A list's identity field, found once per list and name: asked per element, a scan of the
+        # whole list each time made every iteration quadratic (10,000 records took minutes).
+        self.identities: dict[tuple[int, str | None], str | None] = {}
 
     def leaf(self, root: str, steps: tuple[Step, ...], value: Any) -> None:
         """Record a scalar, or a small list or dict of scalars (`options={'color': 'blue'}`): a dict
@@ -112,7 +116,7 @@ class _Traced(View):
         """The steps reaching `data[index]`, `data` being this view's list."""
         if self._elems is not None:
             return self._elems[index]
-        field = _identity(data, self._steps)
+        field = _identity(data, self._steps, self._tracer)
         record = data[index]
         if field is not None and isinstance(record, dict):
             return (*self._steps, ("elem", field, record[field], index))
@@ -137,9 +141,12 @@ class _Traced(View):
         return (self.child(x, self.element_steps(data, i)) for i, x in enumerate(data))
 
 
-def _identity(data: list[Any], steps: tuple[Step, ...]) -> str | None:
+def _identity(data: list[Any], steps: tuple[Step, ...], tracer: _Tracer) -> str | None:
     name = next((s[1] for s in reversed(steps) if s[0] in ("attr", "key")), None)
-    return identity_field(data, data, str(name) if name is not None else None)
+    key = (id(data), str(name) if name is not None else None)  # the state outlives the trace: ids are stable
+    if key not in tracer.identities:
+        tracer.identities[key] = identity_field(data, data, key[1])
+    return tracer.identities[key]
 
 
 def _traced_attr(obj: Any, name: str) -> Any:
@@ -199,8 +206,11 @@ def trace(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | N
     return tracer.reads
 
 
-def resolve(state: Any, steps: tuple[Step, ...]) -> tuple[bool, Any]:
-    """The value at `steps` in another snapshot (the pre-state of a post read): (found, value)."""
+def resolve(state: Any, steps: tuple[Step, ...],
+            memo: dict[tuple[int, str], dict[Any, Any]] | None = None) -> tuple[bool, Any]:
+    """The value at `steps` in another snapshot (the pre-state of a post read): (found, value).
+    `memo` keeps each list's records by identity field across calls, so resolving every read of a
+    long list is linear, not a scan per read."""
     node = state
     for step in steps:
         if step[0] in ("attr", "key"):
@@ -216,7 +226,7 @@ def resolve(state: Any, steps: tuple[Step, ...]) -> tuple[bool, Any]:
                     return False, None
                 node = node[index]
             else:
-                node = next((x for x in node if isinstance(x, dict) and x.get(field) == value), _MISSING)
+                node = _record(node, field, value, memo if memo is not None else {})
                 if node is _MISSING:
                     return False, None
         else:
@@ -231,6 +241,26 @@ def resolve(state: Any, steps: tuple[Step, ...]) -> tuple[bool, Any]:
 _MISSING = object()
 
 
+def _record(records: list[Any], field: str, value: Any,
+            memo: dict[tuple[int, str], dict[Any, Any]]) -> Any:
+    """The first record of `records` whose `field` is `value`, from a per-list map built once."""
+    key = (id(records), field)
+    table = memo.get(key)
+    if table is None:
+        table = {}
+        for x in records:
+            if isinstance(x, dict) and field in x:
+                try:
+                    table.setdefault(x[field], x)
+                except TypeError:  # an unhashable id: not an identity field after all
+                    pass
+        memo[key] = table
+    try:
+        return table.get(value, _MISSING)
+    except TypeError:
+        return next((x for x in records if isinstance(x, dict) and x.get(field) == value), _MISSING)
+
+
 def bindings(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | None,
              result: Any = None, limit: int = MAX_BINDINGS) -> list[dict[str, Any]]:
     """`{"expr", "value"}` for the state the predicate read. Each `post` read is shown next to the value
@@ -242,15 +272,18 @@ def bindings(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] 
               if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     order: dict[tuple[Step, ...], int] = {}
     by_path: dict[tuple[str, tuple[Step, ...]], Any] = {}
-    deeper = {(r.root, r.steps[:n]) for r in reads for n in range(len(r.steps))}
+    # Prefixes of every read, needed only to drop a dict the predicate read further into.
+    deeper = {(r.root, r.steps[:n]) for r in reads for n in range(len(r.steps))} \
+        if any(isinstance(r.value, dict) for r in reads) else set()
     for read in reads:
         if _names_itself(read) or (isinstance(read.value, dict) and (read.root, read.steps) in deeper):
             continue
         order.setdefault(read.steps, len(order))
         by_path.setdefault((read.root, read.steps), read.value)
+    memo: dict[tuple[int, str], dict[Any, Any]] = {}
     for steps in list(order):
         if ("post", steps) in by_path and ("pre", steps) not in by_path:
-            found, value = resolve(pre, steps)
+            found, value = resolve(pre, steps, memo)
             if found and showable(value):
                 by_path[("pre", steps)] = value
     # A value used as a key further on (`f.flight_number` in `flights['HAT1']`) is shown by that path.
@@ -258,9 +291,9 @@ def bindings(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] 
     by_path = {k: v for k, v in by_path.items() if not (
         k[1] and k[1][-1][0] == "attr" and not isinstance(v, list) and repr(v) in keys_used)}
     paired = {steps for root, steps in by_path if root == "post" and ("pre", steps) in by_path}
-    ranked = sorted(by_path.items(), key=lambda kv: (kv[0][1] not in paired, not _addressed(kv[0][1], wanted),
-                                                     order[kv[0][1]], kv[0][0] != "pre"))
-    return [{"expr": render(root, steps), "value": value} for (root, steps), value in ranked[:limit]]
+    ranked = heapq.nsmallest(limit, by_path.items(), key=lambda kv: (
+        kv[0][1] not in paired, not _addressed(kv[0][1], wanted), order[kv[0][1]], kv[0][0] != "pre"))
+    return [{"expr": render(root, steps), "value": value} for (root, steps), value in ranked]
 
 
 def _names_itself(read: Read) -> bool:

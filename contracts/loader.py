@@ -31,8 +31,11 @@ from toollint.contracts.model import (
 from toollint.contracts.sandbox import cost_problem
 from yaml.events import AliasEvent
 
+from toollint.files import UnreadableInput, read_regular
+
 SCHEMA_FILE = Path(__file__).with_name("contract.schema.json")
 CONTRACT_SUFFIXES = (".yaml", ".yml")
+MAX_CONTRACT_BYTES = 16 << 20  # a contract is a few KB; a file this large (or a device) is not one
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,10 @@ def read_yaml(path: Path, display: str | None = None) -> Any:
     """Parse one YAML file with positions. Raises ContractError (TL300 or TL903-like io problems)."""
     shown = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # Capped, regular files only: a contract path from a witness may name /dev/zero or a FIFO.
+        text = read_regular(path, MAX_CONTRACT_BYTES).decode("utf-8")
+    except UnreadableInput as exc:
+        raise ContractError("TL300", shown, 1, f"cannot read file: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ContractError("TL300", shown, 1, f"file is not valid UTF-8 ({exc.reason})") from None
     except OSError as exc:

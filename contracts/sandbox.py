@@ -56,6 +56,50 @@ WALL_SECONDS = 4.0  # per clause, then the worker is killed (the cost model's ow
 CPU_SECONDS = 30  # CPU per request (a batch), enforced by the kernel as a backstop to the wall clock
 STATES_KEPT = 8  # snapshots a worker keeps by token (the pristine state, the current run's, ...)
 MAX_WORKERS = 4
+SLOW_SECONDS = 0.5  # an evaluation this long is slow: charged to the run's predicate budget (RunBudget)
+STOPS_ALLOWED = 2  # a clause stopped by a time bound this often is not evaluated again in the run
+
+
+class RunBudget:
+    """The per-run predicate budget, beside the per-clause bound.
+
+    The per-clause bound stops one evaluation; a clause just under it would still cost that much on
+    every probe (three 3.2 s clauses took a run from 5 s to 56 s). So an evaluation of `SLOW_SECONDS`
+    or more (timed in the worker: the evaluation, not the state's transfer) marks its clause slow and
+    is charged to the run's `seconds`; once they are spent, a slow clause is no longer evaluated, and
+    an evaluation not yet known slow gets only `SLOW_SECONDS`. A clause stopped by a time bound twice
+    is not evaluated again. Either way it reads as PredicateBudgetError (UNTESTABLE) for the rest of
+    the run, saying why; fast clauses are never charged. Shared by the run's threads."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.spent = 0.0
+        self.slow: set[str] = set()
+        self.stops: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def refusal(self, source: str) -> PredicateBudgetError | None:
+        with self._lock:
+            if self.stops.get(source, 0) >= STOPS_ALLOWED:
+                return PredicateBudgetError(f"not evaluated: this clause was stopped by a time bound "
+                                            f"{STOPS_ALLOWED} times in this run")
+            if source in self.slow and self.spent >= self.seconds:
+                return PredicateBudgetError(f"not evaluated: the run's predicate budget ({self.seconds:g} s for "
+                                            f"clauses slower than {SLOW_SECONDS:g} s) is spent")
+        return None
+
+    def deadline(self, per_clause: float) -> float:
+        with self._lock:
+            left = self.seconds - self.spent
+        return max(SLOW_SECONDS, min(per_clause, left))
+
+    def charge(self, source: str, seconds: float, stopped: bool) -> None:
+        with self._lock:
+            if seconds >= SLOW_SECONDS:
+                self.slow.add(source)
+                self.spent += seconds
+                if stopped:
+                    self.stops[source] = self.stops.get(source, 0) + 1
 
 
 class _Worker:
@@ -117,7 +161,7 @@ class _Worker:
         return ["s", token]
 
     def run(self, predicates: Sequence[Predicate], pre: Any, post: Any, args: Any,
-            result: Any) -> list[Any]:
+            result: Any, budget: RunBudget | None = None) -> list[Any]:
         """Outcomes in order; stops at the first clause the worker did not survive, leaving the rest
         out of the list (the caller evaluates them in a fresh worker)."""
         sources: dict[int, str] = {}
@@ -144,11 +188,19 @@ class _Worker:
         except OSError:
             return []
         out: list[Any] = []
-        for _ in predicates:
+        began = time.monotonic()
+        loaded = self._line(self.seconds)  # the states' transfer, on the per-clause clock as before
+        if loaded is None:
+            return [self._stopped(time.monotonic() - began, self.seconds)]
+        pending = None if loaded.get("loaded") else loaded  # a worker that could not load answers at once
+        for p in predicates:
             began = time.monotonic()
-            reply = self._line(self.seconds)
+            seconds = budget.deadline(self.seconds) if budget is not None else self.seconds
+            reply, pending = (pending, None) if pending is not None else (self._line(seconds), None)
             if reply is None:  # killed at the deadline, or died on its own
-                out.append(self._stopped(time.monotonic() - began))
+                out.append(self._stopped(time.monotonic() - began, seconds))
+                if budget is not None:
+                    budget.charge(p.source, time.monotonic() - began, stopped=self.timed_out)
                 return out
             if reply.get("ok"):
                 out.append(bool(reply["value"]))
@@ -157,14 +209,19 @@ class _Worker:
                 out.append(PredicateBudgetError(str(reply.get("message"))))
             else:
                 out.append(PredicateTypeError(str(reply.get("message"))))
+            if budget is not None:
+                took = reply.get("s")
+                budget.charge(p.source, float(took) if isinstance(took, (int, float)) else 0.0,
+                              stopped=isinstance(out[-1], PredicateBudgetError))
         return out
 
-    def _stopped(self, waited: float) -> PredicateBudgetError:
+    def _stopped(self, waited: float, seconds: float) -> PredicateBudgetError:
         self.kill()
         code = self.proc.returncode
         if self.timed_out:
-            return PredicateBudgetError(f"evaluation stopped after {waited:.1f} s (the sandbox's "
-                                        f"{self.seconds:g} s bound)")
+            bound = f"the sandbox's {self.seconds:g} s bound" if seconds >= self.seconds else \
+                f"what was left of the run's predicate budget, {seconds:.1f} s"
+            return PredicateBudgetError(f"evaluation stopped after {waited:.1f} s ({bound})")
         if code == -24:  # SIGXCPU
             return PredicateBudgetError("evaluation stopped at the sandbox's CPU bound")
         return PredicateBudgetError(f"evaluation stopped: the sandbox worker died (exit status {code})")
@@ -203,7 +260,7 @@ class Sandbox:
     """A pool of evaluator workers, shared by threads; workers start on demand."""
 
     def __init__(self, *, memory: int = MEMORY_BUDGET, seconds: float = WALL_SECONDS,
-                 workers: int | None = None, python: str | None = None) -> None:
+                 workers: int | None = None, python: str | None = None, run_seconds: float | None = None) -> None:
         self.memory = memory
         self.seconds = seconds
         self.python = python or sys.executable  # toollint's own interpreter: the worker imports toollint
@@ -214,6 +271,11 @@ class Sandbox:
         self.requests = 0  # round trips made, for bench/confirm.py
         self.evaluations = 0
         self.started = 0
+        self.budget = RunBudget(run_seconds if run_seconds is not None else seconds)
+
+    def new_run(self, seconds: float | None = None) -> None:
+        """Start a run's predicate budget afresh (`RunBudget`; default: the per-clause bound)."""
+        self.budget = RunBudget(seconds if seconds is not None else self.seconds)
 
     def _acquire(self) -> _Worker:
         with self._ready:
@@ -250,6 +312,12 @@ class Sandbox:
                       result: Any) -> list[Any]:
         """Each predicate on the same data: True/False, or the PredicateTypeError (or
         PredicateBudgetError) it raised. One round trip per batch, unless a clause kills its worker."""
+        budget = self.budget
+        refused = {i: why for i, p in enumerate(predicates) if (why := budget.refusal(p.source)) is not None}
+        if refused:  # clauses the run's budget no longer evaluates: the others in one batch, as usual
+            rest = iter(self.evaluate_many([p for i, p in enumerate(predicates) if i not in refused],
+                                           pre, post, args, result))
+            return [refused[i] if i in refused else next(rest) for i in range(len(predicates))]
         out: list[Any] = []
         todo = list(predicates)
         args = dict(args or {})
@@ -262,7 +330,7 @@ class Sandbox:
                 break
             try:
                 self.requests += 1
-                got = worker.run(todo, pre, post, args, result)
+                got = worker.run(todo, pre, post, args, result, budget)
             finally:
                 self._release(worker)
             if not got:  # the worker died before answering anything: one clause at a time, afresh
@@ -308,6 +376,11 @@ def _close_default() -> None:
 def evaluate(predicate: Predicate, pre: Any, post: Any, args: Any, result: Any) -> bool:
     """`predicate` on one snapshot pair under the sandbox's hard limits (raises PredicateTypeError)."""
     return default_sandbox().evaluate(predicate, pre, post, args, result)
+
+
+def new_run(seconds: float | None = None) -> None:
+    """A fresh per-run predicate budget for the default sandbox (`RunBudget`)."""
+    default_sandbox().new_run(seconds)
 
 
 def evaluate_many(predicates: Sequence[Predicate], pre: Any, post: Any, args: Any, result: Any) -> list[Any]:
@@ -429,24 +502,30 @@ def worker_main(argv: Sequence[str]) -> int:
             for token in request["forget"]:
                 states.pop(token, None)
             values = [states[r[1]] if r[0] == "s" else r[1] for r in request["refs"]]
+            reply({"loaded": True})  # the transfer is done: each item's clock starts here
         except MemoryError:
             for _ in range(count):
                 reply({"ok": False, "kind": "budget", "message": "the state does not fit the sandbox's memory"})
             return 1
         for pid in request["items"]:
             predicate = predicates[pid]
+            began = time.monotonic()  # the evaluation alone, not the transfer: what the run budget counts
+
+            def answer(data: dict[str, Any]) -> None:
+                reply({**data, "s": round(time.monotonic() - began, 3)})  # noqa: B023 - called in this iteration
+
             try:
                 if isinstance(predicate, ForbiddenPredicate):
                     raise PredicateTypeError(str(predicate))
-                reply({"ok": True, "value": predicate.evaluate(*values)})
+                answer({"ok": True, "value": predicate.evaluate(*values)})
             except PredicateBudgetError as exc:
-                reply({"ok": False, "kind": "budget", "message": str(exc)})
+                answer({"ok": False, "kind": "budget", "message": str(exc)})
             except PredicateTypeError as exc:
-                reply({"ok": False, "kind": "type", "message": str(exc)})
+                answer({"ok": False, "kind": "type", "message": str(exc)})
             except MemoryError:
-                reply({"ok": False, "kind": "budget", "message": "evaluation ran out of the sandbox's memory"})
+                answer({"ok": False, "kind": "budget", "message": "evaluation ran out of the sandbox's memory"})
             except Exception as exc:  # noqa: BLE001 - whatever a predicate raises is its outcome, not a crash
-                reply({"ok": False, "kind": "type", "message": f"{type(exc).__name__}: {exc}"})
+                answer({"ok": False, "kind": "type", "message": f"{type(exc).__name__}: {exc}"})
 
 
 if __name__ == "__main__":

@@ -47,8 +47,8 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
                         "when the project's configuration gives the same)")
     parser.add_argument("--deadline", type=_positive_seconds, default=DEFAULT_DEADLINE, metavar="S",
                         help="per-request timeout in seconds")
-    parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: found from the "
-                        "witness's folder, then the working directory)")
+    parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: the working "
+                        "directory's; one beside the witness is used only when named here)")
     parser.add_argument("--trust-witness", action="store_true", help="run the interpreter, adapter and adapter "
                         "options the witness names even when the project's configuration gives others")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the recorded and re-run outcomes")
@@ -57,12 +57,24 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return 0 if exc.code in (0, None) else NOT_FAITHFUL
     try:
-        settings = resolve_settings([args.witness], config_file=args.config)
+        # The user's project: --config, else the working directory's. A configuration found beside
+        # the witness came with it (a downloaded folder may ship one naming a factory to import), so
+        # it is only offered in the refusal, never used unasked.
+        settings = resolve_settings(["."], config_file=args.config)
     except ConfigError as exc:
         print(f"NOT REPLAYED: {exc}")
         return NOT_FAITHFUL
-    outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
-                     settings=settings, trust_witness=args.trust_witness)
+    try:
+        beside = None if args.config else resolve_settings([args.witness]).config_file
+    except ConfigError:  # not the user's configuration: its problems are not theirs either
+        beside = None
+    offer = beside if beside is not None and beside != settings.config_file else None
+    try:
+        outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
+                         settings=settings, trust_witness=args.trust_witness, offer=offer)
+    except KeyboardInterrupt:  # the worker was closed on the way out; no traceback, no verdict
+        print("NOT REPLAYED: interrupted")
+        return NOT_FAITHFUL
     print(outcome.sentence)
     if args.verbose:
         for line in outcome.details:
@@ -106,7 +118,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             # Said, not silently ignored: a maintainer who typed it expected no bundled verdicts.
             console.warn("--no-bundled-contracts has no effect without --confirm or --confirm-all")
         return result
-    from toollint.dynamic.confirm import confirm, summary_lines
+    from toollint.dynamic.checker import UNTESTABLE
+    from toollint.dynamic.confirm import ConfirmInterrupted, confirm, summary_lines
 
     from toollint.engine import FileResult
 
@@ -116,15 +129,24 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         # --confirm probes the tools the static rules flagged: a selection without TL1 picks none.
         console.warn("--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all")
     progress = console.progress("confirm")
-    found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
-                         witness_dir=options.witness_dir, progress=progress, linted=[r.path for r in result.files],
-                         bundled=options.bundled)
+    try:
+        found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
+                             witness_dir=options.witness_dir, progress=progress,
+                             linted=[r.path for r in result.files], bundled=options.bundled)
+    except ConfirmInterrupted as exc:  # said, then the run ends as any interrupted one does
+        progress.done()
+        console.error(exc.summary())
+        raise
     progress.done()
     for note in run.notes:
         console.note(note)
     if run.reports:
         for line in summary_lines(run):
             console.note(line)
+        if all(r.verdict == UNTESTABLE for r in run.reports):
+            n = len(run.reports)
+            ctx.untested = (f"--confirm probed {n} tool{'s' if n != 1 else ''} and every one ended UNTESTABLE "
+                            "(the reasons are above); nothing was confirmed or refuted")
     else:
         console.note("confirm: no contract covers the tools checked (bundled library and contract-dirs) and no "
                      "oracle could be derived from their findings; `toollint contracts draft TOOLREF` starts one")

@@ -19,7 +19,7 @@ Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
 ``deadline`` and ``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap:
-bytes or "2 GiB"). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
+bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
 either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
 (`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.contracts import sandbox as predicate_sandbox
 from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
 from toollint.contracts.model import Clause, Contract
 from toollint.dynamic import derived as derived_oracles
@@ -49,7 +50,7 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds
+from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds, resume_hosts, stop_hosts
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
@@ -59,7 +60,7 @@ from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, find_profile, select_profile
-from toollint.settings import ConfirmSettings, Settings, parse_size
+from toollint.settings import UNLIMITED, ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
 TOOLKIT_KEYS = ConfirmSettings.ADAPTER_KEYS
@@ -136,9 +137,22 @@ def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[f
             where = f"{settings.config_file} " if settings.config_file else ""
             raise ConfigError(f"'{key}' in {where}[tool.toollint.confirm] must be a positive, finite number "
                               f"of seconds (got {value!r})") from None
-    max_memory = parse_size(conf.max_memory) if conf.max_memory is not None else None
+    max_memory = (default_max_memory() if conf.max_memory is None else
+                  None if conf.max_memory == UNLIMITED else parse_size(conf.max_memory))
     assert out[0] is not None
     return out[0], out[1], max_memory
+
+
+def default_max_memory() -> int:
+    """The host's address-space cap when `max_memory` is not set: half the machine's memory, within
+    4 to 8 GiB. A tool that allocates without bound then ends UNTESTABLE `memory_limit` instead of
+    taking the machine (address space is more than resident memory: a benchmark's host maps 1-2 GiB
+    after its imports)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        physical = 16 << 30
+    return max(4 << 30, min(8 << 30, physical // 2))
 
 
 @lru_cache(maxsize=16)
@@ -175,6 +189,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    predicate_sandbox.new_run()  # slow clauses share one budget per run, beside the per-clause bound
     # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
                            derived=derived_oracles.Hooks())
@@ -190,15 +205,47 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for reports in pool.map(lambda g: check_group(g[1], g[0], options), list(groups.values())):
-            run.reports.extend(reports)
+    run.reports.extend(_in_parallel(lambda g: check_group(g[1], g[0], options), list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     for report in run.reports:
         for row in report.violations:
             write_witness(report, row, wdir, taken)
             run.findings.append(_finding(report, row))
     return run
+
+
+class ConfirmInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `--confirm`: its hosts were stopped. `witnesses`: the ones written before (by a
+    part of the run that had finished), each whole; nothing else was written."""
+
+    def __init__(self, hosts: int, witnesses: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.hosts = hosts
+        self.witnesses = list(witnesses)
+
+    def summary(self) -> str:
+        kept = (f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
+                f"(in {Path(self.witnesses[0]).parent})" if self.witnesses else "; no witness was written")
+        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written{kept}")
+
+
+def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jobs: int) -> list[ToolReport]:
+    """`check` of every group, `jobs` at a time (each group is its own host). The first Ctrl-C stops
+    every host at once, so the threads waiting on them end within seconds (not when the run would
+    have), and raises ConfirmInterrupted."""
+    reports: list[ToolReport] = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            for found in pool.map(check, groups):
+                reports.extend(found)
+        except KeyboardInterrupt:
+            hosts = stop_hosts()
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                resume_hosts()
+            raise ConfirmInterrupted(hosts) from None
+    return reports
 
 
 def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
@@ -216,6 +263,7 @@ def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings
     The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
+    predicate_sandbox.new_run()
     wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
     out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
     run = ConfirmRun()
@@ -239,10 +287,8 @@ def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings
                            derived=derived_oracles.Hooks())
     options.log_dir = wdir.parent / "logs"
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for reports in pool.map(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
-                                list(groups.values())):
-            run.reports.extend(reports)
+    run.reports.extend(_in_parallel(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
+                                    list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     taken: set[Path] = set()
     for report in run.reports:
@@ -566,8 +612,12 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
         if tools:
             if profile is None and not settings.confirm.adapter:
                 profile = run_profile(settings, linted)
-            more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
-                               profile=profile, linted=linted or ())
+            try:
+                more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
+                                   profile=profile, linted=linted or ())
+            except ConfirmInterrupted as exc:  # the contracts' part finished: its witnesses are on disk
+                exc.witnesses = [str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")]
+                raise
             attach_derived(more)
             run.notes.extend(more.notes)
             run.reports.extend(more.reports)

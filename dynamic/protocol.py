@@ -20,6 +20,7 @@ import secrets
 import selectors
 import signal
 import subprocess
+import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
@@ -42,6 +43,7 @@ MAX_REPLY_BYTES = 2 << 30  # a reply this large is a runaway host, not a state
 
 
 START_TIMEOUT = "start_timeout"  # the WorkerError kind (and UNTESTABLE reason) of a host too slow to start
+STOPPED = "stopped"  # the WorkerError kind of a start or request refused because the run was interrupted
 
 
 def check_seconds(value: Any, name: str) -> float:
@@ -145,6 +147,7 @@ class Worker:
             return self._spawn_once(use_launchers=False)
 
     def _spawn_once(self, use_launchers: bool) -> dict[str, Any]:
+        _refuse_if_stopping("starting the host")
         self._launcher = None
         if self.log_path is not None and self._log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -258,6 +261,7 @@ class Worker:
         if self._proc is None:
             self.start()
         try:
+            _refuse_if_stopping(op)
             resp = self._exchange(op, deadline or self.deadline, payload)
         except WorkerError as exc:
             self._kill()
@@ -371,6 +375,32 @@ def _launch(spec: WorkerSpec, cmd: list[str], env: dict[str, str], stderr: Any,
 
 # Workers with a live host, killed at interpreter exit if their owner never closed them.
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
+# Set while a run is being stopped (Ctrl-C): no host starts and no request is sent until it clears.
+_STOPPING = threading.Event()
+
+
+def stop_hosts() -> int:
+    """Ctrl-C: SIGKILL every live host and what it started, and refuse new starts and requests
+    (WorkerError kind "stopped") until `resume_hosts()`. The threads waiting on those hosts see
+    their pipes close and end at once; each closes its own worker (streams are not closed under a
+    thread still reading them). Returns how many hosts were running."""
+    _STOPPING.set()
+    stopped = 0
+    for worker in list(_LIVE):
+        proc = worker._proc
+        if proc is not None and proc.returncode is None:
+            proctree.kill_tree(proc.pid, worker._token)
+            stopped += 1
+    return stopped
+
+
+def resume_hosts() -> None:
+    _STOPPING.clear()
+
+
+def _refuse_if_stopping(what: str) -> None:
+    if _STOPPING.is_set():
+        raise WorkerError(STOPPED, f"{what}: the run was interrupted")
 
 
 @atexit.register

@@ -14,6 +14,7 @@ interpreter; `--trust-witness` runs the recorded host as it is.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -21,15 +22,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from toollint.contracts.loader import ContractError, load_contract, schema_errors
+from toollint.contracts import sandbox as predicate_sandbox
+from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contract, schema_errors
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
-from toollint.dynamic.confirm import run_profile, worker_spec
+from toollint.dynamic.confirm import derived_dir, run_profile, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, WorkerSpec
-from toollint.dynamic.witness import WITNESS_VERSION, call_text
+from toollint.dynamic.witness import WITNESS_VERSION, call_text, witness_digest
 
 from toollint.errors import ConfigError
+from toollint.files import UnreadableInput, read_regular
 from toollint.settings import Settings
 
 STILL_VIOLATES, FIXED, NOT_FAITHFUL, FLAKY_EXIT = 1, 0, 2, 3
@@ -84,14 +87,12 @@ def witness_problem(data: Any) -> str | None:
 def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """The witness at `path`, or the NOT REPLAYED sentence saying why it cannot be one."""
     try:
-        if path.stat().st_size > MAX_WITNESS_BYTES:
-            return None, f"NOT REPLAYED: {path} is not a toollint witness (larger than {MAX_WITNESS_BYTES >> 20} MiB)"
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_WITNESS_BYTES).decode("utf-8")
         data = json.loads(text)
     except FileNotFoundError:
         return None, f"NOT REPLAYED: no witness file {path}"
-    except IsADirectoryError:
-        return None, f"NOT REPLAYED: {path} is a directory, not a witness file"
+    except UnreadableInput as exc:  # a device, a FIFO, a directory, or far too large
+        return None, f"NOT REPLAYED: {exc}; a witness is a JSON file written by `toollint check --confirm`"
     except OSError as exc:
         return None, f"NOT REPLAYED: cannot read {path}: {exc.strerror or exc}"
     except UnicodeDecodeError as exc:
@@ -107,6 +108,14 @@ def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     problem = witness_problem(data)
     if problem is not None:
         return None, f"NOT REPLAYED: {path} is not a valid toollint witness: {problem}"
+    assert isinstance(data, dict)
+    digest = data.get("digest")
+    if not isinstance(digest, str):
+        return None, (f"NOT REPLAYED: {path} carries no digest of its recorded call (written by an older "
+                      "toollint, or edited): re-run `toollint check --confirm` for a fresh witness")
+    if digest != witness_digest(data):
+        return None, (f"NOT REPLAYED: {path} was edited after toollint wrote it (its recorded call or result "
+                      "no longer matches its digest): re-run `toollint check --confirm` for a fresh witness")
     return data, None
 
 
@@ -130,6 +139,20 @@ def untrusted(recorded: WorkerSpec, configured: WorkerSpec) -> str | None:
     return None
 
 
+def configured_contract(contract: Contract, settings: Settings) -> bool:
+    """Whether `contract` is one the project uses: under toollint's bundled contracts, the configured
+    contract-dirs, or the derived contracts `--confirm` wrote beside its witnesses."""
+    roots = [*bundled_library_dirs(), *map(Path, settings.contract_dirs), *map(Path, settings.confirm.contract_dirs),
+             derived_dir(settings)]
+    where = contract.path.resolve()
+    for root in roots:
+        base = root if root.is_absolute() or settings.project_root is None else settings.project_root / root
+        base = base.resolve()
+        if where == base or base in where.parents:
+            return True
+    return False
+
+
 def clause_exists(contract: Contract, clause_id: str, implicit: bool) -> bool:
     """Whether the contract still has the witness's clause (implicit rows are checked when scored)."""
     return implicit or any(c.id == clause_id for c in contract.counted_clauses)
@@ -137,10 +160,11 @@ def clause_exists(contract: Contract, clause_id: str, implicit: bool) -> bool:
 
 def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
            deadline: float = DEFAULT_DEADLINE, settings: Settings | None = None,
-           trust_witness: bool = False) -> ReplayOutcome:
+           trust_witness: bool = False, offer: Path | None = None) -> ReplayOutcome:
     """Replay one witness. `settings`: the project's configuration the witness's host is checked
-    against (default: none, so only the contract's own adapter block and toollint's interpreter are
-    trusted); `trust_witness` skips that check."""
+    against (default: none, so only toollint's interpreter and the adapter blocks of bundled
+    contracts are trusted); `trust_witness` skips that check. `offer`: a configuration file the
+    refusal suggests (`--config`), one found beside the witness but not chosen by the user."""
     path = Path(path)
     data, why = read_witness(path)
     if data is None:
@@ -164,12 +188,23 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
             profile = run_profile(project)
         except ConfigError as exc:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {exc}")
-        configured = worker_spec(contract, project.confirm, python, project.project_root, profile)
+        # A contract's adapter block names code (an adapter file, a factory): it counts only for a
+        # contract the project uses, never for one a witness merely points at.
+        own = configured_contract(contract, project)
+        basis = contract if own else dataclasses.replace(contract, adapter={})
+        configured = worker_spec(basis, project.confirm, python, project.project_root, profile)
         differs = untrusted(spec, configured)
         if differs is not None:
-            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}; replay "
-                                 "runs only the host the project's configuration gives (pass --python, or "
-                                 "--trust-witness to run the witness's own)")
+            block_matters = not own and untrusted(spec, worker_spec(contract, project.confirm, python,
+                                                                    project.project_root, profile)) is None
+            why = "" if not block_matters else (
+                f" (the adapter block of {contract.path} is not used: the contract is not among the project's "
+                "contract-dirs or toollint's bundled contracts)")
+            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}{why}; "
+                                 "replay runs only the host the project's configuration gives (pass --python"
+                                 f"{' ' + spec.python if differs.startswith('interpreter') else ''}"
+                                 f"{', --config ' + str(offer) if offer else ''}, or --trust-witness to run the "
+                                 "witness's own)")
     originals = [_probe_of(probe_data)] + ([_probe_of(data["partner"])] if data.get("partner") else [])
     # An order-dependent witness is its whole call sequence; the witnesses sit at `history_positions`.
     sequence = [_probe_of(h) for h in data.get("history") or []] or originals
@@ -178,6 +213,7 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     call = call_text(tool, originals[0].args) + (f" after {len(sequence) - 1} earlier call(s)"
                                                   if data.get("history") else "")
     recorded = _summary(probe_data.get("result", {}).get("status"), probe_data.get("diff") or [])
+    predicate_sandbox.new_run()
     outcomes: list[bool] = []
     diffs: list[list[dict[str, Any]]] = []
     details = [f"recorded: {recorded}"]

@@ -8,11 +8,14 @@ read ("bindings"), the result, and the keyed state diff.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toollint.contracts.bindings import bindings as trace_bindings
+
+from toollint.atomic import write_text as atomic_write_text
 
 if TYPE_CHECKING:
     from toollint.contracts.host.predicate import Predicate
@@ -20,6 +23,9 @@ if TYPE_CHECKING:
 
 WITNESS_VERSION = 1
 MAX_BINDINGS = 8
+# What the digest covers: the recorded call(s) and what they did. The host (`worker`) is checked
+# against the project's configuration instead, and the contract may move, so neither is covered.
+DIGESTED = ("code", "tool", "probe", "partner", "history", "history_positions", "pristine_state_hash")
 
 
 def bindings(predicate: Predicate | None, run: ProbeRun) -> list[dict[str, Any]]:
@@ -206,5 +212,23 @@ def write_witness(report: ToolReport, row: ClauseResult, directory: Path, taken:
     row.witness = path
     data = witness_json(report, row)
     data["replay"] = f"toollint replay {display_path(path)}"
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    save_witness(path, data)
     return path
+
+
+def save_witness(path: Path, data: dict[str, Any]) -> None:
+    """Write `data` with its digest, atomically: a run killed mid-write leaves the previous witness
+    or this one, never a torn or empty file."""
+    data = json.loads(json.dumps(data, ensure_ascii=False, default=str))  # as replay will read it back
+    data["digest"] = witness_digest(data)
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def witness_digest(data: dict[str, Any]) -> str:
+    """`sha256:<hex>` of the recorded call and result (`DIGESTED`), in canonical JSON: replay refuses
+    a witness whose call or result was edited after toollint wrote it (an integrity check, not a
+    signature)."""
+    covered = {key: data.get(key) for key in DIGESTED}
+    covered["clause"] = {k: (data.get("clause") or {}).get(k) for k in ("id", "implicit")}
+    canonical = json.dumps(covered, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()

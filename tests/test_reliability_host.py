@@ -141,7 +141,8 @@ PARENT = """
 import os, signal, sys, time
 from pathlib import Path
 from toollint.dynamic.protocol import Worker, WorkerSpec
-w = Worker(WorkerSpec({adapter!r}, {{"pid_file": {pid_file!r}}}), deadline=60)
+w = Worker(WorkerSpec({adapter!r}, {{"pid_file": {pid_file!r}, "ignore_sigterm": {how!r} == "sigkill-stubborn"}}),
+           deadline=60)
 w.start()
 for how in ("popen", "fork", "session", "daemon"):
     w.request("call", tool="spawn", args={{"how": how}})
@@ -155,8 +156,10 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 
 @pytestmark_linux
-@pytest.mark.parametrize("how", ["exit", "sigkill"])
+@pytest.mark.parametrize("how", ["exit", "sigkill", "sigkill-stubborn"])
 def test_children_die_when_toollint_itself_dies(tmp_path: Path, how: str) -> None:
+    """`sigkill-stubborn`: the benchmark ignores SIGTERM and is busy when toollint is killed: the
+    host's watchdog SIGKILLs it (issue 28: no process left after 10 s)."""
     import subprocess
     import sys
 

@@ -141,7 +141,7 @@ def test_python_on_the_command_line_is_the_users_choice(witness: dict[str, Any],
     assert replay(write(tmp_path, moved), repeat=1, python=sys.executable, settings=bench_settings()).code == 1
 
 
-def test_replay_finds_the_project_configuration_from_the_witness_folder(
+def test_replay_offers_the_configuration_found_from_the_witness_folder(
         witness: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "proj"
@@ -151,9 +151,14 @@ def test_replay_finds_the_project_configuration_from_the_witness_folder(
         f"factory = 'bank:make_bank'\nsys_path = [{str(BENCH)!r}]\n")
     wdir = project / ".toollint" / "witnesses"
     wdir.mkdir(parents=True)
-    monkeypatch.chdir(tmp_path)  # not the project: the witness's folder leads to it
-    assert replay_main([str(write(wdir, witness)), "--repeat", "1"]) == 1
+    monkeypatch.chdir(tmp_path)  # not the project: the witness's folder leads to it, as an offer only
+    path = write(wdir, witness)
+    assert replay_main([str(path), "--repeat", "1"]) == 2
+    assert f"--config {project / 'pyproject.toml'}" in capsys.readouterr().out
+    assert replay_main([str(path), "--repeat", "1", "--config", str(project / "pyproject.toml")]) == 1
     assert capsys.readouterr().out.startswith("STILL VIOLATES arg.balance")
+    monkeypatch.chdir(project)  # in the project, as `check --confirm` prints it: no flags
+    assert replay_main([str(path), "--repeat", "1"]) == 1
 
 
 @pytest.mark.parametrize("deadline", ["-1", "0", "nan", "soon"])

@@ -9,6 +9,9 @@ to import it back.
 from __future__ import annotations
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# `--confirm` probed tools and could test none of them (every one UNTESTABLE), and nothing else was
+# found: not a pass. 5, as pytest's "no tests ran"; `--exit-zero` does not hide it (it is not a finding).
+EXIT_NOTHING_TESTED = 5
 
 
 class ToollintError(Exception):

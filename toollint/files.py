@@ -262,3 +262,42 @@ def matching_globs(path: str, patterns: Iterable[str], root: Path | None) -> lis
     rel = relative_to(absolute, Path(os.path.abspath(root or os.getcwd()))) or ""
     candidates = {absolute.as_posix(), absolute.name, rel}
     return [p for p in patterns if any(fnmatchcase(c, p.removeprefix("./")) for c in candidates if c)]
+
+
+class UnreadableInput(OSError):
+    """A file toollint will not read: not a regular file (a device, a FIFO, a directory), or larger
+    than the reader's cap. The message says which, in words for the user."""
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them, else UnreadableInput.
+
+    Opened without blocking (a FIFO with no writer would wait forever), checked with `fstat` on the
+    descriptor (no race between the check and the read), and read to `limit + 1` bytes at most: a
+    device such as /dev/zero reports size 0 and never ends, a growing file may pass a size check."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise UnreadableInput(f"{path} is {what}, not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise UnreadableInput(f"{path} is larger than {_size_text(limit)}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _size_text(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"

@@ -58,8 +58,11 @@ def parse_size(value: int | str) -> int:
     return size
 
 
+UNLIMITED = "unlimited"  # `max_memory = "unlimited"`: no cap on the host's memory
+
+
 def _size(value: Any) -> str | None:
-    if value is None:
+    if value is None or value == UNLIMITED:
         return None
     try:
         parse_size(value)

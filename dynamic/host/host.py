@@ -389,6 +389,8 @@ def guard_lifetime() -> None:
         parent = os.environ.get("TOOLLINT_PARENT_PID")
         if parent and parent.isdigit() and os.getppid() != int(parent):
             on_term(signal.SIGTERM, None)  # the parent died before the request above took effect
+    # A benchmark may ignore SIGTERM or sit in C code: a watchdog SIGKILLs all when toollint is gone.
+    proctree.start_watchdog(0, os.environ.get(proctree.TOKEN_VAR))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -140,3 +140,63 @@ def prctl(option: int, value: int) -> bool:
         return int(libc.prctl(option, value, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+WATCH_INTERVAL = 0.2  # seconds between looks at the host and at the protocol pipe
+KILL_GRACE = 2.0  # seconds the host gets to clean up after SIGTERM before everything is SIGKILLed
+
+
+def start_watchdog(protocol_fd: int, token: str | None, grace: float = KILL_GRACE) -> int | None:
+    """Fork a small process that kills this host and all it started when toollint is gone.
+
+    toollint holds the only write end of the host's request pipe (`protocol_fd`), so that pipe
+    hangs up when toollint exits by any path, `kill -9` included. The host's own SIGTERM handler
+    cannot be relied on then: the benchmark may ignore SIGTERM, or be busy in C code that never
+    returns to run a handler. The watchdog waits for the hang-up (`poll` reports it whatever data is
+    still unread, and never reads), sends SIGTERM, and after `grace` seconds SIGKILLs the host's
+    tree, its token's processes and its process group. It leaves when the host is gone. Returns its
+    pid in the host, None where it cannot run (no fork or poll)."""
+    import select
+
+    if not hasattr(os, "fork") or not hasattr(select, "poll"):
+        return None
+    host = os.getpid()
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the watchdog: os-level calls only, and it never returns into the host's code
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 1)  # must not hold the reply pipe: the host's death must read as EOF
+        # A group of its own: a benchmark that kills its own group does not take the watchdog with it,
+        # and the host's group is gone as soon as the host is (the tree walk and the token find this one).
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        poller = select.poll()
+        poller.register(protocol_fd, 0)  # hang-up and errors only: data waiting is the host's
+        while os.getppid() == host:
+            if poller.poll(int(WATCH_INTERVAL * 1000)):
+                _end_host(host, token, grace)
+                break
+    finally:
+        os._exit(0)
+
+
+def _end_host(host: int, token: str | None, grace: float) -> None:
+    """SIGTERM the host (its handler kills what the benchmark started), then SIGKILL all that is left."""
+    import time
+
+    try:
+        group = os.getpgid(host)
+        os.kill(host, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        group = 0
+    end = time.monotonic() + grace
+    while time.monotonic() < end and os.getppid() == host:
+        time.sleep(0.05)
+    kill_tree(host, token)
+    if group > 1:
+        try:
+            os.killpg(group, signal.SIGKILL)  # the host's group (the watchdog has its own)
+        except (ProcessLookupError, PermissionError):
+            pass

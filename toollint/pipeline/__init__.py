@@ -50,6 +50,8 @@ class StepContext:
     resolver: SettingsResolver  # each file's own settings
     console: Console
     errors: list[str] = field(default_factory=list)  # problems that did not stop the run (exit 2)
+    # Why a run that asked for testing (`--confirm`) could test nothing; it then never reads as a pass.
+    untested: str | None = None
 
     def error(self, message: str) -> None:
         """A problem that does not stop the run: said now, and the run exits 2."""

@@ -12,7 +12,15 @@ from toollint import atomic
 from toollint.config import SettingsResolver
 from toollint.console import Console, Style, printable, use_color
 from toollint.engine import RunResult, lint_paths, lint_source
-from toollint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, StopCheck, ToollintError, UsageError
+from toollint.errors import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_NOTHING_TESTED,
+    StopCheck,
+    ToollintError,
+    UsageError,
+)
 from toollint.pipeline import CheckStep, StepContext
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import Report, Writer, writer
@@ -124,7 +132,10 @@ def report(ctx: StepContext, result: RunResult) -> int:
         from toollint.reporters.tools import write_graders
 
         write_graders(result, sys.stderr)
-    if not out.quiet:
+    nothing_tested = ctx.untested is not None and not result.reported
+    if nothing_tested:  # said even with --quiet: it is the run's outcome, not a "passed"
+        console.write_line(f"{console.style.yellow('Nothing could be tested:')} {ctx.untested}.")
+    elif not out.quiet:
         from toollint.reporters.text import summary
 
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
@@ -132,6 +143,8 @@ def report(ctx: StepContext, result: RunResult) -> int:
                                    style=console.style, graders=result.grader_count))
     if result.missing or result.internal_errors or ctx.errors:
         return EXIT_ERROR
+    if nothing_tested:
+        return EXIT_NOTHING_TESTED
     return EXIT_FINDINGS if result.reported and not out.exit_zero else EXIT_CLEAN
 
 
