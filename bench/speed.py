@@ -1,14 +1,28 @@
-"""Speed and memory of `toollint check` next to flake8, flake8 + flake8-bugbear, bandit and a bare
-`ast.parse` of every file, over two corpora: the installed agentdojo package and the standard
-library's email + json + http packages. Also one ~800-line tool file (the pre-commit case).
+"""Speed and memory of `toollint check` (the static half), side by side with other tools.
 
-    python bench/speed.py [--agentdojo PATH] [--runs 5] [--skip-venvs] [--before-python PY]
+Default (issue 26): paired against `ruff check --select ALL --no-cache` on tau2-bench's `src/`, each
+code base of `../shared/corpus/` and the standard library of the interpreter running this script,
+toollint cold (an empty results cache) and warm (its cache from the cold run, nothing changed):
 
-Every figure is the wall time of a fresh process (interpreter start included), median of `--runs`
-after one warm-up; peak RSS is the child's `ru_maxrss`. flake8 and flake8 + bugbear run from cached
-venvs of their own (toollint's environment would load toollint's own flake8 plugin too); bandit runs
-from this environment. Targets (issue 2): toollint / flake8+bugbear <= 1.0 (aim 0.5), toollint /
-ast.parse <= 6, the 800-line file < 0.15 s, peak RSS < 100 MiB.
+    python bench/speed.py [--runs 5] [--trees tau2,corpus,stdlib] [--jobs 0]
+
+Each round runs toollint cold, ruff, toollint warm, in turn, so a change in the machine's load falls
+on all three alike; a ratio is taken within each round and the median over the rounds is quoted,
+for wall time and for CPU time (user + system of the process and its workers: steadier on a shared
+machine). Targets: cold / ruff at most 1.0 on tau2 src, 1.5 on each corpus code base, 0.5 on the
+standard library; warm / cold at most 0.2 on tau2 src. Peak RSS is the largest single process.
+
+`--flake8` runs the older comparison instead (issue 2): flake8, flake8 + flake8-bugbear, bandit and a
+bare `ast.parse` of every file, over the installed agentdojo package and the standard library's
+email + json + http packages, plus one ~800-line tool file (the pre-commit case):
+
+    python bench/speed.py --flake8 [--agentdojo PATH] [--runs 5] [--skip-venvs] [--before-python PY]
+
+Every figure is the wall time of a fresh process (interpreter start included), after one warm-up;
+peak RSS is the child's `ru_maxrss`. flake8 and flake8 + bugbear run from cached venvs of their own
+(toollint's environment would load toollint's own flake8 plugin too); bandit runs from this
+environment. Targets (issue 2): toollint / flake8+bugbear <= 1.0 (aim 0.5), toollint / ast.parse
+<= 6, the 800-line file < 0.15 s, peak RSS < 100 MiB.
 
 `--before-python PY` adds the same toollint rows run by another interpreter (a venv with an older
 toollint installed, e.g. from a `git worktree` of main's merge-base), so a change's cost is quoted
@@ -198,8 +212,9 @@ def report(rows: list[Timing]) -> None:
                       f"CPU time {now.cpu / before.cpu:.2f}x before")
 
 
-def main(argv: list[str] | None = None) -> int:
+def flake8_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--flake8", action="store_true")
     parser.add_argument("--agentdojo", type=Path, help="an installed agentdojo package directory")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-venvs", action="store_true", help="no flake8 venvs (offline)")
@@ -238,6 +253,109 @@ def main(argv: list[str] | None = None) -> int:
         findings = json.loads(out.stdout or "[]")
         print(f"(toollint reports {len(findings)} findings on it; one run {time.perf_counter() - start:.3f} s)")
     return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Issue 26: cold and warm against ruff
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the checkout
+
+
+def ruff_command() -> list[str] | None:
+    found = Path(PY).with_name("ruff")
+    ruff = str(found) if found.is_file() else shutil.which("ruff")
+    return [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q"] if ruff else None
+
+
+def trees(which: list[str]) -> list[tuple[str, Path]]:
+    import sysconfig
+
+    out: list[tuple[str, Path]] = []
+    if "tau2" in which:
+        out.append(("tau2-bench src/", SHARED / "benchmarks" / "tau2-bench" / "src"))
+    if "corpus" in which:
+        corpus = SHARED / "corpus"
+        out += [(f"corpus/{d.name}", d) for d in sorted(corpus.iterdir()) if d.is_dir()] if corpus.is_dir() else []
+    if "stdlib" in which:
+        out.append((f"stdlib {sys.version.split()[0]}", Path(sysconfig.get_paths()["stdlib"])))
+    return [(name, path) for name, path in out if path.is_dir()]
+
+
+@dataclass
+class Round:
+    cold: tuple[float, float, float]  # wall s, peak MiB, cpu s
+    ruff: tuple[float, float, float]
+    warm: tuple[float, float, float]
+
+
+def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
+    return statistics.median(getattr(r, a)[index] / getattr(r, b)[index] for r in rounds)
+
+
+def compare_with_ruff(name: str, tree: Path, ruff: list[str], runs: int, jobs: int, cache_dir: Path) -> list[str]:
+    from toollint.files import collect_files
+    from toollint.settings import Settings
+
+    files = collect_files([tree], Settings()).files  # what toollint checks (the default excludes apply)
+    toollint_cmd = [*toollint(jobs), str(tree)]
+    ENV["TOOLLINT_CACHE_DIR"] = str(cache_dir)
+
+    def cold() -> tuple[float, float, float]:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        return _once(toollint_cmd)
+
+    cold(), _once([*ruff, str(tree)]), _once(toollint_cmd)  # warm-up: file cache, .pyc files
+    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd)) for _ in range(runs)]
+    med = {k: statistics.median(getattr(r, k)[0] for r in rounds) for k in ("cold", "ruff", "warm")}
+    peak = {k: max(getattr(r, k)[1] for r in rounds) for k in ("cold", "ruff", "warm")}
+    return [
+        name, str(len(files)), f"{med['cold']:.2f}", f"{med['warm']:.2f}", f"{med['ruff']:.2f}",
+        f"{_median_ratio(rounds, 'cold', 'ruff', 0):.2f}", f"{_median_ratio(rounds, 'cold', 'ruff', 2):.2f}",
+        f"{_median_ratio(rounds, 'warm', 'cold', 0):.2f}", f"{_median_ratio(rounds, 'warm', 'cold', 2):.2f}",
+        f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}",
+    ]
+
+
+def ruff_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="toollint cold and warm, paired against ruff --select ALL")
+    parser.add_argument("--runs", type=int, default=5, help="rounds (cold, ruff, warm) after one warm-up")
+    parser.add_argument("--trees", default="tau2,corpus,stdlib", help="any of tau2, corpus, stdlib")
+    parser.add_argument("--jobs", type=int, default=0, help="toollint's --jobs (default 0: one per CPU)")
+    args = parser.parse_args(argv)
+    ruff = ruff_command()
+    if ruff is None:
+        print("error: no ruff (pip install ruff)", file=sys.stderr)
+        return 2
+    chosen = trees(args.trees.split(","))
+    if not chosen:
+        print(f"error: none of {args.trees} found under {SHARED}", file=sys.stderr)
+        return 2
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} "
+          f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm) after a warm-up")
+    header = ["tree", "files", "cold s", "warm s", "ruff s", "cold/ruff wall", "cold/ruff cpu",
+              "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB"]
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        ENV.clear()
+        ENV.update(bench_env(tmp / "pycache"))
+        for name, tree in chosen:
+            rows.append(compare_with_ruff(name, tree, ruff, args.runs, args.jobs, tmp / "toollint_cache"))
+            print(" | ".join(rows[-1]), flush=True)
+    print()
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    return flake8_main(arguments) if "--flake8" in arguments else ruff_main(arguments)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, check_seconds
 
 from toollint.errors import UsageError
 
@@ -28,6 +25,8 @@ if TYPE_CHECKING:
 
 def _positive_seconds(text: str) -> float:
     """argparse type for --deadline: a deadline of 0 or -1 would time every request out at once."""
+    from toollint.dynamic.protocol import check_seconds  # only `replay` has this option
+
     try:
         return check_seconds(float(text), "--deadline")
     except (TypeError, ValueError):
@@ -35,6 +34,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
+    from toollint.dynamic.protocol import DEFAULT_DEADLINE
     from toollint.dynamic.replay import NOT_FAITHFUL, replay  # not needed by a plain `check`
 
     from toollint.config import ConfigError, resolve_settings
@@ -102,6 +102,8 @@ def _check_python(ctx: StepContext) -> str | None:
     if python is None and ctx.settings.confirm.python is not None:
         python = ctx.settings.confirm.python
         where = f"'python' in {ctx.settings.config_file or 'the configuration'} [tool.toollint.confirm]"
+    import shutil  # only --confirm looks for an interpreter: shutil imports lzma and bz2
+
     if python is not None and shutil.which(python) is None:  # a path, or a name looked up on PATH
         problem = "not an executable file" if os.path.exists(python) else "no such file"
         raise UsageError(f"{where}: {python}: {problem} (the benchmark's interpreter, for --confirm)")

@@ -26,7 +26,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -122,6 +121,8 @@ def atomic_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:  # a file where a folder of the path should be
         raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory") from None
+    import tempfile  # here: it imports shutil, lzma and bz2, which a run that writes no file never needs
+
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     temp = Path(temp_name)
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +29,8 @@ from toollint.fingerprint import FINGERPRINT_KEY, relative_path, toollint_finger
 from toollint.model import Finding
 
 if TYPE_CHECKING:
+    import subprocess
+
     from toollint.config import SettingsResolver
     from toollint.engine import RunResult
     from toollint.pipeline import StepContext
@@ -166,6 +167,8 @@ def apply_baseline(
 
 
 def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    import subprocess  # only --diff-base runs git: not every check's start-up
+
     try:
         return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False)
     except OSError as exc:

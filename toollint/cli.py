@@ -22,11 +22,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toollint import __version__, baseline, fixes, profiles, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
-from toollint.engine import RunResult
 from toollint.errors import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -36,11 +36,14 @@ from toollint.errors import (
     ToollintError,
     UsageError,
 )
-from toollint.pipeline import CheckStep, StepContext
-from toollint.pipeline.check import run_check
+from toollint.pipeline import CheckStep
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import FORMATS
 from toollint.trace import check as trace_step
+
+if TYPE_CHECKING:  # the engine is imported only by a run that lints
+    from toollint.engine import RunResult
+    from toollint.pipeline import StepContext
 
 __all__ = ["CHECK_STEPS", "EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "StopCheck", "UsageError", "main"]
 
@@ -147,6 +150,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                      help="the file name stdin (-) is linted under: its configuration and how findings name it")
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                      help="processes to use (default 0: one per CPU, serial for small runs)")
+    cfg.add_argument("--no-cache", action="store_true",
+                     help="neither read nor write the results cache (.toollint_cache; also TOOLLINT_NO_CACHE=1)")
 
 
 def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -215,6 +220,9 @@ def _jobs(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # without building the parser (and importing every step's options)
+        print(f"toollint {__version__}")
+        return EXIT_CLEAN
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
         # The same error path as every other subcommand (broken pipe, interrupt, internal error).
         return _guarded(lambda: run_delegated(args_list[0], args_list[1:]), Console())
@@ -310,6 +318,8 @@ def check_options(args: argparse.Namespace, command: str = "check") -> CheckOpti
 
 
 def run_check_command(args: argparse.Namespace, console: Console) -> int:
+    from toollint.pipeline.check import run_check  # the engine: not for --help, `rule` or a subcommand
+
     if args.show_settings or args.show_files:
         from toollint.pipeline.show import run_show
 
@@ -329,7 +339,10 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
     # The demo shows the defaults, whatever the working directory's configuration; and toollint's own
     # files are no user's to ignore: Python 3.13's venv writes a `.gitignore` of `*` into the venv.
     options = dataclasses.replace(options, paths=(str(EXAMPLES_DIR),), isolated=True, config=None,
-                                  overrides=dataclasses.replace(options.overrides, respect_gitignore=False))
+                                  overrides=dataclasses.replace(options.overrides, respect_gitignore=False),
+                                  no_cache=True)
+    from toollint.pipeline.check import run_check
+
     return run_check(options, CHECK_STEPS, console)
 
 

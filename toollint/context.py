@@ -28,6 +28,18 @@ class Comment:
     own_line: bool  # nothing but white space before it on its line
 
 
+def _comments_in(source: str, line_offset: int = 0) -> list[Comment]:
+    out: list[Comment] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                line, col = tok.start
+                out.append(Comment(line + line_offset, col, tok.string, not tok.line[:col].strip()))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return out
+
+
 @dataclass
 class ModuleContext:
     path: str  # as shown to the user
@@ -57,16 +69,38 @@ class ModuleContext:
 
     @cached_property
     def comments(self) -> list[Comment]:
+        return _comments_in(self.source)
+
+    @cached_property
+    def noqa_comments(self) -> list[Comment]:
+        """The comments on every line that mentions noqa (all a suppression can be; `comments` holds
+        them too). Only the top-level statements holding such a line are tokenized: tokenizing whole
+        files was most of what noqa cost. A line outside every statement holds no string, so its
+        first `#` starts its comment."""
+        wanted = [n for n, text in enumerate(self.lines, 1) if "noqa" in text or "noqa" in text.lower()]
+        if not wanted:
+            return []
+        segments: list[tuple[int, int]] = []  # top-level statements (with their decorators), merged
+        for node in self.tree.body:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            last = node.end_lineno or node.lineno
+            if segments and first <= segments[-1][1]:
+                segments[-1] = (segments[-1][0], max(segments[-1][1], last))
+            else:
+                segments.append((first, last))
         out: list[Comment] = []
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
-                if tok.type == tokenize.COMMENT:
-                    line, col = tok.start
-                    own = not tok.line[:col].strip()
-                    out.append(Comment(line, col, tok.string, own))
-        except (tokenize.TokenError, IndentationError, SyntaxError):
-            pass
-        return out
+        done: set[tuple[int, int]] = set()
+        for number in wanted:
+            segment = next(((a, b) for a, b in segments if a <= number <= b), None)
+            if segment is None:
+                text = self.lines[number - 1]
+                col = text.find("#")
+                if col >= 0:
+                    out.append(Comment(number, col, text[col:].rstrip("\r\n"), not text[:col].strip()))
+            elif segment not in done:
+                done.add(segment)
+                out += _comments_in("\n".join(self.lines[segment[0] - 1:segment[1]]) + "\n", segment[0] - 1)
+        return sorted(out, key=lambda c: c.line)
 
     def own_line_comments(self, node: ast.AST) -> list[Comment]:
         """Comments standing alone on their lines within `node`'s lines, found without tokenizing

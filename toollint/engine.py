@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import hashlib
 import io
 import os
 import tokenize
@@ -27,10 +26,9 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from toollint import noqa, registry
-from toollint.analysis import Rejection, ToolFact
 from toollint.config import SettingsResolver
 from toollint.context import ModuleContext
 from toollint.errors import SelectionError
@@ -40,9 +38,10 @@ from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
+from toollint.sources import REACH, Dependency, cached_parse, digest
 
-if TYPE_CHECKING:
-    from toollint.analysis.graders import GraderFact
+if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
+    from toollint.facts import GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -64,12 +63,6 @@ MIN_FILES_PER_JOB = 8
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
 
-def digest(data: bytes | str) -> str:
-    """What a file's content is identified by: `--fix` writes only over the very bytes it linted."""
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()
-
-
 @dataclass
 class FileResult:
     path: str  # as shown to the user
@@ -81,6 +74,9 @@ class FileResult:
     tools: list[ToolFact] | None = None
     rejected: list[Rejection] = field(default_factory=list)
     graders: list[GraderFact] | None = None  # the file's graders and their bases (None: not analysed)
+    # The other files its facts rest on, each with the digest of what it held (None: looked for, absent):
+    # the helpers and base classes its tools and graders reach (toollint.sources); the cache's key.
+    reached: tuple[Dependency, ...] = ()
 
     @property
     def reported(self) -> list[Finding]:
@@ -309,7 +305,7 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
     if not noqa.might_have_noqa(ctx.source):
         return []
-    return noqa.apply(findings, ctx.comments, enabled, ctx.path)
+    return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
 
 
 def _lint_source(
@@ -330,6 +326,8 @@ def _lint_source(
     result.findings = sorted(findings, key=Finding.sort_key)
     result.tools, result.rejected = tool_facts(ctx)
     result.graders = grader_facts(ctx)
+    if ctx.disk_path:
+        result.reached = REACH.closure(ctx.disk_path)
     return result
 
 
@@ -356,6 +354,9 @@ def _problem(
             text.count("\n", 0, offset) + 1,
             offset - line_start + 1,
         )
+    known = cached_parse(path, source) if isinstance(source, bytes) else None
+    if known is not None:  # the analysis parsed this very content already, following an import
+        return text, known
     try:
         with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
             warnings.simplefilter("ignore")
@@ -413,26 +414,48 @@ def io_error(shown: str, reason: str, settings: Settings, selection: Selection) 
     return FileResult(shown, [finding] if IO_ERROR in enabled else [])
 
 
+class ResultStore(Protocol):
+    """What `lint_paths` asks of a results cache (`toollint.cache.ResultCache`)."""
+
+    def holds(self, shown: str) -> bool: ...
+
+    def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None: ...
+
+    def store(self, result: FileResult, settings: Settings) -> None: ...
+
+
 class _Configurations:
     """Settings and their resolved selection per configuration, numbered so that process-pool
-    workers receive each once, not once per file."""
+    workers receive each once, not once per file. A selection is resolved when a file is first linted
+    with it (resolving one loads every rule; a run the cache answers whole needs none)."""
 
     def __init__(self, source: Settings | SettingsResolver) -> None:
         self.source = source
-        self.entries: list[tuple[Settings, Selection]] = []
+        self.settings: list[Settings] = []
+        self._selections: list[Selection | None] = []
         self._index: dict[int, int] = {}  # id(settings) -> position
 
     def index_for(self, path: Path) -> int:
         settings = self.source.for_path(path) if isinstance(self.source, SettingsResolver) else self.source
         position = self._index.get(id(settings))
         if position is None:
-            # Raises SelectionError for a bad selector before any file is linted with it.
-            position = self._index[id(settings)] = len(self.entries)
-            self.entries.append((settings, Selection.from_settings(settings)))
+            position = self._index[id(settings)] = len(self.settings)
+            self.settings.append(settings)
+            self._selections.append(None)
         return position
 
+    def entry(self, position: int) -> tuple[Settings, Selection]:
+        selection = self._selections[position]
+        if selection is None:  # raises SelectionError for a bad selector before a file is linted with it
+            selection = self._selections[position] = Selection.from_settings(self.settings[position])
+        return self.settings[position], selection
+
+    @property
+    def entries(self) -> list[tuple[Settings, Selection]]:
+        return [self.entry(i) for i in range(len(self.settings))]
+
     def settings_for(self, path: Path) -> Settings:
-        return self.entries[self.index_for(path)][0]
+        return self.settings[self.index_for(path)]
 
 
 def lint_paths(
@@ -441,13 +464,16 @@ def lint_paths(
     jobs: int = 1,
     *,
     force_exclude: bool = False,
+    cache: ResultStore | None = None,
 ) -> RunResult:
     """Lint every Python file under the targets. `settings`: one for every file, or a resolver that
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
-    CPU)."""
+    CPU). With a `cache`, files whose result it holds are not linted again, and new results go into it
+    (the caller saves it)."""
     configs = _Configurations(settings)
     run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
-    Selection.from_settings(run_settings)  # a bad selector fails before any work
+    if cache is None:
+        Selection.from_settings(run_settings)  # a bad selector fails before any work
     found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
     result = RunResult(
         missing=found.missing, no_python=found.no_python, not_python=found.not_python, not_regular=found.not_regular,
@@ -456,24 +482,48 @@ def lint_paths(
     )
     cwd = Path.cwd()
     for directory, reason in found.unreadable:
-        dir_settings, dir_selection = configs.entries[configs.index_for(directory)]
+        dir_settings, dir_selection = configs.entry(configs.index_for(directory))
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
         result.unlisted.append(display_path(directory, cwd))
     work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
+    done: dict[int, FileResult] = {}  # by position in `work`: what the cache answered
+    if cache is not None:
+        # A file the cache does not answer is read again where it is linted (from the page cache): the
+        # bytes of a whole tree are not held here meanwhile.
+        for position, (path, shown, config) in enumerate(work):
+            if not cache.holds(shown):  # a cold run reads nothing here: the workers start at once
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue  # linted below, where it becomes a TL903
+            hit = cache.lookup(shown, data, configs.settings[config], guess_module_name(path))
+            if hit is not None:
+                done[position] = hit
+    todo = [position for position in range(len(work)) if position not in done]
     jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
+    gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
-        if jobs > 1 and len(work) >= MIN_FILES_PER_JOB * jobs:
-            result.files.extend(_lint_parallel(work, configs.entries, jobs))
+        if jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs:
+            linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
         else:
-            for i, (path, shown, config) in enumerate(work, 1):
-                result.files.append(read_and_lint(path, shown, *configs.entries[config]))
+            linted = []
+            for i, position in enumerate(todo, 1):
+                path, shown, config = work[position]
+                linted.append(read_and_lint(path, shown, *configs.entry(config)))
                 if i % GC_EVERY == 0:
                     gc.collect()
     finally:
+        gc.unfreeze()  # a caller that lints again (a test session, an editor) may collect it after all
         if was_enabled:
             gc.enable()
+    for position, file_result in zip(todo, linted):
+        done[position] = file_result
+        if cache is not None:
+            cache.store(file_result, configs.settings[work[position][2]])
+    result.files.extend(done[position] for position in range(len(work)))
     return result
 
 
@@ -484,6 +534,7 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
     die_with_parent(parent_pid)
     _worker_state[:] = entries
     gc.disable()
+    gc.freeze()
 
 
 def _lint_in_worker(item: tuple[Path, str, int]) -> FileResult:

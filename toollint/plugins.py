@@ -29,8 +29,9 @@ class EntryPoint(Protocol):
     def load(self) -> object: ...
 
 
-def profile_entry_points() -> list[EntryPoint]:
-    """Entry points of the `toollint.profiles` group on `sys.path`, one per name (the first found)."""
+def declaring_distributions() -> list[Path]:
+    """The metadata folders of the distributions on `sys.path` that declare `toollint.profiles` entry
+    points (their names carry their versions: the results cache keys on them)."""
     declaring: list[Path] = []
     for entry in sys.path:
         try:
@@ -46,6 +47,12 @@ def profile_entry_points() -> list[EntryPoint]:
                 continue
             if f"[{ENTRY_POINT_GROUP}]" in text:
                 declaring.append(Path(entry or ".", name))
+    return declaring
+
+
+def profile_entry_points() -> list[EntryPoint]:
+    """Entry points of the `toollint.profiles` group on `sys.path`, one per name (the first found)."""
+    declaring = declaring_distributions()
     if not declaring:
         return []
     from importlib.metadata import PathDistribution

@@ -74,6 +74,9 @@ class Rule:
 
 _RULES: dict[str, Rule] = {}
 _loaded = False
+# code -> name, handed over by a source that has them without importing every rule module (the results
+# cache, written by the same toollint): a run the cache answers prints `TL101 [name]` without the rules.
+_KNOWN_NAMES: dict[str, str] = {}
 
 
 def rule(
@@ -145,8 +148,19 @@ def get(code_or_name: str) -> Rule | None:
 
 
 def rule_name(code: str) -> str:
+    if not _loaded and code in _KNOWN_NAMES:
+        return _KNOWN_NAMES[code]
     r = get(code)
     return r.name if r else code.lower()
+
+
+def loaded_names() -> dict[str, str] | None:
+    """Every code's name, when the rules are loaded already (None: they are not; nothing is imported)."""
+    return {c: r.name for c, r in _RULES.items()} if _loaded else None
+
+
+def remember_names(names: dict[str, str]) -> None:
+    _KNOWN_NAMES.update(names)
 
 
 def expand(selectors: Iterable[str]) -> Iterator[str]:

@@ -176,6 +176,9 @@ class Settings:
     # The benchmark profile of dynamic runs (toollint.profiles); default: detected from the linted tree.
     # Checked against the registered profiles where a run picks its profile.
     benchmark: str | None = field(default=None, metadata=meta(check=_non_empty))
+    # Where the results cache lives (relative to the configuration file's folder); default
+    # `.toollint_cache` in the project root. Not part of what a cached result is keyed by.
+    cache_dir: str | None = field(default=None, metadata=meta(check=_non_empty))
     confirm: ConfirmSettings = field(default_factory=ConfirmSettings)
     trace: TraceSettings = field(default_factory=TraceSettings)
     # Not keys: where the settings came from. SARIF paths and globs are relative to project_root.

@@ -55,6 +55,7 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
+from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
 from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
@@ -113,15 +114,6 @@ class ToolInfo:
     @property
     def docstring(self) -> str:
         return ast.get_docstring(self.node) or ""
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """A function that looks like a tool and was not taken, with why."""
-
-    qualname: str
-    line: int
-    reason: str
 
 
 @dataclass

@@ -34,6 +34,7 @@ from toollint.analysis.vocabulary import (
     GRADER_RECORD_WORDS,
     GRADER_STATE_PARAMS,
 )
+from toollint.facts import GraderFact  # plain data the engine pickles and caches without this package
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
@@ -63,23 +64,6 @@ class GraderInfo:
 
         assert self.index is not None
         return grade(self.node, self.roles, self.index, self.class_name, self.factories)
-
-
-@dataclass(frozen=True)
-class GraderFact:
-    """One grader as a run reports it (`--show-graders`, JSON): plain data, picklable."""
-
-    qualname: str
-    line: int
-    family: str
-    basis: str  # reads_state / reads_record / gated_on_state / no_state
-    credits_write: bool  # it credits a write the record claims
-    why: str
-    found_by: str
-
-    @property
-    def ungrounded(self) -> bool:
-        return self.basis in ("reads_record", "gated_on_state")
 
 
 def _abstract(fn: FunctionNode) -> bool:

@@ -16,22 +16,11 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import FunctionIndex, FunctionSummary, TooComplex, summarize
+from toollint.facts import ToolFact  # plain data the engine pickles and caches without this package
 from toollint.settings import Settings
 
 if TYPE_CHECKING:
     from toollint.analysis.graders import GraderFact, GraderInfo
-
-
-@dataclass(frozen=True)
-class ToolFact:
-    """One tool as a run reports it (`--show-tools`, JSON): plain data, picklable across processes."""
-
-    qualname: str
-    line: int
-    family: str
-    writes: bool
-    why: str  # why it is (not) a writer
-    found_by: str  # how discovery recognised it
 
 
 @dataclass

@@ -5,23 +5,23 @@ lives in another module), and which function or class an imported name is (`add_
 with `from .utils import add_to_db`; `class GmailSendMessage(GmailBaseTool)` with the base in
 `gmail/base.py`). The module a `from X import n` refers to is found on disk the way the interpreter
 would (relative imports included); re-exports (`from .sub import n` in a package `__init__`, star
-imports) are followed syntactically up to `MAX_IMPORT_HOPS`, and astroid's module search is the
-fallback for a package layout the importer's dotted name does not explain. Parsed modules are cached
-per process; results never depend on which files were linted before.
+imports) are followed syntactically up to `MAX_IMPORT_HOPS`, and a search of the directories above
+the importer is the fallback for a package layout the importer's dotted name does not explain. Parsed
+modules are cached per process; results never depend on which files were linted before.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.sources import parse_file, record_absent, record_read
+
 MAX_DEPTH = 3  # alias-of-alias hops for annotations
 MAX_IMPORT_HOPS = 3  # re-export hops when following an imported name to its definition
-MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -70,88 +70,66 @@ class Resolved:
     module: ModuleSource
 
 
-@lru_cache(maxsize=512)
-def _parse(path: str, mtime: float) -> ast.Module | None:
-    try:
-        if os.path.getsize(path) > MAX_MODULE_BYTES:
-            return None
-        return ast.parse(Path(path).read_bytes(), filename=path)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
 def load_module(path: str | Path, module_name: str) -> ModuleSource | None:
-    """The parsed module at `path` (cached per process while the file is unchanged)."""
+    """The parsed module at `path` (parsed once per process while the file is unchanged, the tree
+    shared with the engine: `toollint.sources`)."""
     text = str(path)
-    try:
-        mtime = os.path.getmtime(text)
-    except OSError:
+    parsed = parse_file(text)
+    if parsed is None or parsed.tree is None:
         return None
-    key = (text, mtime, module_name)
+    key = (text, parsed.digest, module_name)
     cached = _MODULES.get(key)
     if cached is not None:
         return cached
-    tree = _parse(text, mtime)
-    if tree is None:
-        return None
-    module = ModuleSource(text, module_name, tree)
+    module = ModuleSource(text, module_name, parsed.tree)
     if len(_MODULES) > 512:
         _MODULES.clear()
     _MODULES[key] = module
     return module
 
 
-_MODULES: dict[tuple[str, float, str], ModuleSource] = {}
+_MODULES: dict[tuple[str, str, str], ModuleSource] = {}
 
 
 def module_file(importer: str | Path, module_name: str, level: int, modname: str) -> Path | None:
     """The file a `from <modname> import ...` in `importer` refers to: relative imports from the
-    importer's directory, absolute ones from its package root (or, failing that, astroid's search
-    from each directory above it)."""
-    importer = Path(importer)
-    if level:
-        base = importer.parent
-        for _ in range(level - 1):
-            base = base.parent
-    else:
-        depth = max(module_name.count("."), 0)  # pkg.sub.mod sits `depth` directories below the root
-        base = importer.parent
-        for _ in range(depth):
-            base = base.parent
+    importer's directory, absolute ones from its package root (or, failing that, each directory
+    above it)."""
+    return _module_search(str(Path(importer).parent), -1 if level else module_name.count("."), level, modname)[0]
+
+
+@lru_cache(maxsize=4096)
+def _module_search(directory: str, depth: int, level: int, modname: str) -> tuple[Path | None, tuple[str, ...]]:
+    """`module_file` for an importer in `directory` whose dotted name has `depth` dots, memoised (every
+    module of a tree importing the same framework asked the file system again), with the candidate
+    files it looked for and did not find: a run's cache depends on them staying absent."""
+    absent: list[str] = []
+
+    def is_file(candidate: Path) -> bool:
+        found = candidate.is_file()
+        if not found:
+            absent.append(str(candidate))
+        return found
+
+    base = Path(directory)
+    for _ in range(level - 1 if level else max(depth, 0)):  # pkg.sub.mod sits `depth` directories below the root
+        base = base.parent
     target = base.joinpath(*modname.split(".")) if modname else base
     for candidate in (target.with_suffix(".py"), target / "__init__.py"):
-        if candidate.is_file():
-            return candidate
+        if is_file(candidate):
+            return candidate, tuple(absent)
     if level or not modname:
-        return None
-    # the directories above the importer, as astroid would search them, first by a plain file test:
-    # a namespace-package layout (no __init__.py) is the common reason the guess above fails, and
-    # importing astroid costs more than a whole small run
+        return None, tuple(absent)
+    # the directories above the importer, by a plain file test: a namespace-package layout (no
+    # __init__.py) or a src layout is what the guess above misses. (astroid's module search used to
+    # follow; it found nothing this does not over the corpus and cost a 0.1-0.2 s import per run.)
     relative = Path(*modname.split("."))
-    for root in [importer.parent, *importer.parents][:6]:
+    importer_dir = Path(directory)
+    for root in [importer_dir, *importer_dir.parents][:6]:
         for candidate in ((root / relative).with_suffix(".py"), root / relative / "__init__.py"):
-            if candidate.is_file():
-                return candidate
-    return _astroid_search(str(importer.parent), modname)
-
-
-@lru_cache(maxsize=1024)
-def _astroid_search(start: str, modname: str) -> Path | None:
-    """astroid's module search for an absolute import, from the directories above the importer (a
-    src layout or a namespace package the dotted-name guess cannot explain). Never the installed
-    environment: only the linted tree counts."""
-    from astroid import modutils
-
-    directory = Path(start)
-    roots = [str(d) for d in (directory, *directory.parents)][:6]
-    try:
-        found = modutils.file_from_modpath(modname.split("."), path=roots)
-    except (ImportError, SyntaxError, ValueError, AttributeError):
-        return None
-    if not found or not found.endswith(".py"):
-        return None
-    path = Path(found)
-    return path if any(str(path).startswith(r + os.sep) for r in roots) else None
+            if is_file(candidate):
+                return candidate, tuple(absent)
+    return None, tuple(absent)
 
 
 def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> str:
@@ -165,10 +143,14 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
 
 
 def imported_module(importer: ModuleSource, level: int, modname: str) -> ModuleSource | None:
-    target = module_file(importer.path, importer.module_name, level, modname)
+    target, absent = _module_search(str(Path(importer.path).parent), -1 if level else importer.module_name.count("."),
+                                    level, modname)
+    record_absent(importer.path, absent)  # what the importer's facts rest on (toollint.sources)
     if target is None:
         return None
-    return load_module(target, _imported_module_name(importer, level, modname))
+    module = load_module(target, _imported_module_name(importer, level, modname))
+    record_read(importer.path, str(target))
+    return module
 
 
 def lookup(module: ModuleSource, name: str, hops: int = MAX_IMPORT_HOPS) -> Resolved | ModuleSource | None:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from toollint import atomic
 from toollint.config import SettingsResolver
@@ -25,6 +25,9 @@ from toollint.errors import (
 from toollint.pipeline import CheckStep, StepContext
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import Report, Writer, writer
+
+if TYPE_CHECKING:
+    from toollint.cache import ResultCache
 
 STDIN = "-"
 
@@ -112,14 +115,26 @@ def lint(options: CheckOptions, resolver: SettingsResolver) -> RunResult:
     files = [p for p in options.paths if p != STDIN]
     if reads_stdin(options) and (options.fixes.fix or options.fixes.diff):
         raise UsageError("--fix and --diff rewrite files; they cannot be used with stdin (-)")
-    result = lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude) if files else \
-        RunResult(root=resolver.for_run(_config_targets(options)).project_root)
+    cache = _cache(options, resolver) if files else None
+    result = lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude, cache=cache) \
+        if files else RunResult(root=resolver.for_run(_config_targets(options)).project_root)
+    if cache is not None:
+        cache.save()
     if reads_stdin(options):
         name = options.stdin_filename or STDIN
         settings = resolver.for_path(options.stdin_filename or Path.cwd() / "stdin.py")
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
         result.files.append(lint_source(data, name, settings))
     return result
+
+
+def _cache(options: CheckOptions, resolver: SettingsResolver) -> ResultCache | None:
+    """The run's results cache (`toollint.cache`), unless --no-cache or TOOLLINT_NO_CACHE."""
+    from toollint.cache import ResultCache, cache_dir_for, disabled_by_environment
+
+    if options.no_cache or disabled_by_environment():
+        return None
+    return ResultCache(cache_dir_for(resolver.for_run(_config_targets(options))))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ class CheckOptions:
     isolated: bool = False
     force_exclude: bool = False
     jobs: int = 0
+    no_cache: bool = False  # --no-cache: neither read nor write the results cache
     overrides: SettingsOverride = field(default_factory=SettingsOverride)
     output: OutputOptions = field(default_factory=OutputOptions)
     baseline: BaselineOptions = field(default_factory=BaselineOptions)
@@ -95,6 +96,7 @@ class CheckOptions:
             isolated=a["isolated"],
             force_exclude=a["force_exclude"],
             jobs=a["jobs"],
+            no_cache=a.get("no_cache", False),
             overrides=SettingsOverride(
                 select=tuple(a["select"]) if a["select"] is not None else None,
                 extend_select=tuple(a["extend_select"] or ()),

@@ -94,6 +94,9 @@ MAX_CANDIDATES = 5
 MAX_CANDIDATE_FILES = 2000  # a run that found nothing in more files than this is not read again
 
 
+MAX_CANDIDATE_BYTES = 4 * 1024 * 1024  # the candidates' second read: a file larger is left out
+
+
 def write_candidates(result: RunResult, stream: TextIO) -> None:
     """When a run found no tool: the classes and functions that look most like tools, with why, and the
     configuration line that would take each (the run's files are read again: this is the rare path)."""
@@ -103,10 +106,13 @@ def write_candidates(result: RunResult, stream: TextIO) -> None:
     from toollint.analysis.discovery import Candidate, tool_candidates
 
     found: list[tuple[str, Candidate]] = []
-    for r in sorted(result.files, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
-        try:
-            tree = ast.parse(Path(r.path).read_bytes())
-        except (OSError, SyntaxError, ValueError):
+    from toollint.regular import read_regular
+
+    linted = [r for r in result.files if r.tools is not None and not any(f.code.startswith("TL9") for f in r.findings)]
+    for r in sorted(linted, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
+        try:  # a file the engine could not parse (too deep, too large, unreadable) is not read again
+            tree = ast.parse(read_regular(Path(r.path), MAX_CANDIDATE_BYTES))
+        except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         found += [(r.path, c) for c in tool_candidates(tree, r.module_name)]
     if not found:

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toollint.engine import FileResult, RunResult, Selection
-
 if TYPE_CHECKING:
+    from toollint.engine import RunResult
     from toollint.pipeline import StepContext
 
 
@@ -29,6 +28,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     ledger_path, report_path = ctx.options.trace.ledger, ctx.options.trace.report
     if ledger_path is None and report_path is None:
         return result
+    from toollint.engine import FileResult, Selection
     from toollint.errors import UsageError
     from toollint.trace.cli import TraceUsageError, write_outputs
     from toollint.trace.ledger import trace_findings

@@ -1,0 +1,247 @@
+"""The results cache: a file whose content, settings and toollint did not change is not linted again.
+
+Like ruff's `.ruff_cache`: a `.toollint_cache/` folder in the project root (the folder of the
+configuration file, else the working directory; `cache-dir` in `[tool.toollint]` or the
+`TOOLLINT_CACHE_DIR` environment variable put it elsewhere), which ignores itself in git (its own
+`.gitignore` holds `*`). `--no-cache` (or `TOOLLINT_NO_CACHE=1`) neither reads nor writes it.
+
+A file's cached result is used only when all of these are what they were:
+
+- the file's content (its SHA-256), the path it is shown under and its dotted module name;
+- its settings (every key of its configuration and the command line's overrides);
+- toollint itself: its version, the size and mtime of each of its own source files (an edited rule
+  is a new toollint) and the installed profile plugins;
+- the content of every other file its facts rest on: the helpers and base classes its tools and
+  graders reach across modules, followed transitively, and the files the analysis looked for and
+  did not find (a new module that an import would now resolve to). `toollint.sources` records these
+  while the file is analysed.
+
+One cache file per working directory (paths in it are as shown, relative to it), read once at the
+start of a run and rewritten whole, atomically, when anything changed; a run that finds it missing,
+corrupt or written by another toollint starts afresh. Results are pickled (they carry typed findings,
+fixes and evidence, as the `--jobs` workers send them) and read back by an unpickler that only
+rebuilds toollint's own classes and the syntax trees inside evidence: a cache file planted in a
+repository cannot run code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toollint import __version__, registry
+from toollint.plugins import declaring_distributions
+from toollint.sources import Dependency, digest
+
+if TYPE_CHECKING:
+    from toollint.engine import FileResult
+    from toollint.settings import Settings
+
+CACHE_DIR_NAME = ".toollint_cache"
+FORMAT = 1  # of the cache file; a change makes every older file unreadable on purpose
+_GITIGNORE = "# Automatically created by toollint.\n*\n"
+_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by toollint.\n"
+
+
+def disabled_by_environment() -> bool:
+    return os.environ.get("TOOLLINT_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def cache_dir_for(settings: Settings) -> Path:
+    """Where a run's cache lives: TOOLLINT_CACHE_DIR, else `cache-dir`, else `.toollint_cache` in the
+    project root."""
+    configured = os.environ.get("TOOLLINT_CACHE_DIR") or settings.cache_dir
+    root = settings.project_root or Path.cwd()
+    return root / configured if configured else root / CACHE_DIR_NAME
+
+
+@dataclass
+class Entry:
+    """One file's result and what it was computed from."""
+
+    settings_key: str
+    digest: str
+    module_name: str
+    reached: tuple[Dependency, ...]
+    result: FileResult
+
+
+@dataclass
+class CacheFile:
+    format: int
+    toollint_key: str
+    cwd: str
+    entries: dict[str, Entry] = field(default_factory=dict)  # by path as shown
+    rule_names: dict[str, str] = field(default_factory=dict)  # the registry's, for the reporters
+
+
+class ResultCache:
+    """The cache of one run: look files up, store their new results, save once at the end."""
+
+    def __init__(self, directory: Path, cwd: str | None = None) -> None:
+        self.directory = directory
+        self.cwd = cwd or os.getcwd()
+        self.path = directory / f"results-{hashlib.sha256(self.cwd.encode()).hexdigest()[:16]}.pickle"
+        self._key = toollint_key()
+        self._file: CacheFile | None = None
+        self._settings_keys: dict[int, tuple[Settings, str]] = {}
+        self._current: dict[str, str | None] = {}  # dependency path -> its digest now (None: absent)
+        self.changed = False
+        self.hits = 0
+
+    @property
+    def file(self) -> CacheFile:
+        if self._file is None:
+            self._file = self._read() or CacheFile(FORMAT, self._key, self.cwd)
+            registry.remember_names(self._file.rule_names)
+        return self._file
+
+    def _read(self) -> CacheFile | None:
+        try:
+            with open(self.path, "rb") as fh:
+                loaded = _SafeUnpickler(fh).load()
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError,
+                TypeError, ValueError, MemoryError, RecursionError):
+            return None  # missing, unreadable, corrupt or foreign: start afresh
+        if not isinstance(loaded, CacheFile) or loaded.format != FORMAT or loaded.toollint_key != self._key \
+                or loaded.cwd != self.cwd:
+            return None
+        return loaded
+
+    def settings_key(self, settings: Settings) -> str:
+        known = self._settings_keys.get(id(settings))
+        if known is None:
+            known = self._settings_keys[id(settings)] = (settings, settings_key(settings))
+        return known[1]
+
+    def holds(self, shown: str) -> bool:
+        """Whether the cache has an entry for this path at all (before the file is read for its digest)."""
+        return shown in self.file.entries
+
+    def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None:
+        """The cached result of this file, when nothing it was computed from has changed."""
+        entry = self.file.entries.get(shown)
+        if entry is None or entry.module_name != module_name or entry.settings_key != self.settings_key(settings) \
+                or entry.digest != digest(data) or not all(self._unchanged(dep) for dep in entry.reached):
+            return None
+        self.hits += 1
+        return entry.result
+
+    def _unchanged(self, dependency: Dependency) -> bool:
+        path, was = dependency
+        if path not in self._current:
+            try:
+                with open(path, "rb") as fh:
+                    self._current[path] = digest(fh.read())
+            except OSError:
+                self._current[path] = None
+        return self._current[path] == was
+
+    def store(self, result: FileResult, settings: Settings) -> None:
+        """Keep a freshly computed result (not one that could not be read or crashed an internal step)."""
+        if result.digest is None or any(f.code == "TL904" for f in result.findings):
+            return
+        self.file.entries[result.path] = Entry(self.settings_key(settings), result.digest, result.module_name,
+                                               result.reached, result)
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the cache file whole (atomically) when anything changed; a cache that cannot be written
+        costs the next run its speed, never this run its result."""
+        if not self.changed:
+            return
+        names = registry.loaded_names()
+        if names is not None:
+            self.file.rule_names = names
+        self.file.entries = {path: entry for path, entry in self.file.entries.items() if os.path.exists(path)}
+        try:
+            _ensure_directory(self.directory)
+            temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            with open(temp, "wb") as fh:
+                pickle.dump(self.file, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temp, self.path)
+        except OSError:
+            return
+        self.changed = False
+
+
+def _ensure_directory(directory: Path) -> None:
+    """The cache folder, ignoring itself in git and tagged as a cache for backup tools."""
+    if (directory / ".gitignore").is_file():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "CACHEDIR.TAG").write_text(_CACHEDIR_TAG, encoding="utf-8")
+    (directory / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
+
+
+def settings_key(settings: Settings) -> str:
+    """Every setting a file's result may depend on (where the cache lives is not one of them)."""
+    return hashlib.sha256(repr(dataclasses.replace(settings, cache_dir=None)).encode()).hexdigest()
+
+
+_TOOLLINT_KEY: list[str] = []
+
+
+def toollint_key() -> str:
+    """This toollint: its version, each of its source files' size and mtime (so that an edited rule is
+    a new toollint in a development checkout), and the profile plugins installed beside it."""
+    if not _TOOLLINT_KEY:
+        h = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
+        for root in _source_roots():
+            for directory, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".json")):
+                        st = os.stat(os.path.join(directory, name))
+                        h.update(f"{os.path.relpath(os.path.join(directory, name), root)}\0{st.st_mtime_ns}\0"
+                                 f"{st.st_size}\0".encode())
+        for plugin in declaring_distributions():  # third-party profiles: their discovery patterns
+            h.update(f"plugin\0{plugin}\0".encode())
+        _TOOLLINT_KEY.append(h.hexdigest())
+    return _TOOLLINT_KEY[0]
+
+
+def _source_roots() -> list[str]:
+    """toollint's package folder and its rules folder (mapped into the namespace from `rules/`)."""
+    import importlib.util
+
+    package = os.path.dirname(os.path.abspath(sys.modules["toollint"].__file__ or ""))
+    roots = [package]
+    spec = importlib.util.find_spec("toollint.rules")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if not os.path.abspath(location).startswith(package + os.sep):
+            roots.append(os.path.abspath(location))
+    return roots
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Rebuilds only the plain data a result is made of (findings, evidence, facts, the syntax trees
+    evidence carries) and containers: no class whose construction does anything (a host process, a
+    file write) can be named by a planted file."""
+
+    _BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "complex", "slice", "bytes",
+                           "bytearray", "str", "int", "float", "bool", "Ellipsis"})
+    _DATA_MODULES = frozenset({"toollint.model", "toollint.evidence", "toollint.facts", "toollint.engine",
+                               "toollint.cache", "ast", "_ast"})
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module == "builtins" and name in self._BUILTINS) or module in self._DATA_MODULES:
+            found = super().find_class(module, name)
+            if isinstance(found, type) and (module != "toollint.engine" or name in ("FileResult", "RunResult")):
+                return found
+        raise pickle.UnpicklingError(f"the cache may not rebuild {module}.{name}")
+
+
+def read_cache_file(path: Path) -> CacheFile | None:
+    """A cache file as the unpickler reads it (for tests and `bench/speed.py`)."""
+    try:
+        return _SafeUnpickler(io.BytesIO(path.read_bytes())).load()  # type: ignore[no-any-return]
+    except (OSError, pickle.UnpicklingError):
+        return None

@@ -1,0 +1,141 @@
+"""The modules of the linted tree as one process reads them: each file parsed once, and which other
+files each module's analysis reached.
+
+Two things live here because both the engine and the analysis need them and neither may import the
+other's internals:
+
+- `parse_file`: a file read from disk and parsed once per process while its content is unchanged
+  (the analysis follows helpers and base classes into other modules; the engine may lint one of
+  them afterwards and takes the same tree). Keyed by path, checked by size and mtime.
+- `Reach`: which files a module's analysis looked at, and what each held (its content digest, or
+  None for a file looked for and not found). The analysis records an edge each time it follows an
+  import (`record`); `Reach.closure(path)` is everything a linted file's facts may rest on, followed
+  transitively, so memos shared between files (a helper summarised for one file and reused for the
+  next) are covered too. The cache (`toollint.cache`) keys a file's result by this closure, so a
+  result is never reused after a helper it read changed, appeared or disappeared.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+
+MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
+MAX_PARSED = 512  # trees kept per process (an LRU): the helpers a tree's tools share stay parsed
+
+# One dependency of a module: a path and the digest of its content when it was read (None: absent).
+Dependency = tuple[str, "str | None"]
+
+
+def digest(data: bytes | str) -> str:
+    """What a file's content is identified by (cache keys, `--fix`'s check that a file did not change)."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    path: str
+    digest: str
+    tree: ast.Module | None  # None: too large, or not valid Python
+
+
+_PARSED: OrderedDict[str, tuple[tuple[int, int], ParsedFile]] = OrderedDict()
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def parse_file(path: str) -> ParsedFile | None:
+    """The file at `path` parsed (once per process while unchanged); None when it cannot be read."""
+    stamp = _stamp(path)
+    if stamp is None:
+        return None
+    known = _PARSED.get(path)
+    if known is not None and known[0] == stamp:
+        _PARSED.move_to_end(path)
+        return known[1]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    tree: ast.Module | None = None
+    if len(data) <= MAX_MODULE_BYTES:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(data, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+    parsed = ParsedFile(path, digest(data), tree)
+    remember(path, stamp, parsed)
+    return parsed
+
+
+def cached_parse(path: str, data: bytes) -> ast.Module | None:
+    """A tree this process already parsed from exactly these bytes (the engine asks before parsing)."""
+    known = _PARSED.get(path)
+    if known is not None and known[1].tree is not None and known[1].digest == digest(data):
+        return known[1].tree
+    return None
+
+
+def remember(path: str, stamp: tuple[int, int], parsed: ParsedFile) -> None:
+    _PARSED[path] = (stamp, parsed)
+    _PARSED.move_to_end(path)
+    while len(_PARSED) > MAX_PARSED:
+        _PARSED.popitem(last=False)
+
+
+class Reach:
+    """The files each module's analysis looked at: edges from an importer's path to a file read (with
+    its digest) or looked for and not found."""
+
+    def __init__(self) -> None:
+        self.edges: dict[str, dict[str, str | None]] = {}
+
+    def record(self, importer: str, path: str, content_digest: str | None) -> None:
+        if importer and path != importer:
+            self.edges.setdefault(importer, {})[path] = content_digest
+
+    def closure(self, path: str) -> tuple[Dependency, ...]:
+        """Every file `path`'s analysis may rest on, transitively, sorted; () when it followed nothing."""
+        direct = self.edges.get(path)
+        if not direct:
+            return ()
+        out: dict[str, str | None] = {}
+        stack = [path]
+        seen = {path}
+        while stack:
+            for dep, dep_digest in self.edges.get(stack.pop(), {}).items():
+                if dep not in out and dep != path:
+                    out[dep] = dep_digest
+                if dep not in seen and dep_digest is not None:
+                    seen.add(dep)
+                    stack.append(dep)
+        return tuple(sorted(out.items()))
+
+
+REACH = Reach()  # this process's
+
+
+def record_read(importer: str, path: str) -> None:
+    """The analysis of `importer` read `path` (parsed through `parse_file`)."""
+    known = _PARSED.get(path)
+    REACH.record(importer, path, known[1].digest if known is not None else None)
+
+
+def record_absent(importer: str, paths: tuple[str, ...]) -> None:
+    """The analysis of `importer` looked for these files and found none (a new one would change it)."""
+    for path in paths:
+        REACH.record(importer, path, None)
