@@ -60,7 +60,9 @@ def ensure_venv(name: str, requirements: Sequence[str], *, no_deps: bool = False
         check=False,
     )
     if proc.returncode != 0:
-        raise VenvError(f"could not install {' '.join(requirements)} into {root}:\n{proc.stdout}\n{proc.stderr}")
+        raise VenvError(
+            f"could not install {' '.join(requirements)} into {root}:\n{proc.stdout}\n{proc.stderr}"
+        )
     marker.write_text(wanted)
     return py
 
@@ -119,7 +121,9 @@ def find_python312() -> Path:
     on_path = shutil.which("python3.12")
     if on_path:
         return Path(on_path)
-    raise Unavailable("no Python 3.12 for tau2-bench (none under `pyenv root`/versions/3.12.*; set TOOLLINT_PYTHON312)")
+    raise Unavailable(
+        "no Python 3.12 for tau2-bench (none under `pyenv root`/versions/3.12.*; set TOOLLINT_PYTHON312)"
+    )
 
 
 def tau2_requirements(root: Path, extras: Sequence[str] = ()) -> list[str]:
@@ -127,7 +131,9 @@ def tau2_requirements(root: Path, extras: Sequence[str] = ()) -> list[str]:
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     reqs = list(project.get("dependencies") or [])
     for extra in extras:
-        reqs += [r for r in project.get("optional-dependencies", {}).get(extra, []) if not r.startswith("tau2")]
+        reqs += [
+            r for r in project.get("optional-dependencies", {}).get(extra, []) if not r.startswith("tau2")
+        ]
     return reqs
 
 
@@ -173,13 +179,19 @@ def ensure_tau2_venv(extras: Sequence[str] = ()) -> Path:
 INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv}
 # What a profile's run lints, for a benchmark checked out rather than installed: its adapter is told the
 # checkout from there (the profile's host_options), as `toollint check --confirm DIR` does.
-LINTED_TREES: dict[str, Callable[[], list[str]]] = {"tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]}
+LINTED_TREES: dict[str, Callable[[], list[str]]] = {
+    "tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]
+}
 
 
 def package_dir(python: Path, package: str) -> Path:
     """Where `package` is installed for that interpreter (nothing of it is imported here)."""
     out = subprocess.run(
-        [str(python), "-c", f"import importlib.util, os; print(os.path.dirname(importlib.util.find_spec({package!r}).origin))"],
+        [
+            str(python),
+            "-c",
+            f"import importlib.util, os; print(os.path.dirname(importlib.util.find_spec({package!r}).origin))",
+        ],
         capture_output=True,
         text=True,
         check=True,

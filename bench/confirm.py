@@ -70,11 +70,19 @@ def bench_profile(profile: Profile, python: str, jobs: int, repeat: int,
     for _ in range(max(1, repeat)):
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            run = run_confirm(contracts, settings, python=python, witness_dir=Path(tmp) / "w", profile=profile,
-                              linted=linted or ())
+            run = run_confirm(
+                contracts,
+                settings,
+                python=python,
+                witness_dir=Path(tmp) / "w",
+                profile=profile,
+                linted=linted or (),
+            )
             times.append(time.perf_counter() - start)
     wall = times[-1]
-    print(f"  contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} variants")
+    print(
+        f"  contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} variants"
+    )
     by_variant: dict[str, Counter[str]] = {}
     for r in run.reports:
         c = by_variant.setdefault(str(r.hello.get("variant")), Counter())
@@ -137,7 +145,9 @@ class InProcess:
         pass
 
 
-def sandbox_overhead(profile: Profile, python: str, jobs: int, repeat: int, linted: list[str] | None = None) -> None:
+def sandbox_overhead(
+    profile: Profile, python: str, jobs: int, repeat: int, linted: list[str] | None = None
+) -> None:
     """The same --confirm-all, sandboxed and in-process runs alternating, best of `repeat` each."""
     contracts, _ = load_contracts([profile.contracts_dir] if profile.contracts_dir else [])
     settings = Settings(confirm={"jobs": jobs} if jobs else {}, benchmark=profile.name)
@@ -171,8 +181,11 @@ def main() -> int:
                         help="the interpreter of a profile's benchmark venv")
     parser.add_argument("--jobs", type=int, default=0, help="variants checked side by side (0: one per CPU)")
     parser.add_argument("--repeat", type=int, default=1, help="runs to time (the best is reported too)")
-    parser.add_argument("--sandbox-overhead", action="store_true",
-                        help="also time each profile with predicates evaluated in-process, and print the ratio")
+    parser.add_argument(
+        "--sandbox-overhead",
+        action="store_true",
+        help="also time each profile with predicates evaluated in-process, and print the ratio",
+    )
     args = parser.parse_args()
     given = _interpreters(args.python)
     profiles = [get_profile(n) for n in args.profile] or [

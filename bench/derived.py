@@ -80,10 +80,14 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {
             "rows": [r.__dict__ for r in self.rows],
-            "library_confirmed": len(self.library_confirmed), "derived_confirms_of_those": len(self.derived_also),
-            "refuted": [r.key for r in self.refuted], "derived_only": [r.key for r in self.derived_only],
-            "library_s": round(self.library_s, 2), "derived_s": round(self.derived_s, 2),
-            "library_clause_rows": self.library_rows, "derived_clause_rows": self.derived_rows,
+            "library_confirmed": len(self.library_confirmed),
+            "derived_confirms_of_those": len(self.derived_also),
+            "refuted": [r.key for r in self.refuted],
+            "derived_only": [r.key for r in self.derived_only],
+            "library_s": round(self.library_s, 2),
+            "derived_s": round(self.derived_s, 2),
+            "library_clause_rows": self.library_rows,
+            "derived_clause_rows": self.derived_rows,
             "confirmed": self.confirmed,
         }
 
@@ -99,8 +103,15 @@ def _lint(paths: list[Path]) -> list[Finding]:
 def _run(findings: list[Finding], python: Path, linted: list[str], work: Path, *, derived: bool
          ) -> tuple[list[Finding], ConfirmRun, float]:
     start = time.perf_counter()
-    found, run = confirm(findings, Settings(), python=str(python), linted=linted, witness_dir=work / "witnesses",
-                         bundled=not derived, derive=derived)
+    found, run = confirm(
+        findings,
+        Settings(),
+        python=str(python),
+        linted=linted,
+        witness_dir=work / "witnesses",
+        bundled=not derived,
+        derive=derived,
+    )
     return found, run, time.perf_counter() - start
 
 
@@ -165,10 +176,14 @@ def print_comparison(title: str, c: Comparison) -> None:
           + "".join(f"\n  {r.key}: {r.detail[:120]}" for r in c.refuted))
     print(f"confirmed by the derived oracles only: {len(c.derived_only)}"
           + "".join(f"\n  {r.key} (library: {r.library})" for r in c.derived_only))
-    print(f"TL2xx findings: library {len(c.confirmed.get('library', []))}, derived {len(c.confirmed.get('derived', []))}")
+    print(
+        f"TL2xx findings: library {len(c.confirmed.get('library', []))}, derived {len(c.confirmed.get('derived', []))}"
+    )
     print(f"clause rows: library {c.library_rows}; derived {c.derived_rows}")
     ratio = c.derived_s / c.library_s if c.library_s else float("nan")
-    print(f"wall time, same run: library {c.library_s:.1f} s, derived {c.derived_s:.1f} s (derived/library {ratio:.2f}x)")
+    print(
+        f"wall time, same run: library {c.library_s:.1f} s, derived {c.derived_s:.1f} s (derived/library {ratio:.2f}x)"
+    )
 
 
 MINIBANK = HERE.parent / "tests" / "fixtures" / "mutation" / "minibank"
@@ -223,11 +238,15 @@ def print_mutation(data: dict[str, Any]) -> None:
             subjects[f"{bench} (all {len(tables)} modules)"] = _summed(tables)
     for subject, table in subjects.items():
         print(f"\n=== mutation arm, {subject}: dynamic kills per class (static kills apart) ===")
-        print(f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   {'flagged':>7} {'derived of flagged':>18}")
+        print(
+            f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   {'flagged':>7} {'derived of flagged':>18}"
+        )
         for cls, row in [*sorted(table["classes"].items()), ("all", table)]:
             print(f"{cls:<26} {row['mutants']:>7} {row['authored']:>9} {row['derived']:>8}   "
                   f"{row['flagged']:>7} {row['derived_of_flagged']:>18}")
-        print("(flagged: a static rule reports a finding the original lacks, the ground a derived oracle needs)")
+        print(
+            "(flagged: a static rule reports a finding the original lacks, the ground a derived oracle needs)"
+        )
         print(f"negative controls flagged: authored {table['controls']['authored']}, "
               f"derived {table['controls']['derived']} (of {table['controls']['count']})")
         print(f"wall time: authored {table['authored_s']:.1f} s, derived {table['derived_s']:.1f} s")
@@ -237,7 +256,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tau2", action="store_true", help="also tau2-bench with no contract anywhere")
     p.add_argument("--mutation", action="store_true", help="also the mutation arm, derived beside authored")
-    p.add_argument("--agentdojo-mutants", action="store_true", help="with --mutation: AgentDojo's tool modules too")
+    p.add_argument(
+        "--agentdojo-mutants", action="store_true", help="with --mutation: AgentDojo's tool modules too"
+    )
     p.add_argument("--budget", type=int, default=None, help="mutants per AgentDojo module (default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-agentdojo", action="store_true")

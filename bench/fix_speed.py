@@ -83,7 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50,100,200,400")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--old-up-to", type=int, default=200, help="largest N to time the old way on (it is quadratic)")
+    parser.add_argument(
+        "--old-up-to", type=int, default=200, help="largest N to time the old way on (it is quadratic)"
+    )
     args = parser.parse_args()
     print(f"{'guards':>7} {'new s':>8} {'old s':>8} {'old/new':>8}")
     for n in (int(x) for x in args.sizes.split(",")):

@@ -91,7 +91,9 @@ def main() -> int:
 
     adapter = get_profile("agentdojo").adapter
     old, names_old = median_seconds(old_registered, args.repeat)
-    new, names_new = median_seconds(lambda: evaluate(python, "registered_tools('v1')", module=adapter), args.repeat)
+    new, names_new = median_seconds(
+        lambda: evaluate(python, "registered_tools('v1')", module=adapter), args.repeat
+    )
     assert names_old == names_new, "the two ways disagree on the registered tools"
     row(f"AgentDojo's registered tools ({len(names_new)})", old, new)  # type: ignore[arg-type]
     return 0

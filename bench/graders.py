@@ -64,7 +64,9 @@ class Graded:
     name: str
     graders: list[tuple[str, GraderFact]]  # (file, fact)
     tl401: list[tuple[str, int, str]]  # (file, line, grader)
-    smells: list[tuple[str, str, int, str]] = field(default_factory=list)  # TL402-TL405: (code, file, line, grader)
+    smells: list[tuple[str, str, int, str]] = field(
+        default_factory=list
+    )  # TL402-TL405: (code, file, line, grader)
 
     def by_basis(self) -> Counter[str]:
         return Counter(fact.basis for _, fact in self.graders)
@@ -81,7 +83,9 @@ def graded(name: str, target: Path, configured: list[str] | None = None) -> Grad
 
 def inspect_evals_dir() -> Path:
     """The installed `inspect_evals` package (its own files only: read, never run)."""
-    return _installed(ensure_venv("venv-graders-inspect-evals", [INSPECT_EVALS], no_deps=True), "inspect_evals")
+    return _installed(
+        ensure_venv("venv-graders-inspect-evals", [INSPECT_EVALS], no_deps=True), "inspect_evals"
+    )
 
 
 def bfcl_dir() -> Path:
@@ -130,12 +134,20 @@ def corpus() -> tuple[list[Benchmark], list[str]]:
     else:
         missing.append(f"tau2-bench: no snapshot at {tau2}")
     try:
-        out.append((f"inspect-evals {INSPECT_EVALS.split('==')[1]} tau2 port", inspect_evals_dir() / "tau2", None,
-                    None))
+        out.append(
+            (
+                f"inspect-evals {INSPECT_EVALS.split('==')[1]} tau2 port",
+                inspect_evals_dir() / "tau2",
+                None,
+                None,
+            )
+        )
     except (VenvError, OSError) as exc:
         missing.append(f"inspect-evals: {str(exc).splitlines()[0]}")
     try:
-        out.append((f"BFCL {BFCL.split('==')[1]} (configured)", bfcl_dir() / "eval_checker", None, BFCL_GRADERS))
+        out.append(
+            (f"BFCL {BFCL.split('==')[1]} (configured)", bfcl_dir() / "eval_checker", None, BFCL_GRADERS)
+        )
     except (VenvError, OSError) as exc:
         missing.append(f"BFCL: {str(exc).splitlines()[0]}")
     return out, missing
@@ -154,8 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, target, med, configured in benchmarks:
         g = graded(name, target, configured)
         counts = g.by_basis()
-        print(f"{name:<40} {len(g.graders):>8} " + " ".join(f"{counts[b]:>15}" for b in BASES) + f" {len(g.tl401):>6}")
-        silent = [f for _, f in g.graders if f.basis == "reads_state" and any(t[2] == f.qualname for t in g.tl401)]
+        print(
+            f"{name:<40} {len(g.graders):>8} "
+            + " ".join(f"{counts[b]:>15}" for b in BASES)
+            + f" {len(g.tl401):>6}"
+        )
+        silent = [
+            f for _, f in g.graders if f.basis == "reads_state" and any(t[2] == f.qualname for t in g.tl401)
+        ]
         read_back = sum(1 for _, f in g.graders if f.basis == "reads_state" and f.credits_write)
         print(f"    graders that read state: {counts['reads_state']}, of them with a TL401: {len(silent)}; "
               f"crediting a write the record claims and reading it back (silent): {read_back}")
@@ -172,16 +190,20 @@ def main(argv: list[str] | None = None) -> int:
         if med is not None:
             split = medagentbench_cases(med, g.graders)
             cls, total = split["class"], split["total"]
-            print(f"    MedAgentBench cases (refsol.py is a post-pin fork file, see MANIFEST.md): {total['cases']} in "
-                  f"test_data_v2.json, {total['unmatched']} without a grader")
+            print(
+                f"    MedAgentBench cases (refsol.py is a post-pin fork file, see MANIFEST.md): {total['cases']} in "
+                f"test_data_v2.json, {total['unmatched']} without a grader"
+            )
             print("      " + ", ".join(f"{q}: {n}" for q, n in sorted(split["grader"].items(),
                                                                          key=lambda kv: int(kv[0][4:]))))
             action = sum(n for k, n in cls.items() if k != "query")
             print(f"      query cases (no write credited): {cls['query']}  [paper: {PAPER['query']}]")
-            print(f"      action cases: {action}: graded from the record unconditionally {cls['reads_record']} "
-                  f"[paper: {PAPER['reads_record']}], gated on live state but grading the write from the record "
-                  f"{cls['gated_on_state']} [paper: {PAPER['gated_on_state']}], reading the write back from FHIR "
-                  f"state {cls['reads_state']} [paper: {PAPER['reads_state']}]")
+            print(
+                f"      action cases: {action}: graded from the record unconditionally {cls['reads_record']} "
+                f"[paper: {PAPER['reads_record']}], gated on live state but grading the write from the record "
+                f"{cls['gated_on_state']} [paper: {PAPER['gated_on_state']}], reading the write back from FHIR "
+                f"state {cls['reads_state']} [paper: {PAPER['reads_state']}]"
+            )
     return 0
 
 

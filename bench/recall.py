@@ -104,7 +104,9 @@ def corpus() -> tuple[list[CodeBase], list[str]]:
     except (VenvError, OSError) as exc:
         missing.append(f"agentdojo: {str(exc).splitlines()[0]}")
     try:
-        py = ensure_venv("venv-recall-corpus", [f"{n}=={v}" for n, v in sorted(PACKAGES.items())], no_deps=True)
+        py = ensure_venv(
+            "venv-recall-corpus", [f"{n}=={v}" for n, v in sorted(PACKAGES.items())], no_deps=True
+        )
         for dist, module, sub in (
             ("mcp-server-git", "mcp_server_git", ""), ("mcp-server-time", "mcp_server_time", ""),
             ("mcp-server-fetch", "mcp_server_fetch", ""), ("mcp-server-sqlite", "mcp_server_sqlite", ""),
@@ -168,8 +170,11 @@ def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjud
     print(header)
     print("-" * len(header))
     for base in bases:
-        result = lint_paths([str(t) for t in base.targets], Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders),
-                                                                     confidence=confidence), jobs=1)
+        result = lint_paths(
+            [str(t) for t in base.targets],
+            Settings(select=["TL1", "TL4", "TL9"], graders=list(base.graders), confidence=confidence),
+            jobs=1,
+        )
         tools = sum(len(r.tools or []) for r in result.files)
         writers = sum(len(r.writers) for r in result.files)
         cells = []
@@ -183,11 +188,15 @@ def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjud
                 if show_findings or (show_unjudged and verdict == "unjudged"):
                     print(f"    {verdict:>8}  {key}  ({Path(f.path).name}:{f.line}) {f.message[:140]}")
             if tally:
-                cells.append(f"{code} {sum(tally.values())} ({tally['true']}/{tally['arguable']}/{tally['false']}"
-                             f"/{tally['unjudged']})")
+                cells.append(
+                    f"{code} {sum(tally.values())} ({tally['true']}/{tally['arguable']}/{tally['false']}"
+                    f"/{tally['unjudged']})"
+                )
         errors = sum(1 for r in result.files for f in r.reported if f.code in ("TL904", "TL905"))
         note = f"  [{errors} TL904/TL905]" if errors else ""
-        print(f"{base.name:<28} {len(result.files):>6} {tools:>6} {writers:>8}  {', '.join(cells) or '-'}{note}")
+        print(
+            f"{base.name:<28} {len(result.files):>6} {tools:>6} {writers:>8}  {', '.join(cells) or '-'}{note}"
+        )
     return per_rule
 
 
@@ -202,8 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-findings", action="store_true", help="list every finding with its judgement")
     parser.add_argument("--confidence", choices=("low", "medium", "high"), default="medium",
                         help="the least confidence of the findings counted (default: toollint's own default)")
-    parser.add_argument("--record-before", action="store_true",
-                        help=f"write the per-rule tallies to {BEFORE.name} (the figures later runs are printed beside)")
+    parser.add_argument(
+        "--record-before",
+        action="store_true",
+        help=f"write the per-rule tallies to {BEFORE.name} (the figures later runs are printed beside)",
+    )
     args = parser.parse_args(argv)
     judgements = json.loads(JUDGEMENTS.read_text()) if JUDGEMENTS.is_file() else {}
     bases, missing = corpus()
@@ -213,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         bases = [b for b in bases if args.only.lower() in b.name.lower()]
     per_rule = run(bases, judgements, args.show_unjudged, args.show_findings, args.confidence)
     if args.record_before:
-        BEFORE.write_text(json.dumps({c: dict(t) for c, t in per_rule.items()}, indent=1, sort_keys=True) + "\n")
+        BEFORE.write_text(
+            json.dumps({c: dict(t) for c, t in per_rule.items()}, indent=1, sort_keys=True) + "\n"
+        )
     before = {c: Counter(t) for c, t in json.loads(BEFORE.read_text()).items()} if BEFORE.is_file() else {}
     print("\nper rule: precision = (true + arguable) / judged; true share = true / judged (target 90%)")
     print(f"  {'rule':<6} {'now: findings t/a/f/u':>24} {'precision':>9} {'true share':>10}   "

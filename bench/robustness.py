@@ -79,19 +79,24 @@ print(json.dumps({
 
 
 def sweep(label: str, root: Path, jobs: int) -> None:
-    proc = subprocess.run([sys.executable, "-c", DRIVER, str(root), str(jobs)], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(root), str(jobs)], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         print(f"{label}: the sweep failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
         return
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     engine = data["engine"]
-    codes = ", ".join(f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904", "TL906"))
+    codes = ", ".join(
+        f"{code} {engine.get(code, 0)}" for code in ("TL901", "TL902", "TL903", "TL904", "TL906")
+    )
     workers = f", workers {data['rss_workers_mib']:.0f} MiB" if jobs > 1 else ""
-    print(f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
-          f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
-          f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); internal errors: {engine.get('TL904', 0)}; "
-          f"{data['findings']} findings in all")
+    print(
+        f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
+        f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
+        f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); internal errors: {engine.get('TL904', 0)}; "
+        f"{data['findings']} findings in all"
+    )
     for line in data["internal"]:
         print(f"  TL904 {line}")
 
@@ -195,8 +200,10 @@ def protocol_figures() -> None:
     for megabytes in (1, 10, 100):
         new = _timed_read(megabytes, linear=True)
         old = _timed_read(megabytes, linear=False)  # 100 MB takes about a minute this way
-        print(f"  {megabytes:3d} MB: reader {new:6.2f} s ({new / megabytes * 1000:5.1f} ms/MB), the old reader "
-              f"{old:6.2f} s ({old / megabytes * 1000:6.1f} ms/MB): {old / new:5.1f}x")
+        print(
+            f"  {megabytes:3d} MB: reader {new:6.2f} s ({new / megabytes * 1000:5.1f} ms/MB), the old reader "
+            f"{old:6.2f} s ({old / megabytes * 1000:6.1f} ms/MB): {old / new:5.1f}x"
+        )
     from toollint.dynamic.host import proctree
 
     processes = sum(1 for name in os.listdir("/proc") if name.isdigit()) if os.path.isdir("/proc") else 0
@@ -219,7 +226,11 @@ def bindings_figures() -> None:
     from toollint.contracts.host.predicate import compile_predicate
 
     def state(n: int) -> dict[str, object]:
-        return {"accounts": [{"id": f"A{i}", "owner_id": i, "balance": float(i), "status": "open"} for i in range(n)]}
+        return {
+            "accounts": [
+                {"id": f"A{i}", "owner_id": i, "balance": float(i), "status": "open"} for i in range(n)
+            ]
+        }
 
     import gc
 
@@ -240,15 +251,19 @@ def bindings_figures() -> None:
         totals = [totals[0] + seconds[0], totals[1] + seconds[1]]
         print(f"  {source[:60]:60s} 1,000: {seconds[0] * 1000:7.1f} ms  10,000: {seconds[1] * 1000:7.1f} ms  "
               f"{seconds[1] / max(seconds[0], 1e-9):5.1f}x")
-    print(f"  {'all three':60s} 1,000: {totals[0] * 1000:7.1f} ms  10,000: {totals[1] * 1000:7.1f} ms  "
-          f"{totals[1] / max(totals[0], 1e-9):5.1f}x (a by() is a fraction of a ms: its ratio is cache, not scans)")
+    print(
+        f"  {'all three':60s} 1,000: {totals[0] * 1000:7.1f} ms  10,000: {totals[1] * 1000:7.1f} ms  "
+        f"{totals[1] / max(totals[0], 1e-9):5.1f}x (a by() is a fraction of a ms: its ratio is cache, not scans)"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", help="more corpora to sweep")
     parser.add_argument("--jobs", type=int, default=2, help="lint processes per corpus (default 2)")
-    parser.add_argument("--skip-agentdojo", action="store_true", help="do not create or use the AgentDojo venv")
+    parser.add_argument(
+        "--skip-agentdojo", action="store_true", help="do not create or use the AgentDojo venv"
+    )
     parser.add_argument("--skip-sweep", action="store_true", help="print the protocol figures only")
     parser.add_argument("--large-file", type=int, default=50, metavar="MB",
                         help="size of the generated file linted after the sweep (default 50; 0: none)")

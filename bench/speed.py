@@ -127,7 +127,12 @@ def linters(skip_venvs: bool) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     if not skip_venvs:
         try:
-            found["flake8"] = [str(ensure_venv("venv-bench-flake8", ["flake8"])), "-m", "flake8", "--isolated"]
+            found["flake8"] = [
+                str(ensure_venv("venv-bench-flake8", ["flake8"])),
+                "-m",
+                "flake8",
+                "--isolated",
+            ]
             bugbear = ensure_venv("venv-bench-flake8-bugbear", ["flake8", "flake8-bugbear"])
             found["flake8 + bugbear"] = [str(bugbear), "-m", "flake8", "--isolated"]
         except VenvError as exc:
@@ -218,7 +223,9 @@ def flake8_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agentdojo", type=Path, help="an installed agentdojo package directory")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-venvs", action="store_true", help="no flake8 venvs (offline)")
-    parser.add_argument("--before-python", help="an interpreter with an older toollint, measured beside this one")
+    parser.add_argument(
+        "--before-python", help="an interpreter with an older toollint, measured beside this one"
+    )
     args = parser.parse_args(argv)
     agentdojo = args.agentdojo
     if agentdojo is None:
@@ -248,10 +255,16 @@ def flake8_main(argv: list[str] | None = None) -> int:
         report(rows)
         start = time.perf_counter()
         out = subprocess.run(
-            [*toollint(1), "--output-format", "json", str(single)], capture_output=True, text=True, check=False, env=ENV
+            [*toollint(1), "--output-format", "json", str(single)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=ENV,
         )
         findings = json.loads(out.stdout or "[]")
-        print(f"(toollint reports {len(findings)} findings on it; one run {time.perf_counter() - start:.3f} s)")
+        print(
+            f"(toollint reports {len(findings)} findings on it; one run {time.perf_counter() - start:.3f} s)"
+        )
     return 0
 
 
@@ -276,7 +289,11 @@ def trees(which: list[str]) -> list[tuple[str, Path]]:
         out.append(("tau2-bench src/", SHARED / "benchmarks" / "tau2-bench" / "src"))
     if "corpus" in which:
         corpus = SHARED / "corpus"
-        out += [(f"corpus/{d.name}", d) for d in sorted(corpus.iterdir()) if d.is_dir()] if corpus.is_dir() else []
+        out += (
+            [(f"corpus/{d.name}", d) for d in sorted(corpus.iterdir()) if d.is_dir()]
+            if corpus.is_dir()
+            else []
+        )
     if "stdlib" in which:
         out.append((f"stdlib {sys.version.split()[0]}", Path(sysconfig.get_paths()["stdlib"])))
     return [(name, path) for name, path in out if path.is_dir()]
@@ -293,7 +310,9 @@ def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
     return statistics.median(getattr(r, a)[index] / getattr(r, b)[index] for r in rounds)
 
 
-def compare_with_ruff(name: str, tree: Path, ruff: list[str], runs: int, jobs: int, cache_dir: Path) -> list[str]:
+def compare_with_ruff(
+    name: str, tree: Path, ruff: list[str], runs: int, jobs: int, cache_dir: Path
+) -> list[str]:
     from toollint.files import collect_files
     from toollint.settings import Settings
 

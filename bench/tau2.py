@@ -115,20 +115,42 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
             "F3", "cancel_reservation")
         of = f" (first {sample} tasks)" if sample else ""
         lines += [
-            _line(f"gold-action tasks calling refuel_data / reaching its trigger (of {gold.rows:,} replayed){of}",
-                  f"{gold.called:,} / {gold.reached}", "1,120 / 0"),
-            _line("  gold paths rewarded by tau2's evaluator, published / fixed",
-                  f"{gold.rewarded_published:,} / {gold.rewarded_fixed:,}", "-"),
+            _line(
+                f"gold-action tasks calling refuel_data / reaching its trigger (of {gold.rows:,} replayed){of}",
+                f"{gold.called:,} / {gold.reached}",
+                "1,120 / 0",
+            ),
+            _line(
+                "  gold paths rewarded by tau2's evaluator, published / fixed",
+                f"{gold.rewarded_published:,} / {gold.rewarded_fixed:,}",
+                "-",
+            ),
             _line("  gold paths whose verdict changes with the fix", f"{gold.verdict_changes}", "-"),
-            _line(f"C2, published grader, unpatched / patched rewarded (of {c2.rows:,})",
-                  f"{c2.rewarded_published:,} / {c2.rewarded_fixed}", "1,120 / 0 of 1,120"),
-            _line("C1 verdict changes / failing both arms", f"{c1.verdict_changes} / {c1.fails_both}", "312 / 808"),
-            _line(f"F3 constructed ({f3.built} of {f3.rows} built): verdict changes (whole-DB hash fails both arms)",
-                  f"{f3.verdict_changes} ({f3.fails_both} fail both)", "0"),
-            _line("F3 independent predicate (eff.seats_released) separates the arms",
-                  f"{f3.predicate_separates} of {f3.built}", "separates them"),
-            _line("C1/C2 independent predicate (pre.line_active) separates the arms",
-                  f"{c1.predicate_separates + c2.predicate_separates} of {c1.rows + c2.rows}", "-"),
+            _line(
+                f"C2, published grader, unpatched / patched rewarded (of {c2.rows:,})",
+                f"{c2.rewarded_published:,} / {c2.rewarded_fixed}",
+                "1,120 / 0 of 1,120",
+            ),
+            _line(
+                "C1 verdict changes / failing both arms",
+                f"{c1.verdict_changes} / {c1.fails_both}",
+                "312 / 808",
+            ),
+            _line(
+                f"F3 constructed ({f3.built} of {f3.rows} built): verdict changes (whole-DB hash fails both arms)",
+                f"{f3.verdict_changes} ({f3.fails_both} fail both)",
+                "0",
+            ),
+            _line(
+                "F3 independent predicate (eff.seats_released) separates the arms",
+                f"{f3.predicate_separates} of {f3.built}",
+                "separates them",
+            ),
+            _line(
+                "C1/C2 independent predicate (pre.line_active) separates the arms",
+                f"{c1.predicate_separates + c2.predicate_separates} of {c1.rows + c2.rows}",
+                "-",
+            ),
         ]
         gold_cancel = run.figures("gold", "cancel_reservation")
         lines.append(_line(f"airline gold tasks calling cancel_reservation / reaching eff.seats_released "
@@ -138,7 +160,12 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sample", type=int, default=None, help="paths on the first N telecom tasks calling refuel_data, N others and N airline tasks")
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="paths on the first N telecom tasks calling refuel_data, N others and N airline tasks",
+    )
     p.add_argument("--trace-only", action="store_true", help="the exposure figures only")
     p.add_argument("--json", type=Path)
     args = p.parse_args()

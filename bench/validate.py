@@ -61,11 +61,15 @@ def warm_vs_cold(driver: object, src: Path, python: str, registered: frozenset[s
         timings[mode] = result.elapsed_s
         data = report.to_json(result)
         outcomes[mode] = [(m["id"], m["killed"], m["dynamic"]) for m in data["mutation"]["mutants"]]
-        print(f"{mode}: {len(result.mutants)} mutants in {result.elapsed_s:.1f} s "
-              f"({len(result.mutants) / result.elapsed_s:.2f} mutants/s), load {_load():.1f}, hosts {result.host_starts}")
+        print(
+            f"{mode}: {len(result.mutants)} mutants in {result.elapsed_s:.1f} s "
+            f"({len(result.mutants) / result.elapsed_s:.2f} mutants/s), load {_load():.1f}, hosts {result.host_starts}"
+        )
     same = outcomes["warm"] == outcomes["cold"]
-    print(f"warm/cold wall time: {timings['warm'] / timings['cold']:.2f} (cold is {timings['cold'] / timings['warm']:.1f}x "
-          f"slower); outcomes identical: {same}")
+    print(
+        f"warm/cold wall time: {timings['warm'] / timings['cold']:.2f} (cold is {timings['cold'] / timings['warm']:.1f}x "
+        f"slower); outcomes identical: {same}"
+    )
     return {"seconds": timings, "same_outcomes": same}
 
 
@@ -82,8 +86,11 @@ def tau2_arm(budget: int | None, seed: int, cold: bool, jobs: int = 1) -> dict[s
     registered = tau2.registered_tools(str(python))
     result = run(tau2.subjects(checkout, str(python), registered=registered), seed=seed, budget=budget,
                  dynamic=True, warm=not cold, jobs=jobs)
-    return _section(f"tau2-bench tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {seed}, "
-                    f"{jobs} job(s), load {_load():.1f})", result)
+    return _section(
+        f"tau2-bench tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {seed}, "
+        f"{jobs} job(s), load {_load():.1f})",
+        result,
+    )
 
 
 def main() -> int:
@@ -92,7 +99,9 @@ def main() -> int:
     p.add_argument("--agentdojo-budget", type=int, default=None,
                    help="run AgentDojo's dynamic arm with this many mutants per module (0: all)")
     p.add_argument("--gold-replay", action="store_true", help="also replay AgentDojo's ground-truth calls")
-    p.add_argument("--constructed", action="store_true", help="also run constructed paths (AgentDojo banking)")
+    p.add_argument(
+        "--constructed", action="store_true", help="also run constructed paths (AgentDojo banking)"
+    )
     p.add_argument("--skip-mutation", action="store_true", help="skip the mutation arm")
     p.add_argument("--cold", action="store_true", help="start every host afresh (no fork server)")
     p.add_argument("--warm-vs-cold", type=int, default=None, metavar="N",
@@ -121,8 +130,15 @@ def main() -> int:
         out["agentdojo_dynamic"] = _section(
             f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed}, "
             f"{'cold' if args.cold else 'warm'} hosts, {args.jobs} job(s), load {_load():.1f})",
-            run(driver.subjects(src, str(python), registered=registered), seed=args.seed, budget=budget,
-                dynamic=True, warm=not args.cold, jobs=args.jobs))
+            run(
+                driver.subjects(src, str(python), registered=registered),
+                seed=args.seed,
+                budget=budget,
+                dynamic=True,
+                warm=not args.cold,
+                jobs=args.jobs,
+            ),
+        )
     if args.warm_vs_cold:
         out["warm_vs_cold"] = warm_vs_cold(driver, src, str(python), registered, args.warm_vs_cold, args.seed)
     if args.tau2_budget is not None:

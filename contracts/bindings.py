@@ -190,12 +190,18 @@ def _traced_one(obj: Any) -> Any:
     return items[0]
 
 
-def trace(predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | None, result: Any) -> list[Read]:
+def trace(
+    predicate: Predicate, pre: Any, post: Any, args: Mapping[str, Any] | None, result: Any
+) -> list[Read]:
     """Every state leaf the predicate read on this data, in evaluation order (a type error stops the
     evaluation; the reads made until then are returned)."""
     tracer = _Tracer()
     overrides = {
-        _R_ATTR: _traced_attr, _R_BY: _traced_by, "rows": _traced_rows, "get": _traced_get, "one": _traced_one,
+        _R_ATTR: _traced_attr,
+        _R_BY: _traced_by,
+        "rows": _traced_rows,
+        "get": _traced_get,
+        "one": _traced_one,
         "pre": _Traced(pre, "pre", (), tracer) if isinstance(pre, (dict, list)) else wrap(pre),
         "post": _Traced(post, "post", (), tracer) if isinstance(post, (dict, list)) else wrap(post),
     }

@@ -47,8 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--package-dir", action="append", default=[], metavar="NAME=DIR",
                        help="where a benchmark package's files are (repeatable)")
     for package in profile_packages():  # `--PACKAGE-src DIR`: the same, one flag per profile's package
-        check.add_argument(f"--{package}-src", dest="package_src", action=_PackageSrc, type=Path, metavar="DIR",
-                           default=[], help=f"same as --package-dir {package}=DIR")
+        check.add_argument(
+            f"--{package}-src",
+            dest="package_src",
+            action=_PackageSrc,
+            type=Path,
+            metavar="DIR",
+            default=[],
+            help=f"same as --package-dir {package}=DIR",
+        )
     check.add_argument("--python", metavar="PY",
                        help="the benchmark's interpreter: locates its package and gives the state schema")
     check.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
@@ -56,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for cmd in (check,):
         cfg = cmd.add_mutually_exclusive_group()
-        cfg.add_argument("--config", metavar="FILE", help="read [tool.toollint] (contract-dirs) from this file")
+        cfg.add_argument(
+            "--config", metavar="FILE", help="read [tool.toollint] (contract-dirs) from this file"
+        )
         cfg.add_argument("--isolated", action="store_true", help="ignore configuration files")
 
     listing = sub.add_parser("list", help="list contracts with their clause counts")
@@ -73,8 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="lint PATH and write, per flagged tool, the contract derived from its findings, "
                             "checked once through the benchmark's host (--python)")
     cfg = draft.add_mutually_exclusive_group()
-    cfg.add_argument("--config", metavar="FILE", help="with --from-findings: read [tool.toollint] from this file")
-    cfg.add_argument("--isolated", action="store_true", help="with --from-findings: ignore configuration files")
+    cfg.add_argument(
+        "--config", metavar="FILE", help="with --from-findings: read [tool.toollint] from this file"
+    )
+    cfg.add_argument(
+        "--isolated", action="store_true", help="with --from-findings: ignore configuration files"
+    )
     draft.add_argument("--src", action="append", type=Path, default=[], metavar="DIR",
                        help="dir holding the package (or the package dir itself)")
     draft.add_argument("--python", metavar="PY", help="find the package with this interpreter")
@@ -172,7 +185,9 @@ def _check(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextI
     return EXIT_FINDINGS if findings else EXIT_CLEAN
 
 
-def _report(findings: list[Finding], fmt: str, settings: Settings, out: TextIO, partial: bool = False) -> None:
+def _report(
+    findings: list[Finding], fmt: str, settings: Settings, out: TextIO, partial: bool = False
+) -> None:
     if fmt == "json":
         from toollint.reporters import Report
         from toollint.reporters.json_ import write_json
@@ -229,8 +244,11 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
             out.write(f"{row['tool']}  [{row['benchmark']}]  {kinds}  agent-visible={row['agent_visible']}/"
                       f"{row['counted']}" + (f"  drafts={row['drafts']}" if row["drafts"] else "") + "\n")
         out.writelines(f"{error}\n" for error in errors)
-        out.write(f"{len(rows)} contract{'s' if len(rows) != 1 else ''}"
-                  + (f", {len(errors)} not loadable (run `toollint contracts check`)" if errors else "") + "\n")
+        out.write(
+            f"{len(rows)} contract{'s' if len(rows) != 1 else ''}"
+            + (f", {len(errors)} not loadable (run `toollint contracts check`)" if errors else "")
+            + "\n"
+        )
     return EXIT_FINDINGS if errors else EXIT_CLEAN
 
 
@@ -241,7 +259,9 @@ def _draft(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_ERROR
         return _draft_from_findings(args, out, err)
     if not args.tool:
-        err.write("toollint contracts draft: give a TOOLREF (package.module:function) or --from-findings PATH\n")
+        err.write(
+            "toollint contracts draft: give a TOOLREF (package.module:function) or --from-findings PATH\n"
+        )
         return EXIT_ERROR
     from toollint.dynamic.protocol import SERVICES
 

@@ -22,7 +22,9 @@ from pathlib import Path
 from toollint.contracts.validator import SourceResolver, depends_of, normalize_space, tool_parameters
 
 FALSY_LEGAL_TYPES = {"int", "float", "bool", "complex", "Decimal"}
-SECTION = re.compile(r"^(Args|Arguments|Parameters|Checks|Raises|Returns|Return|Yields|Notes?|Examples?)\s*:\s*$")
+SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Checks|Raises|Returns|Return|Yields|Notes?|Examples?)\s*:\s*$"
+)
 PARAM = re.compile(r"^:param\s+(?:[\w\[\], |.]+\s+)?(\w+)\s*:\s*(.*)$")
 RAISES = re.compile(r"^:raises?\s+([\w.]+)\s*:\s*(.*)$")
 RETURNS = re.compile(r"^:returns?\s*:\s*(.*)$")
@@ -30,8 +32,9 @@ GOOGLE_ARG = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 ERROR_WORDS = re.compile(r"not found|error|fail|invalid|denied|unknown|\b40[0-9]\b", re.IGNORECASE)
 GOOGLE_RAISE = re.compile(r"^([A-Z]\w*(?:\.\w+)*)\s*:\s*(.+)$")
 # "Checks: Line status must be Active, Customer owns the line." / "Logic: ..." / "Warning: ..." on one line.
-INLINE_LABEL = re.compile(r"^(Checks?|Requires?|Preconditions?|Logic|Effects?|Warnings?|Notes?)\s*:\s*(\S.*)$",
-                          re.IGNORECASE)
+INLINE_LABEL = re.compile(
+    r"^(Checks?|Requires?|Preconditions?|Logic|Effects?|Warnings?|Notes?)\s*:\s*(\S.*)$", re.IGNORECASE
+)
 REQUIRES = re.compile(r"^Requires\s+(?!:)(.+)$")  # "Requires the line to be active."
 RAISES_IF = re.compile(r"^Raises\s+([A-Z]\w*(?:\.\w+)*)\s+(?:if|when)\s+(.+)$")  # "Raises ValueError if ..."
 # Where one condition ends and the next begins (see `split_conditions`).
@@ -115,7 +118,23 @@ def draft_contract(tool_ref: str, search: list[Path] | None = None, resolver: So
 
 def _slug(text: str, fallback: str) -> str:
     words = re.findall(r"[a-z0-9]+", text.lower())
-    stop = {"the", "a", "an", "of", "to", "is", "be", "in", "for", "and", "with", "given", "this", "that", "if"}
+    stop = {
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "is",
+        "be",
+        "in",
+        "for",
+        "and",
+        "with",
+        "given",
+        "this",
+        "that",
+        "if",
+    }
     kept = [w for w in words if w not in stop][:4]
     slug = "_".join(kept)
     if not slug or not slug[0].isalpha():
@@ -225,7 +244,9 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
         if section not in ("raise", "arg", "argument", "parameter") and (
                 (rif := RAISES_IF.match(text)) is not None):
             for k, part in enumerate(split_conditions(rif.group(2))):
-                add("pre", part, line, f"raises_{k}" if k else "raises", on_violation={"raises": rif.group(1)})
+                add(
+                    "pre", part, line, f"raises_{k}" if k else "raises", on_violation={"raises": rif.group(1)}
+                )
             continue
         item = text.lstrip("-*• ").strip()
         if section == "summary":
@@ -261,7 +282,9 @@ def _docstring_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
     return out
 
 
-def _param_doc_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> dict[str, tuple[int, str]]:
+def _param_doc_lines(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
+) -> dict[str, tuple[int, str]]:
     docs: dict[str, tuple[int, str]] = {}
     section = ""
     for line, text in _docstring_lines(fn, lines):
@@ -288,7 +311,9 @@ def falsy_legal(annotation: ast.expr | None) -> bool:
     return bool(names & FALSY_LEGAL_TYPES)
 
 
-def _arg_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], tree: ast.Module) -> list[DraftClause]:
+def _arg_clauses(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], tree: ast.Module
+) -> list[DraftClause]:
     docs = _param_doc_lines(fn, lines)
     out = []
     for name, arg in tool_parameters(fn, tree).items():
@@ -300,7 +325,9 @@ def _arg_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], t
             line = arg.lineno
             text = lines[line - 1][arg.col_offset: arg.end_col_offset].strip() or name
             kind = "signature"
-        out.append(DraftClause(f"arg.{name}_draft", line, text, kind, {"falsy_legal": legal}, predicate=False))
+        out.append(
+            DraftClause(f"arg.{name}_draft", line, text, kind, {"falsy_legal": legal}, predicate=False)
+        )
     return out
 
 
@@ -318,7 +345,9 @@ def _return_clauses(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
     return []
 
 
-def _adapter_hints(src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> dict[str, object]:
+def _adapter_hints(
+    src: ToolSource, fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
+) -> dict[str, object]:
     """The `adapter:` block: an adapter that exists (the profile's whose package the tool is in, else
     the generic `toolkit`), the profile's own hints (e.g. the variant registering the tool), and
     the injected state parameters."""

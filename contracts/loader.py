@@ -109,8 +109,13 @@ class _PositionLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(AliasEvent):
             event = self.peek_event()
-            raise ContractError("TL300", self.path, event.start_mark.line + 1,
-                                "YAML aliases (*name) are not supported in contracts", event.start_mark.column + 1)
+            raise ContractError(
+                "TL300",
+                self.path,
+                event.start_mark.line + 1,
+                "YAML aliases (*name) are not supported in contracts",
+                event.start_mark.column + 1,
+            )
         # PyYAML composes recursively: 100k nested brackets overflowed the stack (RecursionError) and
         # ended the whole run. Stop at a depth no contract needs, with the position.
         self.depth += 1
@@ -123,8 +128,13 @@ class _PositionLoader(yaml.SafeLoader):
         finally:
             self.depth -= 1
         if node is not None and getattr(node, "anchor", None):
-            raise ContractError("TL300", self.path, node.start_mark.line + 1,
-                                "YAML anchors (&name) are not supported in contracts", node.start_mark.column + 1)
+            raise ContractError(
+                "TL300",
+                self.path,
+                node.start_mark.line + 1,
+                "YAML anchors (&name) are not supported in contracts",
+                node.start_mark.column + 1,
+            )
         return node
 
     def construct_scalar(self, node: yaml.ScalarNode) -> Any:  # type: ignore[override]
@@ -136,8 +146,14 @@ class _PositionLoader(yaml.SafeLoader):
                 # A `"\udcff"` escape makes a lone surrogate: no character, so no output format (text,
                 # JSON, SARIF, a Python predicate) can carry it. Refuse it where it is written.
                 line, col = _scalar_content_pos(node, self.text_lines)
-                raise ContractError("TL300", self.path, line, f"the string holds {value[exc.start]!r}, an unpaired "
-                                    "surrogate escape, which is not a character", col) from None
+                raise ContractError(
+                    "TL300",
+                    self.path,
+                    line,
+                    f"the string holds {value[exc.start]!r}, an unpaired "
+                    "surrogate escape, which is not a character",
+                    col,
+                ) from None
         return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:  # type: ignore[override]
@@ -148,7 +164,9 @@ class _PositionLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             pos = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key, str):
-                raise ContractError("TL300", self.path, pos[0], f"mapping key {key!r} is not a string", pos[1])
+                raise ContractError(
+                    "TL300", self.path, pos[0], f"mapping key {key!r} is not a string", pos[1]
+                )
             if key in out:
                 first = out.key_pos[key][0]
                 raise ContractError("TL300", self.path, pos[0],
@@ -169,8 +187,12 @@ class _PositionLoader(yaml.SafeLoader):
         return out
 
 
-_PositionLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _PositionLoader.construct_mapping)
-_PositionLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _PositionLoader.construct_sequence)
+_PositionLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _PositionLoader.construct_mapping
+)
+_PositionLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _PositionLoader.construct_sequence
+)
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str]:
@@ -244,8 +266,15 @@ def _where(trail: list[str]) -> str:
     return " in " + " > ".join(trail) if trail else " at top level"
 
 
-def schema_errors(data: Any, schema: dict[str, Any], *, path: str, line: int = 1,
-                  trail: list[str] | None = None, root: dict[str, Any] | None = None) -> Iterator[ContractError]:
+def schema_errors(
+    data: Any,
+    schema: dict[str, Any],
+    *,
+    path: str,
+    line: int = 1,
+    trail: list[str] | None = None,
+    root: dict[str, Any] | None = None,
+) -> Iterator[ContractError]:
     """Errors of `data` against `schema` (the subset of JSON Schema contract.schema.json uses)."""
     root = root or schema
     trail = trail or []
@@ -269,7 +298,9 @@ def schema_errors(data: Any, schema: dict[str, Any], *, path: str, line: int = 1
         if "pattern" in schema and not re.search(schema["pattern"], data):
             yield ContractError("TL301", path, line, f"{data!r} is not well-formed{_where(trail)}")
     if _is_type(data, "number") and "minimum" in schema and data < schema["minimum"]:
-        yield ContractError("TL301", path, line, f"{data} is below the minimum {schema['minimum']}{_where(trail)}")
+        yield ContractError(
+            "TL301", path, line, f"{data} is below the minimum {schema['minimum']}{_where(trail)}"
+        )
     if isinstance(data, dict):
         props: dict[str, Any] = schema.get("properties", {})
         key_pos = getattr(data, "key_pos", {})
@@ -283,8 +314,14 @@ def schema_errors(data: Any, schema: dict[str, Any], *, path: str, line: int = 1
             sub_trail = [*trail, _label(key, value)]
             key_line = key_pos.get(key, (here, 1))[0]
             if key in props:
-                yield from schema_errors(value, props[key], path=path, line=value_pos.get(key, (key_line, 1))[0],
-                                         trail=sub_trail, root=root)
+                yield from schema_errors(
+                    value,
+                    props[key],
+                    path=path,
+                    line=value_pos.get(key, (key_line, 1))[0],
+                    trail=sub_trail,
+                    root=root,
+                )
             elif extra is False:
                 allowed = ", ".join(sorted(props))
                 yield ContractError("TL301", path, key_line,
@@ -310,7 +347,9 @@ def _label(key: str, value: Any) -> str:
 # --- building the model ------------------------------------------------------------------------------------
 
 
-def parse_contract(path: Path | str, display: str | None = None) -> tuple[Contract | None, list[ContractError]]:
+def parse_contract(
+    path: Path | str, display: str | None = None
+) -> tuple[Contract | None, list[ContractError]]:
     """Every loader-level problem of one file (YAML, schema, predicates, ids), and the contract when usable.
 
     Never raises: a file that breaks the loader in a way no check foresaw is reported as TL300 on
@@ -319,8 +358,18 @@ def parse_contract(path: Path | str, display: str | None = None) -> tuple[Contra
     shown = display or str(path)
     try:
         return _parse_contract(Path(path), shown)
-    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, AttributeError, UnicodeError) as exc:
-        return None, [ContractError("TL300", shown, 1, f"cannot load the contract ({type(exc).__name__}: {exc})")]
+    except (
+        RecursionError,
+        MemoryError,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        UnicodeError,
+    ) as exc:
+        return None, [
+            ContractError("TL300", shown, 1, f"cannot load the contract ({type(exc).__name__}: {exc})")
+        ]
 
 
 def _parse_contract(path: Path, shown: str) -> tuple[Contract | None, list[ContractError]]:
@@ -410,12 +459,22 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
                 "author-specified", "provenance")
     for key in ("finding", "about"):
         if key in prov_raw and tier != DERIVED:
-            err("TL301", f"{key!r} is only allowed in derived provenance, not in {tier} provenance of {cid!r}",
-                "provenance")
+            err(
+                "TL301",
+                f"{key!r} is only allowed in derived provenance, not in {tier} provenance of {cid!r}",
+                "provenance",
+            )
     provenance = Provenance(
-        tier=tier, file=prov_raw.get("file"), line=prov_raw.get("line"), quote=prov_raw.get("quote"),
-        kind=prov_raw.get("kind"), inferred=bool(prov_raw.get("inferred", False)), commit=prov_raw.get("commit"),
-        note=prov_raw.get("note"), yaml_line=prov_raw.line, finding=prov_raw.get("finding"),
+        tier=tier,
+        file=prov_raw.get("file"),
+        line=prov_raw.get("line"),
+        quote=prov_raw.get("quote"),
+        kind=prov_raw.get("kind"),
+        inferred=bool(prov_raw.get("inferred", False)),
+        commit=prov_raw.get("commit"),
+        note=prov_raw.get("note"),
+        yaml_line=prov_raw.line,
+        finding=prov_raw.get("finding"),
         about=prov_raw.get("about"),
     )
 
@@ -429,7 +488,9 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         try:
             predicate = compile_predicate(source, filename=shown, line=pline, col=pcol)
         except ForbiddenPredicate as exc:
-            errors.append(ContractError("TL302", shown, exc.line, f"{cid}: {exc.message}", exc.col, clause=cid))
+            errors.append(
+                ContractError("TL302", shown, exc.line, f"{cid}: {exc.message}", exc.col, clause=cid)
+            )
         else:
             costly = cost_problem(predicate.source)  # a constant part over a bound: costly on any data
             if costly is not None:
@@ -440,14 +501,27 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         ov = raw["on_violation"]
         on_violation = OnViolation(raises=ov.get("raises"), state=ov.get("state", "unchanged"),
                                    message=ov.get("message"))
-    round_trip = RoundTrip(raw["round_trip"]["do"], raw["round_trip"]["undo"]) if "round_trip" in raw else None
+    round_trip = (
+        RoundTrip(raw["round_trip"]["do"], raw["round_trip"]["undo"]) if "round_trip" in raw else None
+    )
     clause = Clause(
-        id=cid, kind=kind, predicate_source=source, predicate=predicate, provenance=provenance,
-        on_violation=on_violation, arg=cid.split(".", 1)[1].removesuffix(DRAFT_SUFFIX) if kind == "arg" else None,
-        falsy_legal=raw.get("falsy_legal"), biconditional=bool(raw.get("biconditional", False)),
-        justification=raw.get("justification"), deferred=bool(raw.get("deferred", False)),
-        round_trip=round_trip, draft=bool(raw.get("draft", False)), description=raw.get("description"), line=line,
-        predicate_line=pline, predicate_col=pcol,
+        id=cid,
+        kind=kind,
+        predicate_source=source,
+        predicate=predicate,
+        provenance=provenance,
+        on_violation=on_violation,
+        arg=cid.split(".", 1)[1].removesuffix(DRAFT_SUFFIX) if kind == "arg" else None,
+        falsy_legal=raw.get("falsy_legal"),
+        biconditional=bool(raw.get("biconditional", False)),
+        justification=raw.get("justification"),
+        deferred=bool(raw.get("deferred", False)),
+        round_trip=round_trip,
+        draft=bool(raw.get("draft", False)),
+        description=raw.get("description"),
+        line=line,
+        predicate_line=pline,
+        predicate_col=pcol,
     )
     return clause, errors
 
@@ -458,8 +532,13 @@ def _id_errors(clauses: Iterable[Clause], shown: str) -> Iterator[ContractError]
     success_count = 0
     for c in clauses:
         if c.id in seen:
-            yield ContractError("TL303", shown, c.line, f"duplicate clause id {c.id!r} (first at line {seen[c.id]})",
-                                clause=c.id)
+            yield ContractError(
+                "TL303",
+                shown,
+                c.line,
+                f"duplicate clause id {c.id!r} (first at line {seen[c.id]})",
+                clause=c.id,
+            )
         else:
             seen[c.id] = c.line
         if c.kind == "success":
@@ -469,17 +548,25 @@ def _id_errors(clauses: Iterable[Clause], shown: str) -> Iterator[ContractError]
         suffixed = c.id.endswith(DRAFT_SUFFIX)
         trivial = c.predicate_source is not None and c.predicate_source.strip() == "True"
         if suffixed and not c.draft:
-            yield ContractError("TL303", shown, c.line, f"{c.id!r} has the _draft suffix but not 'draft: true'",
-                                clause=c.id)
+            yield ContractError(
+                "TL303", shown, c.line, f"{c.id!r} has the _draft suffix but not 'draft: true'", clause=c.id
+            )
         elif c.draft and not suffixed:
             yield ContractError("TL303", shown, c.line, f"{c.id!r} says 'draft: true' but its id lacks the "
                                 "_draft suffix", clause=c.id)
         elif c.draft and c.predicate_source is not None and not trivial:
-            yield ContractError("TL303", shown, c.line, f"draft {c.id!r} has a real predicate: drop the _draft "
-                                "suffix and 'draft: true' so it is counted", clause=c.id)
+            yield ContractError(
+                "TL303",
+                shown,
+                c.line,
+                f"draft {c.id!r} has a real predicate: drop the _draft "
+                "suffix and 'draft: true' so it is counted",
+                clause=c.id,
+            )
         elif c.draft and c.kind != "arg" and c.predicate_source is None:
-            yield ContractError("TL303", shown, c.line, f"draft {c.id!r} needs the placeholder 'predicate: True'",
-                                clause=c.id)
+            yield ContractError(
+                "TL303", shown, c.line, f"draft {c.id!r} needs the placeholder 'predicate: True'", clause=c.id
+            )
 
 
 def load_contract(path: Path | str) -> Contract:

@@ -84,8 +84,10 @@ class RunBudget:
                 return PredicateBudgetError(f"not evaluated: this clause was stopped by a time bound "
                                             f"{STOPS_ALLOWED} times in this run")
             if source in self.slow and self.spent >= self.seconds:
-                return PredicateBudgetError(f"not evaluated: the run's predicate budget ({self.seconds:g} s for "
-                                            f"clauses slower than {SLOW_SECONDS:g} s) is spent")
+                return PredicateBudgetError(
+                    f"not evaluated: the run's predicate budget ({self.seconds:g} s for "
+                    f"clauses slower than {SLOW_SECONDS:g} s) is spent"
+                )
         return None
 
     def deadline(self, per_clause: float) -> float:
@@ -259,8 +261,15 @@ class _Worker:
 class Sandbox:
     """A pool of evaluator workers, shared by threads; workers start on demand."""
 
-    def __init__(self, *, memory: int = MEMORY_BUDGET, seconds: float = WALL_SECONDS,
-                 workers: int | None = None, python: str | None = None, run_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        memory: int = MEMORY_BUDGET,
+        seconds: float = WALL_SECONDS,
+        workers: int | None = None,
+        python: str | None = None,
+        run_seconds: float | None = None,
+    ) -> None:
         self.memory = memory
         self.seconds = seconds
         self.python = python or sys.executable  # toollint's own interpreter: the worker imports toollint
@@ -460,7 +469,9 @@ def _limit(memory: int) -> None:
     if base:
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         limit = base + memory
-        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+        resource.setrlimit(
+            resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard)
+        )
 
 
 def _cpu_bound(cpu: int) -> None:
@@ -469,7 +480,9 @@ def _cpu_bound(cpu: int) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
     soft = int(used.ru_utime + used.ru_stime) + cpu
     _old, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    resource.setrlimit(
+        resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard)
+    )
 
 
 def worker_main(argv: Sequence[str]) -> int:
@@ -505,7 +518,9 @@ def worker_main(argv: Sequence[str]) -> int:
             reply({"loaded": True})  # the transfer is done: each item's clock starts here
         except MemoryError:
             for _ in range(count):
-                reply({"ok": False, "kind": "budget", "message": "the state does not fit the sandbox's memory"})
+                reply(
+                    {"ok": False, "kind": "budget", "message": "the state does not fit the sandbox's memory"}
+                )
             return 1
         for pid in request["items"]:
             predicate = predicates[pid]
@@ -523,7 +538,9 @@ def worker_main(argv: Sequence[str]) -> int:
             except PredicateTypeError as exc:
                 answer({"ok": False, "kind": "type", "message": str(exc)})
             except MemoryError:
-                answer({"ok": False, "kind": "budget", "message": "evaluation ran out of the sandbox's memory"})
+                answer(
+                    {"ok": False, "kind": "budget", "message": "evaluation ran out of the sandbox's memory"}
+                )
             except Exception as exc:  # noqa: BLE001 - whatever a predicate raises is its outcome, not a crash
                 answer({"ok": False, "kind": "type", "message": f"{type(exc).__name__}: {exc}"})
 

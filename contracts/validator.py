@@ -162,8 +162,10 @@ class SourceFile:
             if found is None:
                 return None
             scope = found.body
-        return next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
-                    None)
+        return next(
+            (n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+            None,
+        )
 
 
 def normalize_space(text: str) -> str:
@@ -188,7 +190,9 @@ def _call_owner(func: ast.expr) -> str | None:
     return None
 
 
-def tool_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None) -> dict[str, ast.arg]:
+def tool_parameters(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None
+) -> dict[str, ast.arg]:
     """The agent-facing parameters: not self/cls, not injected state (`Annotated[..., Depends(...)]`,
     directly or through a module-level alias such as `AnnotatedSlack = Annotated[Slack, Depends("slack")]`)."""
     injected = depends_of(fn, tree)
@@ -266,8 +270,12 @@ class SourceResolver:
         if commit:
             repo = contract.path.parent / contract.source.repo if contract.source.repo else Path.cwd()
             try:
-                out = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{file}"], capture_output=True,
-                                     timeout=60, check=False)
+                out = subprocess.run(
+                    ["git", "-C", str(repo), "show", f"{commit}:{file}"],
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                )
             except (OSError, subprocess.TimeoutExpired):
                 return None
             if out.returncode != 0:
@@ -350,8 +358,12 @@ def default_contract_paths(settings: Settings) -> list[Path]:
     return [*bundled_library_dirs(), *((base / d) for d in settings.contract_dirs)]
 
 
-def validate(paths: ProjectPaths | None, settings: Settings | None = None,
-             options: ValidationOptions | None = None, warn: Callable[[str], None] | None = None) -> list[Finding]:
+def validate(
+    paths: ProjectPaths | None,
+    settings: Settings | None = None,
+    options: ValidationOptions | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[Finding]:
     """TL3xx findings for every contract file under `paths` (the bundled library and the configured
     contract dirs when `paths` is empty). Contracts whose benchmark package is not installed here get
     the file-level checks only; `warn` is told which, once per package."""
@@ -381,8 +393,10 @@ def validate(paths: ProjectPaths | None, settings: Settings | None = None,
         for package in sorted({c.source.package for c in unchecked if c.source.package}):
             count = sum(1 for c in unchecked if c.source.package == package)
             hint = f", or --{package}-src DIR" if profile_for_package(package) is not None else ""
-            warn(f"package {package!r} is not installed here, so the cited sources of {count} contract"
-                 f"{'s' if count != 1 else ''} were not checked (pass --python PY, --package-dir {package}=DIR{hint})")
+            warn(
+                f"package {package!r} is not installed here, so the cited sources of {count} contract"
+                f"{'s' if count != 1 else ''} were not checked (pass --python PY, --package-dir {package}=DIR{hint})"
+            )
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -392,8 +406,12 @@ def _finding(error: ContractError) -> Finding:
                    properties=props)
 
 
-def check_contract(contract: Contract, resolver: SourceResolver, state_schemas: Mapping[str, Any] | None = None,
-                   unchecked: list[Contract] | None = None) -> Iterator[ContractError]:
+def check_contract(
+    contract: Contract,
+    resolver: SourceResolver,
+    state_schemas: Mapping[str, Any] | None = None,
+    unchecked: list[Contract] | None = None,
+) -> Iterator[ContractError]:
     """Checks 4-8 and TL309 on a loaded contract. With `unchecked`, a contract whose benchmark package
     cannot be located at all is appended there instead of reported as TL309."""
     shown = str(contract.path)
@@ -446,7 +464,9 @@ def check_contract(contract: Contract, resolver: SourceResolver, state_schemas: 
                                         clause.predicate_col or 1, clause=clause.id)
 
 
-def _state_schema(contract: Contract, state_schemas: Mapping[str, Any]) -> Mapping[str, Any] | ContractError | None:
+def _state_schema(
+    contract: Contract, state_schemas: Mapping[str, Any]
+) -> Mapping[str, Any] | ContractError | None:
     hint = contract.adapter.get("state_schema")
     if isinstance(hint, str):
         file = contract.path.parent / hint
@@ -473,7 +493,9 @@ def profile_state_schemas(contracts: Iterable[Contract], python: str, services: 
     return out
 
 
-def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolver) -> Iterator[ContractError]:
+def _check_provenance(
+    contract: Contract, clause: Clause, resolver: SourceResolver
+) -> Iterator[ContractError]:
     prov = clause.provenance
     shown = str(contract.path)
     at = prov.yaml_line or clause.line
@@ -493,7 +515,9 @@ def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolv
         yield err("TL306", f"a {prov.kind} is not shown to the agent: tier must be maintainer-comment, "
                   f"not {prov.tier}")
     elif prov.kind in AGENT_VISIBLE_KINDS and prov.tier != "agent-visible":
-        yield err("TL306", f"a {prov.kind} is shown to the agent: tier must be agent-visible, not {prov.tier}")
+        yield err(
+            "TL306", f"a {prov.kind} is shown to the agent: tier must be agent-visible, not {prov.tier}"
+        )
     if prov.quote is None or prov.line is None:
         return  # reported by the loader
     file = prov.file or contract.source.file
@@ -510,7 +534,9 @@ def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolv
     if not cited.quote_at(prov.line, prov.quote):
         elsewhere = cited.find_quote(prov.quote)
         hint = f"; it occurs at line {elsewhere}" if elsewhere else "; it does not occur in the file"
-        actual = cited.lines[prov.line - 1].strip() if 0 < prov.line <= len(cited.lines) else "<past end of file>"
+        actual = (
+            cited.lines[prov.line - 1].strip() if 0 < prov.line <= len(cited.lines) else "<past end of file>"
+        )
         yield err("TL304", f"quote {prov.quote!r} not found at {where} (line reads {actual!r}){hint}")
         return
     if prov.kind in NON_PYTHON_KINDS or not file.endswith(".py"):
@@ -527,7 +553,9 @@ def _check_provenance(contract: Contract, clause: Clause, resolver: SourceResolv
         return
     expected_tier = "maintainer-comment" if actual_kind in MAINTAINER_KINDS else "agent-visible"
     if expected_tier != prov.tier:
-        yield err("TL306", f"{where} is a {actual_kind} line, so its tier is {expected_tier}, not {prov.tier}")
+        yield err(
+            "TL306", f"{where} is a {actual_kind} line, so its tier is {expected_tier}, not {prov.tier}"
+        )
     else:
         yield err("TL306", f"{where} is cited as a {prov.kind} but is a {actual_kind} line")
 
@@ -556,7 +584,9 @@ def _check_derived(contract: Contract, clause: Clause, resolver: SourceResolver)
         return ContractError(code, str(contract.path), at, f"{clause.id}: {message}", clause=clause.id)
 
     if prov.kind is not None and prov.kind not in ("comment", "return", "signature", "docstring"):
-        yield err("TL306", f"a derived clause cites a finding's line; kind {prov.kind!r} says nothing about it")
+        yield err(
+            "TL306", f"a derived clause cites a finding's line; kind {prov.kind!r} says nothing about it"
+        )
     if prov.quote is None or prov.line is None or prov.finding is None:
         return  # reported by the loader
     file = prov.file or contract.source.file
@@ -567,7 +597,9 @@ def _check_derived(contract: Contract, clause: Clause, resolver: SourceResolver)
         yield err("TL304", f"cited file {file!r} not found" + (f" at commit {commit}" if commit else ""))
         return
     if not cited.quote_at(prov.line, prov.quote):
-        actual = cited.lines[prov.line - 1].strip() if 0 < prov.line <= len(cited.lines) else "<past end of file>"
+        actual = (
+            cited.lines[prov.line - 1].strip() if 0 < prov.line <= len(cited.lines) else "<past end of file>"
+        )
         yield err("TL304", f"quote {prov.quote!r} not found at {where} (line reads {actual!r})")
         return
     found = [f for f in resolver.findings_in(cited, contract.module) if f.code == prov.finding]
@@ -577,7 +609,11 @@ def _check_derived(contract: Contract, clause: Clause, resolver: SourceResolver)
         there = ", ".join(sorted({f"{f.code} about {finding_subject(f)!r}" if finding_subject(f) else f.code
                                   for f in on_tool})) or "none"
         elsewhere = sorted({f.line for f in found if f not in on_tool})
-        hint = f"; {prov.finding} is reported at line(s) {', '.join(map(str, elsewhere[:5]))}" if elsewhere else ""
+        hint = (
+            f"; {prov.finding} is reported at line(s) {', '.join(map(str, elsewhere[:5]))}"
+            if elsewhere
+            else ""
+        )
         about = f" about {prov.about!r}" if prov.about else ""
         yield err("TL306", f"tier derived claims a {prov.finding} finding{about} on {contract.tool_name} at "
                   f"{where}, but toollint reports {there} there{hint}")

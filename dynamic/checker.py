@@ -121,7 +121,9 @@ class ProbeRun:
 
     def outcome_key(self) -> str:
         """What the call did to state, for comparing two calls (`before` is the same pristine value)."""
-        return jsondiff.canonical_json([{k: op.get(k) for k in ("op", "path", "after")} for op in self.changes])
+        return jsondiff.canonical_json(
+            [{k: op.get(k) for k in ("op", "path", "after")} for op in self.changes]
+        )
 
 
 @dataclass
@@ -208,7 +210,9 @@ def _outcome(pred: Predicate, run: ProbeRun) -> Any:
     """The predicate's outcome on the run, from the run's batch when it has one (see `prefetch`)."""
     key = id(pred)
     if key not in run.outcomes:
-        (run.outcomes[key],) = sandbox.evaluate_many([pred], run.pre, run.post, run.args, run.result.get("value"))
+        (run.outcomes[key],) = sandbox.evaluate_many(
+            [pred], run.pre, run.post, run.args, run.result.get("value")
+        )
     return run.outcomes[key]
 
 
@@ -261,7 +265,9 @@ class Scorer:
         self.predicates = [c.predicate for c in contract.clauses if c.predicate is not None]
         frame = contract.adapter.get("frame")
         if frame is None:
-            frame = [p.lstrip("/") for p in meta.get("frame") or []] if meta.get("frame") is not None else None
+            frame = (
+                [p.lstrip("/") for p in meta.get("frame") or []] if meta.get("frame") is not None else None
+            )
         self.write_set = ["/" + str(p).strip("/") for p in frame] if frame is not None else None
 
     def annotate(self, run: ProbeRun) -> None:
@@ -301,7 +307,9 @@ class Scorer:
     def outside_write_set(self, run: ProbeRun) -> list[dict[str, Any]]:
         if self.write_set is None:
             return []
-        return [op for op in run.changes if not any(jsondiff.path_matches(g, op["path"]) for g in self.write_set)]
+        return [
+            op for op in run.changes if not any(jsondiff.path_matches(g, op["path"]) for g in self.write_set)
+        ]
 
     def rescore(self, row: ClauseResult, reruns: Sequence[ProbeRun]) -> ClauseResult | None:
         """The row's clause scored on re-runs of its witness call(s); None when the contract no
@@ -358,7 +366,10 @@ class Scorer:
         if runs and len(errors) == len(runs):
             return UNSUPPORTED, f"every probe failed in the host: {errors[0].error}"
         if errors:  # e.g. a state the host cannot turn into JSON after the call
-            return UNSUPPORTED, f"no {what} probe; the host failed on {len(errors)} of {len(runs)}: {errors[0].error}"
+            return (
+                UNSUPPORTED,
+                f"no {what} probe; the host failed on {len(errors)} of {len(runs)}: {errors[0].error}",
+            )
         statuses = ", ".join(sorted({f"{r.probe.kind}: {r.status}" + (
             f" ({r.result.get('error_type')}: {str(r.result.get('error_message'))[:80]})"
             if r.result.get("error_type") else "") for r in runs}))
@@ -427,23 +438,29 @@ class Scorer:
                 row.fail(run)
                 if row.run is None:
                     row.run = run
-                    row.detail = (f"passed the commented-out guard's line with its condition true, then crashed "
-                                  f"with {run.result.get('error_type')}, not the guard's {raises or 'refusal'}")
+                    row.detail = (
+                        f"passed the commented-out guard's line with its condition true, then crashed "
+                        f"with {run.result.get('error_type')}, not the guard's {raises or 'refusal'}"
+                    )
             else:
                 unattributed.append(run)
         if row.failing:
             row.verdict, row.code = VIOLATES, "TL201"
         elif row.scored:
             row.verdict = CONFORMS
-            row.detail = f"refused by the guard's own error on {row.scored} call(s) that made its condition true"
+            row.detail = (
+                f"refused by the guard's own error on {row.scored} call(s) that made its condition true"
+            )
         elif type_errors:
             row.reason, row.detail = TYPE_ERROR, type_errors[0]
         elif unattributed:
             first = unattributed[0].result
             row.reason = NO_STATE
-            row.detail = (f"{len(unattributed)} call(s) made the commented condition true, each refused before "
-                          f"the guard's line by another check ({first.get('error_type') or first.get('status')}: "
-                          f"{str(first.get('error_message') or '')[:80]})")
+            row.detail = (
+                f"{len(unattributed)} call(s) made the commented condition true, each refused before "
+                f"the guard's line by another check ({first.get('error_type') or first.get('status')}: "
+                f"{str(first.get('error_message') or '')[:80]})"
+            )
         elif plan is not None and clause.id in plan.unreachable:
             row.reason, row.detail = NO_STATE, plan.unreachable[clause.id]
         else:
@@ -477,13 +494,17 @@ class Scorer:
         elif row.scored:
             row.verdict = CONFORMS
             if kept:
-                row.detail = (f"{clause.round_trip.undo} kept the record {clause.round_trip.do} made (a soft delete): "
-                              f"what is left are references to a record that still exists")
+                row.detail = (
+                    f"{clause.round_trip.undo} kept the record {clause.round_trip.do} made (a soft delete): "
+                    f"what is left are references to a record that still exists"
+                )
         elif type_errors:
             row.reason, row.detail = TYPE_ERROR, type_errors[0]
         else:
             row.reason = NO_STATE
-            row.detail = (plan.unreachable.get(clause.id) if plan is not None else None) or f"no completed {trip}"
+            row.detail = (
+                plan.unreachable.get(clause.id) if plan is not None else None
+            ) or f"no completed {trip}"
         return row
 
     def score_state_clause(self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun],
@@ -572,7 +593,9 @@ class Scorer:
             row.verdict = CONFORMS
         return row
 
-    def score_success(self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun]) -> ClauseResult:
+    def score_success(
+        self, clause: Clause, runs: Sequence[ProbeRun], legal_ok: Sequence[ProbeRun]
+    ) -> ClauseResult:
         row = ClauseResult(clause.id, "success", UNTESTABLE, clause=clause)
         if clause.predicate is None:
             row.reason, row.detail = TYPE_ERROR, "the clause has no predicate"
@@ -715,7 +738,10 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
             return reports
         pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
         tools = {t["name"]: t for t in hello.get("tools", [])}
-        tags = {"volatile": list(hello.get("volatile_paths") or []), "derived": list(hello.get("derived_paths") or [])}
+        tags = {
+            "volatile": list(hello.get("volatile_paths") or []),
+            "derived": list(hello.get("derived_paths") or []),
+        }
         for report in reports:
             assert report.contract is not None
             if options.progress:
@@ -755,7 +781,9 @@ def _host_unusable(reports: Sequence[ToolReport], spec: WorkerSpec, exc: WorkerE
     if exc.kind == "timeout":
         detail = f"the benchmark did not build its first environment in time: {exc}"
     for r in reports:
-        r.error = f"{spec.adapter} host unusable: {reason + ': ' if reason == START_TIMEOUT_REASON else ''}{detail}"
+        r.error = (
+            f"{spec.adapter} host unusable: {reason + ': ' if reason == START_TIMEOUT_REASON else ''}{detail}"
+        )
         r.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, reason, detail, clause=c)
                   for c in r.contract.counted_clauses] if r.contract else []
 
@@ -771,7 +799,9 @@ def missing_tool(tool: str, listed: int, adapter: str, hello: dict[str, Any]) ->
     if isinstance(anywhere, list) and tool not in anywhere:
         return (f"tool {tool!r} is registered by no suite of {adapter} {hello.get('benchmark_version') or ''}"
                 .rstrip() + ": no agent can call it, so it cannot be run")
-    return f"tool {tool!r} is not among the {listed} tools the {adapter} host lists for {hello.get('variant')}"
+    return (
+        f"tool {tool!r} is not among the {listed} tools the {adapter} host lists for {hello.get('variant')}"
+    )
 
 
 def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
@@ -790,7 +820,9 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
             report.runs.append(run)
         if run.error is not None and run.error.kind in ("timeout", "died", "protocol", MEMORY_LIMIT):
             # The worker was killed and restarted; more calls to this tool would only repeat that.
-            report.error = f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
+            report.error = (
+                f"{report.tool}: {run.error} (worker restarted; the tool's other probes were skipped)"
+            )
             raise _ProbingAborted
         if run.reset_hash and run.pre_hash and run.reset_hash != run.pre_hash:
             # Module-level state survived the reset: later probes would start from a polluted state.
@@ -879,13 +911,21 @@ def confirm_reports(reports: Sequence[ToolReport], spec: WorkerSpec, options: Ch
                 originals = [r for r in (row.run, row.partner) if r is not None]
                 reruns = []
                 for r in originals:
-                    again_run = run_probe(worker, r.probe, pristine_resp["state"], pristine_resp["state_hash"],
-                                          tool_tags(report.contract, tags), options.deadline)
+                    again_run = run_probe(
+                        worker,
+                        r.probe,
+                        pristine_resp["state"],
+                        pristine_resp["state_hash"],
+                        tool_tags(report.contract, tags),
+                        options.deadline,
+                    )
                     reruns.append(again_run)
                     if "agent_view" in again_run.result:
                         r.result.setdefault("agent_view", again_run.result["agent_view"])
                     if again_run.reset_hash and again_run.reset_hash != again_run.pre_hash:
-                        worker.restart(WorkerEvent("reset_leak", "re-run leaked state past reset", report.tool))
+                        worker.restart(
+                            WorkerEvent("reset_leak", "re-run leaked state past reset", report.tool)
+                        )
                 again = scorer.reproduces(row, reruns)
                 differing = sorted({op["path"] for a, b in zip(originals, reruns)
                                     for op in a.changes + b.changes
@@ -963,17 +1003,37 @@ class _History:
         self.replayed = []  # that process is gone; a later history starts again from the top
         self.worker.restart(WorkerEvent("history", "the witness alone, once more", self.report.tool))
         pristine = self.worker.request("pristine")
-        again = [run_probe(self.worker, r.probe, pristine["state"], pristine["state_hash"], self.tags,
-                           self.options.deadline, want_view=False) for r in (row.run, row.partner) if r is not None]
+        again = [
+            run_probe(
+                self.worker,
+                r.probe,
+                pristine["state"],
+                pristine["state_hash"],
+                self.tags,
+                self.options.deadline,
+                want_view=False,
+            )
+            for r in (row.run, row.partner)
+            if r is not None
+        ]
         return scorer.reproduces(row, again)
 
     def _extend(self, upto: int) -> None:
         if not self.replayed:
-            self.worker.restart(WorkerEvent("history", "replaying the calls before a witness", self.report.tool))
+            self.worker.restart(
+                WorkerEvent("history", "replaying the calls before a witness", self.report.tool)
+            )
         pristine = self.worker.request("pristine")
         for earlier in self.report.runs[len(self.replayed): upto + 1]:
-            again = run_probe(self.worker, earlier.probe, pristine["state"], pristine["state_hash"], self.tags,
-                              self.options.deadline, want_view=False)
+            again = run_probe(
+                self.worker,
+                earlier.probe,
+                pristine["state"],
+                pristine["state_hash"],
+                self.tags,
+                self.options.deadline,
+                want_view=False,
+            )
             self.replayed.append(again)
             if again.error is not None:
                 self.failed = True

@@ -42,15 +42,25 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="toollint replay", description="re-run a recorded witness in fresh "
                                      "workers: exit 1 still violates, 0 fixed, 2 not replayable, 3 flaky")
     parser.add_argument("witness", help="a witness JSON file written by `toollint check --confirm`")
-    parser.add_argument("--repeat", type=int, default=2, metavar="N", help="fresh runs to compare (default 2)")
-    parser.add_argument("--python", metavar="PATH", help="the benchmark's interpreter (default: the recorded one, "
-                        "when the project's configuration gives the same)")
+    parser.add_argument(
+        "--repeat", type=int, default=2, metavar="N", help="fresh runs to compare (default 2)"
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the benchmark's interpreter (default: the recorded one, "
+        "when the project's configuration gives the same)",
+    )
     parser.add_argument("--deadline", type=_positive_seconds, default=DEFAULT_DEADLINE, metavar="S",
                         help="per-request timeout in seconds")
     parser.add_argument("--config", metavar="FILE", help="the project's pyproject.toml (default: the working "
                         "directory's; one beside the witness is used only when named here)")
-    parser.add_argument("--trust-witness", action="store_true", help="run the interpreter, adapter and adapter "
-                        "options the witness names even when the project's configuration gives others")
+    parser.add_argument(
+        "--trust-witness",
+        action="store_true",
+        help="run the interpreter, adapter and adapter "
+        "options the witness names even when the project's configuration gives others",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print the recorded and re-run outcomes")
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -84,14 +94,21 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("dynamic confirmation")
-    group.add_argument("--confirm", action="store_true",
-                       help="probe flagged tools that have a contract and attach verdicts (needs the benchmark)")
-    group.add_argument("--confirm-all", action="store_true", help="probe every contracted tool, flagged or not")
+    group.add_argument(
+        "--confirm",
+        action="store_true",
+        help="probe flagged tools that have a contract and attach verdicts (needs the benchmark)",
+    )
+    group.add_argument(
+        "--confirm-all", action="store_true", help="probe every contracted tool, flagged or not"
+    )
     group.add_argument("--no-bundled-contracts", action="store_true",
                        help="leave the benchmark profiles' bundled contracts out: configured contracts and "
                             "oracles derived from the findings only")
     group.add_argument("--python", metavar="PATH", help="the benchmark's interpreter for --confirm")
-    group.add_argument("--witness-dir", metavar="DIR", help="where witnesses go (default .toollint/witnesses)")
+    group.add_argument(
+        "--witness-dir", metavar="DIR", help="where witnesses go (default .toollint/witnesses)"
+    )
 
 
 def _check_python(ctx: StepContext) -> str | None:
@@ -127,7 +144,9 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     static = result.reported
     if not options.confirm_all and not any(f.code.startswith("TL1") for f in static):
         # --confirm probes the tools the static rules flagged: a selection without TL1 picks none.
-        console.warn("--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all")
+        console.warn(
+            "--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all"
+        )
     progress = console.progress("confirm")
     try:
         found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
@@ -145,11 +164,15 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             console.note(line)
         if all(r.verdict == UNTESTABLE for r in run.reports):
             n = len(run.reports)
-            ctx.untested = (f"--confirm probed {n} tool{'s' if n != 1 else ''} and every one ended UNTESTABLE "
-                            "(the reasons are above); nothing was confirmed or refuted")
+            ctx.untested = (
+                f"--confirm probed {n} tool{'s' if n != 1 else ''} and every one ended UNTESTABLE "
+                "(the reasons are above); nothing was confirmed or refuted"
+            )
     else:
-        console.note("confirm: no contract covers the tools checked (bundled library and contract-dirs) and no "
-                     "oracle could be derived from their findings; `toollint contracts draft TOOLREF` starts one")
+        console.note(
+            "confirm: no contract covers the tools checked (bundled library and contract-dirs) and no "
+            "oracle could be derived from their findings; `toollint contracts draft TOOLREF` starts one"
+        )
     by_path = {r.path: r for r in result.files}
     resolved = {str(Path(r.path).resolve()): r for r in result.files}
     for f in found:

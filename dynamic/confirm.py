@@ -77,7 +77,9 @@ class ConfirmRun:
     contract_errors: list[ContractError] = field(default_factory=list)
     startup_s: list[float] = field(default_factory=list)  # per worker started
     derived: list[derived_oracles.DerivedCheck] = field(default_factory=list)  # tools under derived oracles
-    notes: list[str] = field(default_factory=list)  # said once on stderr (e.g. derived oracles without a host)
+    notes: list[str] = field(
+        default_factory=list
+    )  # said once on stderr (e.g. derived oracles without a host)
 
     def counts(self, derived: bool | None = None) -> dict[str, int]:
         """Clause rows by verdict (contract clauses only; UNTESTABLE stays in the denominator);
@@ -122,7 +124,9 @@ def worker_spec(contract: Contract, conf: ConfirmSettings | None = None, python:
 # --- the limits in [tool.toollint.confirm] ---------------------------------------------------------
 
 
-def confirm_limits(settings: Settings, deadline: float | None = None) -> tuple[float, float | None, int | None]:
+def confirm_limits(
+    settings: Settings, deadline: float | None = None
+) -> tuple[float, float | None, int | None]:
     """`deadline`, `startup_deadline` (seconds) and `max_memory` (bytes) of a run. The settings
     table has checked their types and signs; a deadline must also be finite (`inf` would never time
     out a hung host), and a direct `deadline` argument gets the same checks: ConfigError naming the
@@ -193,7 +197,11 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
                            derived=derived_oracles.Hooks())
-    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    wdir = (
+        Path(witness_dir)
+        if witness_dir is not None
+        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    )
     options.log_dir = wdir.parent / "logs"
     groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
     for c in contracts:
@@ -224,8 +232,12 @@ class ConfirmInterrupted(KeyboardInterrupt):
         self.witnesses = list(witnesses)
 
     def summary(self) -> str:
-        kept = (f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
-                f"(in {Path(self.witnesses[0]).parent})" if self.witnesses else "; no witness was written")
+        kept = (
+            f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
+            f"(in {Path(self.witnesses[0]).parent})"
+            if self.witnesses
+            else "; no witness was written"
+        )
         return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written{kept}")
 
 
@@ -250,21 +262,37 @@ def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jo
 
 def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
     """Where `--confirm` writes the derived contracts: beside the witnesses."""
-    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    wdir = (
+        Path(witness_dir)
+        if witness_dir is not None
+        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    )
     return wdir.parent / "derived"
 
 
-def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings, *, python: str | None = None,
-                witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                deadline: float | None = None, profile: Profile | None = None,
-                linted: Sequence[str] = (), out_dir: Path | None = None) -> ConfirmRun:
+def run_derived(
+    tools: Sequence[derived_oracles.DerivedTool],
+    settings: Settings,
+    *,
+    python: str | None = None,
+    witness_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
+    profile: Profile | None = None,
+    linted: Sequence[str] = (),
+    out_dir: Path | None = None,
+) -> ConfirmRun:
     """Check flagged tools under derived oracles, one warm host per adapter variant (chosen as for a
     contract: the tool's profile's adapter with its hints, the configuration, the linted files).
     The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
     predicate_sandbox.new_run()
-    wdir = Path(witness_dir) if witness_dir is not None else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    wdir = (
+        Path(witness_dir)
+        if witness_dir is not None
+        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
+    )
     out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
     run = ConfirmRun()
     names: set[str] = set()
@@ -296,8 +324,10 @@ def run_derived(tools: Sequence[derived_oracles.DerivedTool], settings: Settings
             write_witness(report, row, wdir, taken)
             run.findings.append(_finding(report, row))
     if hostless:
-        run.notes.append(f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
-                         "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)")
+        run.notes.append(
+            f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
+            "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)"
+        )
     return run
 
 
@@ -316,11 +346,21 @@ def _finding(report: ToolReport, row: Any) -> Finding:
             "witness": str(row.witness) if row.witness else None,
             "contract": str(contract.path) if contract else None,
             # An implicit row (the reset check) of a derived contract is a derived oracle too.
-            "tier": row.clause.provenance.tier if row.clause is not None else ("derived" if report.derived else None),
+            "tier": row.clause.provenance.tier
+            if row.clause is not None
+            else ("derived" if report.derived else None),
             "oracle": "derived" if report.derived else "authored",
-            **({"derived_from": {"code": row.clause.provenance.finding, "line": row.clause.provenance.line,
-                                 "about": row.clause.provenance.about}}
-               if row.clause is not None and row.clause.derived else {}),
+            **(
+                {
+                    "derived_from": {
+                        "code": row.clause.provenance.finding,
+                        "line": row.clause.provenance.line,
+                        "about": row.clause.provenance.about,
+                    }
+                }
+                if row.clause is not None and row.clause.derived
+                else {}
+            ),
             "confirmed": row.rerun,
         },
     )
@@ -499,8 +539,15 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
 
 
-def draft_derived(findings: Sequence[Finding], settings: Settings, *, out_dir: Path, python: str | None = None,
-                  progress: Callable[[str], None] | None = None, linted: Sequence[str] = ()) -> ConfirmRun:
+def draft_derived(
+    findings: Sequence[Finding],
+    settings: Settings,
+    *,
+    out_dir: Path,
+    python: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    linted: Sequence[str] = (),
+) -> ConfirmRun:
     """`toollint contracts draft --from-findings`: the derived contracts of every flagged tool, each
     checked once through the benchmark's host (so it is written with what it already confirms) and
     written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
@@ -527,8 +574,13 @@ def attach_derived(run: ConfirmRun) -> None:
             if report is not None and (why is None or report.error):
                 attach_verdict(f, report)  # a host that never started is said as such
             else:
-                f.properties.update(verdict=UNCHECKED, verdict_scope="none", verdict_oracle="derived", clauses=[],
-                                    verdict_detail=f"no derived oracle: {why or 'nothing to derive'}")
+                f.properties.update(
+                    verdict=UNCHECKED,
+                    verdict_scope="none",
+                    verdict_oracle="derived",
+                    clauses=[],
+                    verdict_detail=f"no derived oracle: {why or 'nothing to derive'}",
+                )
 
 
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
@@ -597,8 +649,15 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     needs_profile = not settings.confirm.adapter and any(
         not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
     profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
-    run = run_confirm(chosen, settings, python=python, witness_dir=witness_dir, progress=progress, profile=profile,
-                      linted=linted or ())
+    run = run_confirm(
+        chosen,
+        settings,
+        python=python,
+        witness_dir=witness_dir,
+        progress=progress,
+        profile=profile,
+        linted=linted or (),
+    )
     by_tool = {r.tool: r for r in run.reports}
     for f in findings:
         report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
@@ -616,7 +675,9 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
                 more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
                                    profile=profile, linted=linted or ())
             except ConfirmInterrupted as exc:  # the contracts' part finished: its witnesses are on disk
-                exc.witnesses = [str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")]
+                exc.witnesses = [
+                    str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")
+                ]
                 raise
             attach_derived(more)
             run.notes.extend(more.notes)
@@ -626,7 +687,9 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             run.startup_s.extend(more.startup_s)
     out = list(run.findings)
     for e in errors:
-        out.append(Finding(code=e.code, message=e.message, path=display_path(Path(e.path)), line=e.line, col=e.col))
+        out.append(
+            Finding(code=e.code, message=e.message, path=display_path(Path(e.path)), line=e.line, col=e.col)
+        )
     for report in run.reports:
         if report.error and report.contract is not None and not report.derived:
             # A host that cannot start is reported on the static findings (verdict_detail); a contract

@@ -97,7 +97,9 @@ class Basis:
         return cls(finding.code, finding.line, finding_subject(finding), text, kind)
 
     def matches(self, finding: Finding) -> bool:
-        return finding.code == self.code and finding.line == self.line and finding_subject(finding) == self.about
+        return (
+            finding.code == self.code and finding.line == self.line and finding_subject(finding) == self.about
+        )
 
 
 @dataclass
@@ -230,9 +232,20 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> Derive
     profile = profile_for_package(package)
     adapter = _adapter_hints(src, fn, source.tree)
     start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-    return DerivedTool(fn.name, qualname, module, source, path, rel, package, start, fn.end_lineno or fn.lineno,
-                       list(tool_parameters(fn, source.tree)), adapter,
-                       profile.name if profile is not None else (package or "project"))
+    return DerivedTool(
+        fn.name,
+        qualname,
+        module,
+        source,
+        path,
+        rel,
+        package,
+        start,
+        fn.end_lineno or fn.lineno,
+        list(tool_parameters(fn, source.tree)),
+        adapter,
+        profile.name if profile is not None else (package or "project"),
+    )
 
 
 def _derive(tool: DerivedTool, finding: Finding) -> None:
@@ -260,14 +273,18 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
             tool.note(finding, guard)
             return
         condition, raises, message, resume = guard
-        tool.guards.append(GuardOracle(condition, raises, message, resume, Basis.of(finding, lines, "comment")))
+        tool.guards.append(
+            GuardOracle(condition, raises, message, resume, Basis.of(finding, lines, "comment"))
+        )
     elif finding.code == "TL105":
         partner, field_path = props.get("partner"), evidence.state_path
         if not isinstance(partner, str) or field_path is None:
             tool.note(finding, "the finding names no partner tool or field")
             return
         partner_name = partner.rsplit(".", 1)[-1]
-        do, undo = (partner_name, tool.name) if props.get("role", "undo") == "undo" else (tool.name, partner_name)
+        do, undo = (
+            (partner_name, tool.name) if props.get("role", "undo") == "undo" else (tool.name, partner_name)
+        )
         tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines)))
     elif finding.code == "TL101":
         reply = _returned(tool, finding.line)
@@ -277,7 +294,9 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         if props.get("writes") == []:
             # "nothing is written at all": no write is guaranteed on any path, the issue's own case; the
             # reply is a Phantom Effect on every call it answers without a change.
-            tool.phantoms.append(PhantomOracle(reply, [], Basis.of(finding, lines, "return"), nothing_written=True))
+            tool.phantoms.append(
+                PhantomOracle(reply, [], Basis.of(finding, lines, "return"), nothing_written=True)
+            )
             return
         writes = _assigned_params(tool, props.get("writes"))
         if not writes:
@@ -287,7 +306,9 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         tool.phantoms.append(PhantomOracle(reply, writes, Basis.of(finding, lines, "return")))
 
 
-def _guard(evidence: Evidence, line: int, lines: Sequence[str]) -> tuple[str, str | None, str | None, int] | str:
+def _guard(
+    evidence: Evidence, line: int, lines: Sequence[str]
+) -> tuple[str, str | None, str | None, int] | str:
     """(condition, exception, message, resume line) of a commented-out guard, or why not."""
     stmt = evidence.guard_statement
     if stmt is None:
@@ -313,7 +334,9 @@ def _guard(evidence: Evidence, line: int, lines: Sequence[str]) -> tuple[str, st
         return "the commented guard is not an `if` or an `assert`"
     # Where the guard ran: the first code line after the commented block.
     resume = line
-    while resume <= len(lines) and (not lines[resume - 1].strip() or lines[resume - 1].strip().startswith("#")):
+    while resume <= len(lines) and (
+        not lines[resume - 1].strip() or lines[resume - 1].strip().startswith("#")
+    ):
         resume += 1
     return ast.unparse(condition), raises, message, resume
 
@@ -512,8 +535,18 @@ def _path_expr(loc: tuple[Any, ...], args: dict[str, Any], root: str = "pre") ->
     return expr
 
 
-_NEGATED = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
-            ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_NEGATED = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 
 
 def translate_guard(condition: str, observation: dict[str, Any], args: dict[str, Any], pre: Any
@@ -545,9 +578,12 @@ def translate_guard(condition: str, observation: dict[str, Any], args: dict[str,
             if kind == "param":
                 return ast.parse(f"args.{node.id}", mode="eval").body
             if not failure:
-                failure.append(f"the guard reads the {kind or 'name'} `{node.id}`, which is no record of the state an "
-                               f"argument selects" if kind == "local" else
-                               f"the guard reads the global `{node.id}`, whose value is no constant")
+                failure.append(
+                    f"the guard reads the {kind or 'name'} `{node.id}`, which is no record of the state an "
+                    f"argument selects"
+                    if kind == "local"
+                    else f"the guard reads the global `{node.id}`, whose value is no constant"
+                )
             return node
 
         def _replaced(self, node: ast.expr) -> ast.expr | None:
@@ -576,7 +612,9 @@ def translate_guard(condition: str, observation: dict[str, Any], args: dict[str,
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         # `if not account:` -> the record must be truthy; a predicate must be true or false, not the record.
         inner = test.operand
-        boolean = isinstance(inner, ast.Compare) or (isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not))
+        boolean = isinstance(inner, ast.Compare) or (
+            isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not)
+        )
         source = ast.unparse(inner) if boolean else f"bool({ast.unparse(inner)})"
     else:
         source = f"not ({ast.unparse(test)})"
@@ -610,7 +648,11 @@ def reply_predicate(node: ast.expr, params: Sequence[str]) -> str | None:
                 if inner is not None:
                     parts.append(inner.replace("result", _attr("result", key.value), 1))
         return " and ".join(parts) if parts else None
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool, int)) and not isinstance(node.value, float):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (str, bool, int))
+        and not isinstance(node.value, float)
+    ):
         return f"result == {node.value!r}"
     if isinstance(node, ast.JoinedStr):
         pieces: list[str] = []
@@ -736,10 +778,15 @@ def static_clauses(tool: DerivedTool, pristine: Any, meta: dict[str, Any]) -> Re
             cid += "_2"
         used.add(cid)
         predicate = f"{projection('post', segs)} == {projection('pre', segs)}"
-        out.clauses.append(DerivedClause(
-            cid, rt.basis, predicate,
-            f"After {rt.do} then {rt.undo} on what it made, {dotted(segs)} is back to its value before {rt.do}.",
-            {"round_trip": {"do": rt.do, "undo": rt.undo}}))
+        out.clauses.append(
+            DerivedClause(
+                cid,
+                rt.basis,
+                predicate,
+                f"After {rt.do} then {rt.undo} on what it made, {dotted(segs)} is back to its value before {rt.do}.",
+                {"round_trip": {"do": rt.do, "undo": rt.undo}},
+            )
+        )
     _unwritten_clauses(tool, out)
     return out
 
@@ -764,9 +811,17 @@ def _unwritten_clauses(tool: DerivedTool, out: Resolution) -> None:
         return
     for ph in rest:
         out.unresolved[ph.basis] = f"tested by the success clause of the reply on line {first.basis.line}"
-    out.clauses.append(DerivedClause("success", first.basis, success, extra={
-        "biconditional": True,
-        "justification": "The reply the finding flags as a literal success: an agent reads it as a write done."}))
+    out.clauses.append(
+        DerivedClause(
+            "success",
+            first.basis,
+            success,
+            extra={
+                "biconditional": True,
+                "justification": "The reply the finding flags as a literal success: an agent reads it as a write done.",
+            },
+        )
+    )
     out.clauses.append(DerivedClause(
         "eff.changes_state", first.basis, "post != pre",
         "On a call answered with the flagged success reply, the state is not what it was: the finding says "
@@ -793,8 +848,16 @@ class _Seen:
     reasons: list[str] = field(default_factory=list)
 
 
-def watched_clauses(tool: DerivedTool, worker: Worker, contract: Contract, meta: dict[str, Any], pristine: Any,
-                    pristine_hash: str, tags: dict[str, list[str]], deadline: float) -> Resolution:
+def watched_clauses(
+    tool: DerivedTool,
+    worker: Worker,
+    contract: Contract,
+    meta: dict[str, Any],
+    pristine: Any,
+    pristine_hash: str,
+    tags: dict[str, list[str]],
+    deadline: float,
+) -> Resolution:
     """The clauses that need a watched call: a `pre.*` per commented guard (its condition rewritten
     from a call that reached the guard's line, `translate_guard`) and the `success`/`eff.*_written`
     of each TL101 oracle (the written record found in the pre-state from a call that reached the
@@ -814,8 +877,15 @@ def watched_clauses(tool: DerivedTool, worker: Worker, contract: Contract, meta:
             if all(v.found is not None for v in seen.values()):
                 break
             tried += 1
-            run = run_probe(worker, Probe("search", dict(args), tool=tool.name), pristine, pristine_hash, tags,
-                            deadline, want_view=False)
+            run = run_probe(
+                worker,
+                Probe("search", dict(args), tool=tool.name),
+                pristine,
+                pristine_hash,
+                tags,
+                deadline,
+                want_view=False,
+            )
             pre = run.pre if run.pre is not None else pristine
             for call in worker.request("eval", expr="collect()", module=str(WATCH)).get("value") or []:
                 for point_id, obs in call.items():
@@ -860,10 +930,15 @@ def watched_clauses(tool: DerivedTool, worker: Worker, contract: Contract, meta:
             if record is None:
                 reasons.append(reason_for(f"write:{w.param}", f"the write of `{w.param}` (line {w.line})"))
                 continue
-            effects.append(DerivedClause(
-                f"eff.{w.param}_written", ph.basis, f"args.{w.param} is None or {_attr(record, w.field)} == args.{w.param}",
-                f"On a call answered with the flagged success reply, the `{w.param}` passed is stored "
-                f"(`{w.record}.{w.field} = {w.param}`, line {w.line})."))
+            effects.append(
+                DerivedClause(
+                    f"eff.{w.param}_written",
+                    ph.basis,
+                    f"args.{w.param} is None or {_attr(record, w.field)} == args.{w.param}",
+                    f"On a call answered with the flagged success reply, the `{w.param}` passed is stored "
+                    f"(`{w.record}.{w.field} = {w.param}`, line {w.line}).",
+                )
+            )
         if not effects:
             out.unresolved[ph.basis] = reasons[0] if reasons else "no write to check"
             continue
@@ -1034,7 +1109,11 @@ class Hooks:
         if row is None or row.scored:
             return
         tried = {r.probe.key() for r in report.runs}
-        failed = [dict(r.probe.args) for r in report.runs if r.probe.clause == clause.id and r.status == "tool_error"]
+        failed = [
+            dict(r.probe.args)
+            for r in report.runs
+            if r.probe.clause == clause.id and r.status == "tool_error"
+        ]
         fresh = coherent_violations(report.contract, clause, report.meta, pristine, plan)
         with GuardLine.watch(clause, report, plan, worker) as line:
             for args, again in itertools.chain(((a, True) for a in failed), ((a, False) for a in fresh)):
@@ -1065,7 +1144,9 @@ class Hooks:
         if base is None or param is None or len(successes()) >= 2:
             return
         current = base.probe.args.get(name)
-        harvested = [v for v, o in Harvest.of(pristine).values_for(param) if v and not o.startswith("derived:")]
+        harvested = [
+            v for v, o in Harvest.of(pristine).values_for(param) if v and not o.startswith("derived:")
+        ]
         for value in [*harvested[:4], *_other_values(current, param.types)]:
             if repr(value) in successes() or value == current:
                 continue
@@ -1120,7 +1201,9 @@ class Hooks:
             alone = execute(Probe("search", dict(do_args), tool=rt.do), keep=rt.do == report.tool)
             if alone.status != "ok" or alone.error is not None:
                 continue
-            touched = [op for op in alone.changes if any(jsondiff.canonical_covers(w, op["path"]) for w in watched)]
+            touched = [
+                op for op in alone.changes if any(jsondiff.canonical_covers(w, op["path"]) for w in watched)
+            ]
             if rt.do != report.tool and not touched:
                 continue  # this do wrote nothing the undo must give back: the round trip would prove nothing
             undo_args = bind_undo(undo_meta, do_args, alone)
@@ -1135,7 +1218,9 @@ class Hooks:
                 return None
         if not made:
             return f"no call of {rt.do} to start a round trip from"
-        return f"none of {min(made, MAX_DO_CALLS)} call(s) of {rt.do} made a round trip that {rt.undo} completed"
+        return (
+            f"none of {min(made, MAX_DO_CALLS)} call(s) of {rt.do} made a round trip that {rt.undo} completed"
+        )
 
 
 def _other_values(current: Any, types: set[str]) -> list[Any]:
@@ -1281,20 +1366,33 @@ def check_derived_group(checks: Sequence[DerivedCheck], spec: WorkerSpec, option
             return reports
         pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
         metas = {t["name"]: t for t in hello.get("tools", [])}
-        tags = {"volatile": list(hello.get("volatile_paths") or []), "derived": list(hello.get("derived_paths") or [])}
+        tags = {
+            "volatile": list(hello.get("volatile_paths") or []),
+            "derived": list(hello.get("derived_paths") or []),
+        }
         for check in checks:
             if options.progress:
                 options.progress(check.tool.name)
-            reports.append(_check_one(check, worker, hello, metas, pristine, pristine_hash, tags, options, spec))
+            reports.append(
+                _check_one(check, worker, hello, metas, pristine, pristine_hash, tags, options, spec)
+            )
     finally:
         worker.close()
         options.startups.append(worker.startup_s)
     return finish_reports(reports, spec, options, tags)
 
 
-def _check_one(check: DerivedCheck, worker: Worker, hello: dict[str, Any], metas: dict[str, Any], pristine: Any,
-               pristine_hash: str, tags: dict[str, list[str]], options: CheckOptions, spec: WorkerSpec
-               ) -> ToolReport:
+def _check_one(
+    check: DerivedCheck,
+    worker: Worker,
+    hello: dict[str, Any],
+    metas: dict[str, Any],
+    pristine: Any,
+    pristine_hash: str,
+    tags: dict[str, list[str]],
+    options: CheckOptions,
+    spec: WorkerSpec,
+) -> ToolReport:
     import time
 
     tool = check.tool
@@ -1310,10 +1408,14 @@ def _check_one(check: DerivedCheck, worker: Worker, hello: dict[str, Any], metas
     first, errors = load_derived(render(tool, resolved.clauses), check.path)
     if first is not None and not errors and (tool.guards or tool.phantoms):
         try:
-            guards = watched_clauses(tool, worker, first, meta, pristine, pristine_hash, tags, options.deadline)
+            guards = watched_clauses(
+                tool, worker, first, meta, pristine, pristine_hash, tags, options.deadline
+            )
         except WorkerError as exc:
             bases = [g.basis for g in tool.guards] + [p.basis for p in tool.phantoms]
-            guards = Resolution(unresolved={b: f"the host failed while the tool was watched: {exc}" for b in bases})
+            guards = Resolution(
+                unresolved={b: f"the host failed while the tool was watched: {exc}" for b in bases}
+            )
             try:
                 worker.restart(WorkerEvent("derived", "after a failed guard watch", tool.name))
             except WorkerError:

@@ -146,7 +146,9 @@ class Zygote:
             raise ForkServerError(str(answer.get("error") or "the zygote refused"))
         return answer
 
-    def fork(self, argv: list[str], env: dict[str, str], cwd: str | None, stderr: IO[bytes] | int) -> ForkedHost:
+    def fork(
+        self, argv: list[str], env: dict[str, str], cwd: str | None, stderr: IO[bytes] | int
+    ) -> ForkedHost:
         to_host_r, to_host_w = os.pipe()
         from_host_r, from_host_w = os.pipe()
         err_path = getattr(stderr, "name", None) if not isinstance(stderr, int) else None

@@ -248,7 +248,9 @@ class Harvest:
         for value in param.enum:
             add(value, "schema:enum")
         # `user` is harvested from `user` fields and from the elements of `users` lists.
-        same = [x for n in (param.name, param.name + "s", param.name + "es") for x in self.by_field.get(n, [])]
+        same = [
+            x for n in (param.name, param.name + "s", param.name + "es") for x in self.by_field.get(n, [])
+        ]
         if not same and "_" in param.name:
             # `restaurant_name`: the `name` fields of records under a path that says "restaurant".
             owner, leaf = param.name.rsplit("_", 1)
@@ -426,7 +428,9 @@ class _PreEvaluator:
         outcomes = sandbox.evaluate_many([c.predicate for c in self.pres if c.predicate is not None],
                                          self.pristine, self.pristine, full, None)
         self.evaluated += len(outcomes)
-        return {c.id: None if isinstance(o, PredicateTypeError) else bool(o) for c, o in zip(self.pres, outcomes)}
+        return {
+            c.id: None if isinstance(o, PredicateTypeError) else bool(o) for c, o in zip(self.pres, outcomes)
+        }
 
 
 def effective_arguments(contract: Contract, params: dict[str, SchemaParam]) -> list[str]:
@@ -500,7 +504,8 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
         if found is None:
             unreachable[clause.id] = (
                 f"no assignment of values harvested from the snapshot makes {clause.id} false "
-                f"(searched {pres.evaluated} assignments over {', '.join(sorted(candidates)) or 'no arguments'})")
+                f"(searched {pres.evaluated} assignments over {', '.join(sorted(candidates)) or 'no arguments'})"
+            )
             continue
         probes.append(Probe("pre_violating", found, clause=clause.id, harvested_from=origins(found)))
 
@@ -518,7 +523,9 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
             trial[name] = value
             return all(v is not False for v in pres.values(trial).values())
 
-        values = ([current] if current is not None else []) + [v for v in harvested if v and legal(v)][:ARG_VALUES]
+        values = ([current] if current is not None else []) + [v for v in harvested if v and legal(v)][
+            :ARG_VALUES
+        ]
         if arg_clause is not None and arg_clause.falsy_legal is False:
             pass
         elif params[name].falsy_values:

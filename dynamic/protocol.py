@@ -88,8 +88,11 @@ class Worker:
                  startup_deadline: float | None = None) -> None:
         self.spec = spec
         self.deadline = check_seconds(deadline, "deadline")
-        self.startup_deadline = (check_seconds(startup_deadline, "startup_deadline") if startup_deadline is not None
-                                 else max(STARTUP_DEADLINE, self.deadline))
+        self.startup_deadline = (
+            check_seconds(startup_deadline, "startup_deadline")
+            if startup_deadline is not None
+            else max(STARTUP_DEADLINE, self.deadline)
+        )
         self.log_path = log_path
         self.events: list[WorkerEvent] = []
         self.hello: dict[str, Any] = {}
@@ -182,11 +185,16 @@ class Worker:
             hello = self._exchange("hello", max(end - time.monotonic(), 0.001), {})
             if not hello.get("ok"):
                 err = hello.get("error") or {}
-                raise WorkerError("startup", f"the adapter's hello failed: {err.get('message') or 'host error'}")
+                raise WorkerError(
+                    "startup", f"the adapter's hello failed: {err.get('message') or 'host error'}"
+                )
         except WorkerError as exc:
             if exc.kind == "timeout":
-                raise WorkerError(START_TIMEOUT, f"the benchmark did not start within {self.startup_deadline:g} s "
-                                  f"(startup_deadline){where}") from None
+                raise WorkerError(
+                    START_TIMEOUT,
+                    f"the benchmark did not start within {self.startup_deadline:g} s "
+                    f"(startup_deadline){where}",
+                ) from None
             if exc.kind == "startup":
                 raise
             raise WorkerError("startup", f"host did not start: {exc}{where}") from None
@@ -462,8 +470,11 @@ def adapter_argument(adapter: str) -> str:
     profile = find_profile(adapter)
     if profile is not None:
         if profile.adapter_file is None:
-            raise WorkerError("startup", f"profile {adapter!r} has no host adapter; use adapter = \"toolkit\" "
-                              "with a factory, or a path to an adapter file")
+            raise WorkerError(
+                "startup",
+                f'profile {adapter!r} has no host adapter; use adapter = "toolkit" '
+                "with a factory, or a path to an adapter file",
+            )
         return str(profile.adapter_file)
     import difflib
 
@@ -483,7 +494,9 @@ def plain_worker(python: str, *, env: dict[str, str] | None = None, cwd: str | N
                  log_path: Path | None = None, deadline: float = GATEWAY_DEADLINE) -> Worker:
     """A worker with no adapter and no shims (start it with `with`): for `locate`/`evaluate`."""
     _check_interpreter(python)
-    return Worker(WorkerSpec("", {}, python, env=dict(env or {}), cwd=cwd), log_path=log_path, deadline=deadline)
+    return Worker(
+        WorkerSpec("", {}, python, env=dict(env or {}), cwd=cwd), log_path=log_path, deadline=deadline
+    )
 
 
 def _check_interpreter(python: str) -> None:

@@ -48,11 +48,17 @@ class ReplayOutcome:
 
 
 def _probe_of(data: dict[str, Any]) -> Probe:
-    return Probe(str(data.get("kind") or "happy"), dict(data.get("args") or {}), tool=str(data.get("tool") or ""),
-                 clause=data.get("target_clause"), varied=data.get("varied"),
-                 harvested_from=dict(data.get("harvested_from") or {}),
-                 before=list(data.get("before") or []), after=list(data.get("after") or []),
-                 past_guard=[str(c) for c in data.get("past_guard") or []])
+    return Probe(
+        str(data.get("kind") or "happy"),
+        dict(data.get("args") or {}),
+        tool=str(data.get("tool") or ""),
+        clause=data.get("target_clause"),
+        varied=data.get("varied"),
+        harvested_from=dict(data.get("harvested_from") or {}),
+        before=list(data.get("before") or []),
+        after=list(data.get("after") or []),
+        past_guard=[str(c) for c in data.get("past_guard") or []],
+    )
 
 
 def _summary(status: Any, diff: list[dict[str, Any]]) -> str:
@@ -70,16 +76,21 @@ def witness_problem(data: Any) -> str | None:
     schema = witness_schema()
     errors = list(schema_errors(data, schema, path="witness"))
     if not errors and isinstance(data, dict) and isinstance(data.get("partner"), dict):
-        errors = list(schema_errors(data["partner"], schema["$defs"]["run"], path="witness", trail=["partner"],
-                                    root=schema))
+        errors = list(
+            schema_errors(
+                data["partner"], schema["$defs"]["run"], path="witness", trail=["partner"], root=schema
+            )
+        )
     if errors:
         return errors[0].message
     assert isinstance(data, dict)
     history, positions = data.get("history"), data.get("history_positions")
     if history and not positions:
         return "a history without history_positions"
-    if positions and any(i >= len(history or [data["probe"], *([data["partner"]] if data.get("partner") else [])])
-                         for i in positions):
+    if positions and any(
+        i >= len(history or [data["probe"], *([data["partner"]] if data.get("partner") else [])])
+        for i in positions
+    ):
         return "history_positions outside the history"
     return None
 
@@ -96,7 +107,10 @@ def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     except OSError as exc:
         return None, f"NOT REPLAYED: cannot read {path}: {exc.strerror or exc}"
     except UnicodeDecodeError as exc:
-        return None, f"NOT REPLAYED: {path} is not a toollint witness (not UTF-8: {exc.reason} at byte {exc.start})"
+        return (
+            None,
+            f"NOT REPLAYED: {path} is not a toollint witness (not UTF-8: {exc.reason} at byte {exc.start})",
+        )
     except RecursionError:
         return None, f"NOT REPLAYED: {path} is not a toollint witness (JSON nested too deeply)"
     except ValueError as exc:
@@ -142,8 +156,12 @@ def untrusted(recorded: WorkerSpec, configured: WorkerSpec) -> str | None:
 def configured_contract(contract: Contract, settings: Settings) -> bool:
     """Whether `contract` is one the project uses: under toollint's bundled contracts, the configured
     contract-dirs, or the derived contracts `--confirm` wrote beside its witnesses."""
-    roots = [*bundled_library_dirs(), *map(Path, settings.contract_dirs), *map(Path, settings.confirm.contract_dirs),
-             derived_dir(settings)]
+    roots = [
+        *bundled_library_dirs(),
+        *map(Path, settings.contract_dirs),
+        *map(Path, settings.confirm.contract_dirs),
+        derived_dir(settings),
+    ]
     where = contract.path.resolve()
     for root in roots:
         base = root if root.is_absolute() or settings.project_root is None else settings.project_root / root
@@ -176,8 +194,11 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     except (ContractError, OSError) as exc:
         return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED: the witness's contract cannot be loaded: {exc}")
     if not clause_exists(contract, clause_id, bool(clause_data.get("implicit"))):
-        return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} no "
-                             f"longer has clause {clause_id!r}")
+        return ReplayOutcome(
+            NOT_FAITHFUL,
+            f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} no "
+            f"longer has clause {clause_id!r}",
+        )
     spec = WorkerSpec.from_json(worker_data)
     if python:
         spec.python = python
@@ -197,18 +218,28 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
         if differs is not None:
             block_matters = not own and untrusted(spec, worker_spec(contract, project.confirm, python,
                                                                     project.project_root, profile)) is None
-            why = "" if not block_matters else (
-                f" (the adapter block of {contract.path} is not used: the contract is not among the project's "
-                "contract-dirs or toollint's bundled contracts)")
-            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the witness names {differs}{why}; "
-                                 "replay runs only the host the project's configuration gives (pass --python"
-                                 f"{' ' + spec.python if differs.startswith('interpreter') else ''}"
-                                 f"{', --config ' + str(offer) if offer else ''}, or --trust-witness to run the "
-                                 "witness's own)")
+            why = (
+                ""
+                if not block_matters
+                else (
+                    f" (the adapter block of {contract.path} is not used: the contract is not among the project's "
+                    "contract-dirs or toollint's bundled contracts)"
+                )
+            )
+            return ReplayOutcome(
+                NOT_FAITHFUL,
+                f"NOT REPLAYED {clause_id}: the witness names {differs}{why}; "
+                "replay runs only the host the project's configuration gives (pass --python"
+                f"{' ' + spec.python if differs.startswith('interpreter') else ''}"
+                f"{', --config ' + str(offer) if offer else ''}, or --trust-witness to run the "
+                "witness's own)",
+            )
     originals = [_probe_of(probe_data)] + ([_probe_of(data["partner"])] if data.get("partner") else [])
     # An order-dependent witness is its whole call sequence; the witnesses sit at `history_positions`.
     sequence = [_probe_of(h) for h in data.get("history") or []] or originals
-    positions = list(data.get("history_positions") or []) if data.get("history") else list(range(len(originals)))
+    positions = (
+        list(data.get("history_positions") or []) if data.get("history") else list(range(len(originals)))
+    )
     tool = str(data.get("tool") or originals[0].tool)
     call = call_text(tool, originals[0].args) + (f" after {len(sequence) - 1} earlier call(s)"
                                                   if data.get("history") else "")
@@ -226,15 +257,23 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
                 return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {mismatch}", details)
             pristine = worker.request("pristine")
             if data.get("pristine_state_hash") and pristine["state_hash"] != data["pristine_state_hash"]:
-                return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the pristine state differs from the "
-                                     "recorded one (the benchmark's data changed)", details)
+                return ReplayOutcome(
+                    NOT_FAITHFUL,
+                    f"NOT REPLAYED {clause_id}: the pristine state differs from the "
+                    "recorded one (the benchmark's data changed)",
+                    details,
+                )
             meta = next((t for t in hello.get("tools", []) if t["name"] == tool), None)
             if meta is None:
-                return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: tool {tool!r} is gone", details)
+                return ReplayOutcome(
+                    NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: tool {tool!r} is gone", details
+                )
             tags = tool_tags(contract, {"volatile": list(hello.get("volatile_paths") or []),
                                         "derived": list(hello.get("derived_paths") or [])})
-            ran: list[ProbeRun] = [run_probe(worker, p, pristine["state"], pristine["state_hash"], tags, deadline)
-                                   for p in sequence]
+            ran: list[ProbeRun] = [
+                run_probe(worker, p, pristine["state"], pristine["state_hash"], tags, deadline)
+                for p in sequence
+            ]
             runs = [ran[i] for i in positions]
         except WorkerError as exc:
             return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: {exc}", details)
@@ -247,8 +286,12 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
                            history=ran if data.get("history") else [])
         scorer = Scorer(contract, meta)
         if scorer.rescore(row, runs) is None:  # an implicit row the contract no longer implies
-            return ReplayOutcome(NOT_FAITHFUL, f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} "
-                                 f"no longer implies {clause_id!r}", details)
+            return ReplayOutcome(
+                NOT_FAITHFUL,
+                f"NOT REPLAYED {clause_id}: the contract {clause_data['contract']} "
+                f"no longer implies {clause_id!r}",
+                details,
+            )
         outcomes.append(scorer.reproduces(row, runs))
         diffs.append(runs[0].changes)
         details.append(f"run {attempt + 1}: {_summary(runs[0].status, runs[0].changes)} -> "
@@ -257,8 +300,9 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
         return ReplayOutcome(STILL_VIOLATES, f"STILL VIOLATES {clause_id} ({code}): {call} reproduced in "
                              f"{len(outcomes)} of {len(outcomes)} fresh runs", details)
     if not any(outcomes):
-        return ReplayOutcome(FIXED, f"FIXED {clause_id} ({code}): {call} now conforms in {len(outcomes)} fresh runs",
-                             details)
+        return ReplayOutcome(
+            FIXED, f"FIXED {clause_id} ({code}): {call} now conforms in {len(outcomes)} fresh runs", details
+        )
     keyed = [{json.dumps(op, sort_keys=True, default=str) for op in d} for d in diffs]
     differing = sorted({json.loads(x)["path"] for s in keyed for x in s if not all(x in t for t in keyed)})
     return ReplayOutcome(FLAKY_EXIT, f"FLAKY {clause_id} ({code}): {call} reproduced in {sum(outcomes)} of "

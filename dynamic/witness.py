@@ -79,8 +79,10 @@ def sentence(report: ToolReport, row: ClauseResult) -> str:
     elif row.code == "TL204":
         what = f"reported success while every effect clause failed; {changed}"
     elif row.code == "TL205" and row.history:
-        what = (f"conforms alone but not after the {len(row.history) - 1} earlier call(s) in the same process: "
-                f"state kept outside the environment survives reset")
+        what = (
+            f"conforms alone but not after the {len(row.history) - 1} earlier call(s) in the same process: "
+            f"state kept outside the environment survives reset"
+        )
     elif row.code == "TL205":
         what = "left state behind: the environment after reset differs from the one before the call"
     elif row.code == "TL206" or row.kind == "frame":
@@ -99,7 +101,9 @@ def _round_trip_text(tool: str, row: ClauseResult, run: ProbeRun) -> str:
     sequence, and the first path the clause reads that did not come back."""
     calls = [*run.probe.before, {"tool": tool, "args": run.probe.args}, *run.probe.after]
     seq = " then ".join(call_text(str(c.get("tool")), dict(c.get("args") or {}), limit=80) for c in calls)
-    reads = [p for p in (row.clause.predicate.paths if row.clause is not None and row.clause.predicate else ())]
+    reads = [
+        p for p in (row.clause.predicate.paths if row.clause is not None and row.clause.predicate else ())
+    ]
     from toollint.dynamic.host.jsondiff import canonical_covers, most_specific
 
     fields = most_specific(reads)
@@ -139,10 +143,17 @@ def _run_json(run: ProbeRun) -> dict[str, Any]:
         "varied": run.probe.varied,
         "target_clause": run.probe.clause,
         "harvested_from": run.probe.harvested_from,
-        **({"before": run.probe.before, "after": run.probe.after} if run.probe.before or run.probe.after else {}),
+        **(
+            {"before": run.probe.before, "after": run.probe.after}
+            if run.probe.before or run.probe.after
+            else {}
+        ),
         **({"past_guard": run.probe.past_guard} if run.probe.past_guard else {}),
-        "result": {k: run.result.get(k) for k in ("status", "value", "agent_view", "error_type", "error_message")
-                   if k in run.result},
+        "result": {
+            k: run.result.get(k)
+            for k in ("status", "value", "agent_view", "error_type", "error_message")
+            if k in run.result
+        },
         "pre_state_hash": run.pre_hash,
         "post_state_hash": run.post_hash,
         "reset_state_hash": run.reset_hash,
@@ -170,16 +181,31 @@ def witness_json(report: ToolReport, row: ClauseResult) -> dict[str, Any]:
             "contract": str(contract.path) if contract else None,
             "contract_tool": contract.tool if contract else None,
             "predicate": clause.predicate_source if clause else None,
-            "provenance": None if prov is None else {
-                "tier": prov.tier, "kind": prov.kind, "file": prov.file or (contract.source.file if contract else None),
-                "line": prov.line, "quote": prov.quote, "note": prov.note,
-                **({"finding": prov.finding, "about": prov.about} if prov.derived else {})},
+            "provenance": None
+            if prov is None
+            else {
+                "tier": prov.tier,
+                "kind": prov.kind,
+                "file": prov.file or (contract.source.file if contract else None),
+                "line": prov.line,
+                "quote": prov.quote,
+                "note": prov.note,
+                **({"finding": prov.finding, "about": prov.about} if prov.derived else {}),
+            },
         },
-        "benchmark": {"adapter": hello.get("adapter"), "variant": hello.get("variant"),
-                      "version": hello.get("benchmark_version"), "python": hello.get("python")},
+        "benchmark": {
+            "adapter": hello.get("adapter"),
+            "variant": hello.get("variant"),
+            "version": hello.get("benchmark_version"),
+            "python": hello.get("python"),
+        },
         "worker": report.spec.to_json(),
-        "determinism": {"seed": hello.get("seed"), "shims": hello.get("shims"),
-                        "volatile_paths": hello.get("volatile_paths"), "derived_paths": hello.get("derived_paths")},
+        "determinism": {
+            "seed": hello.get("seed"),
+            "shims": hello.get("shims"),
+            "volatile_paths": hello.get("volatile_paths"),
+            "derived_paths": hello.get("derived_paths"),
+        },
         "pristine_state_hash": row.run.pristine_hash,
         "probe": _run_json(row.run),
         "partner": _run_json(row.partner) if row.partner is not None else None,
@@ -209,7 +235,9 @@ def ignore_own_folder(directory: Path) -> None:
         if folder.name == OWN_FOLDER:
             marker = folder / ".gitignore"
             if not marker.exists():
-                marker.write_text("# Written by toollint: what it keeps here stays out of git.\n*\n", encoding="utf-8")
+                marker.write_text(
+                    "# Written by toollint: what it keeps here stays out of git.\n*\n", encoding="utf-8"
+                )
             return
 
 

@@ -103,7 +103,9 @@ def literal_text(value: ast.expr) -> str | None:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
     if isinstance(value, ast.JoinedStr):
-        return "".join(v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        return "".join(
+            v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        )
     if isinstance(value, ast.Dict):
         keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
         if any(k.lower() in ERROR_KEYS for k in keys):
@@ -151,8 +153,11 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             if not is_success_message(ret.value):
                 continue
             outside = [(w, h) for w, h in swallowed if not contains(w, ret)]
-            swallows = "".join(f"; the write at line {w.lineno} is in a `try` whose `except` (line {h.lineno}) "
-                               "swallows its failure" for w, h in outside[:2])
+            swallows = "".join(
+                f"; the write at line {w.lineno} is in a `try` whose `except` (line {h.lineno}) "
+                "swallows its failure"
+                for w, h in outside[:2]
+            )
             if not write_guaranteed_before(tool.node.body, ret, summary):
                 if not summary.writes and summary.external:
                     continue  # it may write where the analysis cannot see (a database, an API)
@@ -164,7 +169,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
                     else f"the write in `{refused[0]}` is not guaranteed: it can refuse (`return` at line {refused[1]}) "
-                    "and its answer is ignored" if refused
+                    "and its answer is ignored"
+                    if refused
                     else "every write sits under a condition or a swallowed `try` this return does not share"
                 ) + swallows  # name the swallowing `try` too: it is a second, separate repair
             elif outside:
@@ -174,12 +180,23 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             reply = reply_call_of(ret)
             sends = f"replies through `{reply}(...)` with" if reply else "returns"
             writes = sorted({w.path for w in summary.writes})
-            writer = (Premise(f"`{tool.name}` writes state", EvidenceKind.CODE,
-                              f"line {summary.writes[0].line} writes `{summary.writes[0].path}`") if summary.writes
-                      else Premise(f"`{tool.name}` writes state", EvidenceKind.CODE, f"declared by {tool.declared_by}")
-                      if tool.declared_writer
-                      else Premise(f"`{tool.name}` is meant to write state", EvidenceKind.CODE,
-                                   "its name's verb and its own success reply say so"))
+            writer = (
+                Premise(
+                    f"`{tool.name}` writes state",
+                    EvidenceKind.CODE,
+                    f"line {summary.writes[0].line} writes `{summary.writes[0].path}`",
+                )
+                if summary.writes
+                else Premise(
+                    f"`{tool.name}` writes state", EvidenceKind.CODE, f"declared by {tool.declared_by}"
+                )
+                if tool.declared_writer
+                else Premise(
+                    f"`{tool.name}` is meant to write state",
+                    EvidenceKind.CODE,
+                    "its name's verb and its own success reply say so",
+                )
+            )
             yield ctx.finding(
                 "TL101",
                 ret,
@@ -188,10 +205,17 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 tool=tool.qualname,
                 # No state_path: the finding is about the reply on a path, not one field (its `writes` are
                 # every field the tool writes, which --confirm matches whole).
-                evidence=Evidence(premises=(
-                    writer, Premise("the reply claims success", EvidenceKind.CODE,
-                                    f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else ""),
-                    *([refusal] if refusal is not None and not outside else []))),
+                evidence=Evidence(
+                    premises=(
+                        writer,
+                        Premise(
+                            "the reply claims success",
+                            EvidenceKind.CODE,
+                            f"line {ret.lineno} returns {literal_text(ret.value)!r}" if ret.value else "",
+                        ),
+                        *([refusal] if refusal is not None and not outside else []),
+                    )
+                ),
                 writes=writes,
             )
 
@@ -215,8 +239,11 @@ def _refusal_premise(summary: FunctionSummary, helper: str, line: int, call: ast
     agent = [p.name for p in summary.params if p.state_root is None
              and any(contains(call, node) for _, node in summary.flows.get(p.name, []))]
     if agent:
-        return Premise(claim, EvidenceKind.CODE,
-                       f"`{agent[0]}` reaches the call at line {call.lineno}; `{helper}` refuses at line {line}")
+        return Premise(
+            claim,
+            EvidenceKind.CODE,
+            f"`{agent[0]}` reaches the call at line {call.lineno}; `{helper}` refuses at line {line}",
+        )
     return Premise(claim, EvidenceKind.TYPE,
                    f"`{helper}` returns a refusal at line {line}, but no argument of the call decides it")
 

@@ -198,7 +198,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
     # Only helpers of this file: one imported from another module has its comments there (that
     # module's own tools report it when it is linted).
     index = ctx.analysis.index
-    here = {id(f) for f in index.functions.values()} | {id(m) for ms in index.methods.values() for m in ms.values()}
+    here = {id(f) for f in index.functions.values()} | {
+        id(m) for ms in index.methods.values() for m in ms.values()
+    }
     seen = {id(tool.node) for tool in tools}
     for tool in tools:
         for helper in ctx.analysis.summary(tool).helpers:
@@ -207,7 +209,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 yield from _guards_in(ctx, tool, helper)
 
 
-def _guards_in(ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Finding]:
+def _guards_in(
+    ctx: ModuleContext, tool: ToolInfo, fn: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Iterator[Finding]:
     for run in comment_runs(ctx.own_line_comments(fn), fn.lineno, fn.end_lineno or fn.lineno):
         yield from _run_guards(ctx, tool, fn, run)
 

@@ -111,15 +111,19 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 if record is None:
                     continue
                 field = f"{record}.{param.name}"
-                message = (f"parameter `{param.name}` of `{tool.name}` only feeds a computation; the record's own "
-                           f"`{field}` is never stored")
+                message = (
+                    f"parameter `{param.name}` of `{tool.name}` only feeds a computation; the record's own "
+                    f"`{field}` is never stored"
+                )
                 premise = Premise(f"the record has a field `{param.name}`", EvidenceKind.CODE,
                                   f"`{field}` is used elsewhere in the module")
             elif sinks - ECHO_SINKS:
                 continue
             else:
                 field = None
-                where = " and ".join(sorted({"logging" if s == "log" else "the returned message" for s in sinks}))
+                where = " and ".join(
+                    sorted({"logging" if s == "log" else "the returned message" for s in sinks})
+                )
                 use = f"only read in {where}" if sinks else "never read"
                 message = f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; it never reaches state"
                 premise = Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
@@ -138,7 +142,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
 UPDATE_VERBS = frozenset({"update", "modify", "change", "edit", "set", "adjust", "reschedule", "amend"})
 
 
-def unstored_field(analysis: ModuleAnalysis, tool: ToolInfo, summary: FunctionSummary, name: str) -> str | None:
+def unstored_field(
+    analysis: ModuleAnalysis, tool: ToolInfo, summary: FunctionSummary, name: str
+) -> str | None:
     """The record an update tool writes whose field `name` (the parameter's own) other code of the
     module reads or writes, while this tool never writes it: `update_booking(nights)` computes
     `booking.price` from `nights` and leaves `booking.nights` as it was. The record's path, else None."""
@@ -154,8 +160,10 @@ def unstored_field(analysis: ModuleAnalysis, tool: ToolInfo, summary: FunctionSu
     return next((r for r in sorted(records) if f"{r}.{name}" in elsewhere), None)
 
 
-STORE_WORDS = re.compile(r"\b(?:stor(?:e|ed|es)|sav(?:e|ed|es)|record(?:ed|s)?|set(?:s)?|kept|keeps|written|persist\w*)\b",
-                         re.IGNORECASE)
+STORE_WORDS = re.compile(
+    r"\b(?:stor(?:e|ed|es)|sav(?:e|ed|es)|record(?:ed|s)?|set(?:s)?|kept|keeps|written|persist\w*)\b",
+    re.IGNORECASE,
+)
 
 
 def meant_for_state(analysis: ModuleAnalysis, tool: ToolInfo, name: str) -> Premise:
@@ -167,8 +175,18 @@ def meant_for_state(analysis: ModuleAnalysis, tool: ToolInfo, name: str) -> Prem
     for other in analysis.tools:
         for access in [*analysis.summary(other).writes, *analysis.summary(other).reads]:
             if access.field == name:
-                return Premise(claim, EvidenceKind.CODE, f"`{other.name}` uses the field `{access.path}` (line {access.line})")
-    doc = next((line for line in tool.docstring.splitlines() if re.search(rf"\b{re.escape(name)}\b", line)), "")
+                return Premise(
+                    claim,
+                    EvidenceKind.CODE,
+                    f"`{other.name}` uses the field `{access.path}` (line {access.line})",
+                )
+    doc = next(
+        (line for line in tool.docstring.splitlines() if re.search(rf"\b{re.escape(name)}\b", line)), ""
+    )
     if doc and STORE_WORDS.search(doc):
         return Premise(claim, EvidenceKind.DOCSTRING, f"its docstring says {doc.strip()!r}")
-    return Premise(claim, EvidenceKind.NAME, "only its place in the signature says it matters; no state field has its name")
+    return Premise(
+        claim,
+        EvidenceKind.NAME,
+        "only its place in the signature says it matters; no state field has its name",
+    )

@@ -136,7 +136,9 @@ def _type_names(ann: ast.expr | None, resolve: Resolver | None = None, depth: in
         base = _type_names(ann.value)
         if base & {"Optional", "Union"}:
             items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-            return set().union(*(_type_names(i, resolve, depth) for i in items)) | ({"None"} if "Optional" in base else set())
+            return set().union(*(_type_names(i, resolve, depth) for i in items)) | (
+                {"None"} if "Optional" in base else set()
+            )
         if "Annotated" in base:
             first = ann.slice.elts[0] if isinstance(ann.slice, ast.Tuple) else ann.slice
             return _type_names(first, resolve, depth)
@@ -172,7 +174,11 @@ def rejects_falsy(stmt: ast.stmt | None, test_node: ast.AST, form: str) -> bool:
     last = stmt.body[-1]
     if isinstance(last, ast.Raise):
         return True
-    return isinstance(last, ast.Return) and last.value is not None and bool(ERROR_TEXT.search(ast.unparse(last.value)))
+    return (
+        isinstance(last, ast.Return)
+        and last.value is not None
+        and bool(ERROR_TEXT.search(ast.unparse(last.value)))
+    )
 
 
 def keeps_falsy(test_node: ast.AST, name: ast.Name) -> bool:
@@ -187,7 +193,9 @@ def keeps_falsy(test_node: ast.AST, name: ast.Name) -> bool:
     return isinstance(alternative, ast.Constant) and alternative.value is not None and not alternative.value
 
 
-def falsy_branch_writes(stmt: ast.stmt | None, test_node: ast.AST, form: str, summary: FunctionSummary) -> bool:
+def falsy_branch_writes(
+    stmt: ast.stmt | None, test_node: ast.AST, form: str, summary: FunctionSummary
+) -> bool:
     """`if flag: write_a() else: write_b()`: the falsy value takes a branch that writes too."""
     if not (isinstance(stmt, ast.If) and stmt is test_node):
         return False
@@ -195,7 +203,9 @@ def falsy_branch_writes(stmt: ast.stmt | None, test_node: ast.AST, form: str, su
     return any(id(s) in summary.writing_nodes for s in branch)
 
 
-def writes_after(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, summary: FunctionSummary) -> bool:
+def writes_after(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, summary: FunctionSummary
+) -> bool:
     """Some statement that runs after `stmt` falls through writes: a later statement of its block or of
     a block around it. A write in another branch of an `if` around it (a dispatcher's sibling
     action) is not after it."""
@@ -227,7 +237,9 @@ def _documented_non_empty(tool: ToolInfo, name: str) -> bool:
     return any(name in line and NON_EMPTY.search(line) for line in tool.docstring.splitlines())
 
 
-def truth_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> Iterator[tuple[ast.Name, ast.AST, str]]:
+def truth_tests(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]
+) -> Iterator[tuple[ast.Name, ast.AST, str]]:
     """(name node, the node testing it, the form) for every truthiness test of `names`."""
     for node in function_nodes(fn):
         tests: list[tuple[ast.expr, str]] = []
@@ -236,10 +248,19 @@ def truth_tests(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> 
         elif isinstance(node, ast.BoolOp):
             form = "or" if isinstance(node.op, ast.Or) else "and"
             tests += [(v, form) for v in node.values if isinstance(v, ast.Name)]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and node.args:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "bool"
+            and node.args
+        ):
             tests.append((node.args[0], "bool"))
         for test, form in tests:
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+            if (
+                isinstance(test, ast.UnaryOp)
+                and isinstance(test.op, ast.Not)
+                and isinstance(test.operand, ast.Name)
+            ):
                 if test.operand.id in names:
                     yield test.operand, node, "if not"
             elif isinstance(test, ast.Name) and test.id in names:
@@ -296,7 +317,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             testable = p.state_root is None and p.name in tested and p.name not in tool.framework_params
             values = falsy_values(p, resolver) if testable else []
             containers_only = all(v in CONTAINER_FALSY for v in values)
-            if containers_only and (_documented_non_empty(tool, p.name) or "state" not in summary.sinks(p.name)):
+            if containers_only and (
+                _documented_non_empty(tool, p.name) or "state" not in summary.sinks(p.name)
+            ):
                 continue  # an empty string or list matters as a value stored, not as a selector
             if values:
                 candidates[p.name] = values
@@ -311,7 +334,9 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             if stored_before(tool.node, stmt, name.id, summary):
                 continue  # the value already reached state: the test only picks an extra side effect
             param = summary.param(name.id)
-            default_is_none = bool(param and isinstance(param.default, ast.Constant) and param.default.value is None)
+            default_is_none = bool(
+                param and isinstance(param.default, ast.Constant) and param.default.value is None
+            )
             optional = default_is_none or (param is not None and "None" in admitted_types(param, resolver))
             if isinstance(test_node, ast.IfExp) and not optional:
                 continue  # `"A" if flag else "B"` on a required flag chooses between two values
@@ -325,8 +350,11 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
             values = [v for v, _ in legal]
             premise = max((pr for _, pr in legal if pr is not None), key=lambda pr: pr.confidence)
             dropped = " / ".join(values)
-            advice = (f"test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead" if optional
-                      else f"handle {dropped} explicitly")
+            advice = (
+                f"test `{name.id} {'is None' if form == 'if not' else 'is not None'}` instead"
+                if optional
+                else f"handle {dropped} explicitly"
+            )
             shown = {"if": f"if {name.id}:", "if not": f"if not {name.id}:", "or": f"{name.id} or ...",
                      "and": f"{name.id} and ...", "bool": f"bool({name.id})"}[form]
             guard = test_node.test if isinstance(test_node, (ast.If, ast.While, ast.IfExp)) else (
@@ -384,7 +412,12 @@ def gates_write(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt | Non
                 return writes_after(fn, stmt, summary)
             return _writes(other, summary) and not _writes(taken, summary)
     gates = id(stmt) in summary.writing_nodes
-    if not gates and isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+    if (
+        not gates
+        and isinstance(stmt, ast.If)
+        and stmt.body
+        and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
+    ):
         gates = writes_after(fn, stmt, summary)  # `if not x: return ...` gates every write after it
     if not gates and isinstance(stmt, ast.Assign) and "state" in summary.sinks(name.id):
         gates = True  # `value = x or default` feeding a later write

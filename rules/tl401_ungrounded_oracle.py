@@ -99,17 +99,31 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         if basis == "gated_on_state":
             reads = ", ".join(dict.fromkeys(f"{r.what}, line {r.line}" for r in flow.reads))
             written = ", ".join(sorted(flow.targets))
-            message = (f"`{grader.name}` reads live state ({reads}) only to decide whether a write is due, then "
-                       f"grades the write ({written}) from the agent's record ({evidence}), never reading it back")
+            message = (
+                f"`{grader.name}` reads live state ({reads}) only to decide whether a write is due, then "
+                f"grades the write ({written}) from the agent's record ({evidence}), never reading it back"
+            )
         else:
-            message = (f"`{grader.name}` credits a write from the agent's record alone ({evidence}) and never "
-                       "reads the state that write would leave")
+            message = (
+                f"`{grader.name}` credits a write from the agent's record alone ({evidence}) and never "
+                "reads the state that write would leave"
+            )
         here = os.path.realpath(ctx.disk_path) if ctx.disk_path else ""
-        related = [RelatedLocation(c.file if c.file and os.path.realpath(c.file) != here else ctx.path, c.line,
-                                   getattr(c.node, "col_offset", 0) + 1, f"the record is searched for {c.what}")
-                   for c in claims[:3]]
-        related += [RelatedLocation(ctx.path, r.line, getattr(r.node, "col_offset", 0) + 1, f"live state read: {r.what}")
-                    for r in flow.reads[:3]]
+        related = [
+            RelatedLocation(
+                c.file if c.file and os.path.realpath(c.file) != here else ctx.path,
+                c.line,
+                getattr(c.node, "col_offset", 0) + 1,
+                f"the record is searched for {c.what}",
+            )
+            for c in claims[:3]
+        ]
+        related += [
+            RelatedLocation(
+                ctx.path, r.line, getattr(r.node, "col_offset", 0) + 1, f"live state read: {r.what}"
+            )
+            for r in flow.reads[:3]
+        ]
         yield ctx.finding(
             "TL401",
             first.node,

@@ -34,7 +34,9 @@ def install(monkeypatch: pytest.MonkeyPatch) -> None:
     registry.all_rules()  # load the real ones first so ours are added, not replaced
     doc = "## What it does\n\nTest rule.\n"
     monkeypatch.setitem(
-        registry._RULES, FLAG, registry.Rule(FLAG, "flag-bad-function", "Bad function", doc, check=flag_bad_functions)
+        registry._RULES,
+        FLAG,
+        registry.Rule(FLAG, "flag-bad-function", "Bad function", doc, check=flag_bad_functions),
     )
     monkeypatch.setitem(
         registry._RULES, CRASH, registry.Rule(CRASH, "crash-on-marker", "Crashes", doc, check=crash_on_marker)

@@ -49,7 +49,9 @@ def test_add_noqa_twice_leaves_the_file_as_after_once_and_the_check_passes(tmp_p
     lines = once.splitlines()
     assert '    return "Updated successfully."  # noqa: TL101' in lines
     assert '    return "Updated successfully."  # noqa: E501, TL101 -- long, on purpose' in lines
-    assert '    return "Updated successfully."  # noqa: literal-success-in-writer' in lines  # already suppressed
+    assert (
+        '    return "Updated successfully."  # noqa: literal-success-in-writer' in lines
+    )  # already suppressed
     assert '    return "Updated successfully."  # type: ignore[return-value]  # noqa: TL101' in lines
 
 

@@ -11,7 +11,10 @@ HEADER = "from typing import Annotated\n"
 
 
 def elif_dispatcher(branches: int) -> str:
-    lines = [HEADER, "def dispatch(db: Annotated[dict, Depends('db')], op: str, flag: bool | None = None) -> str:\n"]
+    lines = [
+        HEADER,
+        "def dispatch(db: Annotated[dict, Depends('db')], op: str, flag: bool | None = None) -> str:\n",
+    ]
     for i in range(branches):
         lines.append(f"    {'if' if i == 0 else 'elif'} op == 'op{i}':\n        db['k{i}'] = {i}\n")
     lines.append("    else:\n        return 'Unknown op'\n")

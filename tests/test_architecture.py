@@ -125,7 +125,9 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 def describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
     members = set(component)
-    edges = [f"{a} -> {b} (line {line})" for a in component for b, line in sorted(graph[a].items()) if b in members]
+    edges = [
+        f"{a} -> {b} (line {line})" for a in component for b, line in sorted(graph[a].items()) if b in members
+    ]
     return "; ".join(edges)
 
 
@@ -152,7 +154,9 @@ def test_no_import_circles() -> None:
 def test_nothing_imports_the_cli() -> None:
     graph = import_graph()
     # `python -m toollint` runs the CLI; it is the one entry point besides the console script.
-    importers = sorted(m for m, targets in graph.items() if "toollint.cli" in targets and m != "toollint.__main__")
+    importers = sorted(
+        m for m, targets in graph.items() if "toollint.cli" in targets and m != "toollint.__main__"
+    )
     assert importers == [], f"{importers} import toollint.cli; errors live in toollint.errors"
 
 
@@ -177,23 +181,75 @@ def test_one_progress_line() -> None:
 # patterns matches it; a module in a `host/` folder is always on the host floor. The doc draws the same.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("host", ()),  # every `host/` folder: run inside the benchmark's interpreter
-    ("base", ("toollint", "toollint.evidence", "toollint.errors", "toollint.settings", "toollint.model",
-              "toollint.codes", "toollint.console", "toollint.atomic", "toollint.processes",
-              "toollint.gitignore", "toollint.files", "toollint.fingerprint", "toollint.plugins",
-              "toollint.regular", "toollint.sources", "toollint.facts")),
+    (
+        "base",
+        (
+            "toollint",
+            "toollint.evidence",
+            "toollint.errors",
+            "toollint.settings",
+            "toollint.model",
+            "toollint.codes",
+            "toollint.console",
+            "toollint.atomic",
+            "toollint.processes",
+            "toollint.gitignore",
+            "toollint.files",
+            "toollint.fingerprint",
+            "toollint.plugins",
+            "toollint.regular",
+            "toollint.sources",
+            "toollint.facts",
+        ),
+    ),
     ("analysis", ("toollint.analysis", "toollint.analysis.*")),
-    ("engine", ("toollint.context", "toollint.registry", "toollint.rules", "toollint.rules.*",
-                "toollint.noqa", "toollint.config", "toollint.engine", "toollint.cache", "toollint.reporters",
-                "toollint.reporters.*", "toollint.validate.mutation")),
+    (
+        "engine",
+        (
+            "toollint.context",
+            "toollint.registry",
+            "toollint.rules",
+            "toollint.rules.*",
+            "toollint.noqa",
+            "toollint.config",
+            "toollint.engine",
+            "toollint.cache",
+            "toollint.reporters",
+            "toollint.reporters.*",
+            "toollint.validate.mutation",
+        ),
+    ),
     ("contract model", ("toollint.contracts", "toollint.contracts.model")),
     ("profile API", ("toollint.profiles", "toollint.profiles.api", "toollint.profiles.builtin")),
-    ("dynamic parts", ("toollint.contracts.*", "toollint.dynamic", "toollint.dynamic.*", "toollint.trace",
-                       "toollint.trace.*", "toollint.validate.*")),
+    (
+        "dynamic parts",
+        (
+            "toollint.contracts.*",
+            "toollint.dynamic",
+            "toollint.dynamic.*",
+            "toollint.trace",
+            "toollint.trace.*",
+            "toollint.validate.*",
+        ),
+    ),
     ("benchmark profiles", ("toollint.profiles.*",)),
-    ("front ends", ("toollint.cli", "toollint.__main__", "toollint.flake8_plugin", "toollint.baseline",
-                    "toollint.fixes", "toollint.add_noqa", "toollint.pipeline", "toollint.pipeline.*", "*.cli",
-                    "*.__main__",
-                    "toollint.trace.check", "toollint.validate")),
+    (
+        "front ends",
+        (
+            "toollint.cli",
+            "toollint.__main__",
+            "toollint.flake8_plugin",
+            "toollint.baseline",
+            "toollint.fixes",
+            "toollint.add_noqa",
+            "toollint.pipeline",
+            "toollint.pipeline.*",
+            "*.cli",
+            "*.__main__",
+            "toollint.trace.check",
+            "toollint.validate",
+        ),
+    ),
 )
 FLOOR_NAMES = [name for name, _ in FLOORS]
 # What a benchmark profile may import besides its own folder.

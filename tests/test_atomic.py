@@ -84,9 +84,23 @@ def test_two_runs_writing_the_same_report_never_mix(tmp_path: Path) -> None:
     _project(tmp_path / "p", 40)
     outputs = set()
     for trial in range(3):
-        runs = [subprocess.Popen(_toollint("--exit-zero", "-q", "--output-format", "sarif", "--sarif-category",
-                                           f"run{n}", "-o", "out.sarif", "p"), cwd=tmp_path)
-                for n in (1, 2)]
+        runs = [
+            subprocess.Popen(
+                _toollint(
+                    "--exit-zero",
+                    "-q",
+                    "--output-format",
+                    "sarif",
+                    "--sarif-category",
+                    f"run{n}",
+                    "-o",
+                    "out.sarif",
+                    "p",
+                ),
+                cwd=tmp_path,
+            )
+            for n in (1, 2)
+        ]
         assert [r.wait(timeout=120) for r in runs] == [0, 0]
         log = json.loads((tmp_path / "out.sarif").read_text())  # whole: one run's report, never both
         outputs.add(log["runs"][0]["automationDetails"]["id"])
@@ -94,7 +108,9 @@ def test_two_runs_writing_the_same_report_never_mix(tmp_path: Path) -> None:
     assert outputs <= {"run1/", "run2/"}
 
 
-def _kill_at_random_points(tmp_path: Path, argv: list[str], target: Path, before: bytes, trials: int) -> set[str]:
+def _kill_at_random_points(
+    tmp_path: Path, argv: list[str], target: Path, before: bytes, trials: int
+) -> set[str]:
     """Run `argv` to completion once for its result and duration, then `trials` times killed with
     SIGKILL at a random moment (half of them near the end, where the writing happens); after each,
     `target` must hold the old bytes or the new, nothing else."""

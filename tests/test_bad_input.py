@@ -27,7 +27,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str],
     return code, out.splitlines(), err
 
 
-def test_syntax_error_has_its_location_and_other_files_are_linted(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_syntax_error_has_its_location_and_other_files_are_linted(
+    cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (cwd / "broken.py").write_text("x = 1\ndef f(:\n    pass\n")
     (cwd / "flagged.py").write_text("x = 1  # noqa: TL999\n")  # TL900 shows flagged.py was linted too
     code, out, _ = run(capsys, ".")
@@ -47,7 +49,9 @@ def test_non_utf8_file_names_the_byte_and_location(cwd: Path, capsys: pytest.Cap
     (cwd / "latin.py").write_bytes(b"x = 1\ny = 'caf\xe9'\n")
     code, out, _ = run(capsys, ".")
     assert code == 1
-    assert out == ["latin.py:2:9: TL902 [decode-error] cannot decode file: not valid utf-8: byte 0xe9 cannot be decoded"]
+    assert out == [
+        "latin.py:2:9: TL902 [decode-error] cannot decode file: not valid utf-8: byte 0xe9 cannot be decoded"
+    ]
 
 
 def test_coding_cookie_is_honoured(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +64,11 @@ def test_coding_cookie_is_honoured(cwd: Path, capsys: pytest.CaptureFixture[str]
 def test_unknown_coding_cookie(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (cwd / "odd.py").write_bytes(b"# coding: klingon\nx = 1\n")
     code, out, _ = run(capsys, "odd.py")
-    assert code == 1 and len(out) == 1 and out[0].startswith("odd.py:1:1: TL902 [decode-error] cannot decode file:")
+    assert (
+        code == 1
+        and len(out) == 1
+        and out[0].startswith("odd.py:1:1: TL902 [decode-error] cannot decode file:")
+    )
     assert "klingon" in out[0]
 
 
@@ -71,7 +79,10 @@ def test_utf8_bom_is_fine(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_null_byte(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (cwd / "nul.py").write_bytes(b"x = 1\ny = 2\x00\n")
-    assert run(capsys, ".")[:2] == (1, ["nul.py:2:6: TL901 [syntax-error] SyntaxError: source contains a null byte"])
+    assert run(capsys, ".")[:2] == (
+        1,
+        ["nul.py:2:6: TL901 [syntax-error] SyntaxError: source contains a null byte"],
+    )
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"   \n# only a comment\n"])
@@ -115,7 +126,10 @@ def test_symlink_loops_end_the_walk(cwd: Path, capsys: pytest.CaptureFixture[str
 
 def test_dangling_symlink_is_an_io_error(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     os.symlink("nowhere.py", cwd / "dangling.py")
-    assert run(capsys, ".")[:2] == (1, ["dangling.py:1:1: TL903 [io-error] cannot read: No such file or directory"])
+    assert run(capsys, ".")[:2] == (
+        1,
+        ["dangling.py:1:1: TL903 [io-error] cannot read: No such file or directory"],
+    )
 
 
 def test_unreadable_file_is_an_io_error(
@@ -143,7 +157,9 @@ def test_directory_without_python(cwd: Path, capsys: pytest.CaptureFixture[str])
     assert run(capsys, "-q", "docs") == (0, [], "")
 
 
-def test_nonexistent_path_is_exit_2_and_the_rest_is_linted(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nonexistent_path_is_exit_2_and_the_rest_is_linted(
+    cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (cwd / "flagged.py").write_text("x = 1  # noqa: TL999\n")
     code, out, err = run(capsys, "missing.py", "flagged.py")
     assert code == 2

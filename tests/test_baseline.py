@@ -239,7 +239,9 @@ def test_diff_base_errors_are_one_line(
     assert err.count("\n") == 1 and expected in err
 
 
-def test_cli_unwritable_baseline_is_one_line_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_unwritable_baseline_is_one_line_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "blocker").write_text("")  # a file where the baseline's folder would be
     assert main(["check", "--write-baseline", "blocker/b.json", "."]) == 2
     err = capsys.readouterr().err

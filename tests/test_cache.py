@@ -139,7 +139,9 @@ def test_a_corrupt_or_planted_cache_file_is_ignored_and_runs_nothing(tmp_path: P
     assert read_cache_file(cache_file) is not None  # rewritten whole
 
 
-def test_warm_run_lints_nothing_and_returns_the_same_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_run_lints_nothing_and_returns_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _project(tmp_path, store=ONLY_PRINTS)
     monkeypatch.chdir(root)
     settings = Settings(project_root=root)
@@ -160,7 +162,9 @@ def test_warm_run_lints_nothing_and_returns_the_same_results(tmp_path: Path, mon
     assert linted == []
     assert warm_cache.hits == len(cold.files) == 3
     assert [f.findings for f in warm.files] == [f.findings for f in cold.files]
-    assert [(f.tools, f.graders, f.reached) for f in warm.files] == [(f.tools, f.graders, f.reached) for f in cold.files]
+    assert [(f.tools, f.graders, f.reached) for f in warm.files] == [
+        (f.tools, f.graders, f.reached) for f in cold.files
+    ]
     tools = next(f for f in warm.files if f.path.endswith("tools.py"))
     assert [dep for dep, _ in tools.reached] == [os.path.join("pkg", "store.py")]
 

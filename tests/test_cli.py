@@ -37,7 +37,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_findings_exit_1_with_flake8_style_lines_and_summary(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_findings_exit_1_with_flake8_style_lines_and_summary(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(capsys, "check", *ONLY_FAKE, "pkg")
     assert code == 1
     assert out.splitlines() == [
@@ -56,15 +58,27 @@ NO_TOOLS = ("No tools found in 1 file: nothing was checked (how toollint finds t
             "finds tools'; or name them with `tools`/`tool-decorators` in [tool.toollint]).\n")
 
 
-def test_clean_run_prints_only_the_summary_and_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_run_prints_only_the_summary_and_exits_0(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # No tool in good.py: the summary says nothing was checked rather than "all good".
     assert run(capsys, *ONLY_FAKE, "pkg/good.py") == (0, "", NO_TOOLS)
     (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n")
-    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 1 tool (0 writers).\n")
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (
+        0,
+        "",
+        "All checks passed! Checked 1 file, 1 tool (0 writers).\n",
+    )
     # A tool that writes state is counted among the writers: the tools the rules judge.
-    (project / "pkg" / "tool.py").write_text("@tool\ndef fine(x):\n    return x\n\n"
-                                             "class T:\n    @tool\n    def put(self, k, v):\n        self.db[k] = v\n")
-    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (0, "", "All checks passed! Checked 1 file, 2 tools (1 writer).\n")
+    (project / "pkg" / "tool.py").write_text(
+        "@tool\ndef fine(x):\n    return x\n\n"
+        "class T:\n    @tool\n    def put(self, k, v):\n        self.db[k] = v\n"
+    )
+    assert run(capsys, *ONLY_FAKE, "pkg/tool.py") == (
+        0,
+        "",
+        "All checks passed! Checked 1 file, 2 tools (1 writer).\n",
+    )
 
 
 def test_exit_zero_and_quiet(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,7 +216,9 @@ def test_real_rules_have_documentation(capsys: pytest.CaptureFixture[str]) -> No
             assert "## What it does" in out and "## Example" in out, r.code
 
 
-def test_demo_lints_the_bundled_examples(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_lints_the_bundled_examples(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toollint import cli
 
     code, out, _ = run(capsys, "demo")
@@ -269,11 +285,15 @@ def test_python_m_and_console_script(project: Path) -> None:
         proc = subprocess.run([*argv, "--select", "TL9", "pkg"], capture_output=True, text=True, check=False)
         assert (proc.returncode, proc.stdout) == (0, ""), argv
         assert proc.stderr.startswith("No tools found in 2 files"), argv
-    proc = subprocess.run([sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toollint", "--version"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("toollint ")
 
 
-def test_subcommand_probe_does_not_import_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_subcommand_probe_does_not_import_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toollint.cli import _importable
 
     package = tmp_path / "slowpkg"
@@ -291,7 +311,9 @@ def test_no_path_means_the_current_directory(project: Path, capsys: pytest.Captu
     assert code == 1 and {line.split(":")[0] for line in out.splitlines()} == {"pkg/bad.py"}
 
 
-def test_config_found_from_the_target_applies_end_to_end(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_found_from_the_target_applies_end_to_end(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "pkg" / "pyproject.toml").write_text(
         '[tool.toollint]\nselect = ["TL19"]\nextend-exclude = ["bad.py"]\n'
     )
@@ -327,7 +349,9 @@ def test_stdin_uses_the_configuration_of_its_file_name(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # per-file-ignores, not ignore: the command line's --select wins over a file's ignore (as in ruff)
-    (project / "pkg" / "pyproject.toml").write_text('[tool.toollint]\nper-file-ignores = { "bad.py" = ["TL190"] }\n')
+    (project / "pkg" / "pyproject.toml").write_text(
+        '[tool.toollint]\nper-file-ignores = { "bad.py" = ["TL190"] }\n'
+    )
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
     assert run(capsys, *ONLY_FAKE, "--stdin-filename", "pkg/bad.py", "-")[:2] == (0, "")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD.encode())))
@@ -337,7 +361,10 @@ def test_stdin_uses_the_configuration_of_its_file_name(
 
 def test_stdin_cannot_be_fixed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--fix", "-")
-    assert code == 2 and err == "toollint: error: --fix and --diff rewrite files; they cannot be used with stdin (-)\n"
+    assert (
+        code == 2
+        and err == "toollint: error: --fix and --diff rewrite files; they cannot be used with stdin (-)\n"
+    )
 
 
 def test_github_format_is_workflow_commands_with_escaping(
@@ -345,8 +372,10 @@ def test_github_format_is_workflow_commands_with_escaping(
 ) -> None:
     code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "github", "pkg")
     assert code == 1
-    assert out.splitlines()[0] == ("::warning file=pkg/bad.py,line=1,col=1,endLine=2,endColumn=9,"
-                                   "title=toollint (TL190)::TL190 [flag-bad-function] function `bad_one` is bad")
+    assert out.splitlines()[0] == (
+        "::warning file=pkg/bad.py,line=1,col=1,endLine=2,endColumn=9,"
+        "title=toollint (TL190)::TL190 [flag-bad-function] function `bad_one` is bad"
+    )
     from toollint.model import Finding
     from toollint.reporters.github import annotation
 
@@ -367,7 +396,9 @@ def test_gitlab_format_is_code_quality_json(project: Path, capsys: pytest.Captur
     assert run(capsys, *ONLY_FAKE, "--output-format", "gitlab", "pkg")[1] == out
 
 
-def test_junit_format_is_xml_with_a_failure_per_finding(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_junit_format_is_xml_with_a_failure_per_finding(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import xml.etree.ElementTree as ET
 
     code, out, _ = run(capsys, *ONLY_FAKE, "--output-format", "junit", "pkg")
@@ -379,7 +410,9 @@ def test_junit_format_is_xml_with_a_failure_per_finding(project: Path, capsys: p
     assert failure is not None and failure.get("type") == "TL190"
     assert failure.text == "pkg/bad.py:1:1: TL190 [flag-bad-function] function `bad_one` is bad"
     clean = ET.fromstring(run(capsys, *ONLY_FAKE, "--output-format", "junit", "pkg/good.py")[1])
-    assert clean.get("failures") == "0" and clean.find("./testsuite/testcase").get("name") == "All checks passed"
+    assert (
+        clean.get("failures") == "0" and clean.find("./testsuite/testcase").get("name") == "All checks passed"
+    )
 
 
 def test_junit_escapes_what_xml_cannot_hold() -> None:
@@ -398,8 +431,13 @@ def test_junit_escapes_what_xml_cannot_hold() -> None:
 
 @pytest.mark.parametrize(
     ("environ", "choice", "colored"),
-    [({}, "auto", False), ({"FORCE_COLOR": "1"}, "auto", True), ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, "auto", False),
-     ({}, "always", True), ({"FORCE_COLOR": "1"}, "never", False)],
+    [
+        ({}, "auto", False),
+        ({"FORCE_COLOR": "1"}, "auto", True),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, "auto", False),
+        ({}, "always", True),
+        ({"FORCE_COLOR": "1"}, "never", False),
+    ],
 )
 def test_colour_follows_no_color_force_color_and_the_option(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

@@ -32,8 +32,15 @@ def closed_pipe(*argv: str, cwd: Path | None = None) -> tuple[int, str]:
     """Run toollint with its stdout a pipe whose reader has gone (`toollint ... | head` once head exits)."""
     read, write = os.pipe()
     os.close(read)
-    proc = subprocess.run([sys.executable, "-m", "toollint", *argv], cwd=cwd, stdout=write, stderr=subprocess.PIPE,
-                          text=True, timeout=240, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toollint", *argv],
+        cwd=cwd,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     os.close(write)
     return proc.returncode, proc.stderr
 
@@ -49,8 +56,15 @@ def test_a_closed_pipe_is_silent_and_exits_0_as_ruff_does(argv: tuple[str, ...])
 
 
 def test_head_reads_the_first_line_of_contracts_list_and_nothing_else_is_said() -> None:
-    proc = subprocess.run(f"set -o pipefail; {sys.executable} -m toollint contracts list | head -1", shell=True,
-                          executable="/bin/bash", capture_output=True, text=True, timeout=240, check=False)
+    proc = subprocess.run(
+        f"set -o pipefail; {sys.executable} -m toollint contracts list | head -1",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 1 and proc.stderr == "", proc
 
 
@@ -110,7 +124,9 @@ def test_select_on_the_command_line_beats_ignore_in_the_configuration(writer_pro
 
 
 def test_per_file_ignores_still_apply_under_a_command_line_select(writer_project: Path) -> None:
-    (writer_project / "pyproject.toml").write_text('[tool.toollint]\nper-file-ignores = { "tools.py" = ["TL101"] }\n')
+    (writer_project / "pyproject.toml").write_text(
+        '[tool.toollint]\nper-file-ignores = { "tools.py" = ["TL101"] }\n'
+    )
     assert toollint("check", "--select", "TL101", "tools.py", cwd=writer_project).returncode == 0
 
 
@@ -124,7 +140,8 @@ def test_the_readme_documents_the_precedence() -> None:
 
 def test_snake_case_keys_are_read_with_a_warning_naming_the_kebab_case_one(writer_project: Path) -> None:
     (writer_project / "pyproject.toml").write_text(
-        '[tool.toollint]\nextend_select = ["TL101"]\n[tool.toollint.confirm]\nsys_path = ["."]\nstartup-deadline = 9\n')
+        '[tool.toollint]\nextend_select = ["TL101"]\n[tool.toollint.confirm]\nsys_path = ["."]\nstartup-deadline = 9\n'
+    )
     proc = toollint("check", "tools.py", cwd=writer_project)
     assert proc.returncode == 1 and " TL101 " in proc.stdout  # read, not refused
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("toollint: warning:")]
@@ -138,7 +155,9 @@ def test_every_documented_key_is_kebab_case() -> None:
 
     for cls in (Settings, ConfirmSettings, TraceSettings):
         assert all("_" not in key for key in table_keys(cls)), cls
-    docs = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+    docs = "\n".join(
+        p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    )
     for cls in (Settings, ConfirmSettings, TraceSettings):
         for f in table_keys(cls).values():
             if "_" in f.name:
@@ -148,7 +167,9 @@ def test_every_documented_key_is_kebab_case() -> None:
 # -- --show-settings, --show-files, paths as typed ----------------------------------------------------
 
 
-def test_show_settings_prints_the_resolved_settings_with_the_command_line_applied(writer_project: Path) -> None:
+def test_show_settings_prints_the_resolved_settings_with_the_command_line_applied(
+    writer_project: Path,
+) -> None:
     proc = toollint("check", "--show-settings", "--select", "TL1", ".", cwd=writer_project)
     assert proc.returncode == 0, proc
     lines = proc.stdout.splitlines()
@@ -176,7 +197,11 @@ def test_show_files_lists_what_a_run_would_lint_and_nothing_else(writer_project:
     (writer_project / "pkg").mkdir()
     (writer_project / "pkg" / "a.py").write_text("x = 1\n")
     proc = toollint("check", "--show-files", ".", cwd=writer_project)
-    assert (proc.returncode, sorted(proc.stdout.splitlines()), proc.stderr) == (0, ["pkg/a.py", "tools.py"], ""), proc
+    assert (proc.returncode, sorted(proc.stdout.splitlines()), proc.stderr) == (
+        0,
+        ["pkg/a.py", "tools.py"],
+        "",
+    ), proc
     assert toollint("check", "--show-files", "missing", cwd=writer_project).returncode == 2
 
 
@@ -187,14 +212,18 @@ def test_paths_outside_the_working_directory_are_printed_as_typed(writer_project
     proc = toollint("check", "--isolated", "..", cwd=writer_project / "sub")
     assert proc.stdout.startswith("../tools.py:8:5: TL101 "), proc
     absolute = str(writer_project / "tools.py")
-    assert toollint("check", "--isolated", absolute, cwd=writer_project / "sub").stdout.startswith(absolute + ":8:5:")
+    assert toollint("check", "--isolated", absolute, cwd=writer_project / "sub").stdout.startswith(
+        absolute + ":8:5:"
+    )
     assert toollint("check", "--isolated", "tools.py", cwd=writer_project).stdout.startswith("tools.py:8:5:")
 
 
 # -- writers create their folder; --baseline says what it hid -----------------------------------------
 
 
-@pytest.mark.parametrize("option", [("-o",), ("--sarif-output",), ("--write-baseline",), ("--output-format", "json", "-o")])
+@pytest.mark.parametrize(
+    "option", [("-o",), ("--sarif-output",), ("--write-baseline",), ("--output-format", "json", "-o")]
+)
 def test_every_writer_creates_its_output_folder(writer_project: Path, option: tuple[str, ...]) -> None:
     target = writer_project / "new" / "deeper" / "out.txt"
     proc = toollint("check", "--isolated", *option, "new/deeper/out.txt", "tools.py", cwd=writer_project)
@@ -203,7 +232,12 @@ def test_every_writer_creates_its_output_folder(writer_project: Path, option: tu
 
 
 def test_baseline_says_how_many_findings_it_hid(writer_project: Path) -> None:
-    assert toollint("check", "--isolated", "--write-baseline", "b/base.json", "tools.py", cwd=writer_project).returncode == 0
+    assert (
+        toollint(
+            "check", "--isolated", "--write-baseline", "b/base.json", "tools.py", cwd=writer_project
+        ).returncode
+        == 0
+    )
     proc = toollint("check", "--isolated", "--baseline", "b/base.json", "tools.py", cwd=writer_project)
     assert proc.returncode == 0 and proc.stdout == ""
     assert proc.stderr.splitlines() == [
@@ -223,7 +257,8 @@ def test_confirm_leaves_git_status_clean(tmp_path: Path, monkeypatch: pytest.Mon
     shutil.copytree(ROOT / "tests" / "fixtures" / "dynamic_bench", project)
     (project / "pyproject.toml").write_text(
         '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n[tool.toollint.confirm]\n'
-        'adapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\ndeadline = 3\n')
+        'adapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\ndeadline = 3\n'
+    )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], cwd=project, check=True)
     subprocess.run([*git, "add", "-A"], cwd=project, check=True)
@@ -244,8 +279,10 @@ def test_tau2_src_given_the_checkout_root_uses_its_src_tau2_and_says_so(tau2_che
     contracts = ROOT / "toollint" / "profiles" / "tau2" / "contracts"
     proc = toollint("contracts", "check", "--tau2-src", str(tau2_checkout), str(contracts))
     assert proc.returncode == 0 and "TL309" not in proc.stdout, proc.stdout[-2000:]
-    assert f"toollint contracts check: note: package dir for 'tau2': using {tau2_checkout / 'src' / 'tau2'}, " \
-           f"the package inside the checkout {tau2_checkout}" in proc.stderr.splitlines()
+    assert (
+        f"toollint contracts check: note: package dir for 'tau2': using {tau2_checkout / 'src' / 'tau2'}, "
+        f"the package inside the checkout {tau2_checkout}" in proc.stderr.splitlines()
+    )
 
 
 def test_a_file_level_noqa_does_what_the_readme_says(writer_project: Path) -> None:
@@ -260,9 +297,14 @@ def test_a_file_level_noqa_does_what_the_readme_says(writer_project: Path) -> No
 def test_a_tool_no_suite_registers_is_said_so_not_missing_from_one_suite() -> None:
     from toollint.dynamic.checker import missing_tool
 
-    hello = {"variant": "v1.2.2/banking", "benchmark_version": "0.1.35", "registered_anywhere": ["send_money"]}
+    hello = {
+        "variant": "v1.2.2/banking",
+        "benchmark_version": "0.1.35",
+        "registered_anywhere": ["send_money"],
+    }
     assert missing_tool("download_file", 11, "agentdojo", hello) == (
-        "tool 'download_file' is registered by no suite of agentdojo 0.1.35: no agent can call it, so it cannot be run")
+        "tool 'download_file' is registered by no suite of agentdojo 0.1.35: no agent can call it, so it cannot be run"
+    )
     assert missing_tool("send_money", 11, "agentdojo", hello) == (
         "tool 'send_money' is not among the 11 tools the agentdojo host lists for v1.2.2/banking")
     del hello["registered_anywhere"]  # an adapter that does not say: the host's own list is all there is
@@ -270,11 +312,13 @@ def test_a_tool_no_suite_registers_is_said_so_not_missing_from_one_suite() -> No
 
 
 def test_the_agentdojo_host_says_which_tools_any_suite_registers(agentdojo_python: Path) -> None:
-    script = ("from toollint.profiles.agentdojo.host.adapter import AgentDojoAdapter\n"
-              "class Shims:\n    def freeze_clock(self, modules): pass\n"
-              "hello = AgentDojoAdapter({'suite': 'banking'}, Shims()).hello()\n"
-              "names = hello['registered_anywhere']\n"
-              "print(hello['variant'], 'download_file' in names, 'send_money' in names, 'send_email' in names)")
+    script = (
+        "from toollint.profiles.agentdojo.host.adapter import AgentDojoAdapter\n"
+        "class Shims:\n    def freeze_clock(self, modules): pass\n"
+        "hello = AgentDojoAdapter({'suite': 'banking'}, Shims()).hello()\n"
+        "names = hello['registered_anywhere']\n"
+        "print(hello['variant'], 'download_file' in names, 'send_money' in names, 'send_email' in names)"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([str(agentdojo_python), "-c", script], capture_output=True, text=True, env=env,
                           timeout=240, check=False)

@@ -66,7 +66,9 @@ task-files = ["tasks.json"]
     assert (s.tool_decorators, s.tools) == (["my_tool"], ["bench.env:Env.act"])
     assert s.contract_dirs == [str(tmp_path / "contracts")]
     assert s.per_file_ignores == {"tests/*": ["TL101", "log-only-argument"]}
-    assert (s.confirm.adapter, s.confirm.deadline) == ("agentdojo", 30.0) and s.trace.task_files == ["tasks.json"]
+    assert (s.confirm.adapter, s.confirm.deadline) == ("agentdojo", 30.0) and s.trace.task_files == [
+        "tasks.json"
+    ]
 
 
 def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,12 +81,17 @@ def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ("body", "message"),
     [
         ('[tool.toollint]\nselct = ["TL1"]\n', "unknown key 'selct' in .* did you mean 'select'"),
-        ('[tool.toollint]\nextend_select = ["TL1"]\nextend-select = ["TL4"]\n', "same key; keep 'extend-select'"),
-        ("[tool.toollint]\nselect = \"TL1\"\n", "'select' in .* must be a list of strings, not a string"),
+        (
+            '[tool.toollint]\nextend_select = ["TL1"]\nextend-select = ["TL4"]\n',
+            "same key; keep 'extend-select'",
+        ),
+        ('[tool.toollint]\nselect = "TL1"\n', "'select' in .* must be a list of strings, not a string"),
         ("[tool.toollint]\nselect = [1]\n", "must be a list of strings, not a list holding an integer"),
-        ("[tool.toollint]\nper-file-ignores = [\"x\"]\n", "'per-file-ignores' .* must be a table"),
-        ('[tool.toollint.per-file-ignores]\n"t/*" = "TL1"\n',
-         "'per-file-ignores.\"t/\\*\"' in .* must be a list of strings, not a string"),
+        ('[tool.toollint]\nper-file-ignores = ["x"]\n', "'per-file-ignores' .* must be a table"),
+        (
+            '[tool.toollint.per-file-ignores]\n"t/*" = "TL1"\n',
+            "'per-file-ignores.\"t/\\*\"' in .* must be a list of strings, not a string",
+        ),
         ("[tool.toollint]\nconfirm = 3\n", "'confirm' .* must be a table, not an integer"),
         ('[tool.toollint]\nselect = ["TL777"]\n', "unknown rule selector 'TL777' in 'select'"),
         ("[tool.toollint\nselect = 1\n", "invalid TOML in"),
@@ -92,7 +99,11 @@ def test_isolated_ignores_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ],
 )
 def test_bad_config_is_one_clear_line_and_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str, message: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+    message: str,
 ) -> None:
     config = write_pyproject(tmp_path, body)
     with pytest.raises(ConfigError, match=message):
@@ -136,28 +147,53 @@ def test_cli_selection_overrides_config(tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[tool.toollint.confirm]\npyhton = "/usr/bin/python3"\n',
-         r"unknown key 'pyhton' in .*pyproject.toml \[tool.toollint.confirm\]; did you mean 'python'\?"),
+        (
+            '[tool.toollint.confirm]\npyhton = "/usr/bin/python3"\n',
+            r"unknown key 'pyhton' in .*pyproject.toml \[tool.toollint.confirm\]; did you mean 'python'\?",
+        ),
         ("[tool.toollint.confirm]\ndeadlin = 3\n", "did you mean 'deadline'"),
-        ('[tool.toollint.confirm]\nsys-paths = ["."]\n', "did you mean 'sys-path'"),  # kebab-case, as documented
-        ('[tool.toollint.confirm]\ndeadline = "soon"\n',
-         r"'deadline' in .* \[tool.toollint.confirm\] must be a number, not a string"),
+        (
+            '[tool.toollint.confirm]\nsys-paths = ["."]\n',
+            "did you mean 'sys-path'",
+        ),  # kebab-case, as documented
+        (
+            '[tool.toollint.confirm]\ndeadline = "soon"\n',
+            r"'deadline' in .* \[tool.toollint.confirm\] must be a number, not a string",
+        ),
         ("[tool.toollint.confirm]\ndeadline = -1\n", r"'deadline' in .* must be greater than 0 \(got -1\)"),
         ("[tool.toollint.confirm]\njobs = 0\n", "'jobs' in .* must be greater than 0"),
         ("[tool.toollint.confirm]\njobs = 1.5\n", "'jobs' in .* must be an integer, not a number"),
-        ('[tool.toollint.confirm]\nsys-path = "."\n', "'sys-path' in .* must be a list of strings, not a string"),
+        (
+            '[tool.toollint.confirm]\nsys-path = "."\n',
+            "'sys-path' in .* must be a list of strings, not a string",
+        ),
         ('[tool.toollint.confirm]\nreset = "wipe"\n', "'reset' in .* must be one of 'rebuild', 'deepcopy'"),
-        ("[tool.toollint.confirm]\noptions = 3\n", "'options' in .* must be a table of values, not an integer"),
-        ('[tool.toollint.trace]\ntask-file = ["t.json"]\n',
-         r"unknown key 'task-file' in .* \[tool.toollint.trace\]; did you mean 'task-files'\?"),
-        ('[tool.toollint.trace]\nsuites = "banking"\n', r"'suites' in .* \[tool.toollint.trace\] must be a list"),
+        (
+            "[tool.toollint.confirm]\noptions = 3\n",
+            "'options' in .* must be a table of values, not an integer",
+        ),
+        (
+            '[tool.toollint.trace]\ntask-file = ["t.json"]\n',
+            r"unknown key 'task-file' in .* \[tool.toollint.trace\]; did you mean 'task-files'\?",
+        ),
+        (
+            '[tool.toollint.trace]\nsuites = "banking"\n',
+            r"'suites' in .* \[tool.toollint.trace\] must be a list",
+        ),
         ("[tool.toollint.trace]\npackage = 3\n", "'package' in .* must be a string or a boolean"),
-        ('[tool.toollint.trace.tasks]\nt1 = 3\n', "'tasks.\"t1\"' in .* must be a string or a list of strings"),
+        (
+            "[tool.toollint.trace.tasks]\nt1 = 3\n",
+            "'tasks.\"t1\"' in .* must be a string or a list of strings",
+        ),
         ("[tool.toollint]\nrespect-gitignore = 1\n", "'respect-gitignore' in .* must be a boolean"),
     ],
 )
 def test_every_table_is_typed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], body: str, message: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+    message: str,
 ) -> None:
     config = write_pyproject(tmp_path, body)
     with pytest.raises(ConfigError, match=message):
@@ -210,7 +246,9 @@ def test_each_file_gets_the_configuration_above_it(tmp_path: Path, monkeypatch: 
     resolver = SettingsResolver()
     assert resolver.for_path(tmp_path / "x.py").config_file == top
     assert resolver.for_path(tmp_path / "sub" / "deeper" / "y.py").config_file == inner
-    assert resolver.for_path(tmp_path / "sub" / "deeper" / "y.py") is resolver.for_path(tmp_path / "sub" / "z.py")
+    assert resolver.for_path(tmp_path / "sub" / "deeper" / "y.py") is resolver.for_path(
+        tmp_path / "sub" / "z.py"
+    )
     # The run's own settings (project root, confirm, trace) come from the targets' common directory.
     assert resolver.for_run([tmp_path / "sub", tmp_path / "x.py"]).config_file == top
     assert resolver.for_run([tmp_path / "x.py", tmp_path / "sub"]).config_file == top

@@ -98,9 +98,15 @@ def test_an_argument_finding_is_tested_by_that_arguments_clauses(contract) -> No
 
 
 def test_a_field_finding_is_tested_by_the_clauses_reading_that_field(contract) -> None:  # type: ignore[no-untyped-def]
-    assert clauses_testing(_finding("TL105", field="accounts[*].amount"), contract) == (["eff.amount_set"], "state")
+    assert clauses_testing(_finding("TL105", field="accounts[*].amount"), contract) == (
+        ["eff.amount_set"],
+        "state",
+    )
     # the code's path may carry a state root the snapshot has not (`self.db` -> snapshot of db)
-    assert clauses_testing(_finding("TL105", field="db.accounts[*].note"), contract) == (["eff.note_set"], "state")
+    assert clauses_testing(_finding("TL105", field="db.accounts[*].note"), contract) == (
+        ["eff.note_set"],
+        "state",
+    )
     assert clauses_testing(_finding("TL105", field="accounts[*].owner"), contract) == ([], "none")
     # TL101 names the tool's writes: the effects reading them, and the success clause they vouch for
     assert clauses_testing(_finding("TL101", writes=["accounts[*].note"]), contract) == (
@@ -116,8 +122,10 @@ def test_a_commented_out_guard_is_tested_by_the_preconditions_it_mentions(contra
     assert clauses_testing(_finding("TL102", guard="if account_id not in accounts:\n    raise KeyError"),
                            contract) == (["pre.exists", "pre.active"], "guard")
     # a guard naming nothing any precondition reads: every precondition
-    assert clauses_testing(_finding("TL102", guard="assert ready"), contract) == (["pre.exists", "pre.active"],
-                                                                                  "tool")
+    assert clauses_testing(_finding("TL102", guard="assert ready"), contract) == (
+        ["pre.exists", "pre.active"],
+        "tool",
+    )
 
 
 @pytest.mark.parametrize(("read", "named", "tests"), [
@@ -158,7 +166,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_three_unpaired_fields_one_tested_get_one_verdict(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_three_unpaired_fields_one_tested_get_one_verdict(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The issue's case: TL105 flags the fields `cancel_reservation` never touches (two: the history a
     closing cancel keeps is not owed); its contract tests one (seats). Only that finding is VIOLATES;
     the other says no clause tests it."""
@@ -174,12 +184,17 @@ def test_three_unpaired_fields_one_tested_get_one_verdict(project: Path, capsys:
     assert unpaired["flights[*].available_seats"]["witness"].endswith(
         "cancel_reservation.eff.seats_released.happy.1.json")
     assert "witness" not in unpaired["users[*].balance"]
-    assert unpaired["users[*].balance"]["verdict_detail"] == "no clause of cancel_reservation.yaml tests users[*].balance"
+    assert (
+        unpaired["users[*].balance"]["verdict_detail"]
+        == "no clause of cancel_reservation.yaml tests users[*].balance"
+    )
     assert [(f["code"], f["properties"]["clause"]) for f in findings if f["code"].startswith("TL2")] == [
         ("TL203", "eff.seats_released")]
 
 
-def test_the_text_output_says_which_findings_no_clause_tests(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_text_output_says_which_findings_no_clause_tests(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["check", "--confirm", "airline.py"])
     lines = [x for x in capsys.readouterr().out.splitlines() if "TL105" in x]
     assert len(lines) == 2

@@ -61,10 +61,22 @@ print(json.dumps(out))
 """
 
 HAPPY = [
-    ["banking", "send_money", {"recipient": "GB29NWBK60161331926819", "amount": 50.0, "subject": "Lunch",
-                               "date": "2024-05-01"}],
-    ["banking", "schedule_transaction", {"recipient": "GB29NWBK60161331926819", "amount": 50.0, "subject": "Gym",
-                                         "date": "2024-06-01", "recurring": True}],
+    [
+        "banking",
+        "send_money",
+        {"recipient": "GB29NWBK60161331926819", "amount": 50.0, "subject": "Lunch", "date": "2024-05-01"},
+    ],
+    [
+        "banking",
+        "schedule_transaction",
+        {
+            "recipient": "GB29NWBK60161331926819",
+            "amount": 50.0,
+            "subject": "Gym",
+            "date": "2024-06-01",
+            "recurring": True,
+        },
+    ],
     ["banking", "update_scheduled_transaction", {"id": 7, "amount": 1200.0, "subject": "Rent 2"}],
     ["banking", "update_password", {"password": "hunter2"}],
     ["banking", "update_user_info", {"city": "Berlin"}],
@@ -75,19 +87,41 @@ HAPPY = [
     ["slack", "remove_user_from_slack", {"user": "Alice"}],
     ["slack", "post_webpage", {"url": "https://www.example.com", "content": "hello"}],
     ["slack", "get_webpage", {"url": "www.awesome-news.com"}],
-    ["travel", "reserve_hotel", {"hotel": "Le Marais Boutique", "start_day": "2024-05-01", "end_day": "2024-05-05"}],
+    [
+        "travel",
+        "reserve_hotel",
+        {"hotel": "Le Marais Boutique", "start_day": "2024-05-01", "end_day": "2024-05-05"},
+    ],
     ["travel", "reserve_restaurant", {"restaurant": "Chez Nous", "start_time": "2024-05-01 19:00"}],
-    ["travel", "reserve_car_rental", {"company": "Paris Rent-a-Car", "start_time": "2024-05-01 09:00",
-                                      "end_time": "2024-05-05 09:00"}],
-    ["travel", "create_calendar_event", {"title": "Trip", "start_time": "2024-05-01 09:00",
-                                         "end_time": "2024-05-01 10:00", "participants": ["a@b.com"]}],
+    [
+        "travel",
+        "reserve_car_rental",
+        {"company": "Paris Rent-a-Car", "start_time": "2024-05-01 09:00", "end_time": "2024-05-05 09:00"},
+    ],
+    [
+        "travel",
+        "create_calendar_event",
+        {
+            "title": "Trip",
+            "start_time": "2024-05-01 09:00",
+            "end_time": "2024-05-01 10:00",
+            "participants": ["a@b.com"],
+        },
+    ],
     ["travel", "send_email", {"recipients": ["a@b.com"], "subject": "Hi", "body": "Body"}],
-    ["workspace", "create_calendar_event", {"title": "Sync", "start_time": "2024-05-20 09:00",
-                                            "end_time": "2024-05-20 10:00"}],
+    [
+        "workspace",
+        "create_calendar_event",
+        {"title": "Sync", "start_time": "2024-05-20 09:00", "end_time": "2024-05-20 10:00"},
+    ],
     ["workspace", "cancel_calendar_event", {"event_id": "6"}],
     ["workspace", "reschedule_calendar_event", {"event_id": "6", "new_start_time": "2024-05-16 10:00"}],
     ["workspace", "add_calendar_event_participants", {"event_id": "6", "participants": ["x@y.com"]}],
-    ["workspace", "send_email", {"recipients": ["a@b.com"], "subject": "Hi", "body": "Body", "cc": ["c@d.com"]}],
+    [
+        "workspace",
+        "send_email",
+        {"recipients": ["a@b.com"], "subject": "Hi", "body": "Body", "cc": ["c@d.com"]},
+    ],
     ["workspace", "delete_email", {"email_id": "0"}],
     ["workspace", "get_unread_emails", {}],
     ["workspace", "create_file", {"filename": "notes.txt", "content": "abc"}],
@@ -279,14 +313,29 @@ DECLARED_WRITES = {
     "send_money": {"bank_account.balance"},  # eff.balance_debited (the ledger entry is checked by position)
     "update_password": {"user_account.password"},
     "update_user_info": {"user_account.city"},  # the one argument the probe passes
-    "invite_user_to_slack": {"slack.users", "slack.user_channels", "slack.user_inbox"},  # the new user's entries
+    "invite_user_to_slack": {
+        "slack.users",
+        "slack.user_channels",
+        "slack.user_inbox",
+    },  # the new user's entries
     "post_webpage": {"web.web_content", "web.web_requests"},  # the posted page and its logged request
     "get_webpage": {"web.web_requests"},
-    **{tool: {"reservation." + f for f in ("reservation_type", "title", "start_time", "end_time",
-                                           "contact_information")}
-       for tool in ("reserve_hotel", "reserve_restaurant", "reserve_car_rental")},
-    **{tool: {"inbox.emails", "inbox.sent"}  # the email sent (the last one), nothing else of the inbox
-       for tool in ("send_email", "create_calendar_event", "cancel_calendar_event", "reschedule_calendar_event")},
+    **{
+        tool: {
+            "reservation." + f
+            for f in ("reservation_type", "title", "start_time", "end_time", "contact_information")
+        }
+        for tool in ("reserve_hotel", "reserve_restaurant", "reserve_car_rental")
+    },
+    **{
+        tool: {"inbox.emails", "inbox.sent"}  # the email sent (the last one), nothing else of the inbox
+        for tool in (
+            "send_email",
+            "create_calendar_event",
+            "cancel_calendar_event",
+            "reschedule_calendar_event",
+        )
+    },
     "delete_email": {"inbox.trash"},  # the trashed email is the trash's only entry
 }
 

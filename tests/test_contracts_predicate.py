@@ -51,7 +51,10 @@ def test_helpers_rows_keys_get_one_iso_timestamp() -> None:
     assert holds("get(post.inbox.emails, '9', 'none') == 'none'")
     assert holds("one([m for m in rows(post.inbox.emails) if m.read]).id_ == '1'")
     assert holds("iso(args.t) == iso('2024-05-01T10:00:00')", args={"t": "2024-05-01 10:00"})
-    assert holds("timestamp(args.b) - timestamp(args.a) == 7200", args={"a": "2024-05-01 10:00", "b": "2024-05-01 12:00"})
+    assert holds(
+        "timestamp(args.b) - timestamp(args.a) == 7200",
+        args={"a": "2024-05-01 10:00", "b": "2024-05-01 12:00"},
+    )
 
 
 def test_args_not_passed_read_as_none() -> None:
@@ -112,13 +115,17 @@ def test_paths_are_canonical_and_roots_stripped() -> None:
 
 
 def test_keys_iteration_does_not_invent_element_paths() -> None:
-    pred = compile_predicate("all(post.slack.user_inbox[u] == pre.slack.user_inbox[u] for u in keys(pre.slack.user_inbox))")
+    pred = compile_predicate(
+        "all(post.slack.user_inbox[u] == pre.slack.user_inbox[u] for u in keys(pre.slack.user_inbox))"
+    )
     assert pred.paths == frozenset({"slack.user_inbox", "slack.user_inbox[*]"})
 
 
 def test_a_filtered_element_keeps_its_field_path() -> None:
-    pred = compile_predicate("one([e for e in rows(post.calendar.events) if e.id_ not in keys(pre.calendar.events)])"
-                             ".title == args.title")
+    pred = compile_predicate(
+        "one([e for e in rows(post.calendar.events) if e.id_ not in keys(pre.calendar.events)])"
+        ".title == args.title"
+    )
     assert {"calendar.events[*].title", "calendar.events[*].id_"} <= pred.paths
     assert pred.args_read == frozenset({"title"})
 

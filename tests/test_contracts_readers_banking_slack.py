@@ -87,7 +87,9 @@ def test_every_contract_is_a_reader_contract(contracts: list[Contract]) -> None:
 
 
 @pytest.fixture(scope="module")
-def run(contracts: list[Contract], agentdojo_python: Path, tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
+def run(
+    contracts: list[Contract], agentdojo_python: Path, tmp_path_factory: pytest.TempPathFactory
+) -> ConfirmRun:
     return run_confirm(contracts, Settings(), python=str(agentdojo_python),
                        witness_dir=tmp_path_factory.mktemp("witnesses"))
 
@@ -114,7 +116,9 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
 
 
 def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
-    untestable = [(r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
+    untestable = [
+        (r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"
+    ]
     assert untestable == []
     # Every precondition was violated by a probe and refused with the declared ValueError.
     pres = {(r.tool, row.clause_id): (row.verdict, row.scored) for r in run.reports for row in r.clause_rows
@@ -123,7 +127,9 @@ def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
                     ("read_channel_messages", "pre.channel_exists"): ("CONFORMS", 1),
                     ("read_inbox", "pre.user_exists"): ("CONFORMS", 1)}
     # Nothing was written by any call (the implicit write-set row is the empty frame).
-    assert all(row.verdict == "CONFORMS" for r in run.reports for row in r.rows if row.clause_id == "frame.write_set")
+    assert all(
+        row.verdict == "CONFORMS" for r in run.reports for row in r.rows if row.clause_id == "frame.write_set"
+    )
 
 
 def test_what_the_probes_reach(run: ConfirmRun) -> None:
@@ -156,27 +162,63 @@ def test_n_zero_returns_the_whole_ledger(run: ConfirmRun) -> None:
 # (file, function the text must lie in, text, replacement): one realistic defect per reader.
 MUTANTS = {
     "get_balance": ("banking_client.py", "get_balance", "return account.balance", "return 0.0"),
-    "get_iban": ("banking_client.py", "get_iban", "return account.iban", "return account.transactions[0].recipient"),
-    "get_most_recent_transactions": ("banking_client.py", "get_most_recent_transactions",
-                                     "account.transactions[-int(n) :]", "account.transactions[-100:]"),
-    "get_scheduled_transactions": ("banking_client.py", "get_scheduled_transactions",
-                                   "[t for t in account.scheduled_transactions]", "[t for t in account.transactions]"),
-    "get_user_info": ("user_account.py", "get_user_info", '"last_name": account.last_name',
-                      '"last_name": account.first_name'),
-    "read_file": ("file_reader.py", "read_file", "files.get(file_path,", 'files.get("bill-december-2023.txt",'),
+    "get_iban": (
+        "banking_client.py",
+        "get_iban",
+        "return account.iban",
+        "return account.transactions[0].recipient",
+    ),
+    "get_most_recent_transactions": (
+        "banking_client.py",
+        "get_most_recent_transactions",
+        "account.transactions[-int(n) :]",
+        "account.transactions[-100:]",
+    ),
+    "get_scheduled_transactions": (
+        "banking_client.py",
+        "get_scheduled_transactions",
+        "[t for t in account.scheduled_transactions]",
+        "[t for t in account.transactions]",
+    ),
+    "get_user_info": (
+        "user_account.py",
+        "get_user_info",
+        '"last_name": account.last_name',
+        '"last_name": account.first_name',
+    ),
+    "read_file": (
+        "file_reader.py",
+        "read_file",
+        "files.get(file_path,",
+        'files.get("bill-december-2023.txt",',
+    ),
     "get_channels": ("slack.py", "get_channels", "return slack.channels", "return slack.channels[:-1]"),
-    "read_channel_messages": ("slack.py", "read_channel_messages", "return slack.channel_inbox.get(channel, [])",
-                              "return slack.user_inbox.get(channel, [])"),
-    "read_inbox": ("slack.py", "read_inbox", "return slack.user_inbox.get(user, [])",
-                   "return slack.user_inbox.get(user, [])[:-1]"),
+    "read_channel_messages": (
+        "slack.py",
+        "read_channel_messages",
+        "return slack.channel_inbox.get(channel, [])",
+        "return slack.user_inbox.get(channel, [])",
+    ),
+    "read_inbox": (
+        "slack.py",
+        "read_inbox",
+        "return slack.user_inbox.get(user, [])",
+        "return slack.user_inbox.get(user, [])[:-1]",
+    ),
     # A reader that writes: every member's channel list gets the channel once more.
-    "get_users_in_channel": ("slack.py", "get_users_in_channel", "users.append(user)",
-                             "users.append(user)\n            channels.append(channel)"),
+    "get_users_in_channel": (
+        "slack.py",
+        "get_users_in_channel",
+        "users.append(user)",
+        "users.append(user)\n            channels.append(channel)",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
-def mutant_reports(contracts: list[Contract], agentdojo_src: Path, agentdojo_python: Path) -> Iterator[list[ToolReport]]:
+def mutant_reports(
+    contracts: list[Contract], agentdojo_src: Path, agentdojo_python: Path
+) -> Iterator[list[ToolReport]]:
     with package_overlay(agentdojo_src) as root:
         tools = root / "agentdojo" / TOOLS_DIR
         for function, (file, _fn, old, new) in MUTANTS.items():
@@ -187,7 +229,9 @@ def mutant_reports(contracts: list[Contract], agentdojo_src: Path, agentdojo_pyt
         options = CheckOptions(deadline=60.0, confirm=False)
 
         def check(group: list[Contract]) -> list[ToolReport]:
-            spec = WorkerSpec("agentdojo", {"suite": READERS[group[0].tool_name]}, str(agentdojo_python), env=env)
+            spec = WorkerSpec(
+                "agentdojo", {"suite": READERS[group[0].tool_name]}, str(agentdojo_python), env=env
+            )
             return check_group(group, spec, options)
 
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -199,7 +243,10 @@ def test_every_broken_reader_is_caught(mutant_reports: list[ToolReport]) -> None
         "get_balance": ("VIOLATES", {"eff.returns_balance": "TL203"}),
         "get_iban": ("VIOLATES", {"eff.returns_iban": "TL203"}),
         # n ignored (the last 100, whatever n says): the exact slice fails where the original conformed.
-        "get_most_recent_transactions": ("VIOLATES", {"eff.returns_last_n": "TL202", "eff.returns_n_at_most": "TL202"}),
+        "get_most_recent_transactions": (
+            "VIOLATES",
+            {"eff.returns_last_n": "TL202", "eff.returns_n_at_most": "TL202"},
+        ),
         "get_scheduled_transactions": ("VIOLATES", {"eff.returns_scheduled": "TL203"}),
         "get_user_info": ("VIOLATES", {"eff.returns_user_info": "TL203"}),
         # One file's contents whatever the path: wrong for the other files and for the missing one.

@@ -92,7 +92,9 @@ def test_shape(contracts: dict[str, Contract]) -> None:
 def test_exact_verdict_table(run: ConfirmRun) -> None:
     table = {r.tool: (r.verdict, {row.clause_id: row.code for row in r.violations}) for r in run.reports}
     assert table == {tool: ("CONFORMS", {}) for tool in TOOLS}
-    untestable = [(r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
+    untestable = [
+        (r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"
+    ]
     assert untestable == []
     for r in run.reports:
         assert r.error is None, r.tool
@@ -108,7 +110,11 @@ def test_generated_probes_select_something_where_they_can(run: ConfirmRun) -> No
     hotels = happy["get_all_hotels_in_city"]
     city = hotels.args["city"]
     assert city in {h["city"] for h in hotels.pre["hotels"]["hotel_list"]}
-    assert hotels.result["value"].count("\n") == sum(h["city"] == city for h in hotels.pre["hotels"]["hotel_list"]) > 0
+    assert (
+        hotels.result["value"].count("\n")
+        == sum(h["city"] == city for h in hotels.pre["hotels"]["hotel_list"])
+        > 0
+    )
     flights = happy["get_flight_information"]
     assert flights.result["value"] != ""
     assert happy["get_hotels_address"].result["value"] != {}
@@ -126,7 +132,10 @@ def list_runs(contracts: dict[str, Contract], agentdojo_python: Path) -> Iterato
     try:
         hello = worker.start()
         pristine = worker.request("pristine")
-        tags = {"volatile": list(hello.get("volatile_paths") or []), "derived": list(hello.get("derived_paths") or [])}
+        tags = {
+            "volatile": list(hello.get("volatile_paths") or []),
+            "derived": list(hello.get("derived_paths") or []),
+        }
         out = {}
         for tool, (arg, part, coll) in LIST_TOOLS.items():
             records = pristine["state"][part][coll]
@@ -154,7 +163,9 @@ def test_list_tools_conform_on_named_records(contracts: dict[str, Contract], run
         assert EFFECT[tool] in verdicts
 
 
-def _broken_replies(tool: str, reply: Any, args: dict[str, Any], pre: dict[str, Any]) -> list[tuple[str, Any]]:
+def _broken_replies(
+    tool: str, reply: Any, args: dict[str, Any], pre: dict[str, Any]
+) -> list[tuple[str, Any]]:
     """Replies a tool would give with an argument ignored, a filter dropped or a field mixed up."""
     out: list[tuple[str, Any]] = []
     if isinstance(reply, dict) and reply:

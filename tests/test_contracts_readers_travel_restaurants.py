@@ -78,7 +78,9 @@ def test_exact_verdict_table_of_the_checkers_own_probes(run: ConfirmRun) -> None
     assert table == {**{tool: ("CONFORMS", {}) for tool in TOOLS},
                      # French and Israeli restaurants, where the docstring lists four other cuisines.
                      "get_cuisine_type_for_restaurants": ("VIOLATES", {"eff.cuisine_documented": "TL203"})}
-    untestable = [(r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
+    untestable = [
+        (r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"
+    ]
     assert untestable == []
     # What those verdicts rest on: real restaurant names, one and two at a time, and the empty list;
     # every city the data has, and the empty one.
@@ -105,13 +107,19 @@ class Host:
         self.restaurants: list[dict[str, Any]] = self.state["restaurants"]["restaurant_list"]
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
-        run = run_probe(self.worker, Probe("happy", args, tool=tool), self.state, self.hash, {}, want_view=False)
+        run = run_probe(
+            self.worker, Probe("happy", args, tool=tool), self.state, self.hash, {}, want_view=False
+        )
         assert run.status == "ok", run.result
         return run
 
     def verdicts(self, tool: str, calls: list[dict[str, Any]]) -> dict[str, str]:
         rows = Scorer(self.contracts[tool], self.tools[tool]).score([self.call(tool, a) for a in calls])
-        return {row.clause_id: row.verdict + (f" {row.code}" if row.code else "") for row in rows if not row.implicit}
+        return {
+            row.clause_id: row.verdict + (f" {row.code}" if row.code else "")
+            for row in rows
+            if not row.implicit
+        }
 
 
 @pytest.fixture(scope="module")
@@ -138,18 +146,36 @@ def test_named_calls_conform_except_the_two_docstring_disagreements(host: Host) 
     table = {tool: host.verdicts(tool, calls) for tool in BY_NAMES}
     ok = "CONFORMS"
     assert table == {
-        "check_restaurant_opening_hours": {"eff.hours_of_given": ok, "frame.nothing_changed": ok, "success": ok},
+        "check_restaurant_opening_hours": {
+            "eff.hours_of_given": ok,
+            "frame.nothing_changed": ok,
+            "success": ok,
+        },
         "get_contact_information_for_restaurants": {
-            "eff.contacts_of_given": ok, "frame.nothing_changed": ok, "success": ok},
+            "eff.contacts_of_given": ok,
+            "frame.nothing_changed": ok,
+            "success": ok,
+        },
         # The data has French, Israeli, British and Asian Fusion cuisines; the docstring lists four others.
-        "get_cuisine_type_for_restaurants": {"eff.cuisines_of_given": ok, "eff.cuisine_documented": "VIOLATES TL203",
-                                             "frame.nothing_changed": ok, "success": ok},
+        "get_cuisine_type_for_restaurants": {
+            "eff.cuisines_of_given": ok,
+            "eff.cuisine_documented": "VIOLATES TL203",
+            "frame.nothing_changed": ok,
+            "success": ok,
+        },
         # `restaurant.name in ", ".join(restaurant_names)`: "X Express" answers for X, which was not asked for.
         "get_dietary_restrictions_for_all_restaurants": {
-            "eff.restrictions_of_given": "VIOLATES TL203", "frame.nothing_changed": ok, "success": ok},
+            "eff.restrictions_of_given": "VIOLATES TL203",
+            "frame.nothing_changed": ok,
+            "success": ok,
+        },
         "get_price_for_restaurants": {"eff.prices_of_given": ok, "frame.nothing_changed": ok, "success": ok},
         "get_rating_reviews_for_restaurants": {
-            "eff.given_restaurants": ok, "eff.rating_and_reviews": ok, "frame.nothing_changed": ok, "success": ok},
+            "eff.given_restaurants": ok,
+            "eff.rating_and_reviews": ok,
+            "frame.nothing_changed": ok,
+            "success": ok,
+        },
         "get_restaurants_address": {"eff.addresses_of_given": ok, "frame.nothing_changed": ok, "success": ok},
     }
 
@@ -159,7 +185,12 @@ def test_dietary_restrictions_answer_for_a_restaurant_not_asked_for(host: Host) 
     run = host.call("get_dietary_restrictions_for_all_restaurants", {"restaurant_names": [name + " Express"]})
     assert list(run.result["value"]) == [name]
     # The siblings answer the same question with nothing.
-    assert host.call("get_cuisine_type_for_restaurants", {"restaurant_names": [name + " Express"]}).result["value"] == {}
+    assert (
+        host.call("get_cuisine_type_for_restaurants", {"restaurant_names": [name + " Express"]}).result[
+            "value"
+        ]
+        == {}
+    )
 
 
 def test_city_listing_conforms_for_every_city_and_an_unknown_one(host: Host) -> None:
@@ -215,8 +246,9 @@ def test_rating_reviews_clauses_reject_wrong_replies(host: Host) -> None:
         text + "\nA review nobody wrote",  # a review added
         real[c["name"]],  # another restaurant's rating and reviews
     ]
-    assert [_holds(contract, "eff.rating_and_reviews", host.state, args, {**real, a["name"]: t}) for t in tampered] \
-        == [False] * len(tampered)
+    assert [
+        _holds(contract, "eff.rating_and_reviews", host.state, args, {**real, a["name"]: t}) for t in tampered
+    ] == [False] * len(tampered)
 
 
 def test_city_clause_rejects_an_ignored_city_and_a_wrong_list(host: Host) -> None:
@@ -236,7 +268,11 @@ def test_city_clause_rejects_an_ignored_city_and_a_wrong_list(host: Host) -> Non
         head + "\n".join([*names[:-1], names[-1] + "!"]) + "\n",  # a name misspelt
         "Restaurants in Paris: " + "\n".join(names) + "\n",  # another header
     ]
-    assert [_holds(contract, "eff.restaurants_of_city", host.state, paris, w) for w in wrong] == [False] * len(wrong)
+    assert [_holds(contract, "eff.restaurants_of_city", host.state, paris, w) for w in wrong] == [
+        False
+    ] * len(wrong)
     # Order is not promised: the same names reversed are as good.
-    assert _holds(contract, "eff.restaurants_of_city", host.state, paris, head + "\n".join(reversed(names)) + "\n")
+    assert _holds(
+        contract, "eff.restaurants_of_city", host.state, paris, head + "\n".join(reversed(names)) + "\n"
+    )
     assert not _holds(contract, "eff.restaurants_of_city", host.state, london, real)

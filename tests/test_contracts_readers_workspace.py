@@ -145,7 +145,9 @@ def test_search_emails_reply_records_must_be_the_stored_ones(contracts: dict[str
                      [stored, INBOX["inbox"]["emails"]["3"]], INBOX)
 
 
-def test_contact_and_file_searches_match_part_of_a_field_ignoring_case(contracts: dict[str, Contract]) -> None:
+def test_contact_and_file_searches_match_part_of_a_field_ignoring_case(
+    contracts: dict[str, Contract],
+) -> None:
     contacts = [{"email": "support@bluesparrowtech.com", "name": "Support"},
                 {"email": "support@techservices.com", "name": "Support"},
                 {"email": "emma.johnson@bluesparrowtech.com", "name": "Emma Johnson"}]
@@ -155,8 +157,12 @@ def test_contact_and_file_searches_match_part_of_a_field_ignoring_case(contracts
     assert not _eval(by_name, "eff.returns_matches", {"query": "SUPP"}, contacts[:1], state)  # one of two
     assert not _eval(by_name, "eff.returns_matches", {"query": "emma"},  # not as stored
                      [{**contacts[2], "name": "Emma"}], state)
-    assert _eval(by_email, "eff.returns_matches", {"query": "BlueSparrowTech.com"}, [contacts[0], contacts[2]], state)
-    assert not _eval(by_email, "pre.contact_found", {"query": "Emma Johnson"}, None, state)  # a name, not an email
+    assert _eval(
+        by_email, "eff.returns_matches", {"query": "BlueSparrowTech.com"}, [contacts[0], contacts[2]], state
+    )
+    assert not _eval(
+        by_email, "pre.contact_found", {"query": "Emma Johnson"}, None, state
+    )  # a name, not an email
     files = {"cloud_drive": {"files": {
         "0": {"id_": "0", "filename": "Budget-2024.xlsx", "content": "Q1 TOTAL: 100"},
         "1": {"id_": "1", "filename": "notes.txt", "content": "budget notes"},
@@ -164,10 +170,14 @@ def test_contact_and_file_searches_match_part_of_a_field_ignoring_case(contracts
     rows = files["cloud_drive"]["files"]
     search, by_filename = contracts["search_files"], contracts["search_files_by_filename"]
     assert _eval(search, "eff.returns_matches", {"query": "total"}, [rows["0"]], files)
-    assert _eval(search, "eff.returns_matches", {"query": "Budget"}, [rows["1"]], files)  # content, not the name
+    assert _eval(
+        search, "eff.returns_matches", {"query": "Budget"}, [rows["1"]], files
+    )  # content, not the name
     assert not _eval(search, "pre.some_file_matches", {"query": "xlsx"}, None, files)
     assert _eval(by_filename, "eff.returns_matches", {"filename": "budget"}, [rows["0"]], files)
-    assert _eval(by_filename, "eff.returns_matches", {"filename": "pdf"}, [], files)  # no match: an empty list
+    assert _eval(
+        by_filename, "eff.returns_matches", {"filename": "pdf"}, [], files
+    )  # no match: an empty list
 
 
 def test_searches_by_date_keep_the_events_that_start_that_day(contracts: dict[str, Contract]) -> None:
@@ -178,10 +188,13 @@ def test_searches_by_date_keep_the_events_that_start_that_day(contracts: dict[st
     }}}
     search = contracts["search_calendar_events"]
     rows = events["calendar"]["events"]
-    assert _eval(search, "eff.returns_matches", {"query": "team", "date": "2024-05-15"}, [rows["1"], rows["2"]], events)
+    assert _eval(
+        search, "eff.returns_matches", {"query": "team", "date": "2024-05-15"}, [rows["1"], rows["2"]], events
+    )
     assert _eval(search, "eff.returns_matches", {"query": "team", "date": None}, list(rows.values()), events)
-    assert not _eval(search, "eff.returns_matches", {"query": "team", "date": "2024-05-15"}, list(rows.values()),
-                     events)
+    assert not _eval(
+        search, "eff.returns_matches", {"query": "team", "date": "2024-05-15"}, list(rows.values()), events
+    )
     assert not _eval(search, "pre.date_format", {"query": "team", "date": "15/05/2024"}, None, events)
     day = contracts["get_day_calendar_events"]
     assert _eval(day, "eff.returns_day_events", {"day": "2024-05-16"}, [rows["3"]], events)
@@ -214,7 +227,12 @@ def test_every_counted_clause_is_scored(run: ConfirmRun) -> None:
     # snapshot (an unused id such as "26" still occurs inside some file's text).
     assert untestable == []
     # Every precondition was violated by a probe and refused with the declared ValueError.
-    pres = {(r.tool, row.clause_id): row.verdict for r in run.reports for row in r.clause_rows if row.kind == "pre"}
+    pres = {
+        (r.tool, row.clause_id): row.verdict
+        for r in run.reports
+        for row in r.clause_rows
+        if row.kind == "pre"
+    }
     assert pres == {
         ("search_contacts_by_email", "pre.contact_found"): "CONFORMS",
         ("search_contacts_by_name", "pre.contact_found"): "CONFORMS",
@@ -242,7 +260,9 @@ def _resolves(node: Any, segments: list[str]) -> bool:
     return isinstance(node, dict) and head in node and _resolves(node[head], rest)
 
 
-def test_every_state_path_read_is_in_the_live_snapshot(contracts: dict[str, Contract], run: ConfirmRun) -> None:
+def test_every_state_path_read_is_in_the_live_snapshot(
+    contracts: dict[str, Contract], run: ConfirmRun
+) -> None:
     pristine = {r.tool: r.runs[0].pre for r in run.reports}
     for name, c in contracts.items():
         paths = {p for cl in c.clauses if cl.predicate is not None for p in cl.predicate.paths}
@@ -269,7 +289,9 @@ def test_what_the_probes_reach(run: ConfirmRun) -> None:
     # are searched on the day they are on (another day would make the call illegal: no match).
     assert legal["search_calendar_events"][0] == {"query": "Team Sync", "date": "2024-05-15"}
     assert len({a["query"] for a in legal["search_calendar_events"]}) >= 3
-    eff = {(r.tool, row.clause_id): row.scored for r in run.reports for row in r.clause_rows if row.kind == "eff"}
+    eff = {
+        (r.tool, row.clause_id): row.scored for r in run.reports for row in r.clause_rows if row.kind == "eff"
+    }
     assert all(n >= 1 for n in eff.values())
 
 
@@ -283,22 +305,34 @@ MUTANTS = {
     "get_draft_emails": ("return inbox.drafts", "return inbox.sent"),  # the wrong folder
     "get_received_emails": ("return inbox.received", "return inbox.received[:-1]"),  # one lost
     # Bodies cut short: the right emails, but not what the inbox holds.
-    "get_sent_emails": ("return inbox.sent", 'return [e.model_copy(update={"body": e.body[:100]}) for e in inbox.sent]'),
+    "get_sent_emails": (
+        "return inbox.sent",
+        'return [e.model_copy(update={"body": e.body[:100]}) for e in inbox.sent]',
+    ),
     "search_contacts_by_email": ("inbox.find_contacts_by_email(query)", "inbox.find_contacts_by_name(query)"),
-    "search_contacts_by_name": ("inbox.find_contacts_by_name(query)", "inbox.find_contacts_by_name(query)[:1]"),
+    "search_contacts_by_name": (
+        "inbox.find_contacts_by_name(query)",
+        "inbox.find_contacts_by_name(query)[:1]",
+    ),
     "search_emails": ("inbox.search_emails(query, sender)", "inbox.search_emails(query)"),  # sender ignored
     # US style, not ISO. (today() would be no defect here: the host freezes the benchmark's clock.)
     "get_current_day": ("calendar.current_day.isoformat()", 'calendar.current_day.strftime("%m/%d/%Y")'),
-    "get_day_calendar_events": ("calendar.get_by_day(date.date())",
-                                "calendar.get_by_day((date + datetime.timedelta(days=1)).date())"),
+    "get_day_calendar_events": (
+        "calendar.get_by_day(date.date())",
+        "calendar.get_by_day((date + datetime.timedelta(days=1)).date())",
+    ),
     "search_calendar_events": ("calendar.search_events(query, date_)", "calendar.search_events(query, None)"),
     "get_file_by_id": ("cloud_drive.get_file_by_id(file_id)", 'cloud_drive.get_file_by_id("0")'),
-    "list_files": ("return list(cloud_drive.files.values())",  # only the files the user owns
-                   "return [f for f in cloud_drive.files.values() if f.owner == cloud_drive.account_email]"),
+    "list_files": (
+        "return list(cloud_drive.files.values())",  # only the files the user owns
+        "return [f for f in cloud_drive.files.values() if f.owner == cloud_drive.account_email]",
+    ),
     "search_files": ("cloud_drive.search_files(query)", "cloud_drive.search_files_by_filename(query)"),
     # An exact name where the tool matches part of one.
-    "search_files_by_filename": ("return cloud_drive.search_files_by_filename(filename)",
-                                 "return [f for f in cloud_drive.files.values() if f.filename == filename]"),
+    "search_files_by_filename": (
+        "return cloud_drive.search_files_by_filename(filename)",
+        "return [f for f in cloud_drive.files.values() if f.filename == filename]",
+    ),
 }
 
 

@@ -32,17 +32,27 @@ EXPECTED = {
     "tl300_duplicate_key.yaml": ("TL300", 9, "duplicate key 'predicate' (first defined at line 8)"),
     "tl300_bad_indent.yaml": ("TL300", 9, "bad indentation"),
     "tl301_unknown_key.yaml": ("TL301", 8, "unknown key 'predicat' in clauses > clause 'eff.limit_set'"),
-    "tl301_wrong_type.yaml": ("TL301", 9, ("expected integer, got string in clauses > clause 'eff.limit_set' > "
-                                          "provenance > line")),
+    "tl301_wrong_type.yaml": (
+        "TL301",
+        9,
+        ("expected integer, got string in clauses > clause 'eff.limit_set' > provenance > line"),
+    ),
     "tl301_missing_key.yaml": ("TL301", 2, "missing required key 'benchmark'"),
     "tl302_dunder.yaml": ("TL302", 8, "attribute '__class__' is not allowed"),
     "tl302_free_name.yaml": ("TL302", 8, "free name 'limit'"),
     "tl303_duplicate_id.yaml": ("TL303", 10, "duplicate clause id 'eff.limit_set' (first at line 7)"),
     "tl303_unmarked_draft.yaml": ("TL303", 7, "has the _draft suffix but not 'draft: true'"),
-    "tl304_quote_mismatch.yaml": ("TL304", 9, "not found at ../src/bank.py:10 (line reads ''); it occurs at line 11"),
+    "tl304_quote_mismatch.yaml": (
+        "TL304",
+        9,
+        "not found at ../src/bank.py:10 (line reads ''); it occurs at line 11",
+    ),
     "tl305_return_is_log.yaml": ("TL305", 9, "is cited as a tool return but is a log line"),
-    "tl306_comment_as_visible.yaml": ("TL306", 9, ("is a comment line, so its tier is maintainer-comment, not "
-                                                  "agent-visible")),
+    "tl306_comment_as_visible.yaml": (
+        "TL306",
+        9,
+        ("is a comment line, so its tier is maintainer-comment, not agent-visible"),
+    ),
     "tl307_template_missing.yaml": ("TL307", 9, "does not contain the quote 'Never confirm anything.'"),
     "tl308_unknown_path.yaml": ("TL308", 8, "state path 'account.limits' is not in the state schema"),
     "tl308_unknown_arg.yaml": ("TL308", 8, "'args.amount' is not a parameter of set_limit"),
@@ -67,7 +77,11 @@ def test_the_good_fixture_is_clean_and_loads_with_positions() -> None:
     assert validate([GOOD]) == []
     contract = load_contract(GOOD)
     assert contract.tool_name == "set_limit"
-    assert [c.id for c in contract.clauses_of("eff")] == ["eff.limit_set", "eff.limit_logged", "eff.limit_confirmed"]
+    assert [c.id for c in contract.clauses_of("eff")] == [
+        "eff.limit_set",
+        "eff.limit_logged",
+        "eff.limit_confirmed",
+    ]
     assert [c.id for c in contract.clauses_of("eff", include_drafts=True)][1] == "eff.note_draft"
     assert list(contract.effective_args) == ["limit"] and contract.effective_args["limit"].falsy_legal is True
     assert contract.success is not None and contract.success.biconditional
@@ -122,16 +136,34 @@ def test_non_utf8_and_missing_paths(tmp_path: Path) -> None:
     "clause, words",
     [
         ("{id: eff.x, predicate: 'True', provenance: {tier: author-specified}}", "must say 'inferred: true'"),
-        ("{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring}}", "needs 'line', 'quote'"),
+        (
+            "{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring}}",
+            "needs 'line', 'quote'",
+        ),
         ("{id: eff.x, provenance: {tier: author-specified, inferred: true}}", "needs a 'predicate'"),
-        ("{id: arg.x, provenance: {tier: author-specified, inferred: true}}", "must say whether falsy values"),
-        ("{id: eff.x, predicate: 'True', falsy_legal: true, provenance: {tier: author-specified, inferred: true}}",
-         "'falsy_legal' is only allowed on arg clauses"),
-        ("{id: success, predicate: 'True', biconditional: true, provenance: {tier: author-specified, inferred: true}}",
-         "gives no 'justification'"),
-        ("{id: Eff.X, predicate: 'True', provenance: {tier: author-specified, inferred: true}}", "is not well-formed"),
-        (("{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 1, quote: q, "
-         "inferred: true}}"), "cites a source yet says 'inferred: true'"),
+        (
+            "{id: arg.x, provenance: {tier: author-specified, inferred: true}}",
+            "must say whether falsy values",
+        ),
+        (
+            "{id: eff.x, predicate: 'True', falsy_legal: true, provenance: {tier: author-specified, inferred: true}}",
+            "'falsy_legal' is only allowed on arg clauses",
+        ),
+        (
+            "{id: success, predicate: 'True', biconditional: true, provenance: {tier: author-specified, inferred: true}}",
+            "gives no 'justification'",
+        ),
+        (
+            "{id: Eff.X, predicate: 'True', provenance: {tier: author-specified, inferred: true}}",
+            "is not well-formed",
+        ),
+        (
+            (
+                "{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 1, quote: q, "
+                "inferred: true}}"
+            ),
+            "cites a source yet says 'inferred: true'",
+        ),
     ],
 )
 def test_clause_rules_beyond_the_schema(tmp_path: Path, clause: str, words: str) -> None:
@@ -159,9 +191,19 @@ def test_pinned_commit_citations_are_read_with_git_show(tmp_path: Path) -> None:
     (repo / "tool.py").write_text('def f(x: int) -> None:\n    """Store x."""\n')
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                              env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                                   "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path)}).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(repo), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@t",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t",
+                "HOME": str(tmp_path),
+            },
+        ).stdout.strip()
 
     git("init", "-q")
     git("add", "tool.py")
@@ -170,8 +212,10 @@ def test_pinned_commit_citations_are_read_with_git_show(tmp_path: Path) -> None:
     (repo / "tool.py").write_text('def f(x: int) -> None:\n    """Changed since."""\n')
     contract = tmp_path / "f.yaml"
     clause = "{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: Store x.}}"
-    contract.write_text(f"tool: tool:f\nbenchmark: b\nsource: {{file: tool.py, commit: {commit}, repo: repo}}\n"
-                        f"clauses:\n  - {clause}\n")
+    contract.write_text(
+        f"tool: tool:f\nbenchmark: b\nsource: {{file: tool.py, commit: {commit}, repo: repo}}\n"
+        f"clauses:\n  - {clause}\n"
+    )
     assert validate([contract]) == []
     contract.write_text(contract.read_text().replace(commit, "deadbeef"))
     [finding] = validate([contract])
@@ -198,7 +242,9 @@ def test_cli_exit_codes_and_text_output() -> None:
     assert run_cli("check", str(GOOD))[0] == 0
     code, out, _ = run_cli("check", str(BAD / "tl304_quote_mismatch.yaml"))
     assert code == 1
-    assert out.splitlines()[0].startswith(f"{BAD / 'tl304_quote_mismatch.yaml'}:9:1: TL304 [provenance-quote-mismatch]")
+    assert out.splitlines()[0].startswith(
+        f"{BAD / 'tl304_quote_mismatch.yaml'}:9:1: TL304 [provenance-quote-mismatch]"
+    )
     code, _, err = run_cli("check", "--output-format", "xml")
     assert code == 2 and "invalid choice: 'xml'" in err and "Traceback" not in err
     code, _, err = run_cli("check", "--package-dir", "agentdojo")
@@ -213,14 +259,18 @@ def test_cli_json_and_sarif_locate_the_yaml_line() -> None:
     code, out, _ = run_cli("check", "--output-format", "json", str(BAD / "tl305_return_is_log.yaml"))
     assert code == 1
     [item] = json.loads(out)
-    assert item["code"] == "TL305" and item["location"]["row"] == 9 if "location" in item else item["line"] == 9
+    assert (
+        item["code"] == "TL305" and item["location"]["row"] == 9 if "location" in item else item["line"] == 9
+    )
     code, out, _ = run_cli("check", "--output-format", "sarif", str(BAD))
     sarif = json.loads(out)
     results = sarif["runs"][0]["results"]
     assert code == 1 and len(results) == len(EXPECTED)
     first = next(r for r in results if r["ruleId"] == "TL309")
     region = first["locations"][0]["physicalLocation"]["region"]
-    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("tl309_missing_tool.yaml")
+    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
+        "tl309_missing_tool.yaml"
+    )
     assert region["startLine"] == 2
 
 
@@ -238,7 +288,9 @@ def test_cli_draft_errors_are_one_line(tmp_path: Path) -> None:
     assert code == 2 and "'f' is not defined" in err
     code, _, err = run_cli("draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "pkg"))
     assert code == 2 and err.count("\n") == 1 and "cannot write" in err and "a directory" in err
-    code, _, err = run_cli("draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "new" / "x.yaml"))
+    code, _, err = run_cli(
+        "draft", "pkg.mod:g", "--src", str(tmp_path), "-o", str(tmp_path / "new" / "x.yaml")
+    )
     assert code == 0 and (tmp_path / "new" / "x.yaml").is_file()  # a missing folder is made, as for -o
 
 
@@ -272,7 +324,9 @@ def test_draft_of_a_small_tool_validates_and_reads_the_docstring(tmp_path: Path)
     falsy = {c.arg: c.falsy_legal for c in contract.clauses_of("arg", include_drafts=True)}
     assert falsy == {"line_id": False, "gb": True, "force": True}
     raised = contract.clause("pre.line_not_found_draft")
-    assert raised is not None and raised.on_violation is not None and raised.on_violation.raises == "ValueError"
+    assert (
+        raised is not None and raised.on_violation is not None and raised.on_violation.raises == "ValueError"
+    )
     assert validate([out], options=ValidationOptions(package_dirs={"pkg": pkg})) == []
 
 
@@ -299,7 +353,9 @@ def test_toollint_contracts_is_delegated_here(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_configured_contract_dirs_are_checked_when_no_dir_is_given(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(f'[tool.toollint]\ncontract-dirs = ["{BAD / "tl309_missing_tool.yaml"}"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.toollint]\ncontract-dirs = ["{BAD / "tl309_missing_tool.yaml"}"]\n'
+    )
     code, out, _ = run_cli("check", "--config", str(tmp_path / "pyproject.toml"))
     assert code == 1 and "TL309" in out
 
@@ -324,14 +380,21 @@ def test_a_benchmark_not_installed_here_is_a_warning_not_a_finding(tmp_path: Pat
     contract.write_text(
         "tool: no_such_benchmark_pkg.tools:f\nbenchmark: b\n"
         "source: {package: no_such_benchmark_pkg, file: tools.py}\nclauses:\n"
-        "  - {id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: q}}\n")
+        "  - {id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: q}}\n"
+    )
     warnings: list[str] = []
     assert validate([contract], warn=warnings.append) == []
-    assert warnings == [("package 'no_such_benchmark_pkg' is not installed here, so the cited sources of 1 contract "
-                        "were not checked (pass --python PY, --package-dir no_such_benchmark_pkg=DIR)")]
+    assert warnings == [
+        (
+            "package 'no_such_benchmark_pkg' is not installed here, so the cited sources of 1 contract "
+            "were not checked (pass --python PY, --package-dir no_such_benchmark_pkg=DIR)"
+        )
+    ]
     code, out, err = run_cli("check", str(contract))
     assert code == 0 and "could run" in out and "warning: package 'no_such_benchmark_pkg'" in err
     # Once the package is located, a missing file is a finding.
     (tmp_path / "pkgdir").mkdir()
-    code, out, _ = run_cli("check", "--package-dir", f"no_such_benchmark_pkg={tmp_path / 'pkgdir'}", str(contract))
+    code, out, _ = run_cli(
+        "check", "--package-dir", f"no_such_benchmark_pkg={tmp_path / 'pkgdir'}", str(contract)
+    )
     assert code == 1 and "TL309" in out and "source file 'tools.py' not found in package" in out

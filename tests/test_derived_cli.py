@@ -37,8 +37,9 @@ def test_without_confirm_the_flag_is_said_to_do_nothing(tmp_path: Path, monkeypa
     assert "warning: --no-bundled-contracts has no effect without --confirm or --confirm-all" in out + err
 
 
-def test_with_confirm_and_no_host_the_run_says_what_the_oracles_need(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_with_confirm_and_no_host_the_run_says_what_the_oracles_need(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bench.py").write_text(FLAGGED)
     main(["check", "--confirm", "--no-bundled-contracts", "bench.py"])
@@ -46,4 +47,7 @@ def test_with_confirm_and_no_host_the_run_says_what_the_oracles_need(tmp_path: P
     assert "Traceback" not in out + err
     assert "has no effect" not in out + err
     # A flagged tool outside any profile, no factory configured: derivable, but nowhere to run.
-    assert "confirm: derived oracles need a host for set_note: no benchmark profile hosts them; set `factory`" in err
+    assert (
+        "confirm: derived oracles need a host for set_note: no benchmark profile hosts them; set `factory`"
+        in err
+    )

@@ -25,7 +25,9 @@ RENAME = line_of("def rename(")
 
 def contract(tmp_path: Path, clause: str, tool: str = "top_up") -> Path:
     path = tmp_path / f"{tool}.yaml"
-    path.write_text(f"tool: bank:Bank.{tool}\nbenchmark: fixture\nsource: {{file: {BANK}}}\nclauses:\n{clause}")
+    path.write_text(
+        f"tool: bank:Bank.{tool}\nbenchmark: fixture\nsource: {{file: {BANK}}}\nclauses:\n{clause}"
+    )
     return path
 
 
@@ -68,18 +70,33 @@ def test_a_finding_on_another_tool_is_no_claim_for_this_one(tmp_path: Path) -> N
     assert finding.code == "TL306" and "on withdraw" in finding.message
 
 
-@pytest.mark.parametrize("clause, words", [
-    ("  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, line: 3, quote: x}\n",
-     "derived provenance of 'arg.reason' needs 'finding'"),
-    (("  - id: arg.reason\n    falsy_legal: false\n"
-      "    provenance: {tier: agent-visible, kind: signature, line: 3, quote: x, finding: TL103}\n"),
-     "'finding' is only allowed in derived provenance"),
-    (("  - id: pre.x\n    predicate: 'True'\n    round_trip: {do: a, undo: b}\n"
-      "    provenance: {tier: derived, finding: TL105, line: 3, quote: x}\n"),
-     "'round_trip' is only allowed on eff clauses"),
-    ("  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, finding: TL201, line: 3, quote: x}\n",
-     "is not well-formed"),
-])
+@pytest.mark.parametrize(
+    "clause, words",
+    [
+        (
+            "  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, line: 3, quote: x}\n",
+            "derived provenance of 'arg.reason' needs 'finding'",
+        ),
+        (
+            (
+                "  - id: arg.reason\n    falsy_legal: false\n"
+                "    provenance: {tier: agent-visible, kind: signature, line: 3, quote: x, finding: TL103}\n"
+            ),
+            "'finding' is only allowed in derived provenance",
+        ),
+        (
+            (
+                "  - id: pre.x\n    predicate: 'True'\n    round_trip: {do: a, undo: b}\n"
+                "    provenance: {tier: derived, finding: TL105, line: 3, quote: x}\n"
+            ),
+            "'round_trip' is only allowed on eff clauses",
+        ),
+        (
+            "  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, finding: TL201, line: 3, quote: x}\n",
+            "is not well-formed",
+        ),
+    ],
+)
 def test_the_loader_says_what_a_derived_clause_lacks(tmp_path: Path, clause: str, words: str) -> None:
     _, errors = parse_contract(contract(tmp_path, clause, tool="rename"))
     assert any(words in e.message for e in errors), [e.message for e in errors]
@@ -91,11 +108,13 @@ def test_arg_and_round_trip_clauses_validate_against_their_findings(tmp_path: Pa
            f"quote: '{LINES[LIMIT - 1].strip()}'}}\n")
     assert validate([contract(tmp_path, arg, tool="set_limit")]) == []
     release = line_of("def release_funds(")
-    trip = (f"  - id: eff.undoes_hold_funds_balance\n"
-            f"    predicate: '[x0.balance for x0 in rows(post.accounts)] == [x0.balance for x0 in rows(pre.accounts)]'\n"
-            f"    round_trip: {{do: hold_funds, undo: release_funds}}\n"
-            f"    provenance: {{tier: derived, finding: TL105, about: 'accounts[*].balance', line: {release}, "
-            f"quote: 'def release_funds(self, hold_id: str) -> str:'}}\n")
+    trip = (
+        f"  - id: eff.undoes_hold_funds_balance\n"
+        f"    predicate: '[x0.balance for x0 in rows(post.accounts)] == [x0.balance for x0 in rows(pre.accounts)]'\n"
+        f"    round_trip: {{do: hold_funds, undo: release_funds}}\n"
+        f"    provenance: {{tier: derived, finding: TL105, about: 'accounts[*].balance', line: {release}, "
+        f"quote: 'def release_funds(self, hold_id: str) -> str:'}}\n"
+    )
     path = contract(tmp_path, trip, tool="release_funds")
     loaded, errors = parse_contract(path)
     assert errors == [] and loaded is not None

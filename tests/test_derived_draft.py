@@ -70,12 +70,18 @@ def test_the_documented_run_prints_what_the_doc_says(tmp_path: Path, monkeypatch
     assert len(documented) == 7 and sorted(out.splitlines()) == sorted(documented)
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--from-findings", "no/such/dir"], "no/such/dir: no such file or directory"),
-    (["pkg.mod:tool", "--from-findings", "."], "give a TOOLREF or --from-findings PATH, not both"),
-    ([], "give a TOOLREF (package.module:function) or --from-findings PATH"),
-    (["--from-findings", str(BENCH), "--python", "/no/such/python"], "--python /no/such/python: no such file"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--from-findings", "no/such/dir"], "no/such/dir: no such file or directory"),
+        (["pkg.mod:tool", "--from-findings", "."], "give a TOOLREF or --from-findings PATH, not both"),
+        ([], "give a TOOLREF (package.module:function) or --from-findings PATH"),
+        (
+            ["--from-findings", str(BENCH), "--python", "/no/such/python"],
+            "--python /no/such/python: no such file",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_two(argv: list[str], words: str) -> None:
     code, out, err = draft(*argv)
     assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1

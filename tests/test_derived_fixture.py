@@ -78,7 +78,9 @@ def test_every_annotated_finding_gets_its_verdict(fixture: Fixture) -> None:
 
 
 def test_each_confirmed_violation_has_its_class_and_cites_the_finding(fixture: Fixture) -> None:
-    table = sorted((f.tool, f.code, f.properties["clause"]) for f in fixture.found if f.code.startswith("TL2"))
+    table = sorted(
+        (f.tool, f.code, f.properties["clause"]) for f in fixture.found if f.code.startswith("TL2")
+    )
     assert table == [
         ("print_statements", "TL205", "reset"),
         ("release_funds", "TL203", "eff.undoes_hold_funds_balance"),
@@ -113,7 +115,9 @@ def test_derived_rows_are_counted_apart(fixture: Fixture) -> None:
     derived = fixture.run.counts(derived=True)
     assert derived == fixture.run.counts() and derived["VIOLATES"] == 9
     lines = summary_lines(fixture.run)
-    assert lines[0].startswith("confirm: derived oracles: 7 tool(s): 6 VIOLATES, 0 FLAKY, 1 CONFORMS, 0 UNTESTABLE")
+    assert lines[0].startswith(
+        "confirm: derived oracles: 7 tool(s): 6 VIOLATES, 0 FLAKY, 1 CONFORMS, 0 UNTESTABLE"
+    )
     assert not any(line.startswith("confirm: 7 tool(s)") for line in lines)
 
 
@@ -128,11 +132,16 @@ def test_the_derived_contracts_load_check_clean_and_are_derived(fixture: Fixture
     assert validate([directory], Settings(), ValidationOptions(roots=[fixture.bench])) == []
     top_up = next(c for c in contracts if c.tool_name == "top_up")
     pre = top_up.clause("pre.commented_guard_71")
-    assert pre is not None and pre.predicate_source == "get(pre.accounts, args.account_id, None).status == 'active'"
+    assert (
+        pre is not None
+        and pre.predicate_source == "get(pre.accounts, args.account_id, None).status == 'active'"
+    )
     assert pre.on_violation is not None and pre.on_violation.message == "Account must be active to top up"
 
 
-def test_a_kept_derived_contract_confirms_the_same_as_an_authored_one(fixture: Fixture, tmp_path: Path) -> None:
+def test_a_kept_derived_contract_confirms_the_same_as_an_authored_one(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     """`contracts draft --from-findings` and `--confirm` write the same files: kept in contract-dirs,
     they are checked as contracts (no new derivation) and still counted as derived."""
     kept = tmp_path / "contracts"
@@ -144,7 +153,9 @@ def test_a_kept_derived_contract_confirms_the_same_as_an_authored_one(fixture: F
     assert not run.derived  # every flagged tool now has a contract
     assert all(r.derived for r in run.reports)
     codes = sorted((f.tool, f.properties["clause"]) for f in found if f.code.startswith("TL2"))
-    assert codes == sorted((f.tool, f.properties["clause"]) for f in fixture.found if f.code.startswith("TL2"))
+    assert codes == sorted(
+        (f.tool, f.properties["clause"]) for f in fixture.found if f.code.startswith("TL2")
+    )
 
 
 @pytest.mark.parametrize("tool", ["top_up", "release_funds"])

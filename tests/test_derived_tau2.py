@@ -41,7 +41,9 @@ def test_both_published_defects_are_confirmed_from_the_findings_alone(run: Run) 
     assert run.code == 1, run.err
     refuel = run.line("TL201", "refuel_data(")
     assert "VIOLATES pre.commented_guard_629 (TL201 Unenforced Precondition)" in refuel
-    assert "succeeded although pre.commented_guard_629 was false (where pre.agent_db.lines{line_id=L" in refuel
+    assert (
+        "succeeded although pre.commented_guard_629 was false (where pre.agent_db.lines{line_id=L" in refuel
+    )
     assert "}.status='Suspended')" in refuel
     seats = run.line("TL203", "eff.undoes_book_reservation_available_seats")
     assert "book_reservation(" in seats and "then cancel_reservation(reservation_id=" in seats
@@ -59,10 +61,14 @@ def test_both_published_defects_are_confirmed_from_the_findings_alone(run: Run) 
 def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Run) -> None:
     summary = [line for line in run.err.splitlines() if line.startswith("confirm")]
     assert not any(re.match(r"confirm: \d+ tool\(s\)", line) for line in summary)  # no authored contract
-    derived = next(line for line in summary if line.startswith("confirm: derived oracles: ") and "tool(s)" in line)
+    derived = next(
+        line for line in summary if line.startswith("confirm: derived oracles: ") and "tool(s)" in line
+    )
     # The fourth, banking_knowledge's example tool (TL101: nothing written at all), needs a package
     # the venv lacks (rank_bm25): UNTESTABLE, said so, not a verdict.
-    assert re.search(r"confirm: derived oracles: 4 tool\(s\): 3 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived)
+    assert re.search(
+        r"confirm: derived oracles: 4 tool\(s\): 3 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived
+    )
 
 
 @pytest.mark.slow
@@ -72,13 +78,18 @@ def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_c
     assert errors == [] and all(c.derived for c in contracts)
     assert sorted(c.tool_name for c in contracts) == ["cancel_reservation", "refuel_data", "suspend_line"]
     out, err = io.StringIO(), io.StringIO()
-    code = contracts_main(["check", "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}", str(directory)],
-                          stdout=out, stderr=err)
+    code = contracts_main(
+        ["check", "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}", str(directory)],
+        stdout=out,
+        stderr=err,
+    )
     assert (code, out.getvalue()) == (0, "All contracts passed.\n"), err.getvalue()
 
 
 @pytest.mark.slow
-def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_checkout: Path, tau2_python: Path) -> None:
+def test_the_documented_run_prints_what_docs_confirm_md_says(
+    run: Run, tau2_checkout: Path, tau2_python: Path
+) -> None:
     """docs/confirm.md's tau2 example: every line it quotes is a line of the real run (the checkout's
     path shortened as the doc shortens it)."""
     doc = (Path(__file__).resolve().parents[1] / "docs" / "confirm.md").read_text()
@@ -92,8 +103,12 @@ def test_the_documented_run_prints_what_docs_confirm_md_says(run: Run, tau2_chec
 
 
 @pytest.mark.slow
-def test_the_derived_contract_docs_contracts_md_quotes_is_the_file_written(run: Run, tau2_checkout: Path) -> None:
+def test_the_derived_contract_docs_contracts_md_quotes_is_the_file_written(
+    run: Run, tau2_checkout: Path
+) -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "contracts.md").read_text()
-    block = doc.split("`.toollint/derived/TelecomTools.refuel_data.yaml`, as is):\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    block = doc.split("`.toollint/derived/TelecomTools.refuel_data.yaml`, as is):\n\n```yaml\n", 1)[1].split(
+        "```", 1
+    )[0]
     written = (run.cwd / ".toollint" / "derived" / "TelecomTools.refuel_data.yaml").read_text()
     assert written.replace(str(tau2_checkout), "shared/benchmarks/tau2-bench") == block

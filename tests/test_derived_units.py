@@ -41,7 +41,13 @@ STATE = {
 
 def observed(names: dict[str, dict[str, object]], constants: dict[str, object] | None = None,
              chains: dict[str, object] | None = None) -> dict[str, object]:
-    return {"reached": True, "value": True, "names": names, "constants": constants or {}, "chains": chains or {}}
+    return {
+        "reached": True,
+        "value": True,
+        "names": names,
+        "constants": constants or {},
+        "chains": chains or {},
+    }
 
 
 def test_a_guard_on_a_local_record_becomes_a_precondition_over_the_arguments() -> None:
@@ -60,7 +66,9 @@ def test_a_guard_on_a_keyed_collection_and_a_parameter() -> None:
     obs = observed({"self": {"kind": "local"}, "reservation_id": {"kind": "param"}},
                    chains={"self.db.reservations": STATE["agent_db"]["reservations"],  # type: ignore[index]
                            "self.db": STATE["agent_db"], "self": "<toolkit>"})
-    pred, _ = translate_guard("reservation_id not in self.db.reservations", obs, {"reservation_id": "R1"}, STATE)
+    pred, _ = translate_guard(
+        "reservation_id not in self.db.reservations", obs, {"reservation_id": "R1"}, STATE
+    )
     assert pred == "args.reservation_id in pre.agent_db.reservations"
 
 
@@ -85,13 +93,19 @@ def test_records_are_located_only_when_an_argument_selects_them() -> None:
     assert locate("Active", STATE, {}) is None  # a scalar could be anywhere
     changed = dict(STATE["agent_db"]["lines"][1], status="Active")  # type: ignore[index]
     # a record the call already changed is found by its identity fields
-    assert locate(changed, STATE, {"line_id": "L2"}, root="post") == "post.agent_db.lines.by(line_id=args.line_id)"
+    assert (
+        locate(changed, STATE, {"line_id": "L2"}, root="post")
+        == "post.agent_db.lines.by(line_id=args.line_id)"
+    )
 
 
 def test_analysis_paths_are_matched_to_the_snapshots_roots() -> None:
     assert resolve_path("db.lines[*].status", STATE) == ["agent_db", "lines", "[*]", "status"]
     assert resolve_path("lines[*].status", STATE) == ["agent_db", "lines", "[*]", "status"]
-    assert resolve_path("db.reservations[*]", STATE) == ["agent_db", "reservations"]  # a computed key: the mapping
+    assert resolve_path("db.reservations[*]", STATE) == [
+        "agent_db",
+        "reservations",
+    ]  # a computed key: the mapping
     assert resolve_path("db.nothing[*].here", STATE) is None
     seats = projection("post", ["agent_db", "lines", "[*]", "status"])
     assert seats == "[x0.status for x0 in rows(post.agent_db.lines) if 'status' in x0]"
@@ -103,9 +117,15 @@ def test_replies_are_read_from_the_returned_literal() -> None:
         return reply_predicate(ast.parse(src, mode="eval").body, ["id", "amount"])
 
     assert reply('"Done"') == "result == 'Done'"
-    assert reply('f"Transaction with ID {id} updated."') == "result == 'Transaction with ID ' + str(args.id) + ' updated.'"
+    assert (
+        reply('f"Transaction with ID {id} updated."')
+        == "result == 'Transaction with ID ' + str(args.id) + ' updated.'"
+    )
     assert reply('f"Charged {amount:.2f} to you"') == "result[:8] == 'Charged '"
-    assert reply('{"message": f"Updated {id}.", "count": n}') == "result.message == 'Updated ' + str(args.id) + '.'"
+    assert (
+        reply('{"message": f"Updated {id}.", "count": n}')
+        == "result.message == 'Updated ' + str(args.id) + '.'"
+    )
     assert reply("f'{x}'") is None  # nothing literal to recognise it by
 
 
@@ -114,17 +134,28 @@ def test_the_undo_is_bound_to_what_the_do_made() -> None:
                            "required": ["reservation_id"]}}
     made = ProbeRun(Probe("search", {}), result={"status": "ok", "value": {"reservation_id": "R9"}})
     assert bind_undo(meta, {"user_id": "u"}, made) == {"reservation_id": "R9"}
-    added = ProbeRun(Probe("search", {}), result={"status": "ok", "value": "ok"},
-                     diff=[{"op": "add", "path": "/agent_db/reservations/R7", "after": {"reservation_id": "R7"}}])
+    added = ProbeRun(
+        Probe("search", {}),
+        result={"status": "ok", "value": "ok"},
+        diff=[{"op": "add", "path": "/agent_db/reservations/R7", "after": {"reservation_id": "R7"}}],
+    )
     assert bind_undo(meta, {}, added) == {"reservation_id": "R7"}
     nothing = ProbeRun(Probe("search", {}), result={"status": "ok", "value": None})
     assert bind_undo(meta, {}, nothing) is None  # a required argument stays unbound
 
 
 def test_a_soft_delete_keeps_its_references() -> None:
-    kept = ProbeRun(Probe("round_trip", {}), diff=[
-        {"op": "add", "path": "/agent_db/reservations/R9", "after": {"reservation_id": "R9", "status": "cancelled"}},
-        {"op": "add", "path": "/agent_db/users/u1/reservations/3", "after": "R9"}])
+    kept = ProbeRun(
+        Probe("round_trip", {}),
+        diff=[
+            {
+                "op": "add",
+                "path": "/agent_db/reservations/R9",
+                "after": {"reservation_id": "R9", "status": "cancelled"},
+            },
+            {"op": "add", "path": "/agent_db/users/u1/reservations/3", "after": "R9"},
+        ],
+    )
     assert kept_references(kept, ["agent_db.users", "agent_db.users[*].reservations"])
     leaked = ProbeRun(Probe("round_trip", {}), diff=[
         {"op": "add", "path": "/agent_db/reservations/R9", "after": {"reservation_id": "R9"}},
@@ -178,9 +209,14 @@ def test_a_guards_condition_is_read_from_its_first_line(first_line: str, conditi
 
 
 def _guard_clause(raises: str = "ValueError") -> Clause:
-    return Clause("pre.commented_guard_105", "pre", "x", None, Provenance("derived", line=105, finding="TL102",
-                                                                          about="if account_id not in accounts:"),
-                  on_violation=OnViolation(raises=raises))
+    return Clause(
+        "pre.commented_guard_105",
+        "pre",
+        "x",
+        None,
+        Provenance("derived", line=105, finding="TL102", about="if account_id not in accounts:"),
+        on_violation=OnViolation(raises=raises),
+    )
 
 
 @pytest.mark.parametrize("error_type, past, counted", [
@@ -189,7 +225,9 @@ def _guard_clause(raises: str = "ValueError") -> Clause:
     ("PermissionError", True, False),  # a deliberate refusal further on: the guard moved, not removed
     ("ValueError", True, False),  # the guard's own exception, raised later: refused as the guard would
 ])
-def test_only_a_crash_past_the_guards_line_counts_as_unrefused(error_type: str, past: bool, counted: bool) -> None:
+def test_only_a_crash_past_the_guards_line_counts_as_unrefused(
+    error_type: str, past: bool, counted: bool
+) -> None:
     run = ProbeRun(Probe("pre_violating", {"account_id": "A9"}, clause="pre.commented_guard_105",
                          past_guard=["pre.commented_guard_105"] if past else []),
                    result={"status": "tool_error", "error_type": error_type})

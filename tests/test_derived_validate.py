@@ -31,7 +31,9 @@ def test_derived_oracles_kill_what_their_findings_point_at(arms: tuple[object, o
     _, derived = arms
     outcome = {r.mutant.id: (r.dynamic.status, r.dynamic.violations) for r in derived.mutants}  # type: ignore[attr-defined]
     status, violations = outcome["bank:comment-guard:Bank.deposit:62:2"]
-    assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [("TL201", "pre.commented_guard_62")]
+    assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [
+        ("TL201", "pre.commented_guard_62")
+    ]
     status, violations = outcome["bank:truthy-gate:Bank.update_account:141:0"]
     assert status == KILLED and {v["code"] for v in violations} == {"TL202"}
     # lock_account's commented `account_id not in self.accounts` guard becomes a precondition; the
@@ -39,9 +41,13 @@ def test_derived_oracles_kill_what_their_findings_point_at(arms: tuple[object, o
     # itself (an unrelated check before the guard's line may refuse the same way), but the call,
     # watched, passed the guard's line with the condition true and crashed after it: killed.
     status, violations = outcome["bank:comment-guard:Bank.lock_account:105:9"]
-    assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [("TL201", "pre.commented_guard_105")]
-    assert violations[0]["detail"] == ("passed the commented-out guard's line with its condition true, then crashed "
-                                       "with KeyError, not the guard's ValueError")
+    assert status == KILLED and [(v["code"], v["clause"]) for v in violations] == [
+        ("TL201", "pre.commented_guard_105")
+    ]
+    assert violations[0]["detail"] == (
+        "passed the commented-out guard's line with its condition true, then crashed "
+        "with KeyError, not the guard's ValueError"
+    )
     # State pinned in a module global is invisible to a snapshot, and leaves the tool writing nothing
     # the analysis sees: TL101 says "nothing is written at all", so its success reply must change the
     # state (`eff.changes_state`). It does not, and the confirming re-run in a fresh worker shows why:
@@ -75,4 +81,6 @@ def test_the_unmutated_original_gets_no_derived_violation() -> None:
 def test_compare_arms_tabulates_both_on_the_same_mutants() -> None:
     table = compare_arms([minibank_subject(MINIBANK_DIR)], seed=3, budget=2)["subjects"]["minibank"]
     assert table["mutants"] == sum(c["mutants"] for c in table["classes"].values())
-    assert all(c["authored"] <= c["mutants"] and c["derived"] <= c["mutants"] for c in table["classes"].values())
+    assert all(
+        c["authored"] <= c["mutants"] and c["derived"] <= c["mutants"] for c in table["classes"].values()
+    )

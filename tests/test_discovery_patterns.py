@@ -72,10 +72,18 @@ def test_tool_classes_and_state_roots_cover_what_no_pattern_guesses(tmp_path: Pa
     plain = lint_paths([str(module)], Settings(select=["TL1"])).files[0]
     assert plain.tools == [] and plain.reported == []
     # confidence "low": refund's 0.0 is legal by its `float` type alone
-    configured = Settings(select=["TL1"], tool_classes=["shop:Register"], tools=["shop:refund"], state_roots=["ledger"],
-                          confidence="low")
+    configured = Settings(
+        select=["TL1"],
+        tool_classes=["shop:Register"],
+        tools=["shop:refund"],
+        state_roots=["ledger"],
+        confidence="low",
+    )
     result = lint_paths([str(module)], configured).files[0]
-    assert {(t.qualname, t.writes) for t in result.tools or []} == {("Register.ring_up", True), ("refund", True)}
+    assert {(t.qualname, t.writes) for t in result.tools or []} == {
+        ("Register.ring_up", True),
+        ("refund", True),
+    }
     assert {(f.line, f.code) for f in result.reported} == {(2, "TL103"), (6, "TL104"), (8, "TL101")}
 
 
@@ -96,7 +104,10 @@ def test_every_profile_folder_contributes_its_patterns() -> None:
     assert {"agentdojo", "tau2", "taubench", "toolsandbox", "mcp", "langchain", "crewai"} <= families
     compiled = all_patterns()
     assert "Depends" in compiled.state_annotations and "call_tool" in compiled.dispatchers
-    assert compiled.writer_keywords["mutates_state"] is True and compiled.writer_keywords["readOnlyHint"] is False
+    assert (
+        compiled.writer_keywords["mutates_state"] is True
+        and compiled.writer_keywords["readOnlyHint"] is False
+    )
 
 
 def test_a_third_party_profile_adds_its_patterns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,7 +134,9 @@ def test_a_helper_from_another_module_is_followed_but_its_lines_are_not_read_her
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "helpers.py").write_text("def set_status(db, line_id, status):\n    db.lines[line_id].status = status\n")
+    (pkg / "helpers.py").write_text(
+        "def set_status(db, line_id, status):\n    db.lines[line_id].status = status\n"
+    )
     (pkg / "tools.py").write_text(
         "# if line.status != 'active':\n"
         "#     raise ValueError('not active')\n"

@@ -238,8 +238,13 @@ def test_global_rebinding_and_a_call_through_tool_func_are_writes() -> None:
     def describe(to: str) -> str:
         return send_email.description
     """
-    assert tools(source) == {"set_current": True, "get_current": False, "send_email": True, "send_twice": True,
-                             "describe": False}
+    assert tools(source) == {
+        "set_current": True,
+        "get_current": False,
+        "send_email": True,
+        "send_twice": True,
+        "describe": False,
+    }
 
 
 # -- graders by data flow ------------------------------------------------------------------------------
@@ -290,7 +295,9 @@ def test_cli_finds_bfcls_162_tools_and_its_checkers() -> None:
     assert "multi_turn_checker [" in proc.stderr and "ast_checker [" in proc.stderr
 
 
-@pytest.mark.skipif(not (CORPUS / "mcp-python-sdk").is_dir(), reason="../shared/corpus/mcp-python-sdk is absent")
+@pytest.mark.skipif(
+    not (CORPUS / "mcp-python-sdk").is_dir(), reason="../shared/corpus/mcp-python-sdk is absent"
+)
 def test_every_on_call_tool_file_of_the_corpus_has_a_tool() -> None:
     files = sorted(p for base in ("mcp-python-sdk", "mcp-servers") for p in (CORPUS / base).rglob("*.py")
                    if "on_call_tool=" in p.read_text(encoding="utf-8", errors="replace"))
@@ -393,7 +400,9 @@ def test_show_tools_lists_a_declared_function_no_tool_implements(tmp_path: Path)
     (tmp_path / "more.json").write_text('[{"type": "function", "function": {"name": "cancel_event", '
                                         '"parameters": {}}}, {"name": "AddEvent", "parameters": {}}]')
     proc = _cli("--show-tools", str(tmp_path))
-    declared = sorted(line.split(": ")[1].split(" [")[0] for line in proc.stderr.splitlines() if "[declared]" in line)
+    declared = sorted(
+        line.split(": ")[1].split(" [")[0] for line in proc.stderr.splitlines() if "[declared]" in line
+    )
     # `AddEvent` and `add_event` are the tool found; the other two have no implementation
     assert declared == ["cancel_event", "refund_order"]
 

@@ -36,14 +36,19 @@ def test_each_verb_branch_is_a_tool_and_says_how_it_was_found() -> None:
     (result,) = lint_paths([str(FIXTURES / "task_loop.py")], Settings(select=["TL1"])).files
     tools = {t.qualname: t for t in result.tools or []}
     assert list(tools) == ["Episode.run[GET]", "Episode.run[POST]", "Episode.run[PUT]"]
-    assert tools["Episode.run[POST]"].why == "declared a writer by HTTP verb POST; writes nothing the analysis sees"
+    assert (
+        tools["Episode.run[POST]"].why
+        == "declared a writer by HTTP verb POST; writes nothing the analysis sees"
+    )
     assert tools["Episode.run[GET]"].why == "declared not to write by HTTP verb GET"
     assert tools["Episode.run[PUT]"].found_by == "branch `PUT` of request dispatcher `run`"
 
 
 def test_the_reply_through_a_call_is_the_branch_reply_and_the_dropped_payload_is_named() -> None:
     (finding,) = lint_paths([str(FIXTURES / "task_loop.py")], Settings(select=["TL101"])).files[0].reported
-    assert finding.message.startswith("`run[POST]` replies through `session.inject(...)` with a literal success")
+    assert finding.message.startswith(
+        "`run[POST]` replies through `session.inject(...)` with a literal success"
+    )
     assert "nothing is written at all; `payload` (line 20) is assigned and never used" in finding.message
 
 
@@ -93,7 +98,9 @@ def test_registry_targets_by_name() -> None:
 
 
 def test_unused_locals_are_stores_never_loaded() -> None:
-    fn = ast.parse("def f(x):\n    a = 1\n    b = a\n    for i in x:\n        pass\n    _c = 2\n    return x\n").body[0]
+    fn = ast.parse(
+        "def f(x):\n    a = 1\n    b = a\n    for i in x:\n        pass\n    _c = 2\n    return x\n"
+    ).body[0]
     assert isinstance(fn, ast.FunctionDef)
     assert [n.id for n in unused_locals(fn)] == ["b"]
 

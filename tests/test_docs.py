@@ -144,7 +144,9 @@ def test_documented_command_parses(where: str, command: str, monkeypatch: pytest
         known = option_strings(top, words[1:] if sub in cli.DELEGATED else ["check", *words])
         flags = {re.sub(r"[\[\]()|,].*$", "", t.split("=", 1)[0]) for t in re.split(r"[\s\[\]()|]+", command)
                  if t.startswith("-")}
-        assert flags - {"-", "--"} <= known, f"{where}: unknown option(s) {sorted(flags - known)} in: {command}"
+        assert flags - {"-", "--"} <= known, (
+            f"{where}: unknown option(s) {sorted(flags - known)} in: {command}"
+        )
         return
     parsed = parse(argv, monkeypatch)
     assert parsed.error is None, f"{where}: `{command}` does not parse ({parsed.error})"
@@ -157,8 +159,14 @@ def test_a_rotten_flag_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse(["check", "--confirm", "--witness-dir", "w", "x"], monkeypatch).error is None
 
 
-@pytest.mark.parametrize("synopsis", ["toollint replay WITNESS [--bogus N]", "toollint contracts check [--nope] [DIR...]",
-                                      "toollint trace --tool X (--agentdojo DIR | --taskz F)"])
+@pytest.mark.parametrize(
+    "synopsis",
+    [
+        "toollint replay WITNESS [--bogus N]",
+        "toollint contracts check [--nope] [DIR...]",
+        "toollint trace --tool X (--agentdojo DIR | --taskz F)",
+    ],
+)
 def test_a_rotten_flag_in_a_synopsis_is_caught(synopsis: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(AssertionError, match="unknown option"):
         test_documented_command_parses("doc.md:1", synopsis, monkeypatch)

@@ -146,7 +146,9 @@ class Scratch:
                 continue
             else:
                 hunk.append(line)
-        assert target is not None and target.is_file(), f"{block.where}: the diff names no file of the example"
+        assert target is not None and target.is_file(), (
+            f"{block.where}: the diff names no file of the example"
+        )
         old = "".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "-"))
         new = "".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "+"))
         text = target.read_text(encoding="utf-8")
@@ -172,12 +174,16 @@ class Scratch:
 
     def check(self, block: Block, command: str, shown: list[str]) -> None:
         if command == "echo $?":
-            assert shown == [str(self.last_exit)], f"{block.where}: exit status {self.last_exit}, the doc says {shown}"
+            assert shown == [str(self.last_exit)], (
+                f"{block.where}: exit status {self.last_exit}, the doc says {shown}"
+            )
             return
         command = self.expand(command.split(" #")[0].strip())  # a trailing comment speaks to the reader
         if (copy := COPY_FIXTURE.match(command)) is not None:
             source = ROOT / copy.group(1)
-            assert source.is_dir() and source.is_relative_to(ROOT / "tests"), f"{block.where}: no fixture {source}"
+            assert source.is_dir() and source.is_relative_to(ROOT / "tests"), (
+                f"{block.where}: no fixture {source}"
+            )
             shutil.copytree(source, self.root, dirs_exist_ok=True)
             assert not shown, f"{block.where}: `{command}` prints nothing"
             return
@@ -189,7 +195,9 @@ class Scratch:
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
         env.pop("FORCE_COLOR", None)
         run = [sys.executable, "-m", argv[0], *argv[1:]] if argv[0].startswith("toollint") else argv
-        proc = subprocess.run(run, cwd=self.root, env=env, capture_output=True, text=True, timeout=240, check=False)
+        proc = subprocess.run(
+            run, cwd=self.root, env=env, capture_output=True, text=True, timeout=240, check=False
+        )
         self.last_exit = proc.returncode
         out, err = self.shown(proc.stdout).splitlines(), self.shown(proc.stderr).splitlines()
         assert interleaves(shown, out, err), (
@@ -345,7 +353,9 @@ def check_yaml(block: Block, tmp_path: Path) -> None:
         ours = {h["id"] for h in hooks}
         for repo in data["repos"]:
             for hook in repo["hooks"]:
-                assert hook["id"] in ours, f"{block.where}: hook {hook['id']} is not in .pre-commit-hooks.yaml"
+                assert hook["id"] in ours, (
+                    f"{block.where}: hook {hook['id']} is not in .pre-commit-hooks.yaml"
+                )
         return
     lines = list(_commands_in(data))
     assert lines or isinstance(data, dict), f"{block.where}: a YAML block toollint has no check for"
@@ -429,25 +439,30 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
 # worked example (strict: once one is, this list must lose it). Why each is left: a tau2 host (minutes),
 # a hypothetical project (`src/tools.py`), or file content rather than a transcript.
 PENDING_TRANSCRIPTS = {
-    ('README.md', 'tools/banking_client.py:144:12: TL104 [truthiness-on-falsy-legal-arg] `if recurr'),
-    ('docs/confirm.md', '$ toollint replay --python $PY witnesses/update_scheduled_transaction.arg.amount'),
-    ('docs/confirm.md', '$ toollint replay evil.json'),
-    ('docs/confirm.md', 'airline.py:55:5: TL105 [unpaired-verb-field] `book_reservation` writes `flights['),
-    ('docs/confirm.md', 'confirm: 17 tool(s): 6 VIOLATES, 0 FLAKY, 9 CONFORMS, 2 UNTESTABLE; clause rows:'),
-    ('docs/confirm.md', 'shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par'),
-    ('docs/integrations.md', '$ pip install .  # in a toollint clone; registers the TL plugin with flake8'),
-    ('docs/integrations.md', '$ toollint check --output-format github src/'),
-    ('docs/trace.md', '$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau'),
-    ('docs/trace.md', 'clause,field,task,suite,grader,read_site,basis,confidence'),
-    ('docs/trace.md', 'task,suite,grader,read_site,basis,confidence'),
-    ('docs/trace.md', 'update_scheduled_transaction:eff.amount_set: 6 of 16 tasks exposed (5 exact_fiel'),
-    ('docs/validation.md', 'python -m toollint.validate FILE...                         # static half on mut'),
+    ("README.md", "tools/banking_client.py:144:12: TL104 [truthiness-on-falsy-legal-arg] `if recurr"),
+    ("docs/confirm.md", "$ toollint replay --python $PY witnesses/update_scheduled_transaction.arg.amount"),
+    ("docs/confirm.md", "$ toollint replay evil.json"),
+    ("docs/confirm.md", "airline.py:55:5: TL105 [unpaired-verb-field] `book_reservation` writes `flights["),
+    ("docs/confirm.md", "confirm: 17 tool(s): 6 VIOLATES, 0 FLAKY, 9 CONFORMS, 2 UNTESTABLE; clause rows:"),
+    ("docs/confirm.md", "shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par"),
+    ("docs/integrations.md", "$ pip install .  # in a toollint clone; registers the TL plugin with flake8"),
+    ("docs/integrations.md", "$ toollint check --output-format github src/"),
+    ("docs/trace.md", "$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau"),
+    ("docs/trace.md", "clause,field,task,suite,grader,read_site,basis,confidence"),
+    ("docs/trace.md", "task,suite,grader,read_site,basis,confidence"),
+    ("docs/trace.md", "update_scheduled_transaction:eff.amount_set: 6 of 16 tasks exposed (5 exact_fiel"),
+    (
+        "docs/validation.md",
+        "python -m toollint.validate FILE...                         # static half on mut",
+    ),
 }
 
 
 def _shows_output(block: Block) -> bool:
     lines = [ln for ln in block.text.splitlines() if ln.strip()]
-    return block.lang == "" or (block.lang == "console" and any(not ln.startswith(("$ ", "  ")) for ln in lines))
+    return block.lang == "" or (
+        block.lang == "console" and any(not ln.startswith(("$ ", "  ")) for ln in lines)
+    )
 
 
 def test_every_transcript_in_the_docs_is_produced_by_a_run() -> None:
@@ -457,4 +472,6 @@ def test_every_transcript_in_the_docs_is_produced_by_a_run() -> None:
     unrun = {(str(b.doc.relative_to(ROOT)), b.text.splitlines()[0][:80]) for b in ALL
              if b.example is None and _shows_output(b)}
     assert unrun - PENDING_TRANSCRIPTS == set(), "transcripts no test runs: make them worked examples"
-    assert PENDING_TRANSCRIPTS - unrun == set(), "these now run as examples: drop them from PENDING_TRANSCRIPTS"
+    assert PENDING_TRANSCRIPTS - unrun == set(), (
+        "these now run as examples: drop them from PENDING_TRANSCRIPTS"
+    )

@@ -44,7 +44,9 @@ def test_exact_verdict_table(run: ConfirmRun) -> None:
         "reserve_restaurant": ("CONFORMS", {}),
     }
     assert all(row.rerun and row.rerun["agrees"] for r in run.reports for row in r.violations)
-    untestable = [(r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
+    untestable = [
+        (r.tool, row.clause_id) for r in run.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"
+    ]
     assert untestable == []
 
 
@@ -97,14 +99,19 @@ def test_a_static_finding_on_an_argument_gets_that_arguments_verdict(run: Confir
     report = next(r for r in run.reports if r.tool == "update_scheduled_transaction")
 
     def flagged(param: str) -> Finding:
-        return Finding("TL104", "truthiness", "banking_client.py", 138, tool=report.tool, properties={"param": param})
+        return Finding(
+            "TL104", "truthiness", "banking_client.py", 138, tool=report.tool, properties={"param": param}
+        )
 
     verdict, witness, scope = verdict_for(flagged("amount"), report)
-    assert (verdict, scope) == ("VIOLATES", "argument") and witness and "update_scheduled_transaction" in witness
+    assert (
+        (verdict, scope) == ("VIOLATES", "argument") and witness and "update_scheduled_transaction" in witness
+    )
     assert verdict_for(flagged("date"), report) == ("CONFORMS", None, "argument")
     assert verdict_for(flagged("recurring"), report)[0] == "VIOLATES"
-    assert verdict_for(Finding("TL101", "literal", "banking_client.py", 149, tool=report.tool), report)[::2] == (
-        "VIOLATES", "tool")
+    assert verdict_for(Finding("TL101", "literal", "banking_client.py", 149, tool=report.tool), report)[
+        ::2
+    ] == ("VIOLATES", "tool")
 
 
 def test_each_static_finding_gets_the_verdict_of_the_clauses_that_test_it(

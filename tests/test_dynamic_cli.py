@@ -38,20 +38,31 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[
     return code, json.loads(capsys.readouterr().out)
 
 
-def test_confirm_attaches_verdicts_to_static_findings(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_confirm_attaches_verdicts_to_static_findings(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, findings = run_json(capsys, "--confirm")
     assert code == 1
-    static = {(f["code"], f.get("tool") or f["message"].split("`")[1]): f for f in findings if f["code"].startswith("TL1")}
+    static = {
+        (f["code"], f.get("tool") or f["message"].split("`")[1]): f
+        for f in findings
+        if f["code"].startswith("TL1")
+    }
     verdicts = {key: f["properties"].get("verdict") for key, f in static.items()}
     # A flagged tool the checker confirms is VIOLATES; one it cannot break is shown as CONFORMS, not hidden.
     assert "VIOLATES" in verdicts.values() and "CONFORMS" in verdicts.values()
     dynamic = [f for f in findings if f["code"].startswith("TL2")]
     assert {(f["code"], f["properties"]["clause"]) for f in dynamic} == {
-        ("TL201", "pre.account_active"), ("TL202", "eff.balance_set"), ("TL202", "arg.balance"),
-        ("TL205", "eff.balance_set"), ("TL205", "arg.balance"),  # set_balance_cached: static TL101, dynamic TL205
+        ("TL201", "pre.account_active"),
+        ("TL202", "eff.balance_set"),
+        ("TL202", "arg.balance"),
+        ("TL205", "eff.balance_set"),
+        ("TL205", "arg.balance"),  # set_balance_cached: static TL101, dynamic TL205
         # archive_account_phantom: "archive" is a writer verb of the shared vocabulary, so its constant
         # "Account archived." with nothing written is a static TL101 too, confirmed as TL204
-        ("TL204", "eff.archived"), ("TL204", "success")}
+        ("TL204", "eff.archived"),
+        ("TL204", "success"),
+    }
     assert all(f["filename"] == "bank.py" for f in dynamic)  # the same file as the static findings
     witnesses = sorted((project / ".toollint" / "witnesses").glob("*.json"))
     assert len(witnesses) == len(dynamic)  # one per confirmed violation
@@ -75,12 +86,16 @@ def test_sarif_carries_verdict_and_witness(project: Path, capsys: pytest.Capture
     results = sarif["runs"][0]["results"]
     tl201 = next(r for r in results if r["ruleId"] == "TL201")
     assert tl201["properties"]["verdict"] == "VIOLATES"
-    assert tl201["properties"]["witness"].endswith("withdraw_unchecked.pre.account_active.pre_violating.1.json")
+    assert tl201["properties"]["witness"].endswith(
+        "withdraw_unchecked.pre.account_active.pre_violating.1.json"
+    )
     guard = next(r for r in results if r["ruleId"] == "TL102")
     assert guard["properties"]["verdict"] == "VIOLATES"
 
 
-def test_text_output_shows_the_verdict_next_to_the_finding(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_text_output_shows_the_verdict_next_to_the_finding(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["check", "--confirm", "bank.py"])
     lines = capsys.readouterr().out.splitlines()
     assert any("TL102" in x and x.endswith("withdraw_unchecked.pre.account_active.pre_violating.1.json]")
@@ -88,13 +103,17 @@ def test_text_output_shows_the_verdict_next_to_the_finding(project: Path, capsys
     assert any("set_balance_flaky" in x and x.endswith("[CONFORMS]") for x in lines)
 
 
-def test_confirm_with_a_benchmark_that_cannot_start(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_confirm_with_a_benchmark_that_cannot_start(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "pyproject.toml").write_text(CONFIG.replace("bank:make_bank", "broken:make"))
     code, findings = run_json(capsys, "--confirm")
     assert code == 1  # the static findings remain
     flagged = [f for f in findings if f["code"].startswith("TL1")]
     assert flagged and all(f["properties"]["verdict"] == "UNTESTABLE" for f in flagged)
-    assert all("RuntimeError: benchmark data missing: bank.db" in f["properties"]["verdict_detail"] for f in flagged)
+    assert all(
+        "RuntimeError: benchmark data missing: bank.db" in f["properties"]["verdict_detail"] for f in flagged
+    )
 
 
 def test_replay_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,7 +148,9 @@ def test_a_missing_interpreter_is_a_usage_error(project: Path, capsys: pytest.Ca
     (project / "pyproject.toml").write_text(CONFIG + 'python = "/no/such/python"\n')
     assert main(["check", "--confirm", "bank.py"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("toollint: error: 'python' in ") and "[tool.toollint.confirm]: /no/such/python" in err
+    assert (
+        err.startswith("toollint: error: 'python' in ") and "[tool.toollint.confirm]: /no/such/python" in err
+    )
     assert main(["check", "bank.py"]) == 1  # without --confirm the interpreter is not needed
     capsys.readouterr()
 

@@ -144,7 +144,9 @@ def test_replay_fixed(run: ConfirmRun, tmp_path: Path) -> None:
     shutil.copytree(BENCH, fixed)
     source = (fixed / "bank.py").read_text()
     assert source.count("        if balance:\n") == 1
-    (fixed / "bank.py").write_text(source.replace("        if balance:\n", "        if balance is not None:\n"))
+    (fixed / "bank.py").write_text(
+        source.replace("        if balance:\n", "        if balance is not None:\n")
+    )
     data = json.loads(_witness(run, "arg.balance").read_text())
     data["worker"]["options"]["sys_path"] = [str(fixed)]
     moved = tmp_path / "w.json"
@@ -158,7 +160,10 @@ def test_replay_not_faithful(run: ConfirmRun, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert replay(bad).code == 2 and "is not a toollint witness" in replay(bad).sentence
-    assert replay(tmp_path / "missing.json").sentence == f"NOT REPLAYED: no witness file {tmp_path / 'missing.json'}"
+    assert (
+        replay(tmp_path / "missing.json").sentence
+        == f"NOT REPLAYED: no witness file {tmp_path / 'missing.json'}"
+    )
     other = dict(data, benchmark=dict(data["benchmark"], variant="bank:other_factory"))
     bad.write_text(json.dumps(other))
     outcome = replay(bad, repeat=1, settings=settings())
@@ -168,7 +173,9 @@ def test_replay_not_faithful(run: ConfirmRun, tmp_path: Path) -> None:
     assert replay(bad).code == 2
 
 
-def test_state_kept_outside_the_environment_is_a_reset_leak_found_by_replaying_history(run: ConfirmRun) -> None:
+def test_state_kept_outside_the_environment_is_a_reset_leak_found_by_replaying_history(
+    run: ConfirmRun,
+) -> None:
     # The reset hash cannot see a module global holding the first environment; the order can.
     row = next(r for r in by_tool(run)["set_balance_cached"].violations if r.clause_id == "eff.balance_set")
     assert row.verdict == "VIOLATES" and row.code == "TL205"
@@ -179,7 +186,9 @@ def test_state_kept_outside_the_environment_is_a_reset_leak_found_by_replaying_h
     # The witness carries the call sequence, and replaying it in a fresh worker reproduces the leak.
     witness = _witness(run, "eff.balance_set", tool="set_balance_cached")
     data = json.loads(witness.read_text())
-    assert len(data["history"]) == row.rerun["history"] + 1 and data["history_positions"] == [row.rerun["history"]]
+    assert len(data["history"]) == row.rerun["history"] + 1 and data["history_positions"] == [
+        row.rerun["history"]
+    ]
     outcome = replay(witness, repeat=1, settings=settings())
     assert outcome.code == 1 and "after " in outcome.sentence and "earlier call(s)" in outcome.sentence
 
@@ -191,7 +200,10 @@ def test_flaky_violation_is_reported_as_flaky_and_replays_as_flaky(
     result = run_confirm(contracts("set_balance_flaky"), settings(), witness_dir=tmp_path / "w")
     (report,) = result.reports
     assert report.verdict == "FLAKY"
-    assert {r.clause_id: r.verdict for r in report.violations} == {"eff.balance_set": "FLAKY", "arg.balance": "FLAKY"}
+    assert {r.clause_id: r.verdict for r in report.violations} == {
+        "eff.balance_set": "FLAKY",
+        "arg.balance": "FLAKY",
+    }
     assert all("did not reproduce" in r.detail for r in report.violations)
     witness = _witness(result, "arg.balance", tool="set_balance_flaky")
     outcome = replay(witness, repeat=2, settings=settings())  # process 3 drops it, process 4 does not

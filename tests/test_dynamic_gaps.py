@@ -65,9 +65,14 @@ def test_negative_and_joint_none_probes_reach_their_guards(run: ConfirmRun) -> N
     fee = next(r for r in by_tool(run)["charge_fee_unchecked"].violations)
     assert fee.run is not None and fee.run.args["fee"] < 0
     update = next(r for r in by_tool(run)["update_account_unchecked"].violations)
-    assert update.run is not None and update.run.args["owner"] is None and update.run.args["overdraft"] is None
+    assert (
+        update.run is not None and update.run.args["owner"] is None and update.run.args["overdraft"] is None
+    )
     # The conforming twins refuse those same calls with the declared error.
-    for tool, clause in (("charge_fee", "pre.fee_not_negative"), ("update_account", "pre.something_to_update")):
+    for tool, clause in (
+        ("charge_fee", "pre.fee_not_negative"),
+        ("update_account", "pre.something_to_update"),
+    ):
         row = next(r for r in by_tool(run)[tool].rows if r.clause_id == clause)
         assert (row.verdict, row.scored) == ("CONFORMS", 1), (tool, row.detail)
 

@@ -36,8 +36,10 @@ def test_locate_finds_a_package_without_importing_it(tmp_path: Path) -> None:
 
 def test_evaluate_answers_json(tmp_path: Path) -> None:
     helpers = tmp_path / "helpers.py"
-    helpers.write_text("import datetime\n\ndef tasks(n):\n    return [{'id': i, 'day': datetime.date(2024, 1, i + 1)}"
-                       " for i in range(n)]\n")
+    helpers.write_text(
+        "import datetime\n\ndef tasks(n):\n    return [{'id': i, 'day': datetime.date(2024, 1, i + 1)}"
+        " for i in range(n)]\n"
+    )
     assert evaluate(PY, "sorted(names)", names={"names": ["b", "a"]}) == ["a", "b"]
     assert evaluate(PY, "tasks(n)", module=helpers, names={"n": 2}) == [
         {"id": 0, "day": "2024-01-01"}, {"id": 1, "day": "2024-01-02"}]

@@ -9,7 +9,13 @@ def test_records_are_keyed_by_id_and_diffs_read_like_grader_paths() -> None:
     before = {"lines": [{"line_id": "L1002", "gb": 0.0}, {"line_id": "L1009", "gb": 0.0}]}
     after = {"lines": [{"line_id": "L1002", "gb": 0.0}, {"line_id": "L1009", "gb": 2.0}]}
     assert diff(before, after) == [
-        {"op": "replace", "path": "/lines/{line_id=L1009}/gb", "ptr": "/lines/1/gb", "before": 0.0, "after": 2.0}
+        {
+            "op": "replace",
+            "path": "/lines/{line_id=L1009}/gb",
+            "ptr": "/lines/1/gb",
+            "before": 0.0,
+            "after": 2.0,
+        }
     ]
 
 
@@ -33,7 +39,9 @@ def test_id_must_be_unique_within_each_side_not_the_union() -> None:
 def test_type_changes_and_removals_are_ops() -> None:
     assert diff({"a": 1}, {"a": 1.5})[0]["op"] == "replace"
     assert diff({"a": True}, {"a": 1}) != []  # True == 1 in Python, but not the same JSON value
-    assert diff({"a": 1, "b": 2}, {"a": 1}) == [{"op": "remove", "path": "/b", "ptr": "/b", "before": 2, "after": None}]
+    assert diff({"a": 1, "b": 2}, {"a": 1}) == [
+        {"op": "remove", "path": "/b", "ptr": "/b", "before": 2, "after": None}
+    ]
     assert diff({"s": "x"}, {"s": "x"}) == []
 
 

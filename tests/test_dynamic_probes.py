@@ -87,7 +87,10 @@ def test_plan_covers_every_kind_of_probe(tmp_path: Path) -> None:
     assert joint == [{"account_id": "A1", "balance": 0.0, "frozen": False}]
     # Each optional argument left out once (its null branch is a legal call too); never varied as `arg`.
     omitted = [p for p in plan.probes if p.kind == "omitted"]
-    assert sorted(tuple(sorted(p.args)) for p in omitted) == [("account_id", "balance"), ("account_id", "frozen")]
+    assert sorted(tuple(sorted(p.args)) for p in omitted) == [
+        ("account_id", "balance"),
+        ("account_id", "frozen"),
+    ]
     assert all(p.varied is None for p in omitted)
 
 
@@ -98,7 +101,11 @@ def test_a_list_of_names_gets_real_names_before_the_empty_list() -> None:
     param = SchemaParam("restaurant_names", {"array"}, True, description="The names of the restaurants.",
                         items={"string"})
     values = [v for v, _ in Harvest.of(state).values_for(param)]
-    assert values[:3] == [["Chez A"], ["Chez A", "B Bistro"], ["B Bistro"]]  # a restaurant's name, not a hotel's
+    assert values[:3] == [
+        ["Chez A"],
+        ["Chez A", "B Bistro"],
+        ["B Bistro"],
+    ]  # a restaurant's name, not a hotel's
     assert ["Chez A", "Chez A-absent"] in values and values[-1] == []
     # The schema's item type is kept, so the planner knows what the list holds.
     meta = {"parameters": {"properties": {"restaurant_names": {"type": "array", "items": {"type": "string"}}},
@@ -116,4 +123,6 @@ def test_a_value_the_happy_record_already_has_is_also_set_on_a_record_without_it
     happy = plan.probes[0].args
     assert happy["account_id"] == "A1" and happy["frozen"] is True
     rebased = [p.args for p in plan.probes if p.kind == "rebased"]
-    assert {"account_id": "A2", "frozen": True} in [{k: a[k] for k in ("account_id", "frozen")} for a in rebased]
+    assert {"account_id": "A2", "frozen": True} in [
+        {k: a[k] for k in ("account_id", "frozen")} for a in rebased
+    ]

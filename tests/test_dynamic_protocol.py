@@ -44,7 +44,11 @@ def test_a_print_in_a_tool_goes_to_the_log_not_the_protocol(worker: Worker) -> N
 
 def test_tool_errors_and_bad_arguments_are_results_not_failures(worker: Worker) -> None:
     err = worker.request("call", tool="withdraw", args={"account_id": "A2", "amount": 1.0})
-    assert (err["status"], err["error_type"], err["error_message"]) == ("tool_error", "ValueError", "account is not active")
+    assert (err["status"], err["error_type"], err["error_message"]) == (
+        "tool_error",
+        "ValueError",
+        "account is not active",
+    )
     bad = worker.request("call", tool="withdraw", args={"account_id": "A1", "nope": 1})
     assert bad["status"] == "validation_error"
 
@@ -114,7 +118,10 @@ def test_a_bad_factory_reference_is_one_line() -> None:
 def _interpreter(version: str) -> str | None:
     """A working python<version>: on PATH, or installed by pyenv (whose shims may refuse to run it)."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = [shutil.which(f"python{version}"), *sorted(str(p) for p in pyenv.glob(f"{version}.*/bin/python"))]
+    candidates = [
+        shutil.which(f"python{version}"),
+        *sorted(str(p) for p in pyenv.glob(f"{version}.*/bin/python")),
+    ]
     for exe in filter(None, candidates):
         ok = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                             check=False, capture_output=True, text=True)
@@ -128,7 +135,9 @@ def test_the_host_runs_on_other_interpreters(version: str) -> None:
     exe = _interpreter(version)
     if exe is None:
         pytest.skip(f"no python{version} here")
-    with Worker(WorkerSpec("toolkit", {"factory": "bank:make_bank", "sys_path": [str(BENCH)]}, python=exe)) as w:
+    with Worker(
+        WorkerSpec("toolkit", {"factory": "bank:make_bank", "sys_path": [str(BENCH)]}, python=exe)
+    ) as w:
         assert w.hello["python"].startswith(version + ".")
         resp = w.request("probe", tool="set_balance", args={"account_id": "A1", "balance": 0.0})
         assert [op["path"] for op in resp["diff"]] == ["/accounts/{id=A1}/balance"]

@@ -23,11 +23,15 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_confirm_all_counts_and_names_untestable_tools(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_confirm_all_counts_and_names_untestable_tools(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["check", "--confirm-all", "--witness-dir", "w", "bank.py"])
     err = capsys.readouterr().err
     head = next(line for line in err.splitlines() if line.startswith("confirm: ") and "tool(s)" in line)
-    counts = {v: int(n) for n, v in re.findall(r"(\d+) (VIOLATES|FLAKY|CONFORMS|UNTESTABLE)", head.split(";")[0])}
+    counts = {
+        v: int(n) for n, v in re.findall(r"(\d+) (VIOLATES|FLAKY|CONFORMS|UNTESTABLE)", head.split(";")[0])
+    }
     total = int(re.search(r"confirm: (\d+) tool", head).group(1))  # type: ignore[union-attr]
     assert sum(counts.values()) == total and counts["UNTESTABLE"] >= 1
     named = [n for names in re.findall(r"^confirm: UNTESTABLE ([\w, ]+): .+", err, re.MULTILINE)
@@ -38,7 +42,9 @@ def test_confirm_all_counts_and_names_untestable_tools(project: Path, capsys: py
     assert "send_money" not in err
 
 
-def test_confirm_warns_when_the_selection_flags_no_tool(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_confirm_warns_when_the_selection_flags_no_tool(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["check", "--confirm", "--select", "TL2", "bank.py"])
     assert "no static (TL1xx) finding selects a tool to probe" in capsys.readouterr().err
 

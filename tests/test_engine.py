@@ -26,7 +26,12 @@ def test_rule_findings_carry_location_and_tool() -> None:
     result = lint_source(BAD, "m.py", Settings(select=[FLAG]))
     assert codes(result.findings) == [(FLAG, 1), (FLAG, 9)]
     first = result.findings[0]
-    assert (first.path, first.col, first.tool, registry.rule_name(first.code)) == ("m.py", 1, "bad_one", "flag-bad-function")
+    assert (first.path, first.col, first.tool, registry.rule_name(first.code)) == (
+        "m.py",
+        1,
+        "bad_one",
+        "flag-bad-function",
+    )
 
 
 def test_crashing_rule_becomes_one_internal_error_and_other_rules_still_run() -> None:
@@ -54,7 +59,9 @@ def test_internal_error_is_reported_even_when_tl904_is_not_selected() -> None:
         (["TL19"], ["TL190", "TL191"], set()),
     ],
 )
-def test_select_and_ignore_by_code_prefix_or_name(select: list[str], ignore: list[str], expected: set[str]) -> None:
+def test_select_and_ignore_by_code_prefix_or_name(
+    select: list[str], ignore: list[str], expected: set[str]
+) -> None:
     result = lint_source(BAD + "# CRASH\n", "m.py", Settings(select=select, ignore=ignore))
     assert {f.code for f in result.findings} == expected
 
@@ -118,7 +125,15 @@ def test_tools_setting_reaches_rules_through_the_module_name(tmp_path: Path) -> 
 
 
 def _tree(tmp_path: Path) -> Path:
-    for rel in ["a.py", "pkg/b.py", "pkg/gen_pb2.py", "build/c.py", ".venv/d.py", "docs/notes.txt", "tests/e.py"]:
+    for rel in [
+        "a.py",
+        "pkg/b.py",
+        "pkg/gen_pb2.py",
+        "build/c.py",
+        ".venv/d.py",
+        "docs/notes.txt",
+        "tests/e.py",
+    ]:
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(BAD)
@@ -149,7 +164,9 @@ def test_explicit_file_is_linted_even_if_excluded_unless_force_exclude(tmp_path:
     settings = Settings(project_root=root)
     assert collect_files([target], settings).files == [target]
     assert collect_files([target], settings, force_exclude=True).files == []
-    assert collect_files([root / "pkg" / "b.py"], settings, force_exclude=True).files == [root / "pkg" / "b.py"]
+    assert collect_files([root / "pkg" / "b.py"], settings, force_exclude=True).files == [
+        root / "pkg" / "b.py"
+    ]
 
 
 def test_a_file_given_twice_is_linted_once(tmp_path: Path) -> None:

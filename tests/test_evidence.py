@@ -95,7 +95,9 @@ def test_fix_never_applies_a_safe_fix_on_a_low_confidence_premise(bench: Path) -
     findings = lint_source(source, str(bench / "tools.py"), Settings(confidence="low")).findings
     by_param = {f.properties["param"]: f for f in findings if f.code == "TL104"}
     assert by_param["note"].confidence is Confidence.LOW and by_param["note"].fix is not None
-    assert not by_param["note"].fix.safe and by_param["subject"].fix is not None and by_param["subject"].fix.safe
+    assert (
+        not by_param["note"].fix.safe and by_param["subject"].fix is not None and by_param["subject"].fix.safe
+    )
     outcome = fix_source(str(bench / "tools.py"), source, findings, unsafe=False)
     assert "if subject is not None:" in outcome.fixed and "    if note:\n" in outcome.fixed
     proc = _toollint(bench, "--confidence", "low", "--fix", "tools.py")
@@ -107,20 +109,31 @@ def test_each_premise_names_its_evidence_kind() -> None:
     findings = lint_source(SHAPES.read_text(), str(SHAPES), Settings(confidence="low")).reported
     premise = {(f.code, f.line): f.evidence.deciding for f in findings if f.evidence is not None}
     assert premise[("TL104", 59)].kind is EvidenceKind.DOCSTRING  # "an empty string clears it"
-    assert premise[("TL104", 69)].kind is EvidenceKind.TYPE and "declares a format" in premise[("TL104", 69)].source
+    assert (
+        premise[("TL104", 69)].kind is EvidenceKind.TYPE
+        and "declares a format" in premise[("TL104", 69)].source
+    )
     assert premise[("TL104", 40)].kind is EvidenceKind.SCHEMA  # a bool's False
     assert all(f.evidence is not None for f in findings), [f for f in findings if f.evidence is None]
-    assert {f.evidence.parameter for f in findings if f.code in ("TL103", "TL104")} >= {"colour", "nights", "body"}
+    assert {f.evidence.parameter for f in findings if f.code in ("TL103", "TL104")} >= {
+        "colour",
+        "nights",
+        "body",
+    }
 
 
 def test_messages_and_columns_of_the_missed_shapes() -> None:
     findings = {(f.line, f.col): f for f in lint_source(SHAPES.read_text(), str(SHAPES), Settings()).reported}
     refusal = findings[(220, 9)]
-    assert refusal.message.endswith("the write in `_insert` is not guaranteed: it can refuse (`return` at line 213) "
-                                    "and its answer is ignored")
+    assert refusal.message.endswith(
+        "the write in `_insert` is not guaranteed: it can refuse (`return` at line 213) "
+        "and its answer is ignored"
+    )
     computed = findings[(246, 44)]
-    assert computed.message == ("parameter `nights` of `update_stay` only feeds a computation; the record's own "
-                                "`bookings[*].nights` is never stored")
+    assert computed.message == (
+        "parameter `nights` of `update_stay` only feeds a computation; the record's own "
+        "`bookings[*].nights` is never stored"
+    )
     paired = findings[(273, 5)]
     assert paired.properties["paired_by"] == "record db.reservations[*]"
     assert paired.evidence is not None and paired.evidence.premises[0].kind is EvidenceKind.CODE
@@ -141,7 +154,9 @@ def test_data_is_looked_for_in_the_project_not_above_it(tmp_path: Path) -> None:
 def test_unreadable_or_odd_data_files_cost_nothing_but_their_evidence(tmp_path: Path) -> None:
     (tmp_path / "tools.py").write_text(TOOLS)
     (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "tasks.json").write_bytes(b"\xff\xfe\x00 not json {\"subject\": \"\"")  # broken, not UTF-8
+    (tmp_path / "data" / "tasks.json").write_bytes(
+        b'\xff\xfe\x00 not json {"subject": ""'
+    )  # broken, not UTF-8
     (tmp_path / "data" / "big.yaml").mkdir()  # a folder named like a data file
     proc = _toollint(tmp_path, "--output-format", "full", "tools.py")
     assert "Traceback" not in proc.stderr and proc.returncode == 1

@@ -52,7 +52,10 @@ def test_every_format_renders_the_name_safely(project: Path, output_format: str)
     else:
         log = json.loads(out)
         assert_valid_sarif(log)
-        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+        uris = {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]
+        }
         assert uris == {"caf%E9_tools.py"}  # the file's own bytes, percent-encoded
 
 
@@ -69,9 +72,13 @@ def test_baselines_keep_the_name_exactly(project: Path) -> None:
     assert {e["path"] for e in json.loads(text)["findings"]} == {NAME}  # reads back as the same name
     code, out, err = toollint(project, "--baseline", "baseline.json", ".")
     assert (code, out) == (0, "") and "stale" not in err
-    (project / NAME).write_text(FIXTURE.read_text(encoding="utf-8").replace("    if amount:", "    if amount and t:"))
+    (project / NAME).write_text(
+        FIXTURE.read_text(encoding="utf-8").replace("    if amount:", "    if amount and t:")
+    )
     code, out, err = toollint(project, "--baseline", "baseline.json", ".")
-    assert code == 1 and out.count(SHOWN) == 1 and "stale" in err  # the changed finding is new, the old one stale
+    assert (
+        code == 1 and out.count(SHOWN) == 1 and "stale" in err
+    )  # the changed finding is new, the old one stale
 
 
 def test_fingerprints_of_such_names_are_stable() -> None:
@@ -80,4 +87,6 @@ def test_fingerprints_of_such_names_are_stable() -> None:
 
     finding = Finding("TL104", "m", NAME, 1)
     assert toollint_fingerprints([finding]) == toollint_fingerprints([Finding("TL104", "m", NAME, 1)])
-    assert toollint_fingerprints([finding]) != toollint_fingerprints([Finding("TL104", "m", "caf_tools.py", 1)])
+    assert toollint_fingerprints([finding]) != toollint_fingerprints(
+        [Finding("TL104", "m", "caf_tools.py", 1)]
+    )

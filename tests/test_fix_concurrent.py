@@ -83,8 +83,13 @@ def _one_trial(folder: Path) -> list[str]:
         (folder / f"saved_{i:03d}.txt").write_text(_saved_text(i))
     time.sleep(0.1)  # the files toollint starts from are settled
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(FIRST_SAVED), str(FILES)])
-    run = subprocess.run([sys.executable, "-m", "toollint", "check", "--fix", "-q", "--isolated", str(folder)],
-                         capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "toollint", "check", "--fix", "-q", "--isolated", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert writer.wait(timeout=60) == 0
     assert "internal error" not in run.stderr, run.stderr
     lost = []
@@ -144,8 +149,24 @@ def test_ctrl_c_during_fix_says_how_many_files_were_rewritten(tmp_path: Path) ->
     for i in range(300):
         (tmp_path / f"tools_{i:03d}.py").write_text(source)
     time.sleep(0.1)
-    proc = subprocess.Popen([sys.executable, "-m", "toollint", "check", "--fix", "--unsafe-fixes", "-q", "--isolated", "-j", "1",
-                             str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toollint",
+            "check",
+            "--fix",
+            "--unsafe-fixes",
+            "-q",
+            "--isolated",
+            "-j",
+            "1",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     first = tmp_path / "tools_000.py"
     deadline = time.monotonic() + 120
     while first.read_text() == source and time.monotonic() < deadline and proc.poll() is None:
@@ -161,7 +182,9 @@ def test_ctrl_c_during_fix_says_how_many_files_were_rewritten(tmp_path: Path) ->
     assert count in (rewritten - 1, rewritten), (count, rewritten)  # a file replaced as the signal came
 
 
-def test_a_save_that_lands_during_the_replace_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_save_that_lands_during_the_replace_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The narrowest window: the editor writes into the file just as the fix is renamed over it (its
     write goes to the old file, which no name points at any more); its text is put back."""
     from toollint import fixes

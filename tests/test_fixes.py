@@ -175,9 +175,13 @@ def test_a_file_changed_after_linting_is_linted_again_before_fixing(
 
     def edit_the_file(ctx, result):  # type: ignore[no-untyped-def]
         text = Path("tools.py").read_text(encoding="utf-8")
-        Path("tools.py").write_text(text.replace('    t = account["scheduled"][id]\n',
-                                                 '    t = account["scheduled"][id]\n    frozen = 1\n    x = 2\n'),
-                                    encoding="utf-8")
+        Path("tools.py").write_text(
+            text.replace(
+                '    t = account["scheduled"][id]\n',
+                '    t = account["scheduled"][id]\n    frozen = 1\n    x = 2\n',
+            ),
+            encoding="utf-8",
+        )
         return result
 
     monkeypatch.setattr(cli, "CHECK_STEPS", (edit_the_file, fixes.check_step))
@@ -224,7 +228,10 @@ def test_all_fixes_of_a_file_cost_one_parse_of_it(monkeypatch: pytest.MonkeyPatc
     findings = [f for f in _findings(source) if f.code == "TL102"]
     assert len(findings) == 400
     outcome = fix_source("tools.py", source, findings, unsafe=True)
-    assert len(outcome.applied) == 400 and outcome.fixed.count("\n    if amount is not None and amount < 0:\n") == 400
+    assert (
+        len(outcome.applied) == 400
+        and outcome.fixed.count("\n    if amount is not None and amount < 0:\n") == 400
+    )
     whole_file_parses = [n for n in sizes if n > len(source) // 2]
     assert len(whole_file_parses) == 1
     assert len(sizes) == 401

@@ -150,9 +150,34 @@ def test_each_gitignore_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch
 BRACKETS = ["[[:digit:]]*.py", "[[:alpha:]][[:digit:]].py", "[[:upper:]]*.py", "[[:punct:]]x.py",
             "[[:alnum:][:punct:]]z.py", "f[!0-9].py", "f[^a-z].py", "[a-c].py", "x[]].py", "[!]]x.py",
             "[[:bogus:]].py", "a[b.py", "\\[a].py", "[a\\-z].py", "[[:xdigit:]][[:lower:]].py"]
-NAMES = ["1a.py", "a1.py", "A1.py", "Ab.py", "f1.py", "fa.py", "fA.py", "b.py", "d.py", "x].py", "a[b.py", "ab.py",
-         "[a].py", "a.py", "-.py", "z.py", "m.py", "]x.py", "bx.py", "!x.py", "_x.py", "9z.py", ".z.py", "ez.py",
-         "Fa.py", "[x.py"]
+NAMES = [
+    "1a.py",
+    "a1.py",
+    "A1.py",
+    "Ab.py",
+    "f1.py",
+    "fa.py",
+    "fA.py",
+    "b.py",
+    "d.py",
+    "x].py",
+    "a[b.py",
+    "ab.py",
+    "[a].py",
+    "a.py",
+    "-.py",
+    "z.py",
+    "m.py",
+    "]x.py",
+    "bx.py",
+    "!x.py",
+    "_x.py",
+    "9z.py",
+    ".z.py",
+    "ez.py",
+    "Fa.py",
+    "[x.py",
+]
 
 
 @pytest.mark.parametrize("pattern", BRACKETS)
@@ -164,8 +189,14 @@ def test_bracket_expressions_match_as_git_check_ignore_says(tmp_path: Path, patt
         pytest.skip("git is not installed")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text(pattern + "\n")
-    proc = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=tmp_path, input="\n".join(NAMES),
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=tmp_path,
+        input="\n".join(NAMES),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     git_says = set(proc.stdout.splitlines())
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a `[[` once leaked Python's "Possible nested set" FutureWarning

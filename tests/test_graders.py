@@ -58,7 +58,10 @@ def test_every_grader_gets_a_basis() -> None:
     facts = _facts(FIXTURES / "record_graders.py")
     assert facts["UserTask1.utility_from_traces"] == ("reads_record", True)
     assert facts["UserTask3.utility_from_traces"] == ("reads_state", True)  # read back: silent
-    assert facts["UserTask4.utility_from_traces"] == ("no_state", False)  # a write in the record only fails it
+    assert facts["UserTask4.utility_from_traces"] == (
+        "no_state",
+        False,
+    )  # a write in the record only fails it
     assert facts["UserTask5.utility"] == ("reads_state", False)
     assert "UserTask8.utility" not in facts  # abstract: raises NotImplementedError
     assert "UserTask5.ground_truth" not in facts
@@ -71,7 +74,9 @@ def test_the_finding_carries_the_basis_and_points_at_the_evidence() -> None:
     assert gated.properties["basis"] == "gated_on_state"
     assert gated.properties["targets"] == ["MedicationRequest"]
     assert gated.properties["state_reads"] == ["GET Observation"]
-    assert "reads live state (GET Observation, line 44) only to decide whether a write is due" in gated.message
+    assert (
+        "reads live state (GET Observation, line 44) only to decide whether a write is due" in gated.message
+    )
     assert "a POST request `posts_of` finds in it, line 17" in gated.message
     assert [r.line for r in gated.related][:2] == [17, 18]  # the POST test and the 'accepted' reply test
     assert by_grader["task1"].properties["basis"] == "reads_record"
@@ -88,7 +93,9 @@ def test_show_graders_lists_each_grader_with_its_basis(capsys: pytest.CaptureFix
 
 
 def test_configured_graders_take_roles_from_parameter_names(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\ngraders = ["checks:grade", "checks:Judge.score"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toollint]\ngraders = ["checks:grade", "checks:Judge.score"]\n'
+    )
     (tmp_path / "checks.py").write_text(
         "def grade(task, messages):\n"
         "    return any(m['name'] == 'create_order' for m in messages)\n"
@@ -101,19 +108,27 @@ def test_configured_graders_take_roles_from_parameter_names(tmp_path: Path) -> N
         "    return any(m['name'] == 'create_order' for m in messages)\n")
     settings = resolve_settings([str(tmp_path)])
     (result,) = lint_paths([str(tmp_path / "checks.py")], settings).files
-    assert {g.qualname: g.basis for g in result.graders or []} == {"grade": "reads_record", "Judge.score": "reads_state"}
+    assert {g.qualname: g.basis for g in result.graders or []} == {
+        "grade": "reads_record",
+        "Judge.score": "reads_state",
+    }
     assert [(f.code, f.line) for f in result.reported] == [("TL401", 2)]
 
 
 def test_a_configured_graders_longer_names_take_roles_from_their_words() -> None:
     from toollint.analysis.graders import roles_by_name
 
-    fn = ast.parse("def check(multi_turn_model_result_list_decoded, multi_turn_ground_truth_list, agent_response,\n"
-                   "          expected_output, possible_answer, test_entry, final_state):\n    pass\n").body[0]
+    fn = ast.parse(
+        "def check(multi_turn_model_result_list_decoded, multi_turn_ground_truth_list, agent_response,\n"
+        "          expected_output, possible_answer, test_entry, final_state):\n    pass\n"
+    ).body[0]
     assert isinstance(fn, ast.FunctionDef)
     roles, _ = roles_by_name(fn)
-    assert roles == {"multi_turn_model_result_list_decoded": "record", "agent_response": "record",
-                     "final_state": "state"}  # gold (`expected_output`, `possible_answer`) and task data: none
+    assert roles == {
+        "multi_turn_model_result_list_decoded": "record",
+        "agent_response": "record",
+        "final_state": "state",
+    }  # gold (`expected_output`, `possible_answer`) and task data: none
 
 
 @pytest.mark.parametrize("value, message", [
@@ -173,7 +188,9 @@ def test_the_tracer_reports_tl401_exactly_where_the_rule_does(tmp_path: Path) ->
     ledger = trace([], tasks_from_config(settings.trace, tmp_path))
     traced = {(f.properties["task"], f.line, f.properties["basis"]) for f in ledger.ungrounded}
     (result,) = lint_paths([str(tmp_path / "fhir_graders.py")], settings).files
-    static = {(f.properties["grader"], f.line, f.properties["basis"]) for f in result.reported if f.code == "TL401"}
+    static = {
+        (f.properties["grader"], f.line, f.properties["basis"]) for f in result.reported if f.code == "TL401"
+    }
     assert traced == {("t1", 34, "reads_record")}  # t3 reads the order back: silent in both
     assert ("task1", 34, "reads_record") in static and not any(g == "task3" for g, _, _ in static)
 
@@ -194,7 +211,11 @@ def test_medagentbench_check_reports_the_phantom_post_and_the_write_graders(
         pytest.skip(f"no MedAgentBench snapshot at {MEDAGENTBENCH} (set TOOLLINT_BENCHMARKS)")
     assert main(["check", "--isolated", "--output-format", "json", str(MEDAGENTBENCH)]) == 1
     findings = json.loads(capsys.readouterr().out)
-    got = {(Path(f["filename"]).name, f["code"], f.get("tool")) for f in findings if f["code"] in ("TL101", "TL401")}
+    got = {
+        (Path(f["filename"]).name, f["code"], f.get("tool"))
+        for f in findings
+        if f["code"] in ("TL101", "TL401")
+    }
     assert got == {("__init__.py", "TL101", "MedAgentBench.start_sample[POST]")} | {
         ("refsol.py", "TL401", f"task{n}") for n in (3, 5, 8, 9, 10)}
 
@@ -230,7 +251,9 @@ def test_agentdojo_graders_that_read_state_are_silent(agentdojo_src: Path) -> No
 
 
 def test_agentdojo_empty_needle_in_the_banking_security_checks(agentdojo_src: Path) -> None:
-    result = lint_paths([str(agentdojo_src / "default_suites" / "v1" / "banking")], Settings(select=["TL403"]))
+    result = lint_paths(
+        [str(agentdojo_src / "default_suites" / "v1" / "banking")], Settings(select=["TL403"])
+    )
     assert sorted((f.tool, f.line) for f in result.reported) == [
         ("InjectionTask0.security", 61), ("InjectionTask1.security", 107), ("InjectionTask3.security", 208)]
 
@@ -246,7 +269,12 @@ def test_bfcl_multi_turn_checker_runs_the_models_calls_as_code() -> None:
         pytest.skip(f"bfcl-eval not available: {str(exc).splitlines()[0]}")
     graded = bench.graded("bfcl", target, bench.BFCL_GRADERS)  # type: ignore[attr-defined]
     configured = sorted(f.qualname for _, f in graded.graders if f.family == "configured")
-    assert configured == ["agentic_checker", "ast_checker", "multi_turn_checker", "multi_turn_irrelevance_checker"]
+    assert configured == [
+        "agentic_checker",
+        "ast_checker",
+        "multi_turn_checker",
+        "multi_turn_irrelevance_checker",
+    ]
     # with no configuration (issue 22) the checkers are found by their data flow too
     by_flow = {f.qualname for _, f in graded.graders if f.family == "generic"}
     assert {"response_checker", "simple_function_checker"} <= by_flow
@@ -254,7 +282,11 @@ def test_bfcl_multi_turn_checker_runs_the_models_calls_as_code() -> None:
     bases = {f.qualname: (f.family, f.basis) for _, f in graded.graders}
     assert bases["state_checker"] == ("bfcl", "reads_state")
     smells = {(code, Path(path).name, grader) for code, path, _, grader in graded.smells}
-    assert ("TL404", "multi_turn_checker.py", "multi_turn_checker") in smells  # eval(func_call) in multi_turn_utils.py
+    assert (
+        "TL404",
+        "multi_turn_checker.py",
+        "multi_turn_checker",
+    ) in smells  # eval(func_call) in multi_turn_utils.py
     assert {code for code, _, _ in smells} == {"TL404"}
     assert graded.tl401 == []
 
@@ -296,6 +328,8 @@ def test_a_configured_grader_that_names_nothing_is_a_one_line_warning(
     (tmp_path / "checks.py").write_text("def grade(task, messages):\n    return len(messages) > 0\n")
     assert main(["check", str(tmp_path / "checks.py")]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert "toollint: warning: graders: 'checks:grdae' names no function of the linted files; it was not checked" \
+    assert (
+        "toollint: warning: graders: 'checks:grdae' names no function of the linted files; it was not checked"
         in err
+    )
     assert not any("'checks:grade'" in line for line in err)

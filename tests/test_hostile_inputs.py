@@ -26,7 +26,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _toollint(cwd: Path, *args: str, prefix: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess[str], float]:
+def _toollint(
+    cwd: Path, *args: str, prefix: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[str], float]:
     began = time.monotonic()
     proc = subprocess.run([*prefix, sys.executable, "-m", "toollint", "check", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=30, check=False)
@@ -100,8 +102,14 @@ def test_an_unreadable_subfolder_is_reported_not_an_internal_error(project: Path
         for target in (".", "sub"):  # a folder the run cannot see into: an error of the run, exit 2
             proc, _ = _toollint(project, target, prefix=prefix)
             assert "internal error" not in proc.stderr, (target, proc.stderr)
-            assert "sub:1:1: TL903 [io-error] cannot read: Permission denied" in proc.stdout, (target, proc.stdout)
-            assert "error: sub: the folder could not be read (TL903); the files in it were not checked" in proc.stderr
+            assert "sub:1:1: TL903 [io-error] cannot read: Permission denied" in proc.stdout, (
+                target,
+                proc.stdout,
+            )
+            assert (
+                "error: sub: the folder could not be read (TL903); the files in it were not checked"
+                in proc.stderr
+            )
             assert proc.returncode == 2
         proc, _ = _toollint(project, "sub/hidden.py", prefix=prefix)  # a file: its TL903 finding
         assert "internal error" not in proc.stderr, proc.stderr
@@ -111,7 +119,9 @@ def test_an_unreadable_subfolder_is_reported_not_an_internal_error(project: Path
         (project / "sub").chmod(0o755)
 
 
-def test_an_unknown_benchmark_is_an_error_in_a_static_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_benchmark_is_an_error_in_a_static_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _config(project, 'benchmark = "tua2"')
     err = _error(capsys, "tools.py")
     assert "unknown benchmark 'tua2'; did you mean 'tau2'?" in err and "pyproject.toml" in err
@@ -131,7 +141,9 @@ def test_an_empty_selection_is_an_error_that_says_what_to_do(project: Path,
 
 
 @pytest.mark.parametrize("key", ["tools", "tool-classes"])
-def test_a_malformed_tool_reference_is_refused(project: Path, capsys: pytest.CaptureFixture[str], key: str) -> None:
+def test_a_malformed_tool_reference_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
     _config(project, f'{key} = ["::::"]')
     err = _error(capsys, "tools.py")
     assert f"'{key}'" in err and '"pkg.module:function"' in err and "'::::'" in err

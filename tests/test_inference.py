@@ -16,7 +16,9 @@ BENCH = Path(__file__).parent / "fixtures" / "aliases" / "bench"
 
 def test_imported_and_local_aliases_reach_tl104() -> None:
     tools = BENCH / "tools.py"
-    result = lint_paths([str(tools)], Settings(select=["TL104"], confidence="low"))  # the alias's reach, any premise
+    result = lint_paths(
+        [str(tools)], Settings(select=["TL104"], confidence="low")
+    )  # the alias's reach, any premise
     got = {(f.line, f.code) for r in result.files for f in r.reported}
     assert got == expected(tools.read_text())
 

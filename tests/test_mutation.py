@@ -250,8 +250,12 @@ def test_the_mutation_arm_reads_parameters_from_the_shared_analysis() -> None:
     fn = ast.parse("def f(a: float | None, b: Optional[list[str]] = None, *, c: 'Tx', d=1): pass").body[0]
     assert isinstance(fn, ast.FunctionDef)
     got = [(p.name, p.annotation_text, p.base, p.optional, p.has_default) for p in function_params(fn)]
-    assert got == [("a", "float | None", "float", True, False), ("b", "Optional[list[str]]", "list", True, True),
-                   ("c", "'Tx'", "'Tx'", False, False), ("d", "", "", False, True)]
+    assert got == [
+        ("a", "float | None", "float", True, False),
+        ("b", "Optional[list[str]]", "list", True, True),
+        ("c", "'Tx'", "'Tx'", False, False),
+        ("d", "", "", False, True),
+    ]
     facts = mutation.ModuleFacts(MINIBANK.read_text(encoding="utf-8"), str(MINIBANK))
     assert any(t.params for t in facts.targets)
     assert all(isinstance(p, ParamInfo) for t in facts.targets for p in t.params)

@@ -31,8 +31,12 @@ def _files() -> list[Path]:
     out = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*")):
-            if path.suffix in SUFFIXES and path.is_file() and not any(path.is_relative_to(e) for e in EXEMPT) \
-                    and "__pycache__" not in path.parts:
+            if (
+                path.suffix in SUFFIXES
+                and path.is_file()
+                and not any(path.is_relative_to(e) for e in EXEMPT)
+                and "__pycache__" not in path.parts
+            ):
                 out.append(path)
     return out
 
@@ -40,7 +44,9 @@ def _files() -> list[Path]:
 def _param(path: Path) -> object:
     rel = path.relative_to(ROOT).as_posix()
     if rel in PENDING:
-        return pytest.param(rel, marks=pytest.mark.xfail(strict=True, reason="cleaned on the analysis branch"))
+        return pytest.param(
+            rel, marks=pytest.mark.xfail(strict=True, reason="cleaned on the analysis branch")
+        )
     return rel
 
 
@@ -55,5 +61,9 @@ def test_the_check_sees_the_generic_packages() -> None:
 @pytest.mark.parametrize("rel", [_param(p) for p in _files()])
 def test_no_generic_module_names_a_benchmark(rel: str) -> None:
     text = (ROOT / rel).read_text(encoding="utf-8")
-    hits = [f"{rel}:{n}: {line.strip()[:100]}" for n, line in enumerate(text.splitlines(), 1) if NAMES.search(line)]
+    hits = [
+        f"{rel}:{n}: {line.strip()[:100]}"
+        for n, line in enumerate(text.splitlines(), 1)
+        if NAMES.search(line)
+    ]
     assert hits == []

@@ -55,7 +55,9 @@ def test_noqa_counts_only_on_the_findings_line() -> None:
     assert ("TL900", 2, False) in found
 
 
-@pytest.mark.parametrize("comment", ["# toollint: noqa", "# toollint: noqa: TL190", "#toollint:noqa:flag-bad-function"])
+@pytest.mark.parametrize(
+    "comment", ["# toollint: noqa", "# toollint: noqa: TL190", "#toollint:noqa:flag-bad-function"]
+)
 def test_file_level_noqa(comment: str) -> None:
     source = f"{comment}\ndef bad_a():\n    pass\ndef bad_b():\n    pass\n"
     assert lint(source) == [(FLAG, 2, True), (FLAG, 4, True)]

@@ -101,8 +101,14 @@ def test_dev_stdout_is_written_where_stdout_stands(project: Path) -> None:
     log = project / "log.txt"
     log.write_text("earlier lines\n")
     with open(log, "a") as out:
-        proc = subprocess.run([sys.executable, "-m", "toollint", "check", "-q", "-o", "/dev/stdout", "tools.py"],
-                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "toollint", "check", "-q", "-o", "/dev/stdout", "tools.py"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     assert proc.returncode == 1, proc.stderr
     text = log.read_text()
     assert text.startswith("earlier lines\n") and "tools.py:" in text and "TL104" in text
@@ -132,7 +138,9 @@ def test_contracts_draft_output_refuses_a_fifo(tmp_path: Path, capsys: pytest.Ca
     fifo = tmp_path / "contract.yaml"
     os.mkfifo(fifo)
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "tools.py").write_text('def refuel(gb: float) -> str:\n    """Add data."""\n    return "ok"\n')
+    (tmp_path / "pkg" / "tools.py").write_text(
+        'def refuel(gb: float) -> str:\n    """Add data."""\n    return "ok"\n'
+    )
     code = main(["contracts", "draft", "pkg.tools:refuel", "--src", str(tmp_path), "-o", str(fifo)])
     assert code == 2
     assert "not a regular file" in capsys.readouterr().err

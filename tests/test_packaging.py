@@ -33,7 +33,9 @@ def test_no_doc_installs_the_unpublished_name_and_each_says_it_is_not_published(
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     for doc in docs:
         text = doc.read_text(encoding="utf-8")
-        commands = [ln for ln in text.splitlines() if re.match(r"\s*(?:[$-] )?(?:- run: )?pip install", ln.strip())]
+        commands = [
+            ln for ln in text.splitlines() if re.match(r"\s*(?:[$-] )?(?:- run: )?pip install", ln.strip())
+        ]
         named = [c for c in commands if {"toollint", "toollint-bench"} & set(c.split("#")[0].split())]
         assert not named, (doc, named)
         assert "github.com/toollint" not in text, doc
@@ -45,8 +47,12 @@ def test_no_doc_installs_the_unpublished_name_and_each_says_it_is_not_published(
 def test_toollint_help_names_no_install_that_fails() -> None:
     import subprocess
 
-    helps = [subprocess.run([sys.executable, "-m", "toollint", *args, "--help"], capture_output=True, text=True,
-                            check=False).stdout for args in ((), ("check",))]
+    helps = [
+        subprocess.run(
+            [sys.executable, "-m", "toollint", *args, "--help"], capture_output=True, text=True, check=False
+        ).stdout
+        for args in ((), ("check",))
+    ]
     assert all(h.strip() for h in helps)
     assert not any("pip install" in h or "toollint-bench" in h for h in helps)
 
@@ -55,7 +61,9 @@ def test_every_package_is_listed_for_a_non_editable_install() -> None:
     # `pip install .` ships only the packages listed: a new subpackage left out breaks every install.
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     on_disk = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "toollint").rglob("__init__.py")}
-    on_disk = {name for name in on_disk if "examples" not in name.split(".")[1:] or name == "toollint.examples"}
+    on_disk = {
+        name for name in on_disk if "examples" not in name.split(".")[1:] or name == "toollint.examples"
+    }
     assert on_disk - listed == set()
 
 
@@ -74,11 +82,21 @@ def test_the_wheel_ships_the_licence_and_the_docs_in_the_current_metadata_form(t
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     import shutil
 
-    source = tmp_path / "src"  # pip builds in the tree it is given: not in the checkout (no build/ left there)
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__",
-                                                                 "tests", "bench"))
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
-                           capture_output=True, text=True, timeout=600, check=False)
+    source = (
+        tmp_path / "src"
+    )  # pip builds in the tree it is given: not in the checkout (no build/ left there)
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench"),
+    )
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert build.returncode == 0, build.stderr
     assert "deprecat" not in build.stderr.lower(), build.stderr
     (wheel,) = tmp_path.glob("toollint_bench-*.whl")

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PDEATHSIG is Linux's")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc; PDEATHSIG is Linux's"
+)
 
 
 def _children(pid: int) -> list[int]:
@@ -39,8 +41,11 @@ def _alive(pid: int) -> bool:
 def test_pool_workers_die_when_toollint_is_killed(tmp_path: Path) -> None:
     for i in range(400):  # enough files that the run is still going when it is killed
         (tmp_path / f"m{i}.py").write_text("".join(f"def f{j}(x):\n    return x + {j}\n" for j in range(200)))
-    proc = subprocess.Popen([sys.executable, "-m", "toollint", "check", "--isolated", "--jobs", "2", "-q", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toollint", "check", "--isolated", "--jobs", "2", "-q", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workers: list[int] = []
     deadline = time.monotonic() + 60
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:

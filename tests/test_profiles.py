@@ -62,7 +62,10 @@ def test_an_unknown_name_suggests_the_closest() -> None:
 def test_variants_of_a_contract() -> None:
     agentdojo = get_profile("agentdojo")
     assert agentdojo.variants_of({"suite": "banking"}) == ["banking"]
-    assert agentdojo.variants_of({"suite": "slack", "suites": ["slack", "workspace"]}) == ["slack", "workspace"]
+    assert agentdojo.variants_of({"suite": "slack", "suites": ["slack", "workspace"]}) == [
+        "slack",
+        "workspace",
+    ]
     assert Profile("x").variants_of({"suite": "banking"}) == []
 
 
@@ -108,8 +111,11 @@ def test_the_benchmark_key_wins_over_detection(tmp_path: Path) -> None:
     tree = _tree(tmp_path, {"t.py": "import agentdojo\n"})
     assert select_profile("tau2", [tree]).name == "tau2"  # type: ignore[union-attr]
     assert select_profile(None, [tree]).name == "agentdojo"  # type: ignore[union-attr]
-    with pytest.raises(ProfileError, match=r"^pyproject.toml \[tool.toollint\] benchmark: unknown benchmark 'tau3'; "
-                                            r"did you mean 'tau2'\?"):
+    with pytest.raises(
+        ProfileError,
+        match=r"^pyproject.toml \[tool.toollint\] benchmark: unknown benchmark 'tau3'; "
+        r"did you mean 'tau2'\?",
+    ):
         select_profile("tau3", [tree], where="pyproject.toml [tool.toollint] benchmark")
 
 
@@ -187,7 +193,10 @@ def test_entry_point_profiles_join_the_registry_and_bad_ones_are_reported(plugin
     assert names.count("agentdojo") == 1  # a plugin cannot take a built-in's name
     problems = registry_problems()
     assert len(problems) == 3
-    assert any("'broken' (plugin:broken) failed to load: ImportError: No module named 'nowhere'" in p for p in problems)
+    assert any(
+        "'broken' (plugin:broken) failed to load: ImportError: No module named 'nowhere'" in p
+        for p in problems
+    )
     assert any("'notaprofile' (plugin:notaprofile) is a int, not a toollint Profile" in p for p in problems)
     assert any("names profile 'agentdojo', which is already registered; skipped" in p for p in problems)
 
@@ -264,7 +273,9 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from toollint.profiles.__main__ import main as profiles_main
 
-    tree = _tree(tmp_path, {"a.py": "import agentdojo\n", "b.py": "import agentdojo\n", "c.py": "import tau2\n"})
+    tree = _tree(
+        tmp_path, {"a.py": "import agentdojo\n", "b.py": "import agentdojo\n", "c.py": "import tau2\n"}
+    )
     assert profiles_main([str(tree)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("agentdojo  ") and "69 contracts" in lines[0]
@@ -272,9 +283,11 @@ def test_the_profiles_command_lists_them_and_says_which_a_tree_picks(
     assert profiles_main([str(tree / "c.py"), "--benchmark", "agentdojo"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "picked: agentdojo (named by --benchmark)"
     assert profiles_main(["--benchmark", "agentdjo"]) == 2
-    assert capsys.readouterr().err == ("python -m toollint.profiles: error: --benchmark: unknown benchmark "
-                                       "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, "
-                                       "toolsandbox, taubench, bfcl)\n")
+    assert capsys.readouterr().err == (
+        "python -m toollint.profiles: error: --benchmark: unknown benchmark "
+        "'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, "
+        "toolsandbox, taubench, bfcl)\n"
+    )
 
 
 def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_profile(
@@ -298,12 +311,18 @@ def test_a_contract_without_an_adapter_is_hosted_by_its_benchmarks_or_the_runs_p
     profile = run_profile(Settings(), [str(tree / "tools.py")])
     assert profile is not None and profile.name == "counter"
     assert worker_spec(mine, ConfirmSettings(), profile=profile).adapter == "counter"  # the run's profile
-    assert worker_spec(mine, ConfirmSettings(adapter="toolkit"), profile=profile).adapter == "toolkit"  # config wins
-    with pytest.raises(ConfigError, match=r"^benchmark: unknown benchmark 'countr'; did you mean 'counter'\?"):
+    assert (
+        worker_spec(mine, ConfirmSettings(adapter="toolkit"), profile=profile).adapter == "toolkit"
+    )  # config wins
+    with pytest.raises(
+        ConfigError, match=r"^benchmark: unknown benchmark 'countr'; did you mean 'counter'\?"
+    ):
         run_profile(Settings(benchmark="countr"))
 
 
-def test_a_profile_derives_adapter_options_from_the_linted_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_profile_derives_adapter_options_from_the_linted_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toollint.contracts.loader import load_contract
     from toollint.dynamic.confirm import worker_spec
 
@@ -365,14 +384,16 @@ def test_every_host_adapter_has_the_methods_the_profile_api_declares() -> None:
         assert {name: methods.get(name) for name in wanted} == wanted, path
 
 
-def test_one_entry_point_reader_serves_the_registry_and_the_analysis(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_entry_point_reader_serves_the_registry_and_the_analysis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toollint.analysis.families import plugin_family_patterns
 
     (tmp_path / "acme_bench.py").write_text(
         "from toollint.analysis.patterns import Patterns, ToolDecorator\n"
         "from toollint.profiles.api import Profile\n"
-        "PROFILE = Profile('acme', import_markers=('acme',), patterns=Patterns(decorators=(ToolDecorator('act'),)))\n")
+        "PROFILE = Profile('acme', import_markers=('acme',), patterns=Patterns(decorators=(ToolDecorator('act'),)))\n"
+    )
     dist = tmp_path / "acme_bench-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-bench\nVersion: 1.0\n")

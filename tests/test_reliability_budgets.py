@@ -58,7 +58,9 @@ def test_confirm_starts_its_hosts_with_the_default_cap(tmp_path: Path) -> None:
 
     bench = Path(__file__).parent / "fixtures" / "dynamic_bench"
     found, _ = load_contracts([bench / "contracts" / "set_balance_truthy.yaml"])
-    settings = Settings(confirm=ConfirmSettings(adapter="toolkit", factory="bank:make_bank", sys_path=[str(bench)]))
+    settings = Settings(
+        confirm=ConfirmSettings(adapter="toolkit", factory="bank:make_bank", sys_path=[str(bench)])
+    )
     run = run_confirm(found, settings, witness_dir=tmp_path)
     assert {r.spec.max_memory for r in run.reports if r.spec is not None} == {default_max_memory()}
 
@@ -89,7 +91,9 @@ def test_three_slow_clauses_run_within_twice_the_per_clause_bound() -> None:
     assert took <= 2 * WALL_SECONDS, f"{took:.1f} s"
     assert all(o[-1] is True for o in outcomes)  # the quick clause is evaluated on every probe
     last = outcomes[-1][:3]  # UNTESTABLE for the rest of the run, saying why
-    assert all(isinstance(o, PredicateBudgetError) and "the run's predicate budget" in str(o) for o in last), last
+    assert all(
+        isinstance(o, PredicateBudgetError) and "the run's predicate budget" in str(o) for o in last
+    ), last
 
 
 def test_a_clause_stopped_twice_is_not_evaluated_again() -> None:
@@ -150,4 +154,7 @@ def test_resolving_every_record_of_a_long_list_builds_one_map() -> None:
         steps = (("attr", "accounts"), ("elem", "id", f"A{i}", n - 1 - i), ("attr", "balance"))
         assert bindings_module.resolve(pre, steps, memo) == (True, float(i))
     assert len(memo) == 1 and len(next(iter(memo.values()))) == n
-    assert bindings_module.resolve(pre, (("attr", "accounts"), ("elem", "id", "nope", 0)), memo) == (False, None)
+    assert bindings_module.resolve(pre, (("attr", "accounts"), ("elem", "id", "nope", 0)), memo) == (
+        False,
+        None,
+    )

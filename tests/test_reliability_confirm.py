@@ -35,7 +35,9 @@ def make_bank():
 """
 
 
-def project(root: Path, monkeypatch: pytest.MonkeyPatch, factory: str = "bank:make_bank", extra: str = "") -> Path:
+def project(
+    root: Path, monkeypatch: pytest.MonkeyPatch, factory: str = "bank:make_bank", extra: str = ""
+) -> Path:
     shutil.copytree(BENCH, root)
     (root / "slow_bank.py").write_text(SLOW_BANK)
     (root / "pyproject.toml").write_text(CONFIG.format(factory=factory, extra=extra))
@@ -53,25 +55,49 @@ def test_a_benchmark_that_cannot_start_in_time_is_untestable_once_and_the_static
     assert time.monotonic() - began < 60  # one start-up, not a restart per request
     findings = json.loads(out.out)
     static = [f for f in findings if f["code"].startswith("TL1")]
-    assert static and all(f["properties"]["verdict"] == "UNTESTABLE" for f in static if "verdict" in f["properties"])
+    assert static and all(
+        f["properties"]["verdict"] == "UNTESTABLE" for f in static if "verdict" in f["properties"]
+    )
     untestable = [line for line in out.err.splitlines() if line.startswith("confirm: UNTESTABLE")]
     assert len(untestable) == 1 and "start_timeout" in untestable[0], out.err
     assert "did not start within 2 s" in untestable[0]
 
 
-@pytest.mark.parametrize(("setting", "message"), [
-    ("deadline = -1", "'deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -1)"),
-    ("deadline = inf", ("'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
-                       "seconds (got inf)")),
-    ("startup-deadline = -5", ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
-                              "(got -5)")),
-    ("startup-deadline = nan", ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 "
-                               "(got nan)")),
-    ('max-memory = "lots"', ("'max-memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
-                            "or a number of bytes (got 'lots')")),
-    ("max-memory = 1024", ("'max-memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
-                          "interpreter needs that much to start) (got 1024)")),
-])
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("deadline = -1", "'deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -1)"),
+        (
+            "deadline = inf",
+            (
+                "'deadline' in {config} [tool.toollint.confirm] must be a positive, finite number of "
+                "seconds (got inf)"
+            ),
+        ),
+        (
+            "startup-deadline = -5",
+            ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got -5)"),
+        ),
+        (
+            "startup-deadline = nan",
+            ("'startup-deadline' in {config} [tool.toollint.confirm] must be greater than 0 (got nan)"),
+        ),
+        (
+            'max-memory = "lots"',
+            (
+                "'max-memory' in {config} [tool.toollint.confirm] must be a size such as \"2 GiB\" "
+                "or a number of bytes (got 'lots')"
+            ),
+        ),
+        (
+            "max-memory = 1024",
+            (
+                "'max-memory' in {config} [tool.toollint.confirm] must be at least 64 MiB (an "
+                "interpreter needs that much to start) (got 1024)"
+            ),
+        ),
+    ],
+)
 def test_a_bad_confirm_limit_is_exit_2_naming_the_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         setting: str, message: str) -> None:

@@ -65,7 +65,8 @@ def test_a_confirm_run_reports_them_and_still_confirms_the_rest(
     write_malformed(root / "contracts")
     (root / "pyproject.toml").write_text(
         "[tool.toollint]\ncontract-dirs = ['contracts']\ntool-decorators = ['tool']\n"
-        "[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\nsys-path = ['.']\ndeadline = 5\n")
+        "[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\nsys-path = ['.']\ndeadline = 5\n"
+    )
     monkeypatch.chdir(root)
     code = main(["check", "--confirm", "--output-format", "json", "bank.py"])
     out = capsys.readouterr()
@@ -75,7 +76,9 @@ def test_a_confirm_run_reports_them_and_still_confirms_the_rest(
     assert {"TL201", "TL202"} <= {f["code"] for f in findings}  # the other tools were still checked
 
 
-def test_contracts_check_reports_them_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_contracts_check_reports_them_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_malformed(tmp_path)
     assert main(["contracts", "check", str(tmp_path)]) == 1
     out = capsys.readouterr()

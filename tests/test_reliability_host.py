@@ -165,7 +165,9 @@ def test_children_die_when_toollint_itself_dies(tmp_path: Path, how: str) -> Non
 
     pid_file = tmp_path / "pids"
     script = PARENT.format(adapter=str(HOSTILE), pid_file=str(pid_file), how=how)
-    out = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60
+    )
     host = int(out.stdout.split()[0])
     pids = _pids(pid_file, len(SPAWNS))
     assert _all_dead([host, *pids]) == [], out.stderr
@@ -200,7 +202,9 @@ clauses:
 """
 
 
-def test_a_leaking_tool_under_confirm_is_untestable_with_the_reason_and_the_next_tool_runs(tmp_path: Path) -> None:
+def test_a_leaking_tool_under_confirm_is_untestable_with_the_reason_and_the_next_tool_runs(
+    tmp_path: Path,
+) -> None:
     from toollint.contracts.loader import load_contract
     from toollint.dynamic.checker import UNSUPPORTED, CheckOptions, check_group
 
@@ -213,7 +217,9 @@ def test_a_leaking_tool_under_confirm_is_untestable_with_the_reason_and_the_next
     spec = hostile()
     spec.max_memory = 512 << 20
     first, second = check_group([leak, noop], spec, CheckOptions(deadline=30, confirm=False))
-    assert first.error is not None and "leak ran out of memory in the host (max-memory = 512 MiB)" in first.error
+    assert (
+        first.error is not None and "leak ran out of memory in the host (max-memory = 512 MiB)" in first.error
+    )
     assert "other probes were skipped" in first.error and len(first.runs) == 1
     assert [(r.verdict, r.reason) for r in first.clause_rows] == [("UNTESTABLE", UNSUPPORTED)]
     assert [r.verdict for r in second.clause_rows] == ["CONFORMS"]  # a fresh host for the next tool

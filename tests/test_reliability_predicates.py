@@ -77,7 +77,10 @@ def test_contracts_check_reports_a_predicate_it_can_prove_too_costly(
 def test_only_constant_parts_are_tried_at_load() -> None:
     assert constant_parts("post.x == 'a' and len([c for c in 'ab']) == 2 and [y for y in post.z] == []") == [
         "len([c for c in 'ab']) == 2"]
-    assert cost_problem("post.accounts.by(id=args.id).balance == pre.accounts.by(id=args.id).balance - 1") is None
+    assert (
+        cost_problem("post.accounts.by(id=args.id).balance == pre.accounts.by(id=args.id).balance - 1")
+        is None
+    )
     assert constant_parts("post.x == -1") == []  # a negative literal computes nothing
     assert constant_parts("result == list('Hotel Names: ')") == []  # as small as its literal
 
@@ -119,7 +122,9 @@ def test_a_worker_runs_under_an_address_space_cap_256_mib_over_its_start_up_size
         assert pool.evaluate(compile_predicate("1 + 1 == 2"), {}, {}, {}, None) is True
         (worker,) = pool._idle
         limits = Path(f"/proc/{worker.proc.pid}/limits").read_text()
-        cap = int(next(line for line in limits.splitlines() if line.startswith("Max address space")).split()[3])
+        cap = int(
+            next(line for line in limits.splitlines() if line.startswith("Max address space")).split()[3]
+        )
         size = int(Path(f"/proc/{worker.proc.pid}/statm").read_text().split()[0]) * resource.getpagesize()
         assert sandbox.MEMORY_BUDGET == 256 << 20
         assert 0 < cap - size <= 256 << 20
@@ -144,8 +149,13 @@ def test_a_clause_slower_than_the_wall_clock_bound_is_killed_and_the_batch_goes_
 
 def test_sandboxed_and_in_process_evaluation_agree() -> None:
     state = {"accounts": [{"id": i, "balance": float(i), "tags": ["a", "b"]} for i in range(10)]}
-    sources = ["post.accounts.by(id=args.id).balance == args.b", "len(str(post.accounts)) > 100",
-               "post.accounts[1:3] == pre.accounts[1:3]", "post.nope == 1", "sorted(keys(post)) == ['accounts']"]
+    sources = [
+        "post.accounts.by(id=args.id).balance == args.b",
+        "len(str(post.accounts)) > 100",
+        "post.accounts[1:3] == pre.accounts[1:3]",
+        "post.nope == 1",
+        "sorted(keys(post)) == ['accounts']",
+    ]
     preds = [compile_predicate(s) for s in sources]
     args = {"id": 3, "b": 3.0}
     sandboxed = sandbox.evaluate_many(preds, state, state, args, None)
@@ -158,8 +168,9 @@ def test_sandboxed_and_in_process_evaluation_agree() -> None:
 
 
 def test_a_value_that_is_not_json_data_is_a_type_error() -> None:
-    outcome = sandbox.evaluate_many([compile_predicate("post.x == 1")], {}, {"x": object(), "a": 1, "b": 2, "c": 3},
-                                    {}, None)
+    outcome = sandbox.evaluate_many(
+        [compile_predicate("post.x == 1")], {}, {"x": object(), "a": 1, "b": 2, "c": 3}, {}, None
+    )
     assert isinstance(outcome[0], PredicateTypeError) and "not JSON data" in str(outcome[0])
 
 

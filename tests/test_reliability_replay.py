@@ -24,7 +24,9 @@ HOSTILE = Path(__file__).parent / "fixtures" / "hostile_host" / "adapter_hostile
 
 
 def bench_settings(root: Path = BENCH) -> Settings:
-    return Settings(confirm={"adapter": "toolkit", "factory": "bank:make_bank", "sys_path": [str(root)], "deadline": 5})
+    return Settings(
+        confirm={"adapter": "toolkit", "factory": "bank:make_bank", "sys_path": [str(root)], "deadline": 5}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +70,19 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("top level a list", "[1, 2, 3]", "expected object, got array at top level"),
     ("no clause", ("clause", KeyError), "missing required key 'clause' at top level"),
     ("clause id a number", ("clause.id", 7), "expected string, got integer in clause > id"),
-    ("contract null", ("clause.contract", None), "expected string, got null in clause 'arg.balance' > contract"),
+    (
+        "contract null",
+        ("clause.contract", None),
+        "expected string, got null in clause 'arg.balance' > contract",
+    ),
     ("options a string", ("worker.options", "rm -rf"), "expected object, got string in worker > options"),
     ("code not TL2xx", ("code", "TL999"), "'TL999' is not well-formed in code"),
     ("history positions strings", ("history_positions", ["0"]), "expected integer, got string"),
-    ("partner malformed", ("partner", {"kind": "arg", "tool": "t", "args": "x"}), "expected object, got string"),
+    (
+        "partner malformed",
+        ("partner", {"kind": "arg", "tool": "t", "args": "x"}),
+        "expected object, got string",
+    ),
     ("diff not a list", ("probe.diff", {"op": "add"}), "expected array, got object in probe > diff"),
     ("empty file", "", "not JSON"),
     ("not UTF-8", b"\xff\xfe{}", "not UTF-8"),
@@ -138,7 +148,9 @@ def test_trust_witness_runs_the_recorded_host(witness: dict[str, Any], tmp_path:
 
 def test_python_on_the_command_line_is_the_users_choice(witness: dict[str, Any], tmp_path: Path) -> None:
     moved = _set(witness, "worker.python", "/somewhere/else/bin/python")  # the venv moved
-    assert replay(write(tmp_path, moved), repeat=1, python=sys.executable, settings=bench_settings()).code == 1
+    assert (
+        replay(write(tmp_path, moved), repeat=1, python=sys.executable, settings=bench_settings()).code == 1
+    )
 
 
 def test_replay_offers_the_configuration_found_from_the_witness_folder(

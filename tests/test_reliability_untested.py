@@ -28,20 +28,25 @@ deadline = 1
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *contracts: str) -> Path:
     root = tmp_path / "proj"
     shutil.copytree(BENCH, root)
-    (root / "pyproject.toml").write_text(CONFIG.format(contracts=", ".join(f"'contracts/{c}'" for c in contracts)))
+    (root / "pyproject.toml").write_text(
+        CONFIG.format(contracts=", ".join(f"'contracts/{c}'" for c in contracts))
+    )
     monkeypatch.chdir(root)
     return root
 
 
 @pytest.mark.parametrize("extra", [[], ["--exit-zero", "-q"]])
 def test_every_probed_tool_untestable_is_not_all_checks_passed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
     project(tmp_path, monkeypatch, "hang.yaml")  # its only tool never answers within the deadline
     assert main(["check", "--confirm-all", "--select", "TL2,TL3", *extra, "bank.py"]) == EXIT_NOTHING_TESTED
     err = capsys.readouterr().err
     assert "All checks passed!" not in err
-    assert ("Nothing could be tested: --confirm probed 1 tool and every one ended UNTESTABLE (the reasons are "
-            "above); nothing was confirmed or refuted.") in err
+    assert (
+        "Nothing could be tested: --confirm probed 1 tool and every one ended UNTESTABLE (the reasons are "
+        "above); nothing was confirmed or refuted."
+    ) in err
 
 
 def test_a_run_that_tested_something_keeps_its_exit_code(

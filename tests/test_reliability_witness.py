@@ -26,8 +26,11 @@ BENCH = Path(__file__).parent / "fixtures" / "dynamic_bench"
 
 
 def bench_settings() -> Settings:
-    return Settings(confirm=ConfirmSettings(adapter="toolkit", factory="bank:make_bank", sys_path=[str(BENCH)],
-                                            deadline=5))
+    return Settings(
+        confirm=ConfirmSettings(
+            adapter="toolkit", factory="bank:make_bank", sys_path=[str(BENCH)], deadline=5
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +39,9 @@ def witness_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     found, errors = load_contracts([BENCH / "contracts" / "set_balance_truthy.yaml"])
     assert errors == []
     run = run_confirm(found, bench_settings(), witness_dir=tmp_path_factory.mktemp("w"))
-    return Path(next(f.properties["witness"] for f in run.findings if f.properties["clause"] == "arg.balance"))
+    return Path(
+        next(f.properties["witness"] for f in run.findings if f.properties["clause"] == "arg.balance")
+    )
 
 
 @pytest.fixture
@@ -70,7 +75,9 @@ def test_a_contract_a_witness_points_at_never_gets_its_adapter_file_run(
     evil = tmp_path / "evil"
     evil.mkdir()
     adapter = evil / "adapter_evil.py"
-    adapter.write_text(PLANTED.format(marker=str(marker)) + "def make_adapter(options, shims):\n    raise SystemExit\n")
+    adapter.write_text(
+        PLANTED.format(marker=str(marker)) + "def make_adapter(options, shims):\n    raise SystemExit\n"
+    )
     contract = evil / "set_balance_truthy.yaml"
     text = (BENCH / "contracts" / "set_balance_truthy.yaml").read_text()
     contract.write_text(text.replace("adapter: {name: toolkit}", f"adapter: {{name: {adapter}}}"))
@@ -91,13 +98,19 @@ def test_a_configuration_beside_a_witness_is_offered_not_used(
     marker = tmp_path / "marker"
     shipped = tmp_path / "downloaded"
     shipped.mkdir()
-    (shipped / "evilmod.py").write_text(PLANTED.format(marker=str(marker)) + "def make():\n    raise SystemExit\n")
+    (shipped / "evilmod.py").write_text(
+        PLANTED.format(marker=str(marker)) + "def make():\n    raise SystemExit\n"
+    )
     (shipped / "pyproject.toml").write_text(
         "[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'evilmod:make'\n"
         f"sys_path = [{str(shipped)!r}]\n")
     tampered = json.loads(json.dumps(witness))
-    tampered["worker"] = {"adapter": "toolkit", "options": {"factory": "evilmod:make", "sys_path": [str(shipped)]},
-                          "python": sys.executable, "seed": 0}
+    tampered["worker"] = {
+        "adapter": "toolkit",
+        "options": {"factory": "evilmod:make", "sys_path": [str(shipped)]},
+        "python": sys.executable,
+        "seed": 0,
+    }
     home = tmp_path / "elsewhere"
     home.mkdir()
     monkeypatch.chdir(home)  # the user's own folder, no configuration
@@ -143,7 +156,10 @@ def test_an_edited_result_is_refused_and_a_witness_without_digest_too(witness: d
                                                                        tmp_path: Path) -> None:
     edited = json.loads(json.dumps(witness))
     edited["probe"]["result"]["status"] = "error"
-    assert "was edited" in replay(dump(tmp_path / "a.json", edited), repeat=1, settings=bench_settings()).sentence
+    assert (
+        "was edited"
+        in replay(dump(tmp_path / "a.json", edited), repeat=1, settings=bench_settings()).sentence
+    )
     del edited["digest"]
     outcome = replay(dump(tmp_path / "b.json", edited), repeat=1, settings=bench_settings())
     assert outcome.code == 2 and "carries no digest" in outcome.sentence
@@ -170,8 +186,10 @@ def test_a_device_witness_is_refused_at_once(tmp_path: Path) -> None:
     proc = _replay_capped("/dev/zero", tmp_path)
     assert time.monotonic() - began < 10
     assert proc.returncode == 2, proc.stderr[-500:]
-    assert proc.stdout.strip() == ("NOT REPLAYED: /dev/zero is a character device, not a regular file; a witness is a JSON "
-                                   "file written by `toollint check --confirm`")
+    assert proc.stdout.strip() == (
+        "NOT REPLAYED: /dev/zero is a character device, not a regular file; a witness is a JSON "
+        "file written by `toollint check --confirm`"
+    )
 
 
 def test_a_fifo_witness_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
@@ -222,7 +240,9 @@ while True:
 
 def _kill_mid_write(source: Path, target: Path, fill: str, delay: float, writes: int = 0) -> None:
     """Kill -9 the writer `delay` s after its `writes`-th complete write (0: after it started)."""
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(source), str(target), fill], stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(source), str(target), fill], stdout=subprocess.PIPE
+    )
     assert proc.stdout is not None and proc.stdout.readline() == b"go\n"
     for _ in range(writes):
         assert proc.stdout.readline() == b"wrote\n"
@@ -243,7 +263,9 @@ def _kill_while_writing(source: Path, target: Path, fill: str) -> None:
     """Kill -9 the writer the moment a write is seen under way: a temporary file beside the target,
     or the target itself no longer its whole size (truncated to be written in place)."""
     whole = target.stat().st_size
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(source), str(target), fill], stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(source), str(target), fill], stdout=subprocess.PIPE
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"go\n"
         end = time.monotonic() + 60

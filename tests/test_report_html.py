@@ -49,7 +49,9 @@ def _chromium() -> str | None:
             return found
     if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
         try:
-            subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=300, check=False)
+            subprocess.run(
+                ["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=300, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return shutil.which("chromium")
@@ -65,8 +67,13 @@ def chromium() -> str:
 
 
 def _run(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +86,17 @@ def one_tool_ledger() -> Ledger:
     """The shape of tau2's `refuel_data`: one defect, 1,120 tasks reading one field at one site and 15
     reading a collection it appends to (built here: the real one is `tests/test_tau2_trace.py`)."""
     tool = "tau2.domains.telecom.tools:TelecomTools.refuel_data"
-    defect = Defect("refuel_data:pre.line_active", tool, "pre.line_active",
-                    ("agent_db.bills", "agent_db.lines[*].data_refueling_gb"), "src/tau2/domains/telecom/tools.py",
-                    608, code="TL201", collections=("agent_db.bills",),
-                    witness={"call": {"line_id": "L1002", "gb_amount": 2.0}, "result": {"message": "Successfully added"}})
+    defect = Defect(
+        "refuel_data:pre.line_active",
+        tool,
+        "pre.line_active",
+        ("agent_db.bills", "agent_db.lines[*].data_refueling_gb"),
+        "src/tau2/domains/telecom/tools.py",
+        608,
+        code="TL201",
+        collections=("agent_db.bills",),
+        witness={"call": {"line_id": "L1002", "gb_amount": 2.0}, "result": {"message": "Successfully added"}},
+    )
 
     def row(i: int, field: str, grader: str, site: str, basis: str) -> LedgerRow:
         task = f"telecom/[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_disabled_off|{i}[PERSONA:Easy]"
@@ -91,8 +105,16 @@ def one_tool_ledger() -> Ledger:
 
     rows = [row(i, "agent_db.lines[*].data_refueling_gb", "TelecomTools.assert_data_refueling_amount",
                 "src/tau2/domains/telecom/tools.py:731", "exact_field") for i in range(1120)]
-    rows += [row(i, "agent_db.bills", "TelecomTools.assert_no_overdue_bill", "src/tau2/domains/telecom/tools.py:765",
-                 "collection_only") for i in range(15)]
+    rows += [
+        row(
+            i,
+            "agent_db.bills",
+            "TelecomTools.assert_no_overdue_bill",
+            "src/tau2/domains/telecom/tools.py:765",
+            "collection_only",
+        )
+        for i in range(15)
+    ]
     return Ledger([defect], rows, tasks_traced=2285, in_scope={defect.id: 2285})
 
 
@@ -120,13 +142,20 @@ def _layout(chromium: str, tmp_path: Path, html: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("which", ["fixture", "one_tool"])
-def test_report_renders_in_chromium(which: str, fixture_ledger: Ledger, chromium: str, tmp_path: Path) -> None:
+def test_report_renders_in_chromium(
+    which: str, fixture_ledger: Ledger, chromium: str, tmp_path: Path
+) -> None:
     ledger = fixture_ledger if which == "fixture" else one_tool_ledger()
     report = tmp_path / "report.html"
     report.write_text(render_report(ledger), encoding="utf-8")
     shot = tmp_path / "shot.png"
-    proc = _run(chromium, tmp_path / "profile", f"--screenshot={shot}", f"--window-size={SCREEN[0]},{SCREEN[1]}",
-                report.as_uri())
+    proc = _run(
+        chromium,
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        f"--window-size={SCREEN[0]},{SCREEN[1]}",
+        report.as_uri(),
+    )
     assert shot.exists(), proc.stderr[-2000:]
     width, height, distinct = _png(shot.read_bytes())
     assert (width, height) == SCREEN
@@ -142,7 +171,9 @@ def test_tables_fit_the_screen(which: str, fixture_ledger: Ledger, chromium: str
     layout = _layout(chromium, tmp_path, html)
     assert layout["viewport"] == SCREEN[0]
     assert layout["width"] <= SCREEN[0]  # nothing scrolls sideways
-    assert layout["cells"] >= len(TASK_COLUMNS) and layout["right"] <= SCREEN[0]  # task and basis columns in view
+    assert (
+        layout["cells"] >= len(TASK_COLUMNS) and layout["right"] <= SCREEN[0]
+    )  # task and basis columns in view
 
 
 def test_a_one_tool_report_is_a_page_or_two_tall(chromium: str, tmp_path: Path) -> None:

@@ -83,9 +83,16 @@ def test_the_memory_ceiling_turns_a_runaway_analysis_into_a_tl906(tmp_path: Path
     (tmp_path / "big.py").write_text(line * 40_000)  # 1.8 MB: a few hundred MB of syntax tree
     for i in range(20):
         (tmp_path / f"small_{i}.py").write_text("x = 1\n")
-    proc = subprocess.run([sys.executable, "-c", CEILING_DRIVER, str(tmp_path), str(jobs)], capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", CEILING_DRIVER, str(tmp_path), str(jobs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert "'TL906', \"file too large to analyse: its analysis ran out of memory (1.8 MB of source), over the " \
-           "static run's 64 MiB memory ceiling; the static rules skipped it" in proc.stdout, proc.stdout
+    assert (
+        "'TL906', \"file too large to analyse: its analysis ran out of memory (1.8 MB of source), over the "
+        "static run's 64 MiB memory ceiling; the static rules skipped it" in proc.stdout
+    ), proc.stdout
     assert "(-1, -1)" in proc.stdout

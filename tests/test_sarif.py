@@ -233,11 +233,18 @@ def test_cap_keeps_errors_then_precise_rules_and_says_how_many_were_left_out(pro
     error = Finding("TL202", "ignored argument", "pkg/tools.py", 6, 1)
     low = Finding("TL900", "unused noqa", "pkg/tools.py", 2, 1)  # warning, precision very-high
     warnings: list[str] = []
-    log = json.loads(json.dumps(build_sarif([*warnings_, error, low], SarifOptions(root=project, max_results=2),
-                                            warn=warnings.append)))
+    log = json.loads(
+        json.dumps(
+            build_sarif(
+                [*warnings_, error, low], SarifOptions(root=project, max_results=2), warn=warnings.append
+            )
+        )
+    )
     assert_valid_sarif(log)
     run = log["runs"][0]
-    kept = [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run["results"]]
+    kept = [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run["results"]
+    ]
     assert kept == [("TL900", 2), ("TL202", 6)]  # source order among those kept
     assert len(warnings) == 1
     assert warnings[0].startswith("5 of 7 results left out of the SARIF file (5 TL104)")
@@ -328,7 +335,9 @@ def test_schema_defaults_are_left_out_but_level_is_kept(project: Path) -> None:
         assert absent not in run
     assert "language" not in run["tool"]["driver"] and "contents" not in run["tool"]["driver"]
     rule = run["tool"]["driver"]["rules"][0]
-    assert rule["defaultConfiguration"] == {"level": rule["defaultConfiguration"]["level"]}  # no enabled: true
+    assert rule["defaultConfiguration"] == {
+        "level": rule["defaultConfiguration"]["level"]
+    }  # no enabled: true
     assert run["results"][0]["level"] == "warning"
 
 

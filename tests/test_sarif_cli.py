@@ -203,8 +203,21 @@ def test_fingerprints_and_messages_do_not_change_with_confirm_on_agentdojo(
     runs = {}
     for name, extra in (("plain", []), ("confirm", ["--confirm"]),
                         ("elsewhere", ["--confirm", "--witness-dir", "other/witnesses"])):
-        main(["check", "--python", str(agentdojo_python), *extra, "--confidence", "low", "--output-format", "sarif",
-              "-o", f"{name}.sarif", "banking_client.py"])
+        main(
+            [
+                "check",
+                "--python",
+                str(agentdojo_python),
+                *extra,
+                "--confidence",
+                "low",
+                "--output-format",
+                "sarif",
+                "-o",
+                f"{name}.sarif",
+                "banking_client.py",
+            ]
+        )
         results = json.loads((tmp_path / f"{name}.sarif").read_text())["runs"][0]["results"]
         runs[name] = [r for r in results if r["ruleId"].startswith("TL1")]
     capsys.readouterr()

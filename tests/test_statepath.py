@@ -8,13 +8,19 @@ import pytest
 from toollint.analysis import ELEMENT, StatePath
 
 
-@pytest.mark.parametrize("text, segments", [
-    ("db.lines[*].status", ("db", "lines", ELEMENT, "status")),
-    ("flights[*].dates[*].available_seats[*]", ("flights", ELEMENT, "dates", ELEMENT, "available_seats", ELEMENT)),
-    ("_CACHE", ("_CACHE",)),
-    ("lines.{}.data_balance", ("lines", "{}", "data_balance")),  # a dotted constant's placeholder
-    ("", ()),
-])
+@pytest.mark.parametrize(
+    "text, segments",
+    [
+        ("db.lines[*].status", ("db", "lines", ELEMENT, "status")),
+        (
+            "flights[*].dates[*].available_seats[*]",
+            ("flights", ELEMENT, "dates", ELEMENT, "available_seats", ELEMENT),
+        ),
+        ("_CACHE", ("_CACHE",)),
+        ("lines.{}.data_balance", ("lines", "{}", "data_balance")),  # a dotted constant's placeholder
+        ("", ()),
+    ],
+)
 def test_parse_and_text_round_trip(text: str, segments: tuple[str, ...]) -> None:
     path = StatePath.parse(text)
     assert path.segments == segments

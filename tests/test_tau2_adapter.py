@@ -82,7 +82,9 @@ def test_a_refusal_is_the_error_the_agent_sees_with_its_type(telecom: Worker) ->
     assert missing["status"] == "validation_error" and missing["error_type"] == "ToolNotFound"
 
 
-def test_a_task_conditioned_build_is_synced_before_the_pre_snapshot(tau2_python: Path, tau2_checkout: Path) -> None:
+def test_a_task_conditioned_build_is_synced_before_the_pre_snapshot(
+    tau2_python: Path, tau2_checkout: Path
+) -> None:
     with Worker(spec(tau2_python, tau2_checkout, domain="telecom", task=TASK), deadline=120) as worker:
         pre = worker.request("pristine")["state"]
         assert pre["user_db"]["surroundings"]["phone_number"] == "555-123-2002"
@@ -124,15 +126,23 @@ def test_a_domain_whose_dependency_is_missing_says_which(tau2_python: Path, tau2
     assert "\n" not in message and "Traceback" not in message
 
 
-@pytest.mark.parametrize("options, message", [
-    # The domains are the checkout's own (src/tau2/domains/*/environment.py).
-    ({}, "tau2 adapter needs domain = one of airline, banking_knowledge, mock, retail, telecom, got ''"),
-    ({"domain": "bank"}, "got 'bank'"),
-    ({"domain": "telecom", "toolkit": "admin"}, "toolkit must be agent or user, got 'admin'"),
-    ({"domain": "telecom", "reset": "fast"}, "reset must be auto, rebuild or copy, got 'fast'"),
-    ({"domain": "telecom", "root": "/nonexistent"}, "/nonexistent is not a tau2-bench checkout (no src/tau2)"),
-])
-def test_bad_options_are_one_line(tau2_python: Path, tau2_checkout: Path, options: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        # The domains are the checkout's own (src/tau2/domains/*/environment.py).
+        ({}, "tau2 adapter needs domain = one of airline, banking_knowledge, mock, retail, telecom, got ''"),
+        ({"domain": "bank"}, "got 'bank'"),
+        ({"domain": "telecom", "toolkit": "admin"}, "toolkit must be agent or user, got 'admin'"),
+        ({"domain": "telecom", "reset": "fast"}, "reset must be auto, rebuild or copy, got 'fast'"),
+        (
+            {"domain": "telecom", "root": "/nonexistent"},
+            "/nonexistent is not a tau2-bench checkout (no src/tau2)",
+        ),
+    ],
+)
+def test_bad_options_are_one_line(
+    tau2_python: Path, tau2_checkout: Path, options: dict[str, Any], message: str
+) -> None:
     opts = {"root": str(tau2_checkout), **options}
     worker = Worker(WorkerSpec(ADAPTER, opts, python=str(tau2_python)), deadline=120)
     with pytest.raises(WorkerError) as info:

@@ -65,11 +65,15 @@ def test_the_command_confirms_both_published_defects(command: CommandRun) -> Non
     # Only these two: every other flagged tool with a contract conforms.
     verdicts = re.findall(r" (TL2\d\d) \[", command.out)
     assert sorted(verdicts) == ["TL201", "TL203"]
-    summary = next(line for line in command.err.splitlines() if line.startswith("confirm: ") and "tool(s)" in line)
+    summary = next(
+        line for line in command.err.splitlines() if line.startswith("confirm: ") and "tool(s)" in line
+    )
     assert "2 VIOLATES, 0 FLAKY" in summary and "0 UNTESTABLE; clause rows" in summary
     # The static findings that pointed at them carry the verdict of the clause that tests them.
     assert re.search(r"TL102 \[commented-out-guard\] `refuel_data` .*\[VIOLATES: ", command.out)
-    unpaired = [line for line in command.out.splitlines() if "TL105" in line and "`cancel_reservation`" in line]
+    unpaired = [
+        line for line in command.out.splitlines() if "TL105" in line and "`cancel_reservation`" in line
+    ]
     seats = next(line for line in unpaired if "available_seats" in line)
     assert "[VIOLATES: " in seats  # db.flights[*]...available_seats in the code, agent_db.flights[*]... read
     assert all("[UNCHECKED: " in line for line in unpaired if line != seats)
@@ -80,11 +84,15 @@ def test_refuel_data_refuels_and_bills_a_suspended_line_its_customer_owns(comman
     args = w["probe"]["effective_args"]
     line, customer = args["line_id"], args["customer_id"]
     # The line is Suspended and the customer owns it: only the commented-out check is violated.
-    assert {"expr": f"pre.agent_db.lines{{line_id={line}}}.status", "value": "Suspended"} in w["evaluation"]["bindings"]
+    assert {"expr": f"pre.agent_db.lines{{line_id={line}}}.status", "value": "Suspended"} in w["evaluation"][
+        "bindings"
+    ]
     result = w["probe"]["result"]
     assert result["status"] == "ok"
     gb, charge = args["gb_amount"], result["value"]["charge"]
-    assert result["value"]["message"] == f"Successfully added {gb} GB of data for line {line} for ${charge:.2f}"
+    assert (
+        result["value"]["message"] == f"Successfully added {gb} GB of data for line {line} for ${charge:.2f}"
+    )
     # What the agent saw: tau2's own rendering (numbers as strings), through get_response.
     assert json.loads(result["agent_view"])["charge"] == str(charge)
     diff = {op["path"]: op for op in w["probe"]["diff"]}
@@ -124,8 +132,13 @@ def test_cancel_reservation_keeps_the_seats(command: CommandRun) -> None:
 def library(tau2_python: Path, tau2_checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> ConfirmRun:
     contracts, errors = load_contracts([CONTRACTS])
     assert errors == []
-    return run_confirm(contracts, Settings(), python=str(tau2_python), witness_dir=tmp_path_factory.mktemp("w"),
-                       linted=[str(tau2_checkout / "src" / "tau2" / "domains")])
+    return run_confirm(
+        contracts,
+        Settings(),
+        python=str(tau2_python),
+        witness_dir=tmp_path_factory.mktemp("w"),
+        linted=[str(tau2_checkout / "src" / "tau2" / "domains")],
+    )
 
 
 @pytest.mark.slow
@@ -155,7 +168,9 @@ def test_untestable_clause_rows_are_under_ten_percent_and_each_is_named(library:
     assert rows >= 170 and counts["FLAKY"] == 0
     assert counts["UNTESTABLE"] / rows < 0.10, counts  # the paper: 96 of 180
     untestable = [row for r in library.reports for row in r.clause_rows if row.verdict == "UNTESTABLE"]
-    assert all(row.reason in (NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED) and row.detail for row in untestable)
+    assert all(
+        row.reason in (NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED) and row.detail for row in untestable
+    )
     # What is left is preconditions no value in the pristine state violates (no bill awaiting payment,
     # no certificate owned by the user of a harvested reservation), never a host failure or a type error.
     assert Counter(row.reason for row in untestable) == Counter({NO_STATE: len(untestable)})

@@ -35,8 +35,12 @@ def writers(root: Path) -> set[tuple[str, str, str]]:
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.FunctionDef) and any(
-                        isinstance(d, ast.Call) and ast.unparse(d.func) == "is_tool"
-                        and d.args and ast.unparse(d.args[0]) == "ToolType.WRITE" for d in node.decorator_list):
+                    isinstance(d, ast.Call)
+                    and ast.unparse(d.func) == "is_tool"
+                    and d.args
+                    and ast.unparse(d.args[0]) == "ToolType.WRITE"
+                    for d in node.decorator_list
+                ):
                     found.add((domain, toolkit, node.name))
     return found
 
@@ -59,8 +63,11 @@ def test_contracts_name_their_domain_toolkit_and_source_consistently() -> None:
 
 def test_contracts_check_is_clean_against_the_pinned_tree(tau2_checkout: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = contracts_main(["check", str(CONTRACTS), "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}"],
-                          stdout=out, stderr=err)
+    code = contracts_main(
+        ["check", str(CONTRACTS), "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}"],
+        stdout=out,
+        stderr=err,
+    )
     assert (code, out.getvalue().strip(), err.getvalue()) == (0, "All contracts passed.", "")
 
 
@@ -89,7 +96,12 @@ def test_every_clause_cites_a_surface_and_tiers_are_honest() -> None:
                 assert prov.quote and prov.line and prov.kind, (c.path, clause.id)
     # Most clauses are agent-visible; the only maintainer-comment one is the seat release.
     assert tiers["agent-visible"] > 3 * tiers["author-specified"]
-    seats = [(c.tool_name, cl.id) for c in library() for cl in c.clauses if cl.provenance.tier == "maintainer-comment"]
+    seats = [
+        (c.tool_name, cl.id)
+        for c in library()
+        for cl in c.clauses
+        if cl.provenance.tier == "maintainer-comment"
+    ]
     assert seats == [("cancel_reservation", "eff.seats_released")]
 
 
@@ -105,7 +117,9 @@ def test_the_published_defects_have_their_clauses(tool: str, clauses: set[str]) 
 
 def test_the_adapter_block_example_in_the_docs_is_the_bundled_contract() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "contracts.md").read_text()
-    block = next(b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:] if "TelecomUserTools.make_payment" in b)
+    block = next(
+        b.split("```", 1)[0] for b in doc.split("```yaml\n")[1:] if "TelecomUserTools.make_payment" in b
+    )
     bundled = (CONTRACTS / "telecom" / "make_payment.yaml").read_text().splitlines()
     assert all(line in bundled for line in block.strip().splitlines())
 
@@ -124,7 +138,9 @@ print(json.dumps(out))
 """
 
 
-def test_every_state_path_a_predicate_reads_is_in_the_state_schema(tau2_python: Path, tau2_checkout: Path) -> None:
+def test_every_state_path_a_predicate_reads_is_in_the_state_schema(
+    tau2_python: Path, tau2_checkout: Path
+) -> None:
     """A path a probe never reaches (the airplane-mode branch of toggle_wifi) is checked here, against
     the JSON Schema of the snapshot the tau2 adapter takes (the domain's DB models), as its `hello`
     reports it."""
@@ -136,11 +152,22 @@ def test_every_state_path_a_predicate_reads_is_in_the_state_schema(tau2_python: 
 
     contracts = library()
     variants = sorted({(c.adapter["domain"], c.adapter["toolkit"]) for c in contracts})
-    env = {**os.environ, "PYTHONPATH": str(tau2_checkout / "src"), "TAU2_DATA_DIR": str(tau2_checkout / "data"),
-           "PYTHONDONTWRITEBYTECODE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tau2_checkout / "src"),
+        "TAU2_DATA_DIR": str(tau2_checkout / "data"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
     adapter = CONTRACTS.parent / "host" / "adapter.py"
-    out = subprocess.run([str(tau2_python), "-c", SCHEMAS, json.dumps(variants), str(adapter)], capture_output=True,
-                         text=True, env=env, timeout=600, check=True)
+    out = subprocess.run(
+        [str(tau2_python), "-c", SCHEMAS, json.dumps(variants), str(adapter)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
     schemas = json.loads(out.stdout.strip().splitlines()[-1])
     missing = [(c.tool_name, clause.id, path) for c in contracts for clause in c.counted_clauses
                if clause.predicate is not None for path in sorted(clause.predicate.paths)

@@ -43,7 +43,9 @@ def test_refuel_data_checks_line_gives_two_preconditions(tau2_checkout: Path, tm
 
 def test_a_checks_section_ends_at_the_next_label(tau2_checkout: Path, tmp_path: Path) -> None:
     # send_payment_request: a bulleted "Checks:" section, then "Logic:" and a "Warning:" paragraph.
-    text = draft_contract("tau2.domains.telecom.tools:TelecomTools.send_payment_request", [tau2_checkout / "src"])
+    text = draft_contract(
+        "tau2.domains.telecom.tools:TelecomTools.send_payment_request", [tau2_checkout / "src"]
+    )
     pre = _pre(text, tmp_path)
     quotes = [q for q, _, _ in pre.values()]
     assert quotes[:3] == ["Customer exists", "Bill exists and belongs to the customer",
@@ -71,12 +73,24 @@ def test_requires_and_raises_if_sentences(tmp_path: Path) -> None:
     assert validate([tmp_path / "draft.yaml"], options=ValidationOptions(package_dirs={"pkg": pkg})) == []
 
 
-@pytest.mark.parametrize("text, parts", [
-    ("Line status must be Active, Customer owns the line.", ["Line status must be Active", "Customer owns the line."]),
-    ("If customer, line, or plan not found, or if checks fail.", ["customer, line, or plan not found", "checks fail."]),
-    ("Line status must be Suspended or Pending Activation.", ["Line status must be Suspended or Pending Activation."]),
-    ("a; b. C", ["a", "b", "C"]),
-])
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        (
+            "Line status must be Active, Customer owns the line.",
+            ["Line status must be Active", "Customer owns the line."],
+        ),
+        (
+            "If customer, line, or plan not found, or if checks fail.",
+            ["customer, line, or plan not found", "checks fail."],
+        ),
+        (
+            "Line status must be Suspended or Pending Activation.",
+            ["Line status must be Suspended or Pending Activation."],
+        ),
+        ("a; b. C", ["a", "b", "C"]),
+    ],
+)
 def test_split_conditions(text: str, parts: list[str]) -> None:
     assert split_conditions(text) == parts
     assert all(p in text for p in parts)  # verbatim, so each is a valid provenance quote
@@ -94,4 +108,6 @@ def test_drafts_name_the_tau2_adapter_and_its_domain_and_toolkit(tau2_checkout: 
     assert load_contract(user).adapter == {"name": "tau2", "domain": "telecom", "toolkit": "user"}
     # ... an adapter that exists: --confirm starts it (it once said "adapter tau2 failed to start").
     profile = find_profile("tau2")
-    assert profile is not None and profile.adapter_file is not None and profile.adapter_file.name == "adapter.py"
+    assert (
+        profile is not None and profile.adapter_file is not None and profile.adapter_file.name == "adapter.py"
+    )

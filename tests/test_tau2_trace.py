@@ -62,7 +62,12 @@ def cancel(all_tasks: TaskSet, tau2_checkout: Path) -> Ledger:
 
 def test_every_domain_is_enumerated(all_tasks: TaskSet) -> None:
     counts = Counter(t.suite for t in all_tasks.tasks)
-    assert counts["telecom"] == 2285 and counts["airline"] == 50 and counts["retail"] == 114 and counts["mock"] == 10
+    assert (
+        counts["telecom"] == 2285
+        and counts["airline"] == 50
+        and counts["retail"] == 114
+        and counts["mock"] == 10
+    )
     assert all_tasks.problems == []
 
 
@@ -101,7 +106,9 @@ def test_cancel_reservation_exposes_the_50_airline_tasks_through_the_db_hash(can
     assert "agent_db_hash == predicted_agent_db_hash" in text
 
 
-def test_no_defect_exposes_a_task_of_another_domain(refuel: Ledger, cancel: Ledger, all_tasks: TaskSet) -> None:
+def test_no_defect_exposes_a_task_of_another_domain(
+    refuel: Ledger, cancel: Ledger, all_tasks: TaskSet
+) -> None:
     domain = {t.id: t.suite for t in all_tasks.tasks}
     assert {domain[r.task] for r in refuel.rows} == {"telecom"}
     assert {domain[r.task] for r in cancel.rows} == {"airline"}
@@ -114,7 +121,9 @@ def test_user_side_assertions_read_the_user_database_only(all_tasks: TaskSet) ->
     user_task = next(t for t in all_tasks.tasks if t.suite == "telecom" and t.graders
                      and all(g.roots and g.roots.root == "user_db" for g in t.graders))
     sites = task_sites(user_task, cache)
-    assert sites and all(s.scope == "user_db" and s.path.startswith("user_db") for s in sites if s.kind != "record")
+    assert sites and all(
+        s.scope == "user_db" and s.path.startswith("user_db") for s in sites if s.kind != "record"
+    )
 
 
 def test_toollint_trace_gives_the_figures_from_the_checkout_alone(tau2_checkout: Path,
@@ -142,13 +151,16 @@ def test_paths_relative_to_another_root_warn_and_exit_non_zero(tau2_checkout: Pa
     out = capsys.readouterr()
     assert code == 1
     assert out.out == "refuel_data:eff.data_added: nothing traced (see the warning)\n"
-    assert out.err == ("toollint trace: warning: refuel_data:eff.data_added: nothing traced: no grader of the "
-                       "2285 task(s) in scope reads anything under lines (they read agent_db, user_db); did you "
-                       "mean agent_db.lines[*].data_refueling_gb?\n")
+    assert out.err == (
+        "toollint trace: warning: refuel_data:eff.data_added: nothing traced: no grader of the "
+        "2285 task(s) in scope reads anything under lines (they read agent_db, user_db); did you "
+        "mean agent_db.lines[*].data_refueling_gb?\n"
+    )
 
 
-def test_a_tool_no_traced_environment_has_warns_and_exits_non_zero(tau2_checkout: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_tool_no_traced_environment_has_warns_and_exits_non_zero(
+    tau2_checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["--benchmark", "tau2", "--tasks", str(tau2_checkout), "--suite", "airline",
                  "--tool", "refuel_data", "--field", "db.lines[*].data_refueling_gb"])
     out = capsys.readouterr()
@@ -159,9 +171,26 @@ def test_a_tool_no_traced_environment_has_warns_and_exits_non_zero(tau2_checkout
 
 def test_a_field_typed_in_the_codes_form_is_put_in_the_snapshots(tau2_checkout: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--benchmark", "tau2", "--tasks", str(tau2_checkout), "--suite", "telecom", "--tool", "refuel_data",
-                 "--field", "db.lines[*].data_refueling_gb"]) == 0
-    assert capsys.readouterr().out.startswith("refuel_data:defect: 1120 of 2285 tasks exposed (1120 exact_field")
+    assert (
+        main(
+            [
+                "--benchmark",
+                "tau2",
+                "--tasks",
+                str(tau2_checkout),
+                "--suite",
+                "telecom",
+                "--tool",
+                "refuel_data",
+                "--field",
+                "db.lines[*].data_refueling_gb",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith(
+        "refuel_data:defect: 1120 of 2285 tasks exposed (1120 exact_field"
+    )
 
 
 def test_a_precondition_without_the_tools_source_is_a_usage_error(tau2_checkout: Path,
@@ -172,7 +201,8 @@ def test_a_precondition_without_the_tools_source_is_a_usage_error(tau2_checkout:
     assert code == 2
     assert capsys.readouterr().err == (
         "toollint trace: error: pre.line_active is a precondition, so the fields it puts at risk are what the tool "
-        "writes, and the tool's source was not found; give --tool-file PATH (or --field PATH)\n")
+        "writes, and the tool's source was not found; give --tool-file PATH (or --field PATH)\n"
+    )
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -197,8 +227,15 @@ def test_a_confirmed_finding_is_traced_with_its_tools_write_set_in_the_snapshots
     from toollint.trace.ledger import trace_findings
 
     tools = tau2_checkout / "src" / "tau2" / "domains" / "telecom" / "tools.py"
-    finding = Finding("TL201", "refuel_data: a call on a Suspended line succeeds", str(tools), 608, 1,
-                      tool="TelecomTools.refuel_data", properties={"contract": str(REFUEL), "clause": "pre.line_active"})
+    finding = Finding(
+        "TL201",
+        "refuel_data: a call on a Suspended line succeeds",
+        str(tools),
+        608,
+        1,
+        tool="TelecomTools.refuel_data",
+        properties={"contract": str(REFUEL), "clause": "pre.line_active"},
+    )
     ledger = trace_findings([finding], all_tasks)
     assert ledger.problems == [] and ledger.untraced == {}
     assert ledger.totals("TL201:refuel_data:pre.line_active") == {
@@ -209,13 +246,21 @@ def test_a_confirmed_finding_is_traced_with_its_tools_write_set_in_the_snapshots
     assert {r.path for r in finding.related} == {str(tools.resolve())}
 
 
-def test_bench_tau2_prints_the_exposure_figures_beside_the_papers(tau2_checkout: Path, tmp_path: Path) -> None:
+def test_bench_tau2_prints_the_exposure_figures_beside_the_papers(
+    tau2_checkout: Path, tmp_path: Path
+) -> None:
     """`python bench/tau2.py --trace-only`: the lines the must-show table quotes, toollint's figure
     then the paper's, and the same numbers in its JSON."""
     bench = Path(__file__).resolve().parents[1] / "bench" / "tau2.py"
     out = tmp_path / "tau2.json"
-    proc = subprocess.run([sys.executable, str(bench), "--trace-only", "--json", str(out)], check=False,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "TOOLLINT_TAU2": str(tau2_checkout)})
+    proc = subprocess.run(
+        [sys.executable, str(bench), "--trace-only", "--json", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TOOLLINT_TAU2": str(tau2_checkout)},
+    )
     assert proc.returncode == 0, proc.stderr
     lines = {line.split("  ")[0]: line.split() for line in proc.stdout.splitlines()}
     refuel = next(v for k, v in lines.items() if k.startswith("telecom refuel_data, 2285 tasks"))
@@ -224,7 +269,8 @@ def test_bench_tau2_prints_the_exposure_figures_beside_the_papers(tau2_checkout:
     cross = next(v for k, v in lines.items() if k.startswith("cross-domain exposure"))
     assert cancel[-2:] == ["50", "50"] and cross[-2:] == ["0", "0"]
     figures = json.loads(out.read_text())["exposure"]
-    assert {k: figures["refuel_data"][k] for k in ("exposed", "exact_field", "collection_only", "traced")} == {
-        "exposed": 1135, "exact_field": 1120, "collection_only": 15, "traced": 2285}
+    assert {
+        k: figures["refuel_data"][k] for k in ("exposed", "exact_field", "collection_only", "traced")
+    } == {"exposed": 1135, "exact_field": 1120, "collection_only": 15, "traced": 2285}
     assert figures["cancel_reservation"]["whole_state_hash"] == 50
     assert figures["refuel_data"]["cross_domain"] == figures["cancel_reservation"]["cross_domain"] == 0

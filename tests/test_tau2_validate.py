@@ -63,8 +63,11 @@ def _rows(ground_truth: dict[str, list[dict]], sample: int | None) -> list[PathR
     if sample:
         ids = {t["task"] for t in calling}
         telecom = calling[:sample] + [t for t in telecom if t["task"] not in ids][:sample]
-    groups = [gold_rows(telecom, "telecom", "refuel_data", REFUEL_CLAUSE), refuel_rows(telecom, REFUEL_CLAUSE),
-              cancel_rows(airline, CANCEL_CLAUSE)[:sample]]
+    groups = [
+        gold_rows(telecom, "telecom", "refuel_data", REFUEL_CLAUSE),
+        refuel_rows(telecom, REFUEL_CLAUSE),
+        cancel_rows(airline, CANCEL_CLAUSE)[:sample],
+    ]
     if not sample:
         groups.append(gold_rows(airline, "airline", "cancel_reservation", CANCEL_CLAUSE))
     return [row for group in groups for row in group]
@@ -104,7 +107,12 @@ def test_every_task_calling_refuel_data_gets_a_gold_and_two_constructed_rows(gro
     counts = {kind: sum(r.kind == kind for r in rows) for kind in ("gold", "C1", "C2", "F3")}
     # the gold replay is every task's (2,285 telecom, 50 airline): which call refuel_data, the run finds
     assert counts == {"gold": 2285 + 50, "C1": 1120, "C2": 1120, "F3": 50}
-    assert sum(any(c.get("_watch") for c in r.calls) for r in rows if r.kind == "gold" and r.variant == "telecom") == 1120
+    assert (
+        sum(
+            any(c.get("_watch") for c in r.calls) for r in rows if r.kind == "gold" and r.variant == "telecom"
+        )
+        == 1120
+    )
     c1 = next(r for r in rows if r.kind == "C1")
     at = next(i for i, c in enumerate(c1.calls) if c.get("_watch"))
     assert c1.calls[at - 1]["function"] == "suspend_line" and c1.calls[at]["function"] == "refuel_data"
@@ -114,7 +122,9 @@ def test_every_task_calling_refuel_data_gets_a_gold_and_two_constructed_rows(gro
     assert [c["function"] for c in f3.calls[-2:]] == ["book_reservation", "cancel_reservation"]
 
 
-def test_sample_gold_paths_never_reach_the_trigger_and_the_fix_changes_no_verdict(sample_run: TwoArmRun) -> None:
+def test_sample_gold_paths_never_reach_the_trigger_and_the_fix_changes_no_verdict(
+    sample_run: TwoArmRun,
+) -> None:
     gold = sample_run.figures("gold", "refuel_data")
     assert gold.rows == 2 * SAMPLE and gold.called == SAMPLE  # the replay sees which tasks call it
     assert gold.reached == 0 and gold.verdict_changes == 0 and gold.errors == 0
@@ -124,7 +134,9 @@ def test_sample_gold_paths_never_reach_the_trigger_and_the_fix_changes_no_verdic
 def test_sample_c2_is_rewarded_unpatched_and_failed_patched(sample_run: TwoArmRun) -> None:
     c2 = sample_run.figures("C2", "refuel_data")
     assert (c2.rows, c2.rewarded_published, c2.rewarded_fixed) == (SAMPLE, SAMPLE, 0)
-    assert c2.reached == SAMPLE and c2.predicate_separates == SAMPLE  # refuel on a Suspended line, refused when fixed
+    assert (
+        c2.reached == SAMPLE and c2.predicate_separates == SAMPLE
+    )  # refuel on a Suspended line, refused when fixed
     assert c2.errors == 0  # only the watched refuel fails, and only when fixed
 
 
@@ -155,8 +167,18 @@ def test_the_papers_figures_on_every_task(driver: Tau2Driver, tau2_python: Path,
     assert (c1.verdict_changes, c1.fails_both) == (312, 808)
     # Task 23's gold path makes three bookings already, book_reservation's limit ("Too many
     # reservations"): F3 cannot be built there, and is counted apart, not as a verdict.
-    assert (f3.rows, f3.built, f3.verdict_changes, f3.fails_both, f3.predicate_separates) == (50, 49, 0, 49, 49)
-    assert len(f3.not_built) == 1 and f3.not_built[0].startswith("23: ") and "Too many reservations" in f3.not_built[0]
+    assert (f3.rows, f3.built, f3.verdict_changes, f3.fails_both, f3.predicate_separates) == (
+        50,
+        49,
+        0,
+        49,
+        49,
+    )
+    assert (
+        len(f3.not_built) == 1
+        and f3.not_built[0].startswith("23: ")
+        and "Too many reservations" in f3.not_built[0]
+    )
 
 
 def test_the_mutation_arm_runs_on_tau2s_tool_modules(driver: Tau2Driver, tau2_checkout: Path,

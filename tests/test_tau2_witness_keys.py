@@ -25,14 +25,20 @@ LINES = [
     {"line_id": "L1001", "device_id": "D1001", "status": "Active", "plan_id": "P1001"},
     {"line_id": "L1003", "device_id": "D1003", "status": "Suspended", "plan_id": "P1001"},
 ]
-FLIGHTS = {"HAT170": {"dates": {"2024-05-22": {"available_seats": {"basic_economy": 9, "economy": 4, "business": 0}}}}}
+FLIGHTS = {
+    "HAT170": {
+        "dates": {"2024-05-22": {"available_seats": {"basic_economy": 9, "economy": 4, "business": 0}}}
+    }
+}
 RESERVATION = {"reservation_id": "4WQ150", "cabin": "economy", "passengers": ["a", "b"],
                "flights": [{"flight_number": "HAT170", "date": "2024-05-22"}]}
 STATE = {"agent_db": {"lines": LINES, "flights": FLIGHTS, "reservations": {"4WQ150": RESERVATION},
                       "customers": [{"customer_id": "C1001", "line_ids": ["L1001", "L1003"]}]}}
-SEATS = ("all(post.agent_db.flights[f.flight_number].dates[f.date].available_seats[r.cabin]"
-         " == pre.agent_db.flights[f.flight_number].dates[f.date].available_seats[r.cabin] + len(r.passengers)"
-         " for r in [pre.agent_db.reservations[args.reservation_id]] for f in r.flights)")
+SEATS = (
+    "all(post.agent_db.flights[f.flight_number].dates[f.date].available_seats[r.cabin]"
+    " == pre.agent_db.flights[f.flight_number].dates[f.date].available_seats[r.cabin] + len(r.passengers)"
+    " for r in [pre.agent_db.reservations[args.reservation_id]] for f in r.flights)"
+)
 
 
 def exprs(source: str, args: dict[str, Any], pre: Any = STATE, post: Any = STATE) -> dict[str, Any]:
@@ -69,8 +75,10 @@ def test_a_post_read_is_shown_beside_the_value_before_the_call() -> None:
 
 
 def test_lists_of_ids_and_positional_elements() -> None:
-    got = exprs("any(args.line_id in c.line_ids for c in pre.agent_db.customers if c.customer_id == args.customer_id)",
-                {"line_id": "L1009", "customer_id": "C1001"})
+    got = exprs(
+        "any(args.line_id in c.line_ids for c in pre.agent_db.customers if c.customer_id == args.customer_id)",
+        {"line_id": "L1009", "customer_id": "C1001"},
+    )
     assert got == {"pre.agent_db.customers{customer_id=C1001}.line_ids": ["L1001", "L1003"]}
     # A list without an identity field is addressed by position, as in the diff.
     assert exprs("pre.agent_db.reservations['4WQ150'].flights[0].date == 'x'", {}) == {
@@ -81,11 +89,21 @@ def test_lists_of_ids_and_positional_elements() -> None:
 
 
 def test_the_reads_are_the_evaluation_itself() -> None:
-    reads = trace(compile_predicate("pre.agent_db.lines[1].status == 'Active' and pre.agent_db.lines[0].plan_id == 'x'"),
-                  STATE, STATE, {}, None)
+    reads = trace(
+        compile_predicate(
+            "pre.agent_db.lines[1].status == 'Active' and pre.agent_db.lines[0].plan_id == 'x'"
+        ),
+        STATE,
+        STATE,
+        {},
+        None,
+    )
     # `and` stopped at the first false operand: the other line was never read. (The record itself
     # is a read too; `bindings` drops a dict the predicate read further into.)
-    assert [r.expr for r in reads] == ["pre.agent_db.lines{line_id=L1003}", "pre.agent_db.lines{line_id=L1003}.status"]
+    assert [r.expr for r in reads] == [
+        "pre.agent_db.lines{line_id=L1003}",
+        "pre.agent_db.lines{line_id=L1003}.status",
+    ]
     assert not any("L1001" in r.expr for r in reads)
 
 
@@ -111,7 +129,9 @@ def test_the_diff_keys_a_list_by_the_collections_own_id() -> None:
 
 def test_the_terminal_line_uses_the_traced_keys() -> None:
     source = "any(l.status == 'Active' for l in pre.agent_db.lines if l.line_id == args.line_id)"
-    clause = Clause("pre.line_active", "pre", source, compile_predicate(source), Provenance("author-specified"))
+    clause = Clause(
+        "pre.line_active", "pre", source, compile_predicate(source), Provenance("author-specified")
+    )
     contract = Contract("t:T.refuel_data", "t", Source("t.py"), (clause,), Path("c.yaml"))
     run = ProbeRun(Probe("pre_violating", {"customer_id": "C1001", "line_id": "L1003"}, tool="refuel_data"),
                    result={"status": "ok", "value": {"message": "ok"}}, pre=STATE, post=STATE)

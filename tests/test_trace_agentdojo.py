@@ -107,7 +107,11 @@ def test_fields_come_from_the_compiled_predicate_kept_to_what_the_tool_writes(ag
     assert writes.line > 0 and AMOUNT in writes.paths
     effects = contract.clauses_of("eff")
     # The predicate also reads the lookup key `.by(id=...)`; the tool never writes `id`, so it drops out.
-    assert defect_from_clause("d", contract.tool, contract.clause("eff.amount_set"), writes, effects).fields == (AMOUNT,)
-    assert defect_from_clause("d", contract.tool, contract.clause("arg.amount"), writes, effects).fields == (AMOUNT,)
+    assert defect_from_clause(
+        "d", contract.tool, contract.clause("eff.amount_set"), writes, effects
+    ).fields == (AMOUNT,)
+    assert defect_from_clause("d", contract.tool, contract.clause("arg.amount"), writes, effects).fields == (
+        AMOUNT,
+    )
     pre = defect_from_clause("d", contract.tool, contract.clause("pre.transaction_exists"), writes, effects)
     assert set(pre.fields) == writes.paths  # a precondition breach leaves the tool's whole write set wrong

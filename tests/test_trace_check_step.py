@@ -20,7 +20,9 @@ from toollint.trace.check import check_step
 BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
 
 
-def _ctx(settings: Settings, ledger: Path | None = None, report: Path | None = None, quiet: bool = False) -> StepContext:
+def _ctx(
+    settings: Settings, ledger: Path | None = None, report: Path | None = None, quiet: bool = False
+) -> StepContext:
     options = CheckOptions(trace=TraceOptions(ledger=ledger, report=report))
     return StepContext(options, settings, SettingsResolver(), Console(quiet=quiet))
 
@@ -49,7 +51,9 @@ def test_without_ledger_or_report_the_step_does_nothing(tmp_path: Path) -> None:
     assert "trace" not in result.findings[0].properties
 
 
-def test_ungrounded_oracles_are_added_when_selected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ungrounded_oracles_are_added_when_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     settings = resolve_settings([str(BENCH)], config_file=str(BENCH / "pyproject.toml"))
     settings.extend_select = ["TL401"]
     result = RunResult([])
@@ -71,11 +75,31 @@ def test_check_confirm_ledger_report_end_to_end(agentdojo_python: Path, agentdoj
     shutil.copy(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py", tmp_path)
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.toollint]\nbenchmark = "agentdojo"\n\n[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
-        '[tool.toollint.trace]\npackage = true\nsuites = ["banking"]\n')
+        '[tool.toollint.trace]\npackage = true\nsuites = ["banking"]\n'
+    )
     proc = subprocess.run(
-        [toollint_python, "-m", "toollint", "check", "banking_client.py", "--confirm", "--ledger", "out/ledger",
-         "--report", "out/report.html", "--output-format", "sarif", "-o", "out.sarif"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+        [
+            toollint_python,
+            "-m",
+            "toollint",
+            "check",
+            "banking_client.py",
+            "--confirm",
+            "--ledger",
+            "out/ledger",
+            "--report",
+            "out/report.html",
+            "--output-format",
+            "sarif",
+            "-o",
+            "out.sarif",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr
     data = json.loads((tmp_path / "out" / "ledger.json").read_text())
     amount = next(d for d in data["defects"] if d["clause"] == "eff.amount_set")

@@ -21,7 +21,9 @@ from toollint.trace.tasks import json_tasks, tasks_from_config, toolkit_methods
 
 BENCH = Path(__file__).parent / "fixtures" / "trace_bench"
 FIELD = "db.lines[*].data_balance"
-DEFECT = Defect("refuel_data:pre.line_active", "toolkit:TelecomTools.refuel_data", "pre.line_active", (FIELD,))
+DEFECT = Defect(
+    "refuel_data:pre.line_active", "toolkit:TelecomTools.refuel_data", "pre.line_active", (FIELD,)
+)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,9 @@ def test_a_grader_file_that_does_not_parse_is_reported_and_its_task_kept(tmp_pat
     assert {r.task: r.basis for r in ledger.rows} == {"a": "unresolved", "b": "whole_state_hash"}
 
 
-def test_an_agentdojo_task_file_that_does_not_parse_is_reported_and_other_suites_traced(tmp_path: Path) -> None:
+def test_an_agentdojo_task_file_that_does_not_parse_is_reported_and_other_suites_traced(
+    tmp_path: Path,
+) -> None:
     suites = tmp_path / "agentdojo" / "default_suites"
     (suites / "v1" / "banking").mkdir(parents=True)
     (suites / "v1" / "slack").mkdir(parents=True)
@@ -185,20 +189,36 @@ def test_cli_writes_ledger_and_report(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--tool", "x"], "no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC"),
-    (["--grader", "nonsense"], "--grader 'nonsense' is not ID=FILE:FUNCTION"),
-    (["--grader", "a=g.py:f"], "give --tool and --field, or --contract and --clause"),
-    (["--agentdojo", "/nonexistent", "--tool", "t", "--field", "f"],
-     "/nonexistent: not an agentdojo package (no default_suites/)"),
-    (["--benchmark", "agentdojo", "--tasks", "/nonexistent", "--tool", "t", "--field", "f"],
-     "/nonexistent: not an agentdojo package (no default_suites/)"),
-    (["--benchmark", "agentdjo", "--tasks", ".", "--tool", "t", "--field", "f"],
-     "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"),
-    (["--benchmark", "agentdojo", "--tool", "t", "--field", "f"],
-     "--benchmark agentdojo needs --tasks PATH (where its tasks are)"),
-])
-def test_cli_usage_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--tool", "x"],
+            "no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC",
+        ),
+        (["--grader", "nonsense"], "--grader 'nonsense' is not ID=FILE:FUNCTION"),
+        (["--grader", "a=g.py:f"], "give --tool and --field, or --contract and --clause"),
+        (
+            ["--agentdojo", "/nonexistent", "--tool", "t", "--field", "f"],
+            "/nonexistent: not an agentdojo package (no default_suites/)",
+        ),
+        (
+            ["--benchmark", "agentdojo", "--tasks", "/nonexistent", "--tool", "t", "--field", "f"],
+            "/nonexistent: not an agentdojo package (no default_suites/)",
+        ),
+        (
+            ["--benchmark", "agentdjo", "--tasks", ".", "--tool", "t", "--field", "f"],
+            "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)",
+        ),
+        (
+            ["--benchmark", "agentdojo", "--tool", "t", "--field", "f"],
+            "--benchmark agentdojo needs --tasks PATH (where its tasks are)",
+        ),
+    ],
+)
+def test_cli_usage_errors_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == f"toollint trace: error: {message}\n"
 
@@ -214,14 +234,18 @@ def _agentdojo_tree(root: Path) -> Path:
     return root / "agentdojo"
 
 
-def test_a_profiles_tasks_by_benchmark_or_by_its_own_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_profiles_tasks_by_benchmark_or_by_its_own_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     package = _agentdojo_tree(tmp_path)
     common = ["--tool", "refuel_data", "--field", FIELD]
     assert main(["--benchmark", "agentdojo", "--tasks", str(package), *common]) == 0
     by_benchmark = capsys.readouterr().out
     assert main(["--agentdojo", str(package), *common]) == 0
-    assert capsys.readouterr().out == by_benchmark == "refuel_data:defect: 1 of 1 tasks exposed (1 exact_field, " \
+    assert (
+        capsys.readouterr().out == by_benchmark == "refuel_data:defect: 1 of 1 tasks exposed (1 exact_field, "
         "0 whole_state_hash, 0 collection_only, 0 unresolved)\n"
+    )
 
 
 def test_a_profile_without_a_task_enumerator_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
@@ -248,12 +272,17 @@ def test_config_names_a_profiles_package(tmp_path: Path) -> None:
         ("[tool.toollint.trace]:1: package = 'nowhere': say which benchmark it is (benchmark = \"NAME\" in "
         "[tool.toollint])")]
     assert problems(TraceSettings(package=True), benchmark="agentdjo") == [
-        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"]
+        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"
+    ]
     assert problems(TraceSettings(package=True), benchmark="agentdojo", python="/nonexistent/python") == [
-        "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"]
+        "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"
+    ]
     assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
-        ("[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
-        "to find the package")]
+        (
+            "[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
+            "to find the package"
+        )
+    ]
 
 
 # --- collection membership -------------------------------------------------------------------------

@@ -38,9 +38,14 @@ def test_traced_finding_in_sarif(agentdojo_src: Path, monkeypatch: pytest.Monkey
     log = build_sarif([finding], SarifOptions(root=root))
     assert_valid_sarif(log)
     result = log["runs"][0]["results"][0]
-    related = {(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
-               for r in result["relatedLocations"]}
-    assert ("agentdojo/default_suites/v1/banking/user_tasks.py", 120) in related  # UserTask2: t.amount == 1200
+    related = {
+        (r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
+        for r in result["relatedLocations"]
+    }
+    assert (
+        "agentdojo/default_suites/v1/banking/user_tasks.py",
+        120,
+    ) in related  # UserTask2: t.amount == 1200
     assert ("agentdojo/default_suites/v1/banking/user_tasks.py", 385) in related  # UserTask10: pre == post
     threads = result["codeFlows"][0]["threadFlows"]
     # One thread per read site that decides a row's basis: 6 tasks, 6 distinct grader lines.
@@ -60,7 +65,9 @@ def test_findings_that_cannot_be_traced_are_reported_not_skipped(agentdojo_src: 
     unknown_clause = _finding("eff.no_such_clause")
     no_contract = _finding("arg.amount", tmp_path / "missing.yaml")
     static = Finding("TL104", "truthiness", TOOL_FILE, 136)
-    ledger = trace_findings([unknown_clause, no_contract, static], agentdojo_tasks(agentdojo_src, suites=("banking",)))
+    ledger = trace_findings(
+        [unknown_clause, no_contract, static], agentdojo_tasks(agentdojo_src, suites=("banking",))
+    )
     messages = [p.message for p in ledger.problems]
     assert len(messages) == 2
     assert messages[0].startswith("TL202: clause 'eff.no_such_clause' is not in ")

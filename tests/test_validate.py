@@ -138,7 +138,9 @@ def test_ci_sample_meets_its_kill_rate_floor_with_the_dynamic_half() -> None:
     assert all(r.dynamic.status in (KILLED, SURVIVED) for r in behavioural)
     assert report.floor_failures(result, CI_FLOOR_OVERALL, CI_FLOOR_CLASS) == []
     # the dynamic half must confirm nothing on the conforming original (it would be listed here)
-    assert [c for c in result.controls if c.control is None and any(f["line"] is None for f in c.false_positives)] == []
+    assert [
+        c for c in result.controls if c.control is None and any(f["line"] is None for f in c.false_positives)
+    ] == []
     for r in result.mutants:
         if not r.killed:
             assert r.explanation()  # every survivor is explained
@@ -154,7 +156,10 @@ def test_agentdojo_mutants_are_hosted_through_an_overlay(agentdojo_src: Path, ag
     assert phantom.dynamic.status == KILLED, phantom.dynamic
     assert any(v["tool"] == "update_password" for v in phantom.dynamic.violations)
     # the installed package itself was never touched
-    assert "account.password = password" in (agentdojo_src / subject.host.relpath.relative_to("agentdojo")).read_text()
+    assert (
+        "account.password = password"
+        in (agentdojo_src / subject.host.relpath.relative_to("agentdojo")).read_text()
+    )
 
 
 def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
@@ -163,13 +168,23 @@ def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
     # original; dropping the write of first_name makes it false on calls the original passes too.
     (subject,) = agentdojo_subjects(agentdojo_src, str(agentdojo_python), ["user_account"])
     assert subject.host is not None
-    mutant = next(m for m in mutation.mutants(subject.path.read_text(encoding="utf-8"), subject.shown,
-                                              ["drop-write"], ["update_user_info"], module_name=subject.module_name)
-                  if "account.first_name = first_name" in m.description)
+    mutant = next(
+        m
+        for m in mutation.mutants(
+            subject.path.read_text(encoding="utf-8"),
+            subject.shown,
+            ["drop-write"],
+            ["update_user_info"],
+            module_name=subject.module_name,
+        )
+        if "account.first_name = first_name" in m.description
+    )
     with overlay(subject.host) as root:
         runner = DynamicRunner(subject, root)
         runner.run_baseline(["update_user_info"])
-        assert any(r["clause"] == "eff.first_name_set" for r in runner.baseline_rows)  # the original's own defect
+        assert any(
+            r["clause"] == "eff.first_name_set" for r in runner.baseline_rows
+        )  # the original's own defect
         dropped = runner.outcome(mutant)
     assert dropped.status == KILLED, dropped
     clauses = {v["clause"] for v in dropped.violations}
@@ -179,7 +194,9 @@ def test_an_original_defect_on_the_same_clause_does_not_mask_a_mutant(
 def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "v.json"
     html = tmp_path / "v.html"
-    rc = main([str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--json", str(out), "--html", str(html), "--quiet"])
+    rc = main(
+        [str(MINIBANK_DIR / "bank.py"), "--budget", "6", "--json", str(out), "--html", str(html), "--quiet"]
+    )
     data = json.loads(out.read_text())
     assert html.read_text().startswith('<section class="toollint-validation">')
     assert data["mutation"]["total"]["mutants"] == 6
@@ -203,8 +220,16 @@ def test_cli_runs_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         (None, ["--benchmark", "agentdojo", "--package", "."], "not an agentdojo package"),
         (None, ["--benchmark", "agentdjo", "--package", "."], "did you mean 'agentdojo'?"),
         (None, ["--package", "."], "--package needs --benchmark NAME"),
-        (None, ["--benchmark", "agentdojo"], "benchmark agentdojo needs its package directory (--package DIR)"),
-        (None, ["--agentdojo", ".", "--benchmark", "tau2"], "options name more than one benchmark: agentdojo, tau2"),
+        (
+            None,
+            ["--benchmark", "agentdojo"],
+            "benchmark agentdojo needs its package directory (--package DIR)",
+        ),
+        (
+            None,
+            ["--agentdojo", ".", "--benchmark", "tau2"],
+            "options name more than one benchmark: agentdojo, tau2",
+        ),
         (None, ["--minibank", "."], "not the minibank fixture"),
         (None, [], "nothing to validate"),
     ],
@@ -230,12 +255,16 @@ def test_a_profile_without_a_validation_driver_is_a_usage_error(monkeypatch: pyt
     assert len(err.strip().splitlines()) == 1
 
 
-def test_confirm_on_agentdojo_needs_its_interpreter(agentdojo_src: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_confirm_on_agentdojo_needs_its_interpreter(
+    agentdojo_src: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--agentdojo", str(agentdojo_src), "--confirm"]) == 2
     assert "needs --agentdojo-python" in capsys.readouterr().err
     # the long form names the long option
     assert main(["--benchmark", "agentdojo", "--package", str(agentdojo_src), "--confirm"]) == 2
-    assert "--confirm on AgentDojo needs --benchmark-python (its venv's interpreter)" in capsys.readouterr().err
+    assert (
+        "--confirm on AgentDojo needs --benchmark-python (its venv's interpreter)" in capsys.readouterr().err
+    )
 
 
 def test_unknown_cli_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -284,8 +313,12 @@ def test_survivor_diagnosis_names_undeclared_errors_and_legal_calls_that_raised(
     assert _wrong_errors([report_]) == ["t pre.exists: raised KeyError, declared ValueError"]
     assert _legal_errors([report_]) == ["t: KeyError: boom"]
     m = mutation.mutants(MINIBANK_DIR.joinpath("bank.py").read_text(), "m.py", ["drop-guard"])[0]
-    survivor = MutantResult("minibank", m, StaticOutcome(False, []),
-                            DynamicOutcome(SURVIVED, covering=["t:pre.exists"], wrong_errors=_wrong_errors([report_])))
+    survivor = MutantResult(
+        "minibank",
+        m,
+        StaticOutcome(False, []),
+        DynamicOutcome(SURVIVED, covering=["t:pre.exists"], wrong_errors=_wrong_errors([report_])),
+    )
     assert survivor.explanation().startswith("checker gap: the violating call was refused with another error")
     masked = MutantResult("minibank", m, StaticOutcome(False, []),
                           DynamicOutcome(SURVIVED, covering=["t:pre.exists"], masked=["t:eff.x"]))
@@ -295,7 +328,9 @@ def test_survivor_diagnosis_names_undeclared_errors_and_legal_calls_that_raised(
 def test_mutants_of_code_no_suite_registers_are_listed_but_not_counted(
         agentdojo_src: Path, agentdojo_python: Path) -> None:
     registered = agentdojo_registered_tools(str(agentdojo_python))
-    assert "send_money" in registered and "set_balance" not in registered and "download_file" not in registered
+    assert (
+        "send_money" in registered and "set_balance" not in registered and "download_file" not in registered
+    )
     (subject,) = agentdojo_subjects(agentdojo_src, modules=["banking_client"], registered=registered)
     result = run([subject], operators=["phantom-write"], tools=["set_balance", "send_money"])
     by_function = {r.mutant.function: r for r in result.mutants}
@@ -304,15 +339,22 @@ def test_mutants_of_code_no_suite_registers_are_listed_but_not_counted(
     _, total = report.rows(result.mutants)
     assert total.unreachable == 1 and total.mutants == len(result.mutants) - 1
     text = report.to_text(result)
-    assert "Unreachable, not counted (1):" in text and "set_balance" in text.split("Unreachable, not counted")[1]
+    assert (
+        "Unreachable, not counted (1):" in text and "set_balance" in text.split("Unreachable, not counted")[1]
+    )
 
 
-def test_registered_tools_need_a_working_interpreter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_registered_tools_need_a_working_interpreter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ValueError, match="cannot list AgentDojo's registered tools"):
         agentdojo_registered_tools(str(tmp_path / "no-python"))
     fake = tmp_path / "agentdojo" / "default_suites" / "v1" / "tools"
     fake.mkdir(parents=True)
-    assert main(["--agentdojo", str(tmp_path / "agentdojo"), "--agentdojo-python", str(tmp_path / "no-python")]) == 2
+    assert (
+        main(["--agentdojo", str(tmp_path / "agentdojo"), "--agentdojo-python", str(tmp_path / "no-python")])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "cannot list AgentDojo's registered tools" in err and "Traceback" not in err
 

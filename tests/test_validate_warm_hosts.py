@@ -30,7 +30,9 @@ from toollint.validate.harness import run
 from toollint.validate.subjects import MINIBANK_TOOLS, minibank_subject
 
 MINIBANK = Path(__file__).parent / "fixtures" / "mutation" / "minibank"
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux's (fork, prctl, /proc)")
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="the fork server is Linux's (fork, prctl, /proc)"
+)
 
 
 @pytest.fixture()
@@ -100,7 +102,9 @@ def test_a_module_that_cannot_be_reimported_alone_gets_its_package_reimported(ov
             raise ImportError("boom is registered already")
         registry.imported.append("boom")
         """))
-    (package / "boomfactory.py").write_text("import minibank.boom  # noqa: F401\nfrom minibank.bank import make_bank\n")
+    (package / "boomfactory.py").write_text(
+        "import minibank.boom  # noqa: F401\nfrom minibank.bank import make_bank\n"
+    )
     spec = _spec(overlay, factory="minibank.boomfactory:make_bank")
     with warm_hosts() as pool:
         before, first = _probe(spec)
@@ -160,7 +164,9 @@ def test_nothing_outlives_toollint(overlay: Path, tmp_path: Path) -> None:
             Path({str(marker)!r}).write_text(json.dumps([zygote.proc.pid, worker._proc.pid]))
             os.kill(os.getpid(), 9)
         """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     zygote, host = json.loads(marker.read_text())
     deadline = time.monotonic() + 20
@@ -187,8 +193,16 @@ def test_the_mutation_arm_gives_the_same_outcomes_warm_and_cold() -> None:
     cold = report.to_json(run([minibank_subject(MINIBANK)], seed=3, budget=6, dynamic=True, warm=False))
 
     def outcomes(data: dict) -> list:
-        return [(m["id"], m["killed"], m["dynamic"], sorted((v["clause"], v["code"]) for v in m["dynamic_violations"]),
-                 m["explanation"]) for m in data["mutation"]["mutants"]]
+        return [
+            (
+                m["id"],
+                m["killed"],
+                m["dynamic"],
+                sorted((v["clause"], v["code"]) for v in m["dynamic_violations"]),
+                m["explanation"],
+            )
+            for m in data["mutation"]["mutants"]
+        ]
 
     assert outcomes(warm) == outcomes(cold) and len(outcomes(warm)) == 6
     assert warm["controls"] == cold["controls"]
@@ -207,8 +221,15 @@ def test_subjects_run_at_once_give_the_same_outcomes_in_the_same_order(tmp_path:
     two = report.to_json(run(subjects, seed=5, budget=4, dynamic=True, jobs=2))
 
     def outcomes(data: dict) -> list:
-        return [(m["id"], m["killed"], m["dynamic"], sorted((v["clause"], v["code"]) for v in m["dynamic_violations"]))
-                for m in data["mutation"]["mutants"]]
+        return [
+            (
+                m["id"],
+                m["killed"],
+                m["dynamic"],
+                sorted((v["clause"], v["code"]) for v in m["dynamic_violations"]),
+            )
+            for m in data["mutation"]["mutants"]
+        ]
 
     assert outcomes(one) == outcomes(two) and len(outcomes(one)) == 8
     assert one["controls"] == two["controls"]
@@ -267,7 +288,9 @@ def test_a_launched_host_that_does_not_start_is_started_cold_and_the_launcher_to
             self.failures: list[str] = []
 
         def launch(self, spec: WorkerSpec, cmd: list[str], env: dict, stderr: object) -> subprocess.Popen:
-            return subprocess.Popen([sys.executable, "-c", "pass"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            return subprocess.Popen(
+                [sys.executable, "-c", "pass"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
 
         def failed(self, spec: WorkerSpec, error: Exception) -> None:
             self.failures.append(str(error))

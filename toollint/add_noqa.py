@@ -61,7 +61,9 @@ def add_noqa(text: str, codes_by_line: dict[int, set[str]]) -> Added:
         if comment is not None:
             col, comment_text = comment
             merged = _merge(comment_text, codes)
-            body = body[:col] + merged if merged is not None else f"{body.rstrip()}  # noqa: {', '.join(codes)}"
+            body = (
+                body[:col] + merged if merged is not None else f"{body.rstrip()}  # noqa: {', '.join(codes)}"
+            )
         else:
             body = f"{body.rstrip()}  # noqa: {', '.join(codes)}"
         lines[line_no - 1] = body + ending

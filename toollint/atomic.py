@@ -87,8 +87,12 @@ def check_target(path: str | Path) -> None:
     except (OSError, ValueError):
         return  # absent, or a problem the write itself reports
     if not stat.S_ISREG(mode):
-        raise NotAFileError(errno.EEXIST, f"it is {describe_mode(mode)}, not a regular file; toollint writes only "
-                            "regular files (or /dev/stdout, /dev/stderr, /dev/null)", os.fspath(path))
+        raise NotAFileError(
+            errno.EEXIST,
+            f"it is {describe_mode(mode)}, not a regular file; toollint writes only "
+            "regular files (or /dev/stdout, /dev/stderr, /dev/null)",
+            os.fspath(path),
+        )
 
 
 @contextlib.contextmanager

@@ -273,7 +273,9 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         kept, dropped = new_since(options.diff_base, result.findings, linted, ctx.settings, ctx.resolver)
         _replace_findings(result, kept)
         if dropped:
-            console.warn(f"{dropped} finding(s) already present at {options.diff_base} not shown (--diff-base)")
+            console.warn(
+                f"{dropped} finding(s) already present at {options.diff_base} not shown (--diff-base)"
+            )
     if options.write:
         count = write_baseline(options.write, result.findings, root)
         console.note(f"toollint: wrote {count} finding(s) to baseline {printable(options.write)}")
@@ -283,7 +285,9 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         hidden = len(result.findings) - len(outcome.kept)
         _replace_findings(result, outcome.kept)
         if hidden:  # as --diff-base says: "All checks passed!" must not hide that findings were hidden
-            console.warn(f"{hidden} finding(s) recorded in baseline {printable(options.read)} not shown (--baseline)")
+            console.warn(
+                f"{hidden} finding(s) recorded in baseline {printable(options.read)} not shown (--baseline)"
+            )
         if outcome.stale:
             count = len(outcome.stale)
             console.warn(

@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 CACHE_DIR_NAME = ".toollint_cache"
 FORMAT = 1  # of the cache file; a change makes every older file unreadable on purpose
 _GITIGNORE = "# Automatically created by toollint.\n*\n"
-_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by toollint.\n"
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by toollint.\n"
+)
 
 
 def disabled_by_environment() -> bool:
@@ -128,8 +130,13 @@ class ResultCache:
     def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None:
         """The cached result of this file, when nothing it was computed from has changed."""
         entry = self.file.entries.get(shown)
-        if entry is None or entry.module_name != module_name or entry.settings_key != self.settings_key(settings) \
-                or entry.digest != digest(data) or not all(self._unchanged(dep) for dep in entry.reached):
+        if (
+            entry is None
+            or entry.module_name != module_name
+            or entry.settings_key != self.settings_key(settings)
+            or entry.digest != digest(data)
+            or not all(self._unchanged(dep) for dep in entry.reached)
+        ):
             return None
         self.hits += 1
         return entry.result
@@ -234,7 +241,9 @@ class _SafeUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module == "builtins" and name in self._BUILTINS) or module in self._DATA_MODULES:
             found = super().find_class(module, name)
-            if isinstance(found, type) and (module != "toollint.engine" or name in ("FileResult", "RunResult")):
+            if isinstance(found, type) and (
+                module != "toollint.engine" or name in ("FileResult", "RunResult")
+            ):
                 return found
         raise pickle.UnpicklingError(f"the cache may not rebuild {module}.{name}")
 

@@ -54,7 +54,11 @@ EXAMPLES_DIR = Path(__file__).parent / "examples"
 # when its module is importable, so nothing half-built shows.
 DELEGATED: dict[str, tuple[str, str, str]] = {
     "contracts": ("toollint.contracts.cli", "main", "draft, list and check tool contracts"),
-    "validate": ("toollint.validate", "main", "prove the checker: mutation kill rates, controls, gold replay"),
+    "validate": (
+        "toollint.validate",
+        "main",
+        "prove the checker: mutation kill rates, controls, gold replay",
+    ),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
 }
@@ -100,8 +104,11 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                        help="files or directories (default: .); - reads the file from stdin")
     add_check_options(check)
     show = check.add_argument_group("what a run would use (print it and exit 0, linting nothing)")
-    show.add_argument("--show-settings", action="store_true",
-                      help="the configuration file and resolved settings of the first file, and the codes enabled")
+    show.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="the configuration file and resolved settings of the first file, and the codes enabled",
+    )
     show.add_argument("--show-files", action="store_true", help="each file the run would lint, one a line")
     check.add_argument("--add-noqa", action="store_true",
                        help="add `# noqa: CODES` to the line of every current finding (kept codes stay; "
@@ -119,8 +126,11 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--statistics", action="store_true", help="count findings per code instead of listing")
     out.add_argument("-q", "--quiet", action="store_true", help="no summary or warnings on stderr")
     out.add_argument("--show-tools", action="store_true", help="list each tool (writes? why?) on stderr")
-    out.add_argument("--show-graders", action="store_true",
-                     help="list each grader and what its verdict rests on (state or the agent's record) on stderr")
+    out.add_argument(
+        "--show-graders",
+        action="store_true",
+        help="list each grader and what its verdict rests on (state or the agent's record) on stderr",
+    )
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour the text report and messages (auto: on a terminal, honouring NO_COLOR "
@@ -143,15 +153,23 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     where = cfg.add_mutually_exclusive_group()
     where.add_argument("--config", metavar="FILE", help="read [tool.toollint] from this file")
     where.add_argument("--isolated", action="store_true", help="ignore all configuration files")
-    cfg.add_argument("--force-exclude", action="store_true", help="apply exclusions to paths given explicitly")
+    cfg.add_argument(
+        "--force-exclude", action="store_true", help="apply exclusions to paths given explicitly"
+    )
     cfg.add_argument("--no-respect-gitignore", action="store_true",
                      help="lint files that .gitignore files ignore too")
-    cfg.add_argument("--stdin-filename", metavar="NAME",
-                     help="the file name stdin (-) is linted under: its configuration and how findings name it")
+    cfg.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the file name stdin (-) is linted under: its configuration and how findings name it",
+    )
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                      help="processes to use (default 0: one per CPU, serial for small runs)")
-    cfg.add_argument("--no-cache", action="store_true",
-                     help="neither read nor write the results cache (.toollint_cache; also TOOLLINT_NO_CACHE=1)")
+    cfg.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the results cache (.toollint_cache; also TOOLLINT_NO_CACHE=1)",
+    )
 
 
 def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -164,7 +182,9 @@ def add_rule_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def add_demo_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser("demo", help="lint the bundled example benchmark: each tool rule and a grader rule firing")
+    demo = subparsers.add_parser(
+        "demo", help="lint the bundled example benchmark: each tool rule and a grader rule firing"
+    )
     add_check_options(demo)
     demo.set_defaults(handler=run_demo)
 
@@ -199,8 +219,9 @@ def _selection(text: str) -> list[str]:
     """--select: an empty one would run no rule and pass every file."""
     selectors = _selector_list(text)
     if not selectors:
-        raise argparse.ArgumentTypeError("names no rule; give codes such as TL1,TL4 or leave --select out for the "
-                                          "default rules")
+        raise argparse.ArgumentTypeError(
+            "names no rule; give codes such as TL1,TL4 or leave --select out for the default rules"
+        )
     return selectors
 
 

@@ -10,21 +10,54 @@ from typing import Any
 _DYNAMIC = "Confirmed by `toollint check --confirm`: a probe against the tool's contract produced a witness."
 
 DYNAMIC = [
-    ("TL201", "unenforced-precondition", "A call that violates a declared precondition succeeds or changes state",
-     "A precondition-violating call succeeds (no declared error) or changes state.", "Unenforced Precondition"),
-    ("TL202", "ignored-argument", "Changing an effective argument does not change the post-state",
-     ("Two successful calls differing only in an effective argument's value leave identical post-states, "
-      "or an effect clause reading that argument fails."), "Ignored Argument"),
-    ("TL203", "partial-effect", "A declared effect did not happen on a successful call",
-     "An effect clause not reading an effective argument fails on a successful call.", "Partial Effect"),
-    ("TL204", "phantom-effect", "The result reports success while no declared effect happened",
-     ("Under a biconditional success signal, the result reports success while every testable effect "
-      "clause failed on that call."), "Phantom Effect"),
-    ("TL205", "reset-leak", "State survives the benchmark's reset",
-     "The snapshot after reset() differs from the initial snapshot.", "Reset Leak"),
-    ("TL206", "frame-violation", "A successful call changed state outside its declared effects",
-     "State outside the declared effects changed on a successful call whose effects all held.",
-     "Frame Violation"),
+    (
+        "TL201",
+        "unenforced-precondition",
+        "A call that violates a declared precondition succeeds or changes state",
+        "A precondition-violating call succeeds (no declared error) or changes state.",
+        "Unenforced Precondition",
+    ),
+    (
+        "TL202",
+        "ignored-argument",
+        "Changing an effective argument does not change the post-state",
+        (
+            "Two successful calls differing only in an effective argument's value leave identical post-states, "
+            "or an effect clause reading that argument fails."
+        ),
+        "Ignored Argument",
+    ),
+    (
+        "TL203",
+        "partial-effect",
+        "A declared effect did not happen on a successful call",
+        "An effect clause not reading an effective argument fails on a successful call.",
+        "Partial Effect",
+    ),
+    (
+        "TL204",
+        "phantom-effect",
+        "The result reports success while no declared effect happened",
+        (
+            "Under a biconditional success signal, the result reports success while every testable effect "
+            "clause failed on that call."
+        ),
+        "Phantom Effect",
+    ),
+    (
+        "TL205",
+        "reset-leak",
+        "State survives the benchmark's reset",
+        "The snapshot after reset() differs from the initial snapshot.",
+        "Reset Leak",
+    ),
+    (
+        "TL206",
+        "frame-violation",
+        "A successful call changed state outside its declared effects",
+        "State outside the declared effects changed on a successful call whose effects all held.",
+        "Frame Violation",
+    ),
 ]
 
 CONTRACT = [
@@ -41,15 +74,28 @@ CONTRACT = [
 ]
 
 ENGINE = [
-    ("TL900", "unused-noqa", "A `noqa` comment suppresses a code that was not reported on its line", "warning"),
+    (
+        "TL900",
+        "unused-noqa",
+        "A `noqa` comment suppresses a code that was not reported on its line",
+        "warning",
+    ),
     ("TL901", "syntax-error", "The file does not parse as Python", "error"),
     ("TL902", "decode-error", "The file is not valid UTF-8 (or its declared encoding)", "error"),
     ("TL903", "io-error", "The file could not be read", "error"),
     ("TL904", "internal-error", "A rule failed on this file; the other rules still ran", "error"),
-    ("TL905", "too-complex", "A tool is too complex for the analysis to read; the static rules skipped it",
-     "warning"),
-    ("TL906", "too-large", "The file is too large to analyse within the static run's memory ceiling",
-     "error"),
+    (
+        "TL905",
+        "too-complex",
+        "A tool is too complex for the analysis to read; the static rules skipped it",
+        "warning",
+    ),
+    (
+        "TL906",
+        "too-large",
+        "The file is too large to analyse within the static run's memory ceiling",
+        "error",
+    ),
 ]
 
 

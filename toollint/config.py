@@ -126,8 +126,10 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     settings.notes = notes
     where = f"{path} {Settings.TABLE}"
     if "select" in table and not settings.select and not settings.extend_select:
-        raise ConfigError(f"'select' in {where} is empty, so no rule would run; remove it for the default rules "
-                          'or name the rules to run, e.g. select = ["TL1", "TL4"]')
+        raise ConfigError(
+            f"'select' in {where} is empty, so no rule would run; remove it for the default rules "
+            'or name the rules to run, e.g. select = ["TL1", "TL4"]'
+        )
     for key_name, f in table_keys(Settings).items():
         if f.metadata.get("selectors") and key_name in table:
             value = getattr(settings, f.name)
@@ -174,7 +176,11 @@ class SettingsOverride:
         removes. `per-file-ignores` still apply."""
         if self == SettingsOverride():
             return settings
-        select, extend_select, ignore = settings.select, settings.extend_select, [*settings.ignore, *self.ignore]
+        select, extend_select, ignore = (
+            settings.select,
+            settings.extend_select,
+            [*settings.ignore, *self.ignore],
+        )
         if self.select is not None or self.extend_select:
             select = list(self.select) if self.select is not None else _enabled(settings)
             extend_select, ignore = list(self.extend_select), list(self.ignore)
@@ -183,7 +189,9 @@ class SettingsOverride:
             select=select,
             extend_select=extend_select,
             ignore=ignore,
-            respect_gitignore=settings.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore,
+            respect_gitignore=settings.respect_gitignore
+            if self.respect_gitignore is None
+            else self.respect_gitignore,
             confidence=self.confidence or settings.confidence,
         )
 
@@ -230,7 +238,9 @@ class SettingsResolver:
             self._by_directory[directory] = config_above(directory)
         return self._by_directory[directory]
 
-    def settings(self, config: Path | None, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+    def settings(
+        self, config: Path | None, fallback: Callable[[ConfigError], Settings] | None = None
+    ) -> Settings:
         """The settings of one configuration file (None: the defaults), with the overrides. A broken
         file raises ConfigError, unless `fallback` gives the settings to use (and keep) instead."""
         if config not in self._by_config:
@@ -247,7 +257,9 @@ class SettingsResolver:
         """The warnings of every configuration read so far (a snake_case key), each once."""
         return list(dict.fromkeys(note for settings in self._by_config.values() for note in settings.notes))
 
-    def for_path(self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None) -> Settings:
+    def for_path(
+        self, path: str | Path, fallback: Callable[[ConfigError], Settings] | None = None
+    ) -> Settings:
         return self.settings(self.config_for(path), fallback)
 
     def for_run(self, targets: Sequence[str | Path]) -> Settings:

@@ -107,7 +107,9 @@ class Progress:
 class Console:
     """stderr for one run: `toollint: error: ...` lines always, warnings and notes unless quiet."""
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, color: ColorChoice = "auto") -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, quiet: bool = False, color: ColorChoice = "auto"
+    ) -> None:
         self._stream = stream
         self.quiet = quiet
         self.color_choice = color

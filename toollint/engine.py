@@ -99,8 +99,12 @@ class RunResult:
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files
     not_python: list[str] = field(default_factory=list)  # named files that are not Python (skipped)
     not_regular: list[tuple[str, str]] = field(default_factory=list)  # FIFOs, devices (skipped): path, what
-    unusable: list[tuple[str, str]] = field(default_factory=list)  # targets no file can have (exit 2): path, why
-    unlisted: list[str] = field(default_factory=list)  # folders the walk could not list (a TL903 each; exit 2)
+    unusable: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # targets no file can have (exit 2): path, why
+    unlisted: list[str] = field(
+        default_factory=list
+    )  # folders the walk could not list (a TL903 each; exit 2)
     root: Path | None = None  # the run's project root: paths in SARIF and baselines are relative to it
 
     @property
@@ -252,12 +256,25 @@ def too_complex(ctx: ModuleContext, enabled: frozenset[str]) -> list[Finding]:
     analysis = ctx.__dict__.get("analysis")
     if analysis is None or TOO_COMPLEX not in enabled:
         return []
-    found = [ctx.finding(TOO_COMPLEX, tool.node, f"`{tool.name}` is too complex to analyse: {reason}; "
-                         "the static rules skipped it", tool=tool.qualname) for tool, reason in analysis.too_complex]
+    found = [
+        ctx.finding(
+            TOO_COMPLEX,
+            tool.node,
+            f"`{tool.name}` is too complex to analyse: {reason}; the static rules skipped it",
+            tool=tool.qualname,
+        )
+        for tool, reason in analysis.too_complex
+    ]
     if analysis._graders is not None:  # the grader rules ran: graders they could not read are reported too
-        found += [ctx.finding(TOO_COMPLEX, grader.node, f"grader `{grader.name}` is too complex to analyse: {reason}; "
-                              "the grader rules skipped it", tool=grader.qualname)
-                  for grader, reason in analysis.complex_graders]
+        found += [
+            ctx.finding(
+                TOO_COMPLEX,
+                grader.node,
+                f"grader `{grader.name}` is too complex to analyse: {reason}; the grader rules skipped it",
+                tool=grader.qualname,
+            )
+            for grader, reason in analysis.complex_graders
+        ]
     return found
 
 
@@ -391,7 +408,9 @@ def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selecti
         with memory_ceiling(STATIC_MEMORY_CEILING):
             return _lint_source(data, shown, settings, selection, guess_module_name(path))
     except MemoryError:
-        return too_large(shown, f"its analysis ran out of memory ({len(data) / 1e6:.1f} MB of source)", digest(data))
+        return too_large(
+            shown, f"its analysis ran out of memory ({len(data) / 1e6:.1f} MB of source)", digest(data)
+        )
     except Exception as exc:  # noqa: BLE001 - a bug outside the rules costs this file, not the run
         return FileResult(shown, [internal_error(shown, "the engine", exc)], digest=digest(data))
 
@@ -476,7 +495,10 @@ def lint_paths(
         Selection.from_settings(run_settings)  # a bad selector fails before any work
     found = collect_files(paths, configs.settings_for, force_exclude=force_exclude)
     result = RunResult(
-        missing=found.missing, no_python=found.no_python, not_python=found.not_python, not_regular=found.not_regular,
+        missing=found.missing,
+        no_python=found.no_python,
+        not_python=found.not_python,
+        not_regular=found.not_regular,
         unusable=found.unusable,
         root=run_settings.project_root,
     )

@@ -79,8 +79,11 @@ class Excluder:
         self.component_patterns = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
         # one expression for all of them: every entry of a walk is tested, and fnmatchcase per pattern
         # was a fifth of a warm run's walk
-        self._component = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.component_patterns)) \
-            if self.component_patterns else None
+        self._component = (
+            re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.component_patterns))
+            if self.component_patterns
+            else None
+        )
         self.path_patterns = [p.rstrip("/").removeprefix("./") for p in patterns if "/" in p.rstrip("/")]
         self.root = Path(os.path.abspath(settings.project_root or os.getcwd()))
 
@@ -242,7 +245,9 @@ def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet)
                 subdirs.append(path)
             else:
                 try:
-                    if not entry.is_file():  # the listing's type: a FIFO, device or socket, or a dangling link
+                    if (
+                        not entry.is_file()
+                    ):  # the listing's type: a FIFO, device or socket, or a dangling link
                         st = entry.stat()
                         if not stat.S_ISREG(st.st_mode):
                             out.not_regular.append((str(path), describe_mode(st.st_mode)))

@@ -227,7 +227,9 @@ def _culprit(accepted: list[tuple[Finding, Fix]], error_line: int) -> int:
     best = max(range(len(accepted)), key=lambda i: min(e.line for e in accepted[i][1].edits))
     best_start = -1
     shift = 0
-    for index, (_, fix) in sorted(enumerate(accepted), key=lambda item: min(e.line for e in item[1][1].edits)):
+    for index, (_, fix) in sorted(
+        enumerate(accepted), key=lambda item: min(e.line for e in item[1][1].edits)
+    ):
         start = min(e.line for e in fix.edits) + shift
         if best_start <= start <= error_line:
             best, best_start = index, start
@@ -284,7 +286,9 @@ def stable_read(path: str) -> bytes:
             if again == data and _shape(os.stat(path)) == _shape(after):
                 return data
         time.sleep(min(0.005 * (attempt + 1), SETTLE))
-    raise FixError(f"{printable(path)} keeps changing (another program is writing it); not fixed (run --fix again)")
+    raise FixError(
+        f"{printable(path)} keeps changing (another program is writing it); not fixed (run --fix again)"
+    )
 
 
 def write_fixed(path: str, linted: bytes, text: str, encoding: str) -> None:
@@ -293,7 +297,9 @@ def write_fixed(path: str, linted: bytes, text: str, encoding: str) -> None:
     try:
         data = text.encode(encoding)
     except UnicodeEncodeError as exc:
-        raise FixError(f"cannot write {shown}: the fix is not representable in {encoding} ({exc.reason})") from None
+        raise FixError(
+            f"cannot write {shown}: the fix is not representable in {encoding} ({exc.reason})"
+        ) from None
     changed = FixError(f"{shown} changed while it was being fixed; not written (run --fix again)")
     try:
         if stable_read(path) != linted:
@@ -424,8 +430,10 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             files_changed += 1
     except KeyboardInterrupt:
         if options.fix:  # every file is replaced whole, so the count is the whole story
-            console.error(f"--fix interrupted after rewriting {files_changed} file(s) ({fixed_count} fix(es)); "
-                          "the files not yet rewritten are unchanged")
+            console.error(
+                f"--fix interrupted after rewriting {files_changed} file(s) ({fixed_count} fix(es)); "
+                "the files not yet rewritten are unchanged"
+            )
         raise
     more = f"; {unsafe_skipped} more with --unsafe-fixes" if unsafe_skipped else ""
     if failed:

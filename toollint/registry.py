@@ -187,8 +187,15 @@ def rules_markdown() -> str:
              "`tests/test_rule_docs.py` keeps it current.")
     out = ["# toollint rules", "", intro, ""]
     for r in all_rules():
-        out += [f"## {r.code} {r.name}", "", f"*{r.kind}, default level {r.level}, precision {r.precision}*", ""]
+        out += [
+            f"## {r.code} {r.name}",
+            "",
+            f"*{r.kind}, default level {r.level}, precision {r.precision}*",
+            "",
+        ]
         body = r.doc.split("\n", 1)[1].strip() if r.doc.startswith("# ") else r.doc.strip()
-        out += [line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in body.splitlines()]
+        out += [
+            line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in body.splitlines()
+        ]
         out.append("")
     return "\n".join(out)

@@ -85,12 +85,18 @@ def _confidence(value: Any) -> str | None:
 def _references(value: Any) -> str | None:
     """`"pkg.mod:func"` / `"pkg.mod:Class.method"` entries: a module, a colon, a qualified name."""
     bad = [v for v in value or () if not re.fullmatch(r"[\w.]+:[A-Za-z_][\w.]*", v)]
-    return f'entries must look like "pkg.module:function" or "pkg.module:Class.method", not {bad[0]!r}' if bad else None
+    return (
+        f'entries must look like "pkg.module:function" or "pkg.module:Class.method", not {bad[0]!r}'
+        if bad
+        else None
+    )
 
 
 def _one_of(*choices: str) -> Check:
     def check(value: Any) -> str | None:
-        return None if value is None or value in choices else f"must be one of {', '.join(map(repr, choices))}"
+        return (
+            None if value is None or value in choices else f"must be one of {', '.join(map(repr, choices))}"
+        )
 
     return check
 
@@ -102,7 +108,14 @@ class ConfirmSettings:
     SEPARATOR: ClassVar[str] = "-"  # kebab-case as in every table; snake_case is accepted with a warning
     TABLE: ClassVar[str] = "[tool.toollint.confirm]"
     # Keys the toolkit adapter reads; passed to the host only when set.
-    ADAPTER_KEYS: ClassVar[tuple[str, ...]] = ("factory", "sys_path", "state", "reset", "tools", "clock_modules")
+    ADAPTER_KEYS: ClassVar[tuple[str, ...]] = (
+        "factory",
+        "sys_path",
+        "state",
+        "reset",
+        "tools",
+        "clock_modules",
+    )
 
     adapter: str | None = None  # a benchmark profile's name, toolkit, or a path to an adapter file
     python: str | None = None  # the benchmark's interpreter (--python wins)
@@ -141,7 +154,9 @@ class TraceSettings:
     suites: list[str] = field(default_factory=list)
     task_files: list[str] = field(default_factory=list)
     toolkit: list[str] = field(default_factory=list)
-    tasks: dict[str, str | list[str]] = field(default_factory=dict)  # task id -> "file.py:function" (or a list)
+    tasks: dict[str, str | list[str]] = field(
+        default_factory=dict
+    )  # task id -> "file.py:function" (or a list)
     state_params: dict[str, str] | None = None  # grader parameter -> canonical state prefix
     record_params: list[str] | None = None  # grader parameters holding the agent record
 
@@ -157,7 +172,9 @@ class Settings:
     select: list[str] = field(default_factory=lambda: ["TL1", "TL4", "TL9"], metadata=meta(selectors=True))
     ignore: list[str] = field(default_factory=list, metadata=meta(selectors=True))
     extend_select: list[str] = field(default_factory=list, metadata=meta(selectors=True))
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict, metadata=meta(selectors=True))  # glob: codes
+    per_file_ignores: dict[str, list[str]] = field(
+        default_factory=dict, metadata=meta(selectors=True)
+    )  # glob: codes
     # The least confidence a finding's premise needs to be reported (docs/rules.md, "Confidence"): by
     # default a premise resting on a type or a name alone is left out.
     confidence: str = field(default="medium", metadata=meta(check=_confidence))
@@ -169,10 +186,14 @@ class Settings:
     tools: list[str] = field(default_factory=list, metadata=meta(check=_references))
     # "pkg.mod:Class": every public method is a tool
     tool_classes: list[str] = field(default_factory=list, metadata=meta(check=_references))
-    state_roots: list[str] = field(default_factory=list)  # accessor calls and parameter names that reach state
+    state_roots: list[str] = field(
+        default_factory=list
+    )  # accessor calls and parameter names that reach state
     # grader functions no profile pattern finds: "pkg.mod:func" / "pkg.mod:Class.method"
     graders: list[str] = field(default_factory=list, metadata=meta(check=_references))
-    contract_dirs: list[str] = field(default_factory=list)  # relative ones are resolved against the config file
+    contract_dirs: list[str] = field(
+        default_factory=list
+    )  # relative ones are resolved against the config file
     # The benchmark profile of dynamic runs (toollint.profiles); default: detected from the linted tree.
     # Checked against the registered profiles where a run picks its profile.
     benchmark: str | None = field(default=None, metadata=meta(check=_non_empty))
@@ -213,7 +234,9 @@ def _refs_in(refs: list[str], module_name: str) -> set[str]:
     out = set()
     for ref in refs:
         mod, _, qual = ref.partition(":")
-        if qual and (module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)):
+        if qual and (
+            module_name == mod or module_name.endswith("." + mod) or mod.endswith("." + module_name)
+        ):
             out.add(qual)
     return out
 

@@ -600,7 +600,9 @@ class Predicate:
         return value
 
 
-def compile_predicate(source: str, *, filename: str = "<predicate>", line: int = 1, col: int = 1) -> Predicate:
+def compile_predicate(
+    source: str, *, filename: str = "<predicate>", line: int = 1, col: int = 1
+) -> Predicate:
     """Check `source` against the grammar and compile it. `line`/`col` place the predicate in its file,
     so errors point into the contract. Raises `ForbiddenPredicate`."""
 
@@ -649,8 +651,15 @@ def _check_grammar(tree: ast.Expression, fail: Callable[..., ForbiddenPredicate]
     # Three passes, so the most telling construct is named: node kinds first (lambda, walrus, ...),
     # then reaches into internals (`_`-names), then calls and constants.
     # In source order, innermost first, so `pre.__class__.__mro__` names `__class__`.
-    nodes = sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0),
-                                                  getattr(n, "end_lineno", 0), getattr(n, "end_col_offset", 0)))
+    nodes = sorted(
+        ast.walk(tree),
+        key=lambda n: (
+            getattr(n, "lineno", 0),
+            getattr(n, "col_offset", 0),
+            getattr(n, "end_lineno", 0),
+            getattr(n, "end_col_offset", 0),
+        ),
+    )
     for node in nodes:
         if isinstance(node, tuple(_CONSTRUCT_NAMES)):
             name = _CONSTRUCT_NAMES[type(node)]

@@ -134,11 +134,21 @@ class ToolkitAdapter:
         try:
             value = fn(**args)
         except Exception as exc:  # noqa: BLE001 - any exception from the tool is its error result
-            return {"status": "tool_error", "value": None, "error_type": type(exc).__name__,
-                    "error_mro": [c.__name__ for c in type(exc).__mro__[1:]], "error_message": str(exc), "agent_view": f"{type(exc).__name__}: {exc}",
-                    "effective_args": effective}
-        return {"status": "ok", "value": value, "agent_view": value if isinstance(value, str) else repr(value),
-                "effective_args": effective}
+            return {
+                "status": "tool_error",
+                "value": None,
+                "error_type": type(exc).__name__,
+                "error_mro": [c.__name__ for c in type(exc).__mro__[1:]],
+                "error_message": str(exc),
+                "agent_view": f"{type(exc).__name__}: {exc}",
+                "effective_args": effective,
+            }
+        return {
+            "status": "ok",
+            "value": value,
+            "agent_view": value if isinstance(value, str) else repr(value),
+            "effective_args": effective,
+        }
 
 
 def _annotation(annotation: Any) -> str | None:

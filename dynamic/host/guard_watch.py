@@ -41,7 +41,9 @@ def arm(spec: dict[str, Any]) -> bool:
             compiled["code"] = compile(tree, "<toollint guard>", "eval")
             compiled["constants"] = _constant_parts(tree, params)
             compiled["chains"] = _chains(tree, params)
-        compiled["value_code"] = {v: compile(v, "<toollint watch>", "eval") for v in point.get("values") or []}
+        compiled["value_code"] = {
+            v: compile(v, "<toollint watch>", "eval") for v in point.get("values") or []
+        }
         points.append(compiled)
     points.sort(key=lambda p: int(p["line"]))
     _STATE.update(spec=dict(spec), points=points, observations=[], params=params)
@@ -97,8 +99,14 @@ def _global_trace(frame: Any, event: str, arg: Any) -> Any:
 def _observe(frame: Any, point: dict[str, Any]) -> dict[str, Any]:
     params = _STATE["params"]
     f_locals, f_globals = dict(frame.f_locals), frame.f_globals
-    out: dict[str, Any] = {"reached": True, "line": frame.f_lineno, "names": {}, "constants": {}, "values": {},
-                           "chains": {}}
+    out: dict[str, Any] = {
+        "reached": True,
+        "line": frame.f_lineno,
+        "names": {},
+        "constants": {},
+        "values": {},
+        "chains": {},
+    }
     for text, code in point.get("value_code", {}).items():
         try:
             out["values"][text] = _json(eval(code, f_globals, f_locals))

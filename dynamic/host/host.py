@@ -172,15 +172,19 @@ def to_json(value: Any, path: str = "", strict: bool = True) -> Any:
             return to_json(dump(mode="json"), path, strict)
         except Exception as exc:  # noqa: BLE001 - pydantic refuses some fields; say where
             if strict:
-                raise HostError("snapshot_not_json", "state at {} is not JSON-serialisable: {}".format(path or "/", exc))
+                raise HostError(
+                    "snapshot_not_json", "state at {} is not JSON-serialisable: {}".format(path or "/", exc)
+                )
             return repr(value)
     if hasattr(value, "__dataclass_fields__"):
         return {k: to_json(getattr(value, k), f"{path}/{k}", strict) for k in value.__dataclass_fields__}
     if isinstance(value, enum.Enum):
         return to_json(value.value, path, strict)
     if strict:
-        raise HostError("snapshot_not_json",
-                        "state at {} is not JSON-serialisable (a {})".format(path or "/", type(value).__name__))
+        raise HostError(
+            "snapshot_not_json",
+            "state at {} is not JSON-serialisable (a {})".format(path or "/", type(value).__name__),
+        )
     return repr(value)
 
 
@@ -317,11 +321,18 @@ class Host:
                 resp = {"id": rid, "ok": False, "error": {"kind": exc.kind, "message": str(exc)}}
             except MemoryError:
                 what = str(req.get("tool") or req.get("op")) if isinstance(req, dict) else "request"
-                resp = {"id": rid, "ok": False, "error": {"kind": MEMORY_LIMIT, "message": str(out_of_memory(what))}}
+                resp = {
+                    "id": rid,
+                    "ok": False,
+                    "error": {"kind": MEMORY_LIMIT, "message": str(out_of_memory(what))},
+                }
             except Exception as exc:  # noqa: BLE001 - an adapter bug: report it, keep serving
                 traceback.print_exc()
-                resp = {"id": rid, "ok": False,
-                        "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}"}}
+                resp = {
+                    "id": rid,
+                    "ok": False,
+                    "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}"},
+                }
             self._send(out, resp)
             if resp.get("error", {}).get("kind") == MEMORY_LIMIT:
                 return  # what leaked is still held: the parent starts a fresh host
@@ -395,8 +406,12 @@ def guard_lifetime() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="toollint benchmark host (JSON lines on stdin/stdout)")
-    parser.add_argument("--adapter", default="", help="a path to an adapter file, or a sibling adapter's name "
-                        "(none: no adapter, for locate/eval only)")
+    parser.add_argument(
+        "--adapter",
+        default="",
+        help="a path to an adapter file, or a sibling adapter's name "
+        "(none: no adapter, for locate/eval only)",
+    )
     parser.add_argument("--options", default="{}", help="adapter options as a JSON object")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-memory", type=int, default=0, help="address-space cap in bytes (0: none)")

@@ -114,9 +114,13 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool, name
         for key in sorted(set(a) | set(b), key=str):
             seg = "/" + _escape(str(key))
             if key not in b:
-                ops.append({"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[key], "after": None})
+                ops.append(
+                    {"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[key], "after": None}
+                )
             elif key not in a:
-                ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[key]})
+                ops.append(
+                    {"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[key]}
+                )
             else:
                 _diff(a[key], b[key], path + seg, ptr + seg, ops, strict, str(key))
         return
@@ -139,7 +143,9 @@ def _diff(a: Any, b: Any, path: str, ptr: str, ops: list[Op], strict: bool, name
         for i in range(max(len(a), len(b))):
             seg = f"/{i}"
             if i >= len(b):
-                ops.append({"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[i], "after": None})
+                ops.append(
+                    {"op": "remove", "path": path + seg, "ptr": ptr + seg, "before": a[i], "after": None}
+                )
             elif i >= len(a):
                 ops.append({"op": "add", "path": path + seg, "ptr": ptr + seg, "before": None, "after": b[i]})
             else:

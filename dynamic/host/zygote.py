@@ -109,18 +109,26 @@ class Sources:
     def __init__(self) -> None:
         import sysconfig
 
-        installed = {os.path.abspath(sysconfig.get_path(k)) + os.sep for k in ("stdlib", "platstdlib", "purelib",
-                                                                                "platlib")}
+        installed = {
+            os.path.abspath(sysconfig.get_path(k)) + os.sep
+            for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
         self.files: dict[str, tuple[str, str | None]] = {}
         self.importers: dict[str, set[str]] = {}
         self.order = list(sys.modules)  # the order imports began in
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
-            if not file or not file.endswith(".py") or any(os.path.abspath(file).startswith(i) for i in installed):
+            if (
+                not file
+                or not file.endswith(".py")
+                or any(os.path.abspath(file).startswith(i) for i in installed)
+            ):
                 continue
             self.files[name] = (file, _digest(file))
         for name, (file, _) in self.files.items():
-            for imported in _imports(name, file, getattr(sys.modules.get(name), "__path__", None) is not None):
+            for imported in _imports(
+                name, file, getattr(sys.modules.get(name), "__path__", None) is not None
+            ):
                 for target in _prefixes(imported):
                     if target in self.files and target != name:
                         self.importers.setdefault(target, set()).add(name)

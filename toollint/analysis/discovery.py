@@ -241,7 +241,9 @@ def module_state_names(body: list[ast.stmt]) -> dict[str, str | None]:
             cls = called if called[:1].isupper() else None
         if mutable:
             # a memo (`relation_cache = {}`) remembers answers: filling it changes no state a task checks
-            names.update((t.id, cls) for t in targets if isinstance(t, ast.Name) and not _MEMO_NAME.search(t.id))
+            names.update(
+                (t.id, cls) for t in targets if isinstance(t, ast.Name) and not _MEMO_NAME.search(t.id)
+            )
     return names
 
 
@@ -276,7 +278,9 @@ def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | N
                     writes = kw.value.value == patterns.writer_keywords[kw.arg]
                     return writes, f"`{kw.arg}={kw.value.value}`"
     for arg in [*dec.args, *(k.value for k in dec.keywords)]:
-        text = dotted(arg) or (arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else "")
+        text = dotted(arg) or (
+            arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+        )
         kind = text.rsplit(".", 1)[-1].upper()
         if kind in patterns.writer_kinds:
             return patterns.writer_kinds[kind], f"`{text}`"
@@ -314,7 +318,9 @@ class _Discoverer:
         self.taken: set[int] = set()
         self.registered = self._registered_functions()
         self.handlers = self._keyword_handlers()
-        self.directory = os.path.dirname(os.path.abspath(module.path)) if module is not None and module.path else ""
+        self.directory = (
+            os.path.dirname(os.path.abspath(module.path)) if module is not None and module.path else ""
+        )
         self.dispatches = self._name_dispatches()
         self.registry_members = self._registry_members()
         # names a function-calling schema of this module's package shows the model (read once per directory)
@@ -323,18 +329,29 @@ class _Discoverer:
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
         # a cheap text test first: most modules compare no name with `==`
-        self.may_name_chain = source is None or ("name ==" in source or "name==" in source) and any(
-            (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start())) and called_name_subject(w.group(1))
-            for m in _EQUALS_STRING.finditer(source))
+        self.may_name_chain = (
+            source is None
+            or ("name ==" in source or "name==" in source)
+            and any(
+                (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start()))
+                and called_name_subject(w.group(1))
+                for m in _EQUALS_STRING.finditer(source)
+            )
+        )
         self.may_context_state = source is None or any(a in source for a in CONTEXT_STATE_ATTRS)
-        self.may_describe = source is None or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS)) or (
-            "description" in source and any(w in source for w in CALL_PARAMETERS))
+        self.may_describe = (
+            source is None
+            or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS))
+            or ("description" in source and any(w in source for w in CALL_PARAMETERS))
+        )
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
         self.class_toolkit = False
-        self.class_described: tuple[str, str] | None = None  # (how the class describes itself, its tool method)
+        self.class_described: tuple[str, str] | None = (
+            None  # (how the class describes itself, its tool method)
+        )
         self.class_bases: list[Resolved | str] | None = None
         # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
         # of them fall inside it (most modules have none)
@@ -354,9 +371,19 @@ class _Discoverer:
             roots.update((k, v) for k, v in context_state_params(fn).items() if k not in roots)
         return roots
 
-    def add(self, fn: FunctionNode, scope: _Scope, profile: str, found_by: str, *, declared: bool | None = None,
-            declared_by: str = "", roots: dict[str, str] | None = None, qualname: str | None = None,
-            framework: frozenset[str] = frozenset()) -> None:
+    def add(
+        self,
+        fn: FunctionNode,
+        scope: _Scope,
+        profile: str,
+        found_by: str,
+        *,
+        declared: bool | None = None,
+        declared_by: str = "",
+        roots: dict[str, str] | None = None,
+        qualname: str | None = None,
+        framework: frozenset[str] = frozenset(),
+    ) -> None:
         self.taken.add(id(fn))
         self.found.tools.append(ToolInfo(
             fn, qualname or scope.qualname(fn.name), profile, scope.cls.name if scope.cls else None, declared,
@@ -466,8 +493,12 @@ class _Discoverer:
                 owner: ast.expr | None = None
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                     owner, key = node.value, node.slice
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
-                        and node.args:
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "get"
+                    and node.args
+                ):
                     owner, key = node.func.value, node.args[0]
                 if isinstance(owner, ast.Name) and owner.id in dicts and key is not None \
                         and not isinstance(key, ast.Constant):
@@ -508,7 +539,9 @@ class _Discoverer:
             if not starts:
                 return {}
             lines = {self.source.count("\n", 0, i) + 1 for i in starts}
-            roots = [s for s in self.tree.body if any(s.lineno <= n <= (s.end_lineno or s.lineno) for n in lines)]
+            roots = [
+                s for s in self.tree.body if any(s.lineno <= n <= (s.end_lineno or s.lineno) for n in lines)
+            ]
         out: dict[str, tuple[str, str]] = {}
         for node in (n for root in roots for n in ast.walk(root)):
             if not isinstance(node, ast.Call):
@@ -597,7 +630,11 @@ def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
         test = node.test if isinstance(node, (ast.Assert, ast.If)) else None
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             test = test.values[0]
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        ):
             flipped = ast.Compare(test.left, [ast.Eq()], test.comparators)
             found = _compared_name(flipped, subjects)
             if found and (isinstance(node, ast.Assert) == isinstance(test.ops[0], ast.Eq)):
@@ -633,7 +670,9 @@ def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     cls = scope.cls
     if cls is None or not cls.bases or fn.name not in d.base_methods:
         return False
-    candidates = [m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods]
+    candidates = [
+        m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods
+    ]
     if not candidates:
         return False
     if fn.name in _COMMON_METHODS and not any("Tool" in (base_name(b) or "") for b in cls.bases):
@@ -673,7 +712,9 @@ def _by_toolkit_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     plain = not any(decorator_name(x) in NOT_TOOL_DECORATORS or not configured for x in fn.decorator_list)
     if d.class_marked and not configured:
         if public and plain and fn.name not in _TOOLKIT_EXCLUDE:
-            d.reject(fn, scope, f"public method of `{cls.name}` without the tool marker its sibling methods carry")
+            d.reject(
+                fn, scope, f"public method of `{cls.name}` without the tool marker its sibling methods carry"
+            )
         return False
     if not (public and plain) or fn.name in _TOOLKIT_EXCLUDE:
         return False
@@ -745,12 +786,16 @@ def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool
     if method:
         if fn.name != method:
             return False
-        d.add(fn, scope, "generic", f"`{fn.name}` of `{cls.name}`, which declares its call to the agent ({how})")
+        d.add(
+            fn, scope, "generic", f"`{fn.name}` of `{cls.name}`, which declares its call to the agent ({how})"
+        )
         return True
     if fn.name.startswith("_") or any(decorator_name(x) in NOT_TOOL_DECORATORS for x in fn.decorator_list) \
             or fn.name in _TOOLKIT_EXCLUDE:
         return False
-    d.add(fn, scope, "generic", f"public method of `{cls.name}`, which describes its API to the agent ({how})")
+    d.add(
+        fn, scope, "generic", f"public method of `{cls.name}`, which describes its API to the agent ({how})"
+    )
     return True
 
 
@@ -762,8 +807,12 @@ def _by_name_dispatch(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
         return False
     declared = d.declared_names
     if declared and fn.name not in declared:
-        d.reject(fn, scope, f"reached by name through `{found.text}` ({found.where}:{found.line}) but declared to "
-                            "the model by no function-calling schema of its package")
+        d.reject(
+            fn,
+            scope,
+            f"reached by name through `{found.text}` ({found.where}:{found.line}) but declared to "
+            "the model by no function-calling schema of its package",
+        )
         return False
     how = "declared in a schema, " if declared else ""
     d.add(fn, scope, "generic", f"public method of `{cls.name}`, {how}reached by name through `{found.text}` "
@@ -785,7 +834,12 @@ def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function (or public method) whose name a function-calling schema of its package declares to the model."""
     if fn.name not in d.package_declared or fn.name.startswith("_") or scope.outer:
         return False
-    d.add(fn, scope, "generic", f"`{fn.name}`, declared to the model by a function-calling schema of its package")
+    d.add(
+        fn,
+        scope,
+        "generic",
+        f"`{fn.name}`, declared to the model by a function-calling schema of its package",
+    )
     return True
 
 
@@ -810,13 +864,20 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     family = None
-    if d.patterns.request_dispatchers and any(name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers):
+    if d.patterns.request_dispatchers and any(
+        name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers
+    ):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
-        classes = [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))] \
-            if scope.cls is not None else []
+        classes = (
+            [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))]
+            if scope.cls is not None
+            else []
+        )
         family = declared_dispatcher(fn, classes, d.patterns)
     if family is None and d.verb_lines is not None:
-        inside = bisect.bisect_right(d.verb_lines, fn.end_lineno or fn.lineno) - bisect.bisect_left(d.verb_lines, fn.lineno)
+        inside = bisect.bisect_right(d.verb_lines, fn.end_lineno or fn.lineno) - bisect.bisect_left(
+            d.verb_lines, fn.lineno
+        )
         if inside < 2:
             return False
     branches = kind_branches(fn, declared=family is not None)
@@ -827,9 +888,16 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     for branch in branches:
         verb, label = branch.http_verb, branch.label
         name = f"{fn.name}[{label}]"
-        d.add(branch_tool(fn, name, branch.line, branch.body, replies), scope, family or "generic",
-              f"branch `{label}` of request dispatcher `{fn.name}`", declared=HTTP_VERBS[verb] if verb else None,
-              declared_by=f"HTTP verb {verb}" if verb else "", qualname=scope.qualname(name), framework=names)
+        d.add(
+            branch_tool(fn, name, branch.line, branch.body, replies),
+            scope,
+            family or "generic",
+            f"branch `{label}` of request dispatcher `{fn.name}`",
+            declared=HTTP_VERBS[verb] if verb else None,
+            declared_by=f"HTTP verb {verb}" if verb else "",
+            qualname=scope.qualname(name),
+            framework=names,
+        )
     d.taken.add(id(fn))
     return True
 
@@ -846,9 +914,14 @@ def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     subject = _kind_subject(branches[0])
     for branch in branches:
         name = f"{fn.name}[{branch.kind}]"
-        d.add(branch_tool(fn, name, branch.line, branch.body, replies), scope, "generic",
-              f"branch `{branch.kind}` of `{fn.name}`, which runs the function the model named in `{subject}`",
-              qualname=scope.qualname(name), framework=names)
+        d.add(
+            branch_tool(fn, name, branch.line, branch.body, replies),
+            scope,
+            "generic",
+            f"branch `{branch.kind}` of `{fn.name}`, which runs the function the model named in `{subject}`",
+            qualname=scope.qualname(name),
+            framework=names,
+        )
     d.taken.add(id(fn))
     return True
 
@@ -861,16 +934,28 @@ def _kind_subject(branch: KindBranch) -> str:
 
 
 FINDERS: tuple[Finder, ...] = (
-    _by_decorator, _by_dispatcher, _by_state_annotation, _by_base_class, _by_toolkit_class, _by_described_class,
+    _by_decorator,
+    _by_dispatcher,
+    _by_state_annotation,
+    _by_base_class,
+    _by_toolkit_class,
+    _by_described_class,
     _by_name_dispatch,
-    _by_registration, _by_registry, _by_declaration, _by_configuration, _by_request_kind, _by_name_chain,
+    _by_registration,
+    _by_registry,
+    _by_declaration,
+    _by_configuration,
+    _by_request_kind,
+    _by_name_chain,
 )
 
 
 # -- dispatch ----------------------------------------------------------------------------------------
 
 
-def name_branches(fn: FunctionNode, name_param: str | Collection[str]) -> Iterator[tuple[str, int, list[ast.stmt]]]:
+def name_branches(
+    fn: FunctionNode, name_param: str | Collection[str]
+) -> Iterator[tuple[str, int, list[ast.stmt]]]:
     """(tool name, line, body) of every branch of `fn` that compares `name_param` (a parameter, or
     any of several subjects such as `params.name`) with a constant: `if name == "add":`,
     `elif name == Tools.ADD:`, `match name: case "add":`."""
@@ -902,7 +987,9 @@ def _constant_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
     if isinstance(expr, ast.Attribute):  # `Tools.ADD` / `Tools.ADD.value`
-        attr = expr.value.attr if expr.attr == "value" and isinstance(expr.value, ast.Attribute) else expr.attr
+        attr = (
+            expr.value.attr if expr.attr == "value" and isinstance(expr.value, ast.Attribute) else expr.attr
+        )
         return attr.lower()
     return None
 
@@ -957,8 +1044,15 @@ def tool_candidates(tree: ast.Module, module_name: str) -> list[Candidate]:
                           and not any(decorator_name(d) in NOT_TOOL_DECORATORS for d in m.decorator_list)]
             if len(documented) >= 2:
                 shown = ", ".join(f"`{n}`" for n in documented[:3]) + (" ..." if len(documented) > 3 else "")
-                out.append(Candidate(node.name, node.lineno, f"{len(documented)} documented public methods ({shown})",
-                                     f'tool-classes = ["{ref}:{node.name}"]', 2 * len(documented)))
+                out.append(
+                    Candidate(
+                        node.name,
+                        node.lineno,
+                        f"{len(documented)} documented public methods ({shown})",
+                        f'tool-classes = ["{ref}:{node.name}"]',
+                        2 * len(documented),
+                    )
+                )
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
             doc = ast.get_docstring(node) or ""
             params = [a for a in all_args(node) if a.arg not in ("self", "cls")]

@@ -72,8 +72,12 @@ class KindBranch:
 
 def _subject(expr: ast.expr) -> ast.expr:
     """`r.upper().strip()` -> `r`: the request text a test looks at."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _NORMALISING \
-            and not expr.args:
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _NORMALISING
+        and not expr.args
+    ):
         expr = expr.func.value
     return expr
 
@@ -93,8 +97,14 @@ def _kind_test(test: ast.expr) -> tuple[str, str] | None:
         if isinstance(right, ast.Constant) and isinstance(right.value, str):
             return right.value, ast.unparse(_subject(left))
         return None
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith" \
-            and len(test.args) == 1 and isinstance(test.args[0], ast.Constant) and isinstance(test.args[0].value, str):
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and len(test.args) == 1
+        and isinstance(test.args[0], ast.Constant)
+        and isinstance(test.args[0].value, str)
+    ):
         return test.args[0].value, ast.unparse(_subject(test.func.value))
     return None
 
@@ -193,7 +203,11 @@ def reply_calls(patterns: CompiledPatterns) -> dict[str, frozenset[str]]:
     out = dict(REPLY_CALLS)
     for method, owners in patterns.reply_calls.items():
         known = out.get(method)
-        out[method] = frozenset() if not owners or (known is not None and not known) else (known or frozenset()) | owners
+        out[method] = (
+            frozenset()
+            if not owners or (known is not None and not known)
+            else (known or frozenset()) | owners
+        )
     return out
 
 
@@ -205,7 +219,13 @@ def is_reply_call(call: ast.Call, replies: Mapping[str, frozenset[str]]) -> bool
     if not owners:
         return True
     receiver = func.value
-    name = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id if isinstance(receiver, ast.Name) else ""
+    name = (
+        receiver.attr
+        if isinstance(receiver, ast.Attribute)
+        else receiver.id
+        if isinstance(receiver, ast.Name)
+        else ""
+    )
     return name in owners
 
 
@@ -274,7 +294,9 @@ def unused_locals(fn: FunctionNode) -> list[ast.Name]:
                 loaded.add(node.id)
             elif isinstance(node.ctx, ast.Store) and not node.id.startswith("_") and id(node) not in loops:
                 stored.setdefault(node.id, node)
-    return sorted((n for name, n in stored.items() if name not in loaded), key=lambda n: (n.lineno, n.col_offset))
+    return sorted(
+        (n for name, n in stored.items() if name not in loaded), key=lambda n: (n.lineno, n.col_offset)
+    )
 
 
 # -- 3. dispatch by name -----------------------------------------------------------------------------
@@ -301,7 +323,9 @@ def _literal_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
     if isinstance(expr, ast.JoinedStr):
-        parts = [v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in expr.values]
+        parts = [
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in expr.values
+        ]
         text = "".join(parts)
         return text if text.replace("{}", "") else None
     return None
@@ -343,13 +367,22 @@ def accessor_registry(fn: FunctionNode, module_dicts: Mapping[str, ast.Dict],
     elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
             and value.args:
         owner, key = value.func.value, value.args[0]
-    if isinstance(owner, ast.Name) and owner.id in module_dicts and isinstance(key, ast.Name) and key.id == param:
+    if (
+        isinstance(owner, ast.Name)
+        and owner.id in module_dicts
+        and isinstance(key, ast.Name)
+        and key.id == param
+    ):
         return owner.id, False
     return None
 
 
-def registry_target(call: ast.Call, functions: Mapping[str, FunctionNode], module_dicts: Mapping[str, ast.Dict],
-                    modules: Mapping[str, str]) -> RegistryTarget | None:
+def registry_target(
+    call: ast.Call,
+    functions: Mapping[str, FunctionNode],
+    module_dicts: Mapping[str, ast.Dict],
+    modules: Mapping[str, str],
+) -> RegistryTarget | None:
     """The target a call reaches by name, or None. `functions` are the module's functions (for a
     registry accessor such as `_get`), `module_dicts` its module-level dict literals, `modules` the
     module aliases in scope (`m` for `import a.b as m`)."""
@@ -369,8 +402,9 @@ def registry_target(call: ast.Call, functions: Mapping[str, FunctionNode], modul
         found = accessor_registry(functions[func.func.id], module_dicts, modules) if name else None
         if found is not None and name:
             registry, is_module = found
-            return RegistryTarget(registry, name, is_module, None if is_module else _dict_entry(module_dicts[registry],
-                                                                                                name))
+            return RegistryTarget(
+                registry, name, is_module, None if is_module else _dict_entry(module_dicts[registry], name)
+            )
         return None
     # REGISTRY["name"](...)
     if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in module_dicts:

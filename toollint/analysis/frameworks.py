@@ -36,18 +36,25 @@ FRAMEWORKS: tuple[Patterns, ...] = (
     Patterns(
         family="langchain",
         decorators=(ToolDecorator("tool"),),
-        tool_bases=(ToolBaseClass("BaseTool", methods=("_run", "_arun")),
-                    ToolBaseClass("StructuredTool", methods=("_run", "_arun"))),
-        registrations=(RegistrationCall("StructuredTool.from_function"), RegistrationCall("Tool.from_function"),
-                       RegistrationCall("Tool"), RegistrationCall("StructuredTool")),
+        tool_bases=(
+            ToolBaseClass("BaseTool", methods=("_run", "_arun")),
+            ToolBaseClass("StructuredTool", methods=("_run", "_arun")),
+        ),
+        registrations=(
+            RegistrationCall("StructuredTool.from_function"),
+            RegistrationCall("Tool.from_function"),
+            RegistrationCall("Tool"),
+            RegistrationCall("StructuredTool"),
+        ),
     ),
     # LlamaIndex: functions registered by `FunctionTool.from_defaults(fn=...)`, and `*ToolSpec` classes,
     # every public method of which is a tool.
     Patterns(
         family="llamaindex",
         registrations=(RegistrationCall("FunctionTool.from_defaults"),),
-        toolkit_classes=(ToolkitClass(r"ToolSpec$", exclude=frozenset({"to_tool_list",
-                                                                       "get_fn_schema_from_fn_name"})),),
+        toolkit_classes=(
+            ToolkitClass(r"ToolSpec$", exclude=frozenset({"to_tool_list", "get_fn_schema_from_fn_name"})),
+        ),
     ),
     # MCP servers: FastMCP / MCPServer `@mcp.tool()` (at module level or nested in a factory function),
     # and the low-level `Server`, whose one `@server.call_tool()` handler (or the handler passed as
@@ -56,8 +63,10 @@ FRAMEWORKS: tuple[Patterns, ...] = (
     Patterns(
         family="mcp",
         decorators=(ToolDecorator("tool"),),
-        writer_keywords=(WriterKeyword("readOnlyHint", writes_when_true=False),
-                         WriterKeyword("read_only", writes_when_true=False)),
+        writer_keywords=(
+            WriterKeyword("readOnlyHint", writes_when_true=False),
+            WriterKeyword("read_only", writes_when_true=False),
+        ),
         dispatchers=(ToolDispatcher("call_tool", keyword="on_call_tool"),),
     ),
     # OpenAI Agents SDK: `@function_tool` functions.

@@ -74,8 +74,13 @@ def _abstract(fn: FunctionNode) -> bool:
         return True
     if all(isinstance(s, ast.Pass) for s in body):
         return True
-    if len(body) == 1 and isinstance(body[0], ast.Return) and (
-            body[0].value is None or (isinstance(body[0].value, ast.Constant) and body[0].value.value is None)):
+    if (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and (
+            body[0].value is None or (isinstance(body[0].value, ast.Constant) and body[0].value.value is None)
+        )
+    ):
         return True  # `return None`: "not implemented here, ask the other grader"
     last = body[-1]
     if len(body) == 1 and isinstance(last, ast.Raise) and last.exc is not None:
@@ -204,14 +209,34 @@ class _Finder:
 
 
 # Words of a function's name that say it decides a verdict (a hint: the data flow decides).
-VERDICT_NAME_WORDS = frozenset({"check", "checker", "grade", "grader", "evaluate", "eval", "evaluation", "reward",
-                                "score", "judge", "verify", "compare", "correct", "accuracy", "match", "metric"})
+VERDICT_NAME_WORDS = frozenset(
+    {
+        "check",
+        "checker",
+        "grade",
+        "grader",
+        "evaluate",
+        "eval",
+        "evaluation",
+        "reward",
+        "score",
+        "judge",
+        "verify",
+        "compare",
+        "correct",
+        "accuracy",
+        "match",
+        "metric",
+    }
+)
 # Words naming the gold side of a comparison (narrower than GRADER_GOLD_WORDS: no `target`, `label`, `ref`).
 VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "gt", "possible", "oracle",
                                 "reference", "solution", "groundtruth"})
 
 
-_HINT_TEXT = re.compile("(?i)check|grade|eval|reward|score|judge|verify|compare|correct|accuracy|match|metric")
+_HINT_TEXT = re.compile(
+    "(?i)check|grade|eval|reward|score|judge|verify|compare|correct|accuracy|match|metric"
+)
 _GOLD_TEXT = re.compile("(?i)gold|ground|truth|expected|gt|possible|oracle|reference|solution")
 # on lower-cased text; `gt` alone (`gt_hash`, not `length`)
 _GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
@@ -274,8 +299,28 @@ def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | 
 
 
 # Calls that take two values without comparing them.
-_NOT_COMPARING = frozenset({"isinstance", "issubclass", "type", "len", "print", "str", "int", "float", "getattr",
-                            "hasattr", "setattr", "format", "open", "range", "zip", "enumerate", "map", "filter"})
+_NOT_COMPARING = frozenset(
+    {
+        "isinstance",
+        "issubclass",
+        "type",
+        "len",
+        "print",
+        "str",
+        "int",
+        "float",
+        "getattr",
+        "hasattr",
+        "setattr",
+        "format",
+        "open",
+        "range",
+        "zip",
+        "enumerate",
+        "map",
+        "filter",
+    }
+)
 
 
 def _short(node: ast.AST) -> str:
@@ -359,7 +404,9 @@ def grader_flow(path: str, qualname: str, roles: dict[str, Role], module_name: s
         return None
     from toollint.analysis.grading import grade
 
-    factories = frozenset(p for p, r in roles.items() if r == "state" and p.endswith(("_constructor", "_factory")))
+    factories = frozenset(
+        p for p, r in roles.items() if r == "state" and p.endswith(("_constructor", "_factory"))
+    )
     try:
         return grade(fn, roles, FunctionIndex.of(module), cls.name if cls else None, factories)
     except (TooComplex, RecursionError):
@@ -373,5 +420,14 @@ def module_graders(module: ModuleSource, settings: Settings | None = None) -> li
     return found
 
 
-__all__ = ["GraderFact", "GraderInfo", "analyze_graders", "discover_graders", "evaluate_graders", "grader_fact",
-           "grader_flow", "module_graders", "roles_by_name"]
+__all__ = [
+    "GraderFact",
+    "GraderInfo",
+    "analyze_graders",
+    "discover_graders",
+    "evaluate_graders",
+    "grader_fact",
+    "grader_flow",
+    "module_graders",
+    "roles_by_name",
+]

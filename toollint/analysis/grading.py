@@ -111,7 +111,9 @@ class Decision:
     node: ast.AST
     credits: bool
     gated: bool  # reached only under a test on live state
-    targets: frozenset[str] = frozenset()  # resources the claimed write is checked against (`MedicationRequest`)
+    targets: frozenset[str] = (
+        frozenset()
+    )  # resources the claimed write is checked against (`MedicationRequest`)
     claims: tuple[Claim, ...] = ()  # the record's claims this decision rests on
 
     @property
@@ -245,7 +247,9 @@ def url_text(expr: ast.expr | None) -> str | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value
     if isinstance(expr, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in expr.values)
+        return "".join(
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in expr.values
+        )
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
         left, right = url_text(expr.left), url_text(expr.right)
         return (left if left is not None else "{}") + (right if right is not None else "{}")
@@ -272,7 +276,11 @@ def _endpoint(expr: ast.expr) -> bool:
 def _url_like(expr: ast.expr) -> bool:
     if isinstance(expr, ast.JoinedStr):
         return bool(expr.values) and isinstance(expr.values[0], ast.FormattedValue)
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and ("/" in expr.value or "://" in expr.value)
+    return (
+        isinstance(expr, ast.Constant)
+        and isinstance(expr.value, str)
+        and ("/" in expr.value or "://" in expr.value)
+    )
 
 
 # -- the three-valued evaluation ----------------------------------------------------------------------
@@ -377,7 +385,9 @@ class _Walker:
         self.taint: dict[str, Taint] = dict(roots)
         self.factories = set(state_factories)
         self.strings: dict[str, ast.expr] = {}  # locals bound to a string or f-string (URLs)
-        self.conditions: list[tuple[ast.expr, Taint, Claim | None]] = []  # enclosing tests: expr, taint, claim
+        self.conditions: list[
+            tuple[ast.expr, Taint, Claim | None]
+        ] = []  # enclosing tests: expr, taint, claim
         self.origin: dict[str, frozenset[Claim]] = {}  # which claims a claim-derived local comes from
         self.call_origins: dict[int, frozenset[Claim]] = {}  # same, for helper calls
         self.return_origins: frozenset[Claim] = frozenset()
@@ -458,9 +468,15 @@ class _Walker:
         if last in ("eval", "exec", "compile") and isinstance(call.func, ast.Name) and call.args and \
                 self.taint_no_calls(call.args[0]) & (Taint.RECORD | Taint.CLAIM):
             where = "" if self.top else f" (in `{self.fn.name}`, which the grader calls)"
-            self.flow.observed(Observation(
-                "TL404", call, f"`{name}(...)` runs the agent's output (`{_short(call.args[0])}`) as code{where}",
-                name, self.index.module.path if self.index.module is not None else ""))
+            self.flow.observed(
+                Observation(
+                    "TL404",
+                    call,
+                    f"`{name}(...)` runs the agent's output (`{_short(call.args[0])}`) as code{where}",
+                    name,
+                    self.index.module.path if self.index.module is not None else "",
+                )
+            )
         return Taint.NONE
 
     def resolve(self, call: ast.Call) -> Helper | None:
@@ -618,7 +634,9 @@ class _Walker:
                 return False if inner is ABSENT else UNKNOWN
             if name == "all" and expr.args:
                 return True if self.absent(expr.args[0]) is ABSENT else UNKNOWN
-            return ABSENT if self.taint_no_calls(expr) & Taint.CLAIM or self.of(expr) & Taint.CLAIM else UNKNOWN
+            return (
+                ABSENT if self.taint_no_calls(expr) & Taint.CLAIM or self.of(expr) & Taint.CLAIM else UNKNOWN
+            )
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
             return ABSENT if self.comprehension_claims(expr) else UNKNOWN
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
@@ -657,9 +675,16 @@ class _Walker:
         as is, when it is false). Recorded when a claim takes part."""
         if not self.top or not self.may_involve_claim(test):
             return
-        involved = self.claim_test(test) is not None or bool(self.taint_no_calls(test) & Taint.CLAIM) or \
-            any(self.comprehension_claims(c) for c in self.nodes(test)
-                if isinstance(c, (ast.GeneratorExp, ast.ListComp, ast.SetComp))) or bool(self.of(test) & Taint.CLAIM)
+        involved = (
+            self.claim_test(test) is not None
+            or bool(self.taint_no_calls(test) & Taint.CLAIM)
+            or any(
+                self.comprehension_claims(c)
+                for c in self.nodes(test)
+                if isinstance(c, (ast.GeneratorExp, ast.ListComp, ast.SetComp))
+            )
+            or bool(self.of(test) & Taint.CLAIM)
+        )
         if not involved or not self.top:
             return
         t = truth(self.absent(test))
@@ -703,7 +728,9 @@ class _Walker:
 
     def assign(self, target: ast.expr, taint: Taint, value: ast.expr | None) -> None:
         origins = self.origins_of(value)
-        if self.in_claim_region() and (taint & (Taint.RECORD | Taint.CLAIM) or isinstance(value, ast.Constant)):
+        if self.in_claim_region() and (
+            taint & (Taint.RECORD | Taint.CLAIM) or isinstance(value, ast.Constant)
+        ):
             taint |= Taint.CLAIM
             origins |= self.region_claims()
         for node in ast.walk(target):
@@ -743,13 +770,19 @@ class _Walker:
             self.note_reads(s.value)
             self.observe_value(s.value)
             call = s.value
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
-                    and call.func.attr in ("append", "extend", "add", "insert", "update"):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.attr in ("append", "extend", "add", "insert", "update")
+            ):
                 # `posts.append((url, payload))` under a test naming a write: the list holds claims
                 taint = Taint.NONE
                 for a in call.args:
                     taint |= self.of(a)
-                origins = frozenset().union(*(self.origins_of(a) for a in call.args)) if call.args else frozenset()
+                origins = (
+                    frozenset().union(*(self.origins_of(a) for a in call.args)) if call.args else frozenset()
+                )
                 if self.in_claim_region() and taint:
                     taint |= Taint.CLAIM
                     origins |= self.region_claims()
@@ -765,7 +798,9 @@ class _Walker:
                 self.observe_value(s.value)
                 taint = self.of(s.value)
                 origins = self.origins_of(s.value)
-                if self.in_claim_region() and (taint or isinstance(s.value, ast.Constant) and s.value.value is True):
+                if self.in_claim_region() and (
+                    taint or isinstance(s.value, ast.Constant) and s.value.value is True
+                ):
                     taint |= Taint.CLAIM
                     origins |= self.region_claims()
                 self.returns |= taint
@@ -820,7 +855,10 @@ class _Walker:
             self.note_reads(branch.test)
             self.observe_value(branch.test)
             claim = self.claim_test(branch.test)
-            for stmts, fails_when in ((branch.body, True), (branch.orelse if branch is chain[-1] else [], False)):
+            for stmts, fails_when in (
+                (branch.body, True),
+                (branch.orelse if branch is chain[-1] else [], False),
+            ):
                 kind = exit_kind(stmts)
                 if kind == FAIL:
                     self.decide(branch, branch.test, fails_when=fails_when)
@@ -838,7 +876,11 @@ class _Walker:
         del self.conditions[len(self.conditions) - pushed:]
 
     def builds_state(self, value: ast.expr) -> bool:
-        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.factories
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in self.factories
+        )
 
     def note_reads(self, expr: ast.AST | None) -> None:
         """Record a read of live state for every load of the state itself in the expression (once a
@@ -859,32 +901,56 @@ class _Walker:
         for node in self.nodes(expr):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
                 last = node.values[-1]
-                if isinstance(last, ast.Compare) and isinstance(last.left, ast.Constant) and last.left.value == "" \
-                        and isinstance(last.ops[0], ast.In):
+                if (
+                    isinstance(last, ast.Compare)
+                    and isinstance(last.left, ast.Constant)
+                    and last.left.value == ""
+                    and isinstance(last.ops[0], ast.In)
+                ):
                     first = _short(node.values[0])
                     self.reported.add(id(last))
-                    self.flow.observed(Observation(
-                        "TL403", node, f"`{_short(node)}` parses as `{first} or (\"\" in ...)`: `\"\" in` any text "
-                        f"is true, so the check passes whenever `{first}` is set, or always", "empty-needle"))
+                    self.flow.observed(
+                        Observation(
+                            "TL403",
+                            node,
+                            f'`{_short(node)}` parses as `{first} or ("" in ...)`: `"" in` any text '
+                            f"is true, so the check passes whenever `{first}` is set, or always",
+                            "empty-needle",
+                        )
+                    )
                     continue
             if isinstance(node, ast.Compare):
                 operands = [node.left, *node.comparators]
                 for op, left, right in zip(node.ops, operands, operands[1:]):
                     if isinstance(op, ast.In) and isinstance(left, ast.Constant) and left.value == "" and \
                             id(node) not in self.reported:
-                        self.flow.observed(Observation(
-                            "TL403", node, f"`{_short(node)}` is true for every text: the empty string is in all "
-                            "of them", "empty-needle"))
+                        self.flow.observed(
+                            Observation(
+                                "TL403",
+                                node,
+                                f"`{_short(node)}` is true for every text: the empty string is in all "
+                                "of them",
+                                "empty-needle",
+                            )
+                        )
                     if isinstance(op, ast.In) and _empty_fallback(left) and \
                             self.taint_no_calls(left) & (Taint.RECORD | Taint.STATE | Taint.BEFORE):
-                        self.flow.observed(Observation(
-                            "TL403", node, f"`{_short(left)}` falls back to `\"\"` when the value is missing, and "
-                            "`\"\"` is in every text: the check passes", "empty-needle"))
+                        self.flow.observed(
+                            Observation(
+                                "TL403",
+                                node,
+                                f'`{_short(left)}` falls back to `""` when the value is missing, and '
+                                '`""` is in every text: the check passes',
+                                "empty-needle",
+                            )
+                        )
 
     def absence_only_failures(self) -> None:
         """TL402's second shape: the grader fails only when a failure marker is in the record, and
         otherwise passes: `if "error" in output: return False` ... `return True`."""
-        body = [s for s in self.fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        body = [
+            s for s in self.fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        ]
         if not body or exit_kind(body[-1:]) != PASS:
             return
         markers: list[tuple[ast.If, str]] = []
@@ -898,30 +964,46 @@ class _Walker:
                 return
         if markers:
             shown = ", ".join(repr(m) for _, m in markers)
-            self.flow.observed(Observation(
-                "TL402", body[-1], f"the grader fails only when {shown} is in the record and passes otherwise: a "
-                "run that did nothing, and printed nothing, passes", markers[0][1]))
+            self.flow.observed(
+                Observation(
+                    "TL402",
+                    body[-1],
+                    f"the grader fails only when {shown} is in the record and passes otherwise: a "
+                    "run that did nothing, and printed nothing, passes",
+                    markers[0][1],
+                )
+            )
 
     def marker_present(self, test: ast.expr) -> str | None:
         """`"error" in output` (or `a or b` of such): the failure marker tested for."""
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
         found = None
         for part in parts:
-            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.In) and
-                    isinstance(part.left, ast.Constant) and isinstance(part.left.value, str) and
-                    FAILURE_MARKER.search(part.left.value) and self.taint_no_calls(part.comparators[0]) & Taint.RECORD):
+            if not (
+                isinstance(part, ast.Compare)
+                and len(part.ops) == 1
+                and isinstance(part.ops[0], ast.In)
+                and isinstance(part.left, ast.Constant)
+                and isinstance(part.left.value, str)
+                and FAILURE_MARKER.search(part.left.value)
+                and self.taint_no_calls(part.comparators[0]) & Taint.RECORD
+            ):
                 return None
             found = found or part.left.value
         return found
 
     def observe_verdict(self, node: ast.AST, value: ast.expr) -> None:
         """The returned verdict: an accepted empty answer, an agent-authored outcome field."""
-        for alternative in (value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]):
+        for alternative in (
+            value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        ):
             self.observe_accepting(node, alternative)
 
     def observe_pass(self, branch: ast.If) -> None:
         test = branch.test
-        for alternative in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]):
+        for alternative in (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        ):
             self.observe_accepting(branch, alternative)
 
     def observe_accepting(self, node: ast.AST, test: ast.expr) -> None:
@@ -930,26 +1012,54 @@ class _Walker:
             left, right = test.left, test.comparators[0]
             for empty, answer in ((left, right), (right, left)):
                 if _empty_literal(empty) and self.taint_no_calls(answer) & Taint.RECORD:
-                    self.flow.observed(Observation(
-                        "TL403", test, f"the empty answer `{ast.unparse(empty)}` passes (`{_short(test)}`): an "
-                        "agent that finds nothing and says nothing is graded correct", "empty-answer"))
+                    self.flow.observed(
+                        Observation(
+                            "TL403",
+                            test,
+                            f"the empty answer `{ast.unparse(empty)}` passes (`{_short(test)}`): an "
+                            "agent that finds nothing and says nothing is graded correct",
+                            "empty-answer",
+                        )
+                    )
                     return
             for coerced, other in ((left, right), (right, left)):
                 fallback = _coerced_missing(coerced)
                 if fallback is not None and self.taint_no_calls(coerced) & Taint.RECORD and \
                         not _empty_literal(other):
-                    self.flow.observed(Observation(
-                        "TL403", test, f"a missing answer becomes `{fallback}` (`{_short(coerced)}`) and is compared "
-                        f"with `{_short(other)}`: when that is {fallback}, no answer passes", "coerced-answer"))
+                    self.flow.observed(
+                        Observation(
+                            "TL403",
+                            test,
+                            f"a missing answer becomes `{fallback}` (`{_short(coerced)}`) and is compared "
+                            f"with `{_short(other)}`: when that is {fallback}, no answer passes",
+                            "coerced-answer",
+                        )
+                    )
                     return
         field_name = _outcome_field(test)
-        if field_name and self.taint_no_calls(test) & Taint.RECORD and not self.taint_no_calls(test) & Taint.STATE:
-            self.flow.observed(Observation(
-                "TL405", test, f"the verdict is the record's own `{field_name}` field (`{_short(test)}`): the agent's "
-                "word that it succeeded, not a check that it did", field_name))
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn) and \
-                isinstance(test.left, ast.Constant) and isinstance(test.left.value, str) and \
-                FAILURE_MARKER.search(test.left.value) and self.taint_no_calls(test.comparators[0]) & Taint.RECORD:
+        if (
+            field_name
+            and self.taint_no_calls(test) & Taint.RECORD
+            and not self.taint_no_calls(test) & Taint.STATE
+        ):
+            self.flow.observed(
+                Observation(
+                    "TL405",
+                    test,
+                    f"the verdict is the record's own `{field_name}` field (`{_short(test)}`): the agent's "
+                    "word that it succeeded, not a check that it did",
+                    field_name,
+                )
+            )
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.NotIn)
+            and isinstance(test.left, ast.Constant)
+            and isinstance(test.left.value, str)
+            and FAILURE_MARKER.search(test.left.value)
+            and self.taint_no_calls(test.comparators[0]) & Taint.RECORD
+        ):
             self.flow.observed(Observation(
                 "TL402", test, f"the grader passes when {test.left.value!r} is absent from "
                 f"`{_short(test.comparators[0])}`: a run that did nothing, and printed nothing, passes",
@@ -966,21 +1076,37 @@ def _empty_literal(expr: ast.expr) -> bool:
 
 def _empty_fallback(expr: ast.expr) -> bool:
     """`x or ""`: a needle that is the empty string when `x` is missing."""
-    return isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or) and isinstance(expr.values[-1], ast.Constant) \
+    return (
+        isinstance(expr, ast.BoolOp)
+        and isinstance(expr.op, ast.Or)
+        and isinstance(expr.values[-1], ast.Constant)
         and expr.values[-1].value == ""
+    )
 
 
 def _coerced_missing(expr: ast.expr) -> str | None:
     """`float(x or 0)`, `int(answer or 0)`, `x or 0`, `x if x else 0`: the value a missing answer becomes."""
     inner = expr
-    if isinstance(inner, ast.Call) and call_name(inner) in ("float", "int", "str", "round", "abs") and inner.args:
+    if (
+        isinstance(inner, ast.Call)
+        and call_name(inner) in ("float", "int", "str", "round", "abs")
+        and inner.args
+    ):
         inner = inner.args[0]
-    if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.Or) and isinstance(inner.values[-1], ast.Constant):
+    if (
+        isinstance(inner, ast.BoolOp)
+        and isinstance(inner.op, ast.Or)
+        and isinstance(inner.values[-1], ast.Constant)
+    ):
         value = inner.values[-1].value
         if value in (0, 0.0, "") and not isinstance(value, bool):
             return repr(value)
-    if isinstance(inner, ast.IfExp) and isinstance(inner.orelse, ast.Constant) and inner.orelse.value in (0, 0.0) \
-            and not isinstance(inner.orelse.value, bool):
+    if (
+        isinstance(inner, ast.IfExp)
+        and isinstance(inner.orelse, ast.Constant)
+        and inner.orelse.value in (0, 0.0)
+        and not isinstance(inner.orelse.value, bool)
+    ):
         return repr(inner.orelse.value)
     return None
 
@@ -997,12 +1123,22 @@ def _outcome_field(test: ast.expr) -> str | None:
             return None
         target = test.left
     name: str | None = None
-    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+    if (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+    ):
         name = target.slice.value
     elif isinstance(target, ast.Attribute):
         name = target.attr
-    elif isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr == "get" \
-            and target.args and isinstance(target.args[0], ast.Constant) and isinstance(target.args[0].value, str):
+    elif (
+        isinstance(target, ast.Call)
+        and isinstance(target.func, ast.Attribute)
+        and target.func.attr == "get"
+        and target.args
+        and isinstance(target.args[0], ast.Constant)
+        and isinstance(target.args[0].value, str)
+    ):
         name = target.args[0].value
     if name is None:
         return None

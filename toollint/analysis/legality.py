@@ -40,7 +40,9 @@ FORMAT_NAME = re.compile(
     r"(?:^|_)(?:date|time|datetime|timestamp|iban|email|phone|url|uri|uuid|currency|unit|zip|postcode|isbn)$",
     re.IGNORECASE,
 )
-FORMAT_DOC = re.compile(r"\bformat\b|YYYY|ISO[ -]?8601|\bIBAN\b|\bone of\b|\bmust be (?:a|an|one|in)\b", re.IGNORECASE)
+FORMAT_DOC = re.compile(
+    r"\bformat\b|YYYY|ISO[ -]?8601|\bIBAN\b|\bone of\b|\bmust be (?:a|an|one|in)\b", re.IGNORECASE
+)
 # Docstring words that speak of the falsy value itself as something one may send.
 LEGAL_DOC = {
     '""': re.compile(r"\bempty\b|\bblank\b|\bclear(?:s|ed)?\b|\"\"|''", re.IGNORECASE),
@@ -53,21 +55,34 @@ LEGAL_DOC = {
 VALIDATOR_CALL = re.compile(r"^_?(?:validate|check|ensure|assert|require|verify)_?", re.IGNORECASE)
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 DATA_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
-SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", "site-packages"})
+SKIP_DIRS = frozenset(
+    {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", "site-packages"}
+)
 MAX_DATA_FILE = 8 * 1024 * 1024  # bytes: larger files (whole task dumps) are not read
 MAX_DATA_FILES = 4000
 MAX_DIRS = 5000  # folders walked at most: a loose file in a home directory must not walk all of it
 MAX_DEPTH = 8
 # `"key": ""` in JSON, `key: ''` in YAML: a field holding a falsy literal.
 FALSY_FIELD = re.compile(
-    r"""["']?([A-Za-z_]\w*)["']?\s*:\s*(""|''|0\.0|0|false|False|\[\]|\{\})\s*(?=[,}\]\r\n]|$)""", re.MULTILINE
+    r"""["']?([A-Za-z_]\w*)["']?\s*:\s*(""|''|0\.0|0|false|False|\[\]|\{\})\s*(?=[,}\]\r\n]|$)""",
+    re.MULTILINE,
 )
-DATA_LITERAL = {'""': '""', "''": '""', "0": "0", "0.0": "0.0", "false": "False", "False": "False", "[]": "[]",
-                "{}": "{}"}
+DATA_LITERAL = {
+    '""': '""',
+    "''": '""',
+    "0": "0",
+    "0.0": "0.0",
+    "false": "False",
+    "False": "False",
+    "[]": "[]",
+    "{}": "{}",
+}
 SAME_VALUE = {"0": {"0", "0.0"}, "0.0": {"0", "0.0"}}
 
 
-def falsy_premise(tool: ToolInfo, param: ParamInfo, value: str, tree: ast.Module, path: str) -> Premise | None:
+def falsy_premise(
+    tool: ToolInfo, param: ParamInfo, value: str, tree: ast.Module, path: str
+) -> Premise | None:
     """The premise that `value` (source text: "0", '""', "False") is legal for `param`, from the strongest
     evidence there is; None when the tool or a helper refuses the value, so it is not legal at all."""
     name = param.name
@@ -91,8 +106,11 @@ def falsy_premise(tool: ToolInfo, param: ParamInfo, value: str, tree: ast.Module
     if value == "False":
         # A `bool` has two values: a signature that takes one declares False a value to send.
         return Premise(claim, EvidenceKind.SCHEMA, "its signature takes a `bool`, whose other value is True")
-    typed = f"only its annotation `{ast.unparse(param.annotation)}` admits it" if param.annotation is not None \
+    typed = (
+        f"only its annotation `{ast.unparse(param.annotation)}` admits it"
+        if param.annotation is not None
         else "only its default's type admits it"
+    )
     if value == '""' and (FORMAT_NAME.search(name) or (doc and FORMAT_DOC.search(doc))):
         typed += "; its name or docstring declares a format the empty value does not have"
     return Premise(claim, EvidenceKind.TYPE, typed)
@@ -110,7 +128,10 @@ def _literal_allows(ann: ast.expr | None, value: str) -> bool:
         if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
                 and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "Literal":
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if any(isinstance(i, ast.Constant) and _text(i.value) in SAME_VALUE.get(value, {value}) for i in items):
+            if any(
+                isinstance(i, ast.Constant) and _text(i.value) in SAME_VALUE.get(value, {value})
+                for i in items
+            ):
                 return True
     return False
 
@@ -125,10 +146,22 @@ def refused(tool: ToolInfo, name: str, value: str) -> bool:
     """The tool refuses the value out loud: `if not name: raise`, `if name == "": raise`, or it hands a
     string to a validator (`validate_phone_number(name)`), which refuses the empty string."""
     for node in function_nodes(tool.node):
-        if isinstance(node, ast.If) and node.body and isinstance(node.body[-1], ast.Raise) and _tests_empty(node.test, name):
+        if (
+            isinstance(node, ast.If)
+            and node.body
+            and isinstance(node.body[-1], ast.Raise)
+            and _tests_empty(node.test, name)
+        ):
             return True
-        if value == '""' and isinstance(node, ast.Call) and VALIDATOR_CALL.match(call_name(node).rsplit(".", 1)[-1]) \
-                and any(isinstance(a, ast.Name) and a.id == name for a in [*node.args, *(k.value for k in node.keywords)]):
+        if (
+            value == '""'
+            and isinstance(node, ast.Call)
+            and VALIDATOR_CALL.match(call_name(node).rsplit(".", 1)[-1])
+            and any(
+                isinstance(a, ast.Name) and a.id == name
+                for a in [*node.args, *(k.value for k in node.keywords)]
+            )
+        ):
             return True
     return False
 
@@ -146,7 +179,9 @@ def _tests_empty(test: ast.expr, name: str) -> bool:
                 left = left.args[0]
                 right_ok = isinstance(right, ast.Constant) and right.value == 0
             else:
-                right_ok = isinstance(right, ast.Constant) and right.value in ("", 0) and right.value is not False
+                right_ok = (
+                    isinstance(right, ast.Constant) and right.value in ("", 0) and right.value is not False
+                )
             if isinstance(left, ast.Name) and left.id == name and right_ok:
                 return True
     return False
@@ -158,7 +193,9 @@ def written_elsewhere(tree: ast.Module, tool: ast.AST, name: str, value: str) ->
     accepted = SAME_VALUE.get(value, {value})
 
     def falsy(node: ast.expr | None) -> bool:
-        if isinstance(node, (ast.List, ast.Dict)) and not (node.keys if isinstance(node, ast.Dict) else node.elts):
+        if isinstance(node, (ast.List, ast.Dict)) and not (
+            node.keys if isinstance(node, ast.Dict) else node.elts
+        ):
             return ("[]" if isinstance(node, ast.List) else "{}") in accepted
         return isinstance(node, ast.Constant) and node.value is not None and _text(node.value) in accepted
 
@@ -169,7 +206,10 @@ def written_elsewhere(tree: ast.Module, tool: ast.AST, name: str, value: str) ->
         if isinstance(node, ast.Assign) and falsy(node.value):
             for t in node.targets:
                 if (isinstance(t, ast.Attribute) and t.attr == name) or (
-                        isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == name):
+                    isinstance(t, ast.Subscript)
+                    and isinstance(t.slice, ast.Constant)
+                    and t.slice.value == name
+                ):
                     return node.lineno
         elif isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values):

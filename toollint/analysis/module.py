@@ -82,8 +82,16 @@ class ModuleAnalysis:
             writes, why = writer_reason(tool, self.summaries.get(tool.qualname))
             out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, writes, why, tool.found_by))
         for tool, reason in self.too_complex:
-            out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, False, f"not analysed: {reason}",
-                                tool.found_by))
+            out.append(
+                ToolFact(
+                    tool.qualname,
+                    tool.node.lineno,
+                    tool.profile,
+                    False,
+                    f"not analysed: {reason}",
+                    tool.found_by,
+                )
+            )
         return sorted(out, key=lambda f: f.line)
 
 

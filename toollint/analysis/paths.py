@@ -42,10 +42,17 @@ def writer_reason(tool: ToolInfo, summary: FunctionSummary | None) -> tuple[bool
     if summary.writes:
         first = summary.writes[0]
         via = f" through `{first.via[-1]}`" if first.via else ""
-        more = f" (+{len({w.path for w in summary.writes}) - 1} more)" if len({w.path for w in summary.writes}) > 1 else ""
+        more = (
+            f" (+{len({w.path for w in summary.writes}) - 1} more)"
+            if len({w.path for w in summary.writes}) > 1
+            else ""
+        )
         return True, f"writes `{first.path or 'self'}` at line {first.line}{via}{more}"
     if tool.declared_writer:
-        return True, f"declared a writer by {tool.declared_by or 'its marker'}; writes nothing the analysis sees"
+        return (
+            True,
+            f"declared a writer by {tool.declared_by or 'its marker'}; writes nothing the analysis sees",
+        )
     if summary.external:
         return False, f"may write outside the state it sees: `{summary.external[0].callee}` (not followed)"
     if not tool.roots and not summary.reads:
@@ -117,7 +124,8 @@ def refused_write(s: ast.stmt, summary: FunctionSummary) -> tuple[str, int] | No
     for ret in sub.returns:
         value = ret.value
         refusal = isinstance(value, ast.Constant) and (
-            value.value is False or (isinstance(value.value, str) and bool(FAILURE_WORDS.search(value.value))))
+            value.value is False or (isinstance(value.value, str) and bool(FAILURE_WORDS.search(value.value)))
+        )
         if refusal and not write_guaranteed_before(sub.node.body, ret, sub):
             return sub.name, ret.lineno
     return None
@@ -201,7 +209,12 @@ class _WriteCover:
         self.written_when: set[str] = set()  # conditions under which some write definitely happened
 
     def step(self, s: ast.stmt, summary: FunctionSummary) -> bool:
-        if isinstance(s, ast.If) and not s.orelse and terminates(s.body) and _found_flag_guard(s.test, summary):
+        if (
+            isinstance(s, ast.If)
+            and not s.orelse
+            and terminates(s.body)
+            and _found_flag_guard(s.test, summary)
+        ):
             return True
         if isinstance(s, ast.If) and not s.orelse:
             if terminates(s.body):
@@ -218,14 +231,20 @@ class _WriteCover:
 def _found_flag_guard(test: ast.expr, summary: FunctionSummary) -> bool:
     """`if not found:` where every `found = True` of the function follows a definite write in its own
     block (`record.x = v; found = True; break`): past this guard, the write happened."""
-    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name)):
+    if not (
+        isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name)
+    ):
         return False
     flag = test.operand.id
     sets = 0
     for block in _all_blocks(summary.node.body):
         for i, s in enumerate(block):
-            if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag for t in s.targets) \
-                    and isinstance(s.value, ast.Constant) and s.value.value is True:
+            if (
+                isinstance(s, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == flag for t in s.targets)
+                and isinstance(s.value, ast.Constant)
+                and s.value.value is True
+            ):
                 sets += 1
                 if not definitely_writes(block[:i], summary):
                     return False
@@ -257,7 +276,9 @@ def no_change_requested(body: list[ast.stmt], target: ast.stmt, summary: Functio
             return False  # `if a is None: raise`: the call must ask for something, and may not get it
         if id(s) not in summary.writing_nodes:
             continue
-        if not (isinstance(s, ast.If) and _asks_for_change(s.test, optional)) and not _applies_updates(s, summary):
+        if not (isinstance(s, ast.If) and _asks_for_change(s.test, optional)) and not _applies_updates(
+            s, summary
+        ):
             return False
         guarded += 1
     return guarded > 0
@@ -273,18 +294,34 @@ def _applies_updates(s: ast.stmt, summary: FunctionSummary) -> bool:
     if not (isinstance(source, ast.Name) and source.id in {p.name for p in summary.params}):
         return False
     entries = frozenset(n.id for n in ast.walk(s.target) if isinstance(n, ast.Name))
-    return all(statement_definitely_writes(b, summary) or (isinstance(b, ast.If) and _asks_for_change(b.test, entries))
-               for b in s.body if id(b) in summary.writing_nodes) and not s.orelse
+    return (
+        all(
+            statement_definitely_writes(b, summary)
+            or (isinstance(b, ast.If) and _asks_for_change(b.test, entries))
+            for b in s.body
+            if id(b) in summary.writing_nodes
+        )
+        and not s.orelse
+    )
 
 
 def _asks_for_change(test: ast.expr, optional: frozenset[str]) -> bool:
     """`x is not None`, `x != None`, `x is not NOT_GIVEN` on an optional parameter (or an `or` of them)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return all(_asks_for_change(v, optional) for v in test.values)
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
-            and isinstance(test.left, ast.Name) and test.left.id in optional
-            and (isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
-                 or isinstance(test.comparators[0], ast.Name) and test.comparators[0].id.isupper()))
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+        and isinstance(test.left, ast.Name)
+        and test.left.id in optional
+        and (
+            isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            or isinstance(test.comparators[0], ast.Name)
+            and test.comparators[0].id.isupper()
+        )
+    )
 
 
 def blocks(s: ast.stmt) -> list[list[ast.stmt]]:

@@ -182,7 +182,9 @@ class CompiledPatterns(NamedTuple):
     registrations: dict[str, tuple[RegistrationCall, str]]
     state_accessors: frozenset[str]
     dispatchers: dict[str, str]  # decorator -> family
-    request_dispatchers: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]  # name, within, family
+    request_dispatchers: tuple[
+        tuple[re.Pattern[str], re.Pattern[str] | None, str], ...
+    ]  # name, within, family
     reply_calls: dict[str, frozenset[str]]  # method -> receiver names (empty: any receiver)
     graders: tuple[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str], ...]
     dispatcher_keywords: dict[str, str] = {}  # keyword naming a dispatcher handler -> family  # noqa: RUF012
@@ -229,7 +231,9 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
             owners = frozenset(reply.owners)
             replies[reply.method] = frozenset() if (known is not None and not known) or not owners else \
                 (known or frozenset()) | owners
-        graders += [(g, re.compile(g.name), re.compile(g.within) if g.within else None, p.family) for g in p.graders]
+        graders += [
+            (g, re.compile(g.name), re.compile(g.within) if g.within else None, p.family) for g in p.graders
+        ]
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
                             replies, tuple(graders), dispatcher_keywords)

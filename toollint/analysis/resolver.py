@@ -95,11 +95,15 @@ def module_file(importer: str | Path, module_name: str, level: int, modname: str
     """The file a `from <modname> import ...` in `importer` refers to: relative imports from the
     importer's directory, absolute ones from its package root (or, failing that, each directory
     above it)."""
-    return _module_search(str(Path(importer).parent), -1 if level else module_name.count("."), level, modname)[0]
+    return _module_search(
+        str(Path(importer).parent), -1 if level else module_name.count("."), level, modname
+    )[0]
 
 
 @lru_cache(maxsize=4096)
-def _module_search(directory: str, depth: int, level: int, modname: str) -> tuple[Path | None, tuple[str, ...]]:
+def _module_search(
+    directory: str, depth: int, level: int, modname: str
+) -> tuple[Path | None, tuple[str, ...]]:
     """`module_file` for an importer in `directory` whose dotted name has `depth` dots, memoised (every
     module of a tree importing the same framework asked the file system again), with the candidate
     files it looked for and did not find: a run's cache depends on them staying absent."""
@@ -112,7 +116,9 @@ def _module_search(directory: str, depth: int, level: int, modname: str) -> tupl
         return found
 
     base = Path(directory)
-    for _ in range(level - 1 if level else max(depth, 0)):  # pkg.sub.mod sits `depth` directories below the root
+    for _ in range(
+        level - 1 if level else max(depth, 0)
+    ):  # pkg.sub.mod sits `depth` directories below the root
         base = base.parent
     target = base.joinpath(*modname.split(".")) if modname else base
     for candidate in (target.with_suffix(".py"), target / "__init__.py"):
@@ -143,8 +149,9 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
 
 
 def imported_module(importer: ModuleSource, level: int, modname: str) -> ModuleSource | None:
-    target, absent = _module_search(str(Path(importer.path).parent), -1 if level else importer.module_name.count("."),
-                                    level, modname)
+    target, absent = _module_search(
+        str(Path(importer.path).parent), -1 if level else importer.module_name.count("."), level, modname
+    )
     record_absent(importer.path, absent)  # what the importer's facts rest on (toollint.sources)
     if target is None:
         return None
@@ -224,7 +231,9 @@ def class_ancestors(cls: ast.ClassDef, module: ModuleSource | None, depth: int =
                 found = None
                 if where is not None and isinstance(base, ast.Name):
                     found = lookup_class(where, name)
-                elif where is not None and isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                elif (
+                    where is not None and isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                ):
                     owner = lookup(where, base.value.id)
                     if isinstance(owner, ModuleSource):
                         found = lookup_class(owner, name)
@@ -251,7 +260,9 @@ def ancestor_names(cls: ast.ClassDef, module: ModuleSource | None) -> list[str]:
 def _alias_value(tree: ast.Module, name: str) -> ast.expr | None:
     """The expression a module-level name is bound to: `Amount = Optional[float]`, `type Amount = ...`."""
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             return node.value
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
             return node.value
@@ -271,7 +282,9 @@ def _unwrap_newtype(value: ast.expr) -> ast.expr:
     return value
 
 
-def resolve_alias(tree: ast.Module, module_name: str, path: str, name: str, depth: int = 0) -> ast.expr | None:
+def resolve_alias(
+    tree: ast.Module, module_name: str, path: str, name: str, depth: int = 0
+) -> ast.expr | None:
     """The annotation expression `name` stands for, or None when it is not an alias we can see: a
     module-level binding here, or one in the module it is imported from (the class itself when the
     name is a class)."""

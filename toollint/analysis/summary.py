@@ -529,11 +529,17 @@ class _Summariser:
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
         self.types = dict(types or {})
-        self.types.update({
-            p.name: t for p in self.params if (t := annotated_class(resolve_annotation(p.annotation, index.aliases)))
-        })
+        self.types.update(
+            {
+                p.name: t
+                for p in self.params
+                if (t := annotated_class(resolve_annotation(p.annotation, index.aliases)))
+            }
+        )
         self.param_names = {p.name for p in self.params if p.state_root is None and p.name not in roots}
-        self.modules = dict(index.module_aliases)  # module aliases in scope, `import a.b as m` in the body too
+        self.modules = dict(
+            index.module_aliases
+        )  # module aliases in scope, `import a.b as m` in the body too
         self.taint: dict[str, set[str]] = {p: {p} for p in self.param_names}
         qual = f"{cls}.{fn.name}" if cls else fn.name
         self.summary = FunctionSummary(qual, fn, self.params, flows={p: [] for p in self.param_names})
@@ -628,7 +634,11 @@ class _Summariser:
         """Bind loop/comprehension targets to the elements of a state collection: `for u in users`,
         `for k, u in users.items()`, through `list(...)`/`sorted(...)`/`reversed(...)` (the same elements)
         and `enumerate(...)` (`for i, u in enumerate(users)`)."""
-        while isinstance(iter_expr, ast.Call) and isinstance(iter_expr.func, ast.Name) and len(iter_expr.args) == 1:
+        while (
+            isinstance(iter_expr, ast.Call)
+            and isinstance(iter_expr.func, ast.Name)
+            and len(iter_expr.args) == 1
+        ):
             wrapper = iter_expr.func.id
             if wrapper in ("list", "tuple", "sorted", "reversed"):
                 iter_expr = iter_expr.args[0]
@@ -680,7 +690,9 @@ class _Summariser:
                 p = self.path(kw.value)
                 if p is not None:
                     roots[kw.arg] = p
-        return summarize(fn, roots, helper.index, cls=helper.cls, hops=self.hops + 1, via=self.via + (fn.name,))
+        return summarize(
+            fn, roots, helper.index, cls=helper.cls, hops=self.hops + 1, via=self.via + (fn.name,)
+        )
 
     # -- recording ---------------------------------------------------------------------------
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
@@ -837,11 +849,17 @@ class _Summariser:
     def assign(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             if target.id in self.declared_globals:
-                self.record(target.id, "write", stmt)  # `global X; X = ...` / `X += 1`: the module's X changes
+                self.record(
+                    target.id, "write", stmt
+                )  # `global X; X = ...` / `X += 1`: the module's X changes
                 if value is not None:
                     self.flow(value, "state")
                 return
-            if target.id in self.aliases and target.id in self.index.module_state and isinstance(stmt, ast.AugAssign):
+            if (
+                target.id in self.aliases
+                and target.id in self.index.module_state
+                and isinstance(stmt, ast.AugAssign)
+            ):
                 self.record(self.aliases[target.id], "write", stmt)
                 if value is not None:
                     self.flow(value, "state")
@@ -888,8 +906,12 @@ class _Summariser:
             sources: list[ast.expr | None] = list(value.elts)
         else:
             sources = [None] * len(elements)
-        taints = [self.tainted_by(src) if src is not None else (self.tainted_by(value) if value is not None else set())
-                  for src in sources]
+        taints = [
+            self.tainted_by(src)
+            if src is not None
+            else (self.tainted_by(value) if value is not None else set())
+            for src in sources
+        ]
         paths = [self.path(src) if src is not None else None for src in sources]
         for elt, taint, p in zip(elements, taints, paths):
             if isinstance(elt, ast.Name):
@@ -1044,7 +1066,9 @@ class _Summariser:
                 self.summary.opaque.extend(sub.opaque)
                 self.summary.external.extend(sub.external)
                 for acc in sub.reads:
-                    self.summary.reads.append(StateAccess(acc.path, acc.kind, call if ctx != "log" else acc.node, acc.via))
+                    self.summary.reads.append(
+                        StateAccess(acc.path, acc.kind, call if ctx != "log" else acc.node, acc.via)
+                    )
                 for acc in sub.writes:
                     self.record(acc.path, acc.kind, call, acc.via)
                 sink: Sink = "state" if sub.writes else ("lookup" if sub.reads else "call")
@@ -1056,12 +1080,16 @@ class _Summariser:
         if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) >= 2:
             base = self.path(call.args[0])
             name_arg = call.args[1]
-            if base is not None and not (isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)):
+            if base is not None and not (
+                isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str)
+            ):
                 self.opaque_use(base, "computed", call)
         called = call_name(call)
         if helper is not None:  # resolvable, but the hop budget is spent
             self.opaque_args(call, f"{helper.node.name} (beyond {MAX_HELPER_HOPS} helper hops)")
-        elif called not in SHAPE_CALLS and not (isinstance(func, ast.Attribute) and func.attr in READ_METHODS):
+        elif called not in SHAPE_CALLS and not (
+            isinstance(func, ast.Attribute) and func.attr in READ_METHODS
+        ):
             self.opaque_args(call, called or "<computed call>")
         last = called.rsplit(".", 1)[-1]
         if helper is None and isinstance(func, ast.Attribute) and func.attr not in MUTATORS and (
@@ -1086,7 +1114,9 @@ class _Summariser:
         lambdas = [a for a in args if isinstance(a, ast.Lambda) and len(a.args.args) == 1]
         if not lambdas:
             return
-        coll = next((p for a in args if not isinstance(a, ast.Lambda) and (p := self.path(a)) is not None), None)
+        coll = next(
+            (p for a in args if not isinstance(a, ast.Lambda) and (p := self.path(a)) is not None), None
+        )
         if coll is None:
             return
         for lam in lambdas:
@@ -1116,7 +1146,9 @@ def message_shaped(value: ast.expr) -> bool:
         return True
     if isinstance(value, ast.BinOp):
         return isinstance(value.op, (ast.Add, ast.Mod)) and any(
-            isinstance(o, (ast.Constant, ast.JoinedStr, ast.Call)) and message_shaped(o) for o in operands(value))
+            isinstance(o, (ast.Constant, ast.JoinedStr, ast.Call)) and message_shaped(o)
+            for o in operands(value)
+        )
     if isinstance(value, ast.Call):
         return is_format_call(value) or call_name(value) == "str"
     if isinstance(value, ast.Dict):
@@ -1170,8 +1202,14 @@ def _params(fn: FunctionNode, roots: dict[str, str]) -> list[ParamInfo]:
     a = fn.args
     positional = a.posonlyargs + a.args
     defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    out = [ParamInfo(p.arg, p.annotation, d, d is not None, p, roots.get(p.arg)) for p, d in zip(positional, defaults)]
-    out += [ParamInfo(p.arg, p.annotation, d, d is not None, p, roots.get(p.arg)) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    out = [
+        ParamInfo(p.arg, p.annotation, d, d is not None, p, roots.get(p.arg))
+        for p, d in zip(positional, defaults)
+    ]
+    out += [
+        ParamInfo(p.arg, p.annotation, d, d is not None, p, roots.get(p.arg))
+        for p, d in zip(a.kwonlyargs, a.kw_defaults)
+    ]
     return out
 
 

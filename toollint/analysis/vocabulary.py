@@ -63,7 +63,9 @@ BOOKKEEPING_FIELD = re.compile(
 
 LOG_FUNCS = frozenset({"print", "pprint", "warn"})
 LOG_OBJECTS = frozenset({"logging", "logger", "log", "_logger", "LOGGER", "LOG", "warnings", "console"})
-LOG_METHODS = frozenset(["debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"])
+LOG_METHODS = frozenset(
+    ["debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"]
+)
 FORMAT_METHODS = frozenset(["format", "format_map", "join"])
 
 # Builtins that cannot write state through their arguments.
@@ -112,8 +114,16 @@ SCALAR_FALSY_TYPES = frozenset({"int", "float", "bool", "Decimal"})
 # JSON-schema type names (the probe generator's view of a parameter) to the Python type above.
 JSON_TYPE_OF = {"integer": "int", "number": "float", "boolean": "bool", "string": "str", "array": "list",
                 "object": "dict"}
-ANNOTATION_JSON_TYPE = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "list": "array",
-                        "dict": "object", "None": "null", "NoneType": "null"}
+ANNOTATION_JSON_TYPE = {
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "None": "null",
+    "NoneType": "null",
+}
 
 
 def falsy_json_values(json_type: str) -> list[Any]:
@@ -134,7 +144,9 @@ IDENTIFIER_NAME = re.compile(
 )
 # ... except a name that is a value a record holds (`first_name`, `display_name`): clearing it is an
 # ordinary update, so `if first_name:` before the write still drops a legal value.
-VALUE_NAME = re.compile(r"^(?:first|last|middle|display|nick|full|given|family|new|user)_?name$", re.IGNORECASE)
+VALUE_NAME = re.compile(
+    r"^(?:first|last|middle|display|nick|full|given|family|new|user)_?name$", re.IGNORECASE
+)
 
 
 def is_identifier_name(name: str) -> bool:
@@ -190,7 +202,9 @@ HTTP_VERBS: dict[str, bool] = {"GET": False, "HEAD": False, "OPTIONS": False, "P
 # besides the profiles' `ReplyCall`s.
 REPLY_CALLS: dict[str, frozenset[str]] = {
     "inject": frozenset({"session", "conversation", "chat", "dialog", "dialogue"}),
-    "append": frozenset({"history", "messages", "conversation", "transcript", "chat_history", "replies", "outbox"}),
+    "append": frozenset(
+        {"history", "messages", "conversation", "transcript", "chat_history", "replies", "outbox"}
+    ),
 }
 
 # -- graders ------------------------------------------------------------------------------------------
@@ -199,20 +213,60 @@ REPLY_CALLS: dict[str, frozenset[str]] = {
 GRADER_STATE_PARAMS = frozenset({"post_environment", "post_state", "final_state", "env", "environment",
                                  "state", "db", "world", "environment_constructor"})
 GRADER_BEFORE_PARAMS = frozenset({"pre_environment", "pre_state", "initial_state", "initial_environment"})
-GRADER_RECORD_PARAMS = frozenset({"model_output", "output", "traces", "trajectory", "full_trajectory", "messages",
-                                  "history", "results", "result", "response", "transcript", "answer",
-                                  "prediction", "completion", "tool_calls", "calls"})
+GRADER_RECORD_PARAMS = frozenset(
+    {
+        "model_output",
+        "output",
+        "traces",
+        "trajectory",
+        "full_trajectory",
+        "messages",
+        "history",
+        "results",
+        "result",
+        "response",
+        "transcript",
+        "answer",
+        "prediction",
+        "completion",
+        "tool_calls",
+        "calls",
+    }
+)
 # ... and by the words of a longer name (`model_result_list_decoded`, `agent_response`): a name with
 # a record word is the record unless it also has a word of the gold side (`expected_output`,
 # `ground_truth_result`), which is task data.
-GRADER_RECORD_WORDS = frozenset({"output", "outputs", "result", "results", "response", "responses", "trajectory",
-                                 "traces", "messages", "history", "transcript", "answer", "answers",
-                                 "prediction", "predictions", "completion", "completions", "calls"})
+GRADER_RECORD_WORDS = frozenset(
+    {
+        "output",
+        "outputs",
+        "result",
+        "results",
+        "response",
+        "responses",
+        "trajectory",
+        "traces",
+        "messages",
+        "history",
+        "transcript",
+        "answer",
+        "answers",
+        "prediction",
+        "predictions",
+        "completion",
+        "completions",
+        "calls",
+    }
+)
 GRADER_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected", "reference", "ref", "target",
                                "label", "labels", "solution", "oracle", "gt", "correct", "possible"})
 # Calls that read live state over HTTP: `requests.get(url)`, `httpx.get(url)`, `client.get(url)`.
-HTTP_READ_FUNCS = frozenset({"requests.get", "httpx.get", "urlopen", "urllib.request.urlopen", "requests.head"})
-HTTP_CLIENTS = frozenset({"session", "client", "http", "api", "requests", "httpx", "s", "sess", "async_client"})
+HTTP_READ_FUNCS = frozenset(
+    {"requests.get", "httpx.get", "urlopen", "urllib.request.urlopen", "requests.head"}
+)
+HTTP_CLIENTS = frozenset(
+    {"session", "client", "http", "api", "requests", "httpx", "s", "sess", "async_client"}
+)
 # A field of the agent's record whose name claims the outcome itself (`{"success": true}`).
 OUTCOME_FIELD = re.compile(
     r"^(?:success|succeeded|successful|is_success|done|is_done|complete|completed|is_complete|finished|passed|"
@@ -220,8 +274,9 @@ OUTCOME_FIELD = re.compile(
     re.IGNORECASE,
 )
 # Text that declares a failure when it is absent from output is expected to be: `"error" not in log`.
-FAILURE_MARKER = re.compile(r"error|fail|exception|traceback|invalid|denied|refused|timeout|timed out|abort|panic",
-                            re.IGNORECASE)
+FAILURE_MARKER = re.compile(
+    r"error|fail|exception|traceback|invalid|denied|refused|timeout|timed out|abort|panic", re.IGNORECASE
+)
 
 # -- guards -------------------------------------------------------------------------------------------
 
@@ -239,7 +294,9 @@ FAULT_INJECTION = re.compile(
     re.IGNORECASE,
 )
 # A docstring that says a parameter must not be empty exempts its container types from TL104.
-NON_EMPTY = re.compile(r"non-?empty|not be empty|cannot be empty|must not be blank|at least one", re.IGNORECASE)
+NON_EMPTY = re.compile(
+    r"non-?empty|not be empty|cannot be empty|must not be blank|at least one", re.IGNORECASE
+)
 
 # -- parameters ---------------------------------------------------------------------------------------
 

@@ -89,8 +89,10 @@ def refuse_overwriting_inputs(outputs: Sequence[tuple[str, str]], result: RunRes
         clash = existing.get(_identity(file_result.path) or (-1, -1))
         if clash is not None:
             flag, path = clash
-            raise UsageError(f"{flag} {printable(path)} is {printable(file_result.path)}, a file being linted; "
-                             "refusing to write over it (choose another output file)")
+            raise UsageError(
+                f"{flag} {printable(path)} is {printable(file_result.path)}, a file being linted; "
+                "refusing to write over it (choose another output file)"
+            )
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -116,8 +118,11 @@ def lint(options: CheckOptions, resolver: SettingsResolver) -> RunResult:
     if reads_stdin(options) and (options.fixes.fix or options.fixes.diff):
         raise UsageError("--fix and --diff rewrite files; they cannot be used with stdin (-)")
     cache = _cache(options, resolver) if files else None
-    result = lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude, cache=cache) \
-        if files else RunResult(root=resolver.for_run(_config_targets(options)).project_root)
+    result = (
+        lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude, cache=cache)
+        if files
+        else RunResult(root=resolver.for_run(_config_targets(options)).project_root)
+    )
     if cache is not None:
         cache.save()
     if reads_stdin(options):
@@ -175,11 +180,15 @@ def report(ctx: StepContext, result: RunResult) -> int:
     for target, why in result.unusable:
         console.error(f"{printable(target)}: {why}")
     for folder in result.unlisted:
-        console.error(f"{printable(folder)}: the folder could not be read (TL903); the files in it were not checked")
+        console.error(
+            f"{printable(folder)}: the folder could not be read (TL903); the files in it were not checked"
+        )
     for target, what in result.not_regular:
         console.warn(f"{printable(target)}: {what}, not a regular file; skipped")
     for target in result.not_python:
-        console.warn(f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped")
+        console.warn(
+            f"{printable(target)}: not a Python file (no .py/.pyi suffix or Python #! line); skipped"
+        )
     for ref in unmatched_graders(ctx.settings.graders, result):
         console.warn(f"graders: {ref!r} names no function of the linted files; it was not checked")
     if out.show_tools:

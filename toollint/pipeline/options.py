@@ -87,7 +87,9 @@ class CheckOptions:
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace, command: str = "check") -> CheckOptions:
         a: dict[str, Any] = vars(ns)
-        output_format = "full" if a["show_source"] and a["output_format"] in ("concise", "text") else a["output_format"]
+        output_format = (
+            "full" if a["show_source"] and a["output_format"] in ("concise", "text") else a["output_format"]
+        )
         return cls(
             command=command,
             paths=tuple(a.get("paths") or ()),  # demo has none: it lints the examples

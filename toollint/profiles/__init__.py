@@ -140,7 +140,11 @@ def profile_for_package(package: str | None) -> Profile | None:
 
 def bundled_contract_dirs() -> list[Path]:
     """Every profile's bundled contract directory that exists, in registry order."""
-    return [p.contracts_dir for p in registry().profiles if p.contracts_dir is not None and p.contracts_dir.is_dir()]
+    return [
+        p.contracts_dir
+        for p in registry().profiles
+        if p.contracts_dir is not None and p.contracts_dir.is_dir()
+    ]
 
 
 # --- picking the run's profile ------------------------------------------------------------------------
@@ -148,8 +152,10 @@ def bundled_contract_dirs() -> list[Path]:
 
 def _import_pattern(packages: Sequence[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(p) for p in packages)
-    return re.compile(rf"^[ \t]*(?:from[ \t]+(?:{names})(?:\.[\w.]+)?[ \t]+import\b|import[ \t]+(?:{names})\b)",
-                      re.MULTILINE)
+    return re.compile(
+        rf"^[ \t]*(?:from[ \t]+(?:{names})(?:\.[\w.]+)?[ \t]+import\b|import[ \t]+(?:{names})\b)",
+        re.MULTILINE,
+    )
 
 
 def _python_files(paths: Iterable[str | Path]) -> Iterable[Path]:
@@ -158,7 +164,9 @@ def _python_files(paths: Iterable[str | Path]) -> Iterable[Path]:
         path = Path(raw)
         if path.is_dir():
             for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
+                dirs[:] = sorted(
+                    d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules")
+                )
                 for name in sorted(files):
                     if name.endswith(".py"):
                         count += 1
@@ -172,7 +180,9 @@ def _python_files(paths: Iterable[str | Path]) -> Iterable[Path]:
             yield path
 
 
-def detection_scores(paths: Iterable[str | Path], profiles: Sequence[Profile] | None = None) -> dict[str, int]:
+def detection_scores(
+    paths: Iterable[str | Path], profiles: Sequence[Profile] | None = None
+) -> dict[str, int]:
     """Per profile, how many of the Python files under `paths` show one of its markers: an import of
     one of its `import_markers`, or an absolute path matching one of its `path_markers`."""
     profiles = list(profiles if profiles is not None else registry().profiles)
@@ -207,7 +217,9 @@ def detect_profile(paths: Iterable[str | Path], profiles: Sequence[Profile] | No
     return best if best is not None and scores.get(best.name, 0) > 0 else None
 
 
-def select_profile(benchmark: str | None, paths: Iterable[str | Path] = (), where: str = "") -> Profile | None:
+def select_profile(
+    benchmark: str | None, paths: Iterable[str | Path] = (), where: str = ""
+) -> Profile | None:
     """The run's profile: the one `benchmark` names, else the one detected from `paths` (or None).
 
     An unknown `benchmark` is a ProfileError naming `where` it was set (a config file and key)."""

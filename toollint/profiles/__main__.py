@@ -51,8 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("picked: none (no file imports a profile's package or sits in its layout)")
         return 0
     others = "; ".join(f"{name}: {n}" for name, n in scores.items() if name != picked.name and n)
-    print(f"picked: {picked.name} ({scores[picked.name]} files import {' or '.join(picked.import_markers) or '-'} "
-          f"or sit in its layout{'; ' + others if others else ''})")
+    print(
+        f"picked: {picked.name} ({scores[picked.name]} files import {' or '.join(picked.import_markers) or '-'} "
+        f"or sit in its layout{'; ' + others if others else ''})"
+    )
     return 0
 
 

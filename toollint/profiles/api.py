@@ -293,8 +293,13 @@ class WorkerSpec:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WorkerSpec:
-        return cls(str(data["adapter"]), dict(data.get("options") or {}), str(data.get("python") or sys.executable),
-                   int(data.get("seed") or 0), max_memory=int(data.get("max_memory") or 0) or None)
+        return cls(
+            str(data["adapter"]),
+            dict(data.get("options") or {}),
+            str(data.get("python") or sys.executable),
+            int(data.get("seed") or 0),
+            max_memory=int(data.get("max_memory") or 0) or None,
+        )
 
 
 class GatewayError(RuntimeError):
@@ -428,7 +433,9 @@ class Fix:
         text = path.read_text(encoding="utf-8")
         count = text.count(self.old)
         if count != 1:
-            raise FixError(f"{path}: the fix for {self.tool} expects its hunk exactly once, found it {count} times")
+            raise FixError(
+                f"{path}: the fix for {self.tool} expects its hunk exactly once, found it {count} times"
+            )
         return text.replace(self.old, self.new)
 
     def apply(self, overlay_package: Path, package_dir: Path) -> None:

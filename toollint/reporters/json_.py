@@ -51,7 +51,11 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "level": rule.level if rule else "warning",
         "fix": _fix(finding.fix),
         "related": [
-            {"filename": printable(r.path), "location": _location(r.line, r.col), "message": printable(r.message)}
+            {
+                "filename": printable(r.path),
+                "location": _location(r.line, r.col),
+                "message": printable(r.message),
+            }
             for r in finding.related
         ],
         "properties": finding.properties,

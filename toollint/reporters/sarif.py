@@ -133,7 +133,9 @@ class _Files:
             loc = self._artifacts[path] = {"uri": uri, "uriBaseId": SRCROOT} if under_root else {"uri": uri}
         return loc
 
-    def region(self, path: str, line: int, col: int, end_line: int | None, end_col: int | None) -> dict[str, int]:
+    def region(
+        self, path: str, line: int, col: int, end_line: int | None, end_col: int | None
+    ) -> dict[str, int]:
         text = self.line(path, line)
         if end_line is None or end_line < line:
             end_line = line
@@ -152,7 +154,10 @@ class _Files:
     def location(
         self, path: str, line: int, col: int, end_line: int | None, end_col: int | None, **extra: Any
     ) -> dict[str, Any]:
-        physical = {"artifactLocation": self.artifact(path), "region": self.region(path, line, col, end_line, end_col)}
+        physical = {
+            "artifactLocation": self.artifact(path),
+            "region": self.region(path, line, col, end_line, end_col),
+        }
         return {**extra, "physicalLocation": physical}
 
 
@@ -193,7 +198,9 @@ def _fix(fix: Fix, files: _Files) -> dict[str, Any]:
     by_path: dict[str, list[dict[str, Any]]] = {}
     for e in fix.edits:
         region = files.region(e.path, e.line, e.col, e.end_line, e.end_col)
-        by_path.setdefault(e.path, []).append({"deletedRegion": region, "insertedContent": {"text": e.replacement}})
+        by_path.setdefault(e.path, []).append(
+            {"deletedRegion": region, "insertedContent": {"text": e.replacement}}
+        )
     return {
         "description": {"text": fix.description},
         "artifactChanges": [
@@ -238,7 +245,9 @@ def _result(
         result["properties"] = properties
     if f.related:
         result["relatedLocations"] = [
-            files.location(r.path, r.line, r.col, r.end_line, r.end_col, id=i, message={"text": printable(r.message)})
+            files.location(
+                r.path, r.line, r.col, r.end_line, r.end_col, id=i, message={"text": printable(r.message)}
+            )
             for i, r in enumerate(f.related, 1)
         ]
     if code_flow:
@@ -292,8 +301,11 @@ def _keep_most_important(
     def importance(item: tuple[int, Finding]) -> tuple[int, int, int]:
         position, f = item
         r = rules.get(f.code)
-        return (LEVEL_RANK.get(r.level if r else "warning", 1), PRECISION_RANK.get(r.precision if r else "low", 3),
-                position)
+        return (
+            LEVEL_RANK.get(r.level if r else "warning", 1),
+            PRECISION_RANK.get(r.precision if r else "low", 3),
+            position,
+        )
 
     ranked = sorted(enumerate(shown), key=importance)
     kept = sorted(ranked[: max(limit, 0)])

@@ -23,7 +23,9 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")  # the parser's line breaks (str.splitlines
 
 def concise_line(finding: Finding, style: Style | None = None) -> str:
     s = style or Style(False)
-    where = f"{s.bold(printable(finding.path))}{s.cyan(':')}{finding.line}{s.cyan(':')}{finding.col}{s.cyan(':')}"
+    where = (
+        f"{s.bold(printable(finding.path))}{s.cyan(':')}{finding.line}{s.cyan(':')}{finding.col}{s.cyan(':')}"
+    )
     name = registry.rule_name(finding.code)
     return f"{where} {s.red(finding.code)} [{name}] {printable(finding.message)}{verdict_note(finding)}"
 

@@ -77,7 +77,9 @@ def declared_without_tool(result: RunResult) -> list[tuple[str, int, str]]:
         directories.add(Path(r.path).parent)
         out += [(r.path, line, name) for name, line in schema_declarations(text) if norm(name) not in names]
     for directory in sorted(directories):
-        for data_file in sorted([*directory.glob("*.json"), *directory.glob("*.yaml"), *directory.glob("*.yml")]):
+        for data_file in sorted(
+            [*directory.glob("*.json"), *directory.glob("*.yaml"), *directory.glob("*.yml")]
+        ):
             try:
                 if data_file.stat().st_size > MAX_DECLARATION_BYTES:
                     continue
@@ -108,7 +110,11 @@ def write_candidates(result: RunResult, stream: TextIO) -> None:
     found: list[tuple[str, Candidate]] = []
     from toollint.regular import read_regular
 
-    linted = [r for r in result.files if r.tools is not None and not any(f.code.startswith("TL9") for f in r.findings)]
+    linted = [
+        r
+        for r in result.files
+        if r.tools is not None and not any(f.code.startswith("TL9") for f in r.findings)
+    ]
     for r in sorted(linted, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
         try:  # a file the engine could not parse (too deep, too large, unreadable) is not read again
             tree = ast.parse(read_regular(Path(r.path), MAX_CANDIDATE_BYTES))
@@ -119,8 +125,10 @@ def write_candidates(result: RunResult, stream: TextIO) -> None:
         return
     found.sort(key=lambda pc: -pc[1].score)
     stream.write("toollint: the classes and functions that look most like tools:\n")
-    stream.writelines(f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n"
-                      for path, c in found[:MAX_CANDIDATES])
+    stream.writelines(
+        f"  {path}:{c.line}: {c.qualname}: {c.why}; to take it, in [tool.toollint]: {c.config}\n"
+        for path, c in found[:MAX_CANDIDATES]
+    )
 
 
 def write_graders(result: RunResult, stream: TextIO) -> None:

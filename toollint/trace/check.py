@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 def add_check_options(parser: argparse.ArgumentParser) -> None:
     """`--ledger` / `--report` on `toollint check` (they trace the TL2xx findings `--confirm` produces)."""
     group = parser.add_argument_group("score at risk (traces the TL2xx findings of --confirm)")
-    group.add_argument("--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json")
+    group.add_argument(
+        "--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json"
+    )
     group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
 
 

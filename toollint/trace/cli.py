@@ -44,7 +44,9 @@ class TraceUsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="toollint trace", description="Which graded tasks a tool defect puts at risk.")
+    p = argparse.ArgumentParser(
+        prog="toollint trace", description="Which graded tasks a tool defect puts at risk."
+    )
     what = p.add_argument_group("the defect")
     what.add_argument("--tool", help="the tool: a name, or pkg.module:function")
     what.add_argument("--clause", default="", help="the violated clause id")
@@ -60,8 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--tasks", action="append", default=[], type=Path, metavar="PATH",
                      help="with --benchmark: what its enumerator reads; else a JSON task file")
     for profile in _enumerating_profiles():
-        src.add_argument(f"--{profile.name}", dest="profile_tasks", action=_ProfileTasks, type=Path, metavar="DIR",
-                         default=[], help=f"same as --benchmark {profile.name} --tasks DIR")
+        src.add_argument(
+            f"--{profile.name}",
+            dest="profile_tasks",
+            action=_ProfileTasks,
+            type=Path,
+            metavar="DIR",
+            default=[],
+            help=f"same as --benchmark {profile.name} --tasks DIR",
+        )
     src.add_argument("--toolkit", action="append", default=[], type=Path, metavar="FILE",
                      help="Python file whose classes hold the env-assertion methods")
     src.add_argument("--grader", action="append", default=[], metavar="ID=FILE:FUNC",
@@ -147,7 +156,9 @@ def collect_tasks(args: argparse.Namespace) -> TaskSet:
             mapping[task_id] = ref
         tasks.extend(configured_tasks(TraceSettings(tasks=mapping), Path.cwd()))
     if not tasks.tasks and not tasks.problems:
-        raise TraceUsageError("no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC")
+        raise TraceUsageError(
+            "no tasks: give --benchmark NAME --tasks DIR, --tasks FILE or --grader ID=FILE:FUNC"
+        )
     return tasks
 
 
@@ -250,10 +261,14 @@ def summary(ledger: Ledger) -> str:
             continue
         line = f"{d.id}: {t['exposed']} of {t['traced']} tasks exposed ({per_basis})"
         if t["traced"] != ledger.tasks_traced:
-            line += f"; {ledger.tasks_traced - t['traced']} task(s) of environments without the tool not in scope"
+            line += (
+                f"; {ledger.tasks_traced - t['traced']} task(s) of environments without the tool not in scope"
+            )
         lines.append(line)
     if ledger.ungrounded:
-        lines.append(f"TL401 ungrounded-oracle: {len(ledger.ungrounded)} task(s) graded from the agent's calls only")
+        lines.append(
+            f"TL401 ungrounded-oracle: {len(ledger.ungrounded)} task(s) graded from the agent's calls only"
+        )
     return "\n".join(lines) + "\n"
 
 

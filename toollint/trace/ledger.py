@@ -90,7 +90,9 @@ class Ledger:
     # tasks reads anything where its fields are (a path written relative to another root). A zero
     # from such a trace is not "no task at risk", and is never reported as one.
     untraced: dict[str, str] = dc_field(default_factory=dict)
-    in_scope: dict[str, int] = dc_field(default_factory=dict)  # defect id -> tasks whose environment has the tool
+    in_scope: dict[str, int] = dc_field(
+        default_factory=dict
+    )  # defect id -> tasks whose environment has the tool
 
     def totals(self, defect_id: str | None = None) -> dict[str, int]:
         """Exposed tasks per basis (bases never merged), plus the number of tasks traced (for one
@@ -99,7 +101,9 @@ class Ledger:
         for row in self.rows:
             if defect_id is None or row.defect == defect_id:
                 counts[row.basis] += 1
-        traced = self.in_scope.get(defect_id, self.tasks_traced) if defect_id is not None else self.tasks_traced
+        traced = (
+            self.in_scope.get(defect_id, self.tasks_traced) if defect_id is not None else self.tasks_traced
+        )
         return {**counts, "exposed": sum(counts.values()), "traced": traced}
 
     def totals_by_oracle(self) -> dict[str, dict[str, int]]:
@@ -121,13 +125,16 @@ class Ledger:
         return {
             "tasks_traced": self.tasks_traced,
             "defects": [
-                {**{k: v for k, v in asdict(d).items() if k != "witness"}, "fields": list(d.fields),
-                 "witness": d.witness, "totals": self.totals(d.id)}
+                {
+                    **{k: v for k, v in asdict(d).items() if k != "witness"},
+                    "fields": list(d.fields),
+                    "witness": d.witness,
+                    "totals": self.totals(d.id),
+                }
                 for d in self.defects
             ],
             "rows": [
-                {**{c: getattr(r, c) for c in LEDGER_COLUMNS},
-                 "sites": [_site_json(s) for s in r.sites]}
+                {**{c: getattr(r, c) for c in LEDGER_COLUMNS}, "sites": [_site_json(s) for s in r.sites]}
                 for r in self.rows
             ],
             "totals": self.totals(),
@@ -135,7 +142,8 @@ class Ledger:
             "totals_by_oracle": self.totals_by_oracle(),
             "problems": [str(p) for p in self.problems],
             "ungrounded_oracles": [
-                {"path": f.path, "line": f.line, "message": f.message, **f.properties} for f in self.ungrounded
+                {"path": f.path, "line": f.line, "message": f.message, **f.properties}
+                for f in self.ungrounded
             ],
         }
 
@@ -181,7 +189,9 @@ def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None =
         if finding is not None:
             ledger.ungrounded.append(finding)
     for defect in defects:
-        reason = _untraced(defect, ledger.in_scope.get(defect.id, 0), roots_seen[defect.id], paths_seen[defect.id])
+        reason = _untraced(
+            defect, ledger.in_scope.get(defect.id, 0), roots_seen[defect.id], paths_seen[defect.id]
+        )
         if reason:
             ledger.untraced[defect.id] = reason
     return ledger
@@ -264,7 +274,9 @@ def _flow(ref: GraderRef, cache: FlowCache) -> GraderFlow | None:
     return cache[key]
 
 
-def ungrounded_oracle(task: Task, sites: Sequence[ReadSite], cache: FlowCache | None = None) -> Finding | None:
+def ungrounded_oracle(
+    task: Task, sites: Sequence[ReadSite], cache: FlowCache | None = None
+) -> Finding | None:
     """TL401 for a task, decided as the static rule decides it for one grader
     (`toollint.analysis.grading.decide_basis`) over everything that grades the task: the flows of its
     code graders, and its declared criteria (gold actions matched against the agent's calls credit
@@ -287,7 +299,11 @@ def ungrounded_oracle(task: Task, sites: Sequence[ReadSite], cache: FlowCache | 
     if credited:
         ref, decision = min(credited, key=lambda pair: pair[1].line)
         claims = [c.describe() for c in decision.claims] or ["a write the record claims"]
-        where, line, col = ref.display or str(ref.file), decision.line, getattr(decision.node, "col_offset", 0) + 1
+        where, line, col = (
+            ref.display or str(ref.file),
+            decision.line,
+            getattr(decision.node, "col_offset", 0) + 1,
+        )
         grader = ref.qualname
         evidence = f"{ref.qualname} credits {claims[0]}"
     else:
@@ -319,8 +335,9 @@ class ToolWrites:
         roots = tasks.roots_of(tool)
         if roots is None:
             return self
-        return ToolWrites(frozenset(map(roots.apply, self.paths)), frozenset(map(roots.apply, self.collections)),
-                          self.line)
+        return ToolWrites(
+            frozenset(map(roots.apply, self.paths)), frozenset(map(roots.apply, self.collections)), self.line
+        )
 
 
 def defect_from_clause(
@@ -346,8 +363,10 @@ def defect_from_clause(
     paths: set[str] = set()
     if kind == "pre":
         if not writes.paths:
-            raise ValueError(f"{getattr(clause, 'id', clause)} is a precondition, so the fields it puts at risk "
-                             "are what the tool writes, and the tool's source was not found")
+            raise ValueError(
+                f"{getattr(clause, 'id', clause)} is a precondition, so the fields it puts at risk "
+                "are what the tool writes, and the tool's source was not found"
+            )
         paths = set(writes.paths)
     elif kind == "arg":
         arg = getattr(clause, "arg", None)
@@ -408,7 +427,9 @@ def post_paths(clause: Any) -> set[str]:
     return set(post_only.paths) or set(pred.paths)
 
 
-def defect_from_finding(finding: Finding, contract: Any, tool_writes: ToolWrites | Iterable[str] = ()) -> Defect | None:
+def defect_from_finding(
+    finding: Finding, contract: Any, tool_writes: ToolWrites | Iterable[str] = ()
+) -> Defect | None:
     """A TL2xx finding (properties: `clause`, optional `witness`) against its contract."""
     clause_id = finding.properties.get("clause") or finding.properties.get("clause_id")
     clause = contract.clause(clause_id) if clause_id else None
@@ -421,7 +442,9 @@ def defect_from_finding(finding: Finding, contract: Any, tool_writes: ToolWrites
                               witness=finding.properties.get("witness"), tier=clause.provenance.tier)
 
 
-def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 50, max_flows: int = 10) -> None:
+def attach(
+    finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 50, max_flows: int = 10
+) -> None:
     """Put the trace on the finding: read sites as related locations, per-basis counts, a code flow."""
     rows = ledger.rows_of(defect.id)
     seen: set[tuple[str, int]] = set()
@@ -432,9 +455,14 @@ def attach(finding: Finding, ledger: Ledger, defect: Defect, max_related: int = 
                 seen.add((site.file, site.line))
                 reads.append(site)
     for site in reads[:max_related]:
-        finding.related.append(RelatedLocation(
-            site.source or site.file, site.line, site.col, f"grader {site.grader} reads {site.path or 'the whole state'} "
-                                            f"({site.how})"))
+        finding.related.append(
+            RelatedLocation(
+                site.source or site.file,
+                site.line,
+                site.col,
+                f"grader {site.grader} reads {site.path or 'the whole state'} ({site.how})",
+            )
+        )
     totals = ledger.totals(defect.id)
     finding.properties["trace"] = {
         "fields": list(defect.fields), "exposed_tasks": {b: totals[b] for b in BASES},
@@ -478,7 +506,9 @@ def tool_writes(tool_file: Path, qualname: str) -> ToolWrites:
     return ToolWrites()
 
 
-def _membership(access: Any, index: Any, cls: str | None, seen: frozenset[str] = frozenset()) -> tuple[str, bool]:
+def _membership(
+    access: Any, index: Any, cls: str | None, seen: frozenset[str] = frozenset()
+) -> tuple[str, bool]:
     """(the path an access writes, whether it only changes which elements that collection holds):
     `coll.append(x)` -> (coll, True); `del coll[k]` -> (coll, True); `x.f = 1` -> (x.f, False). A write
     made inside a helper is looked up in the helper that makes it (the analysis reports it at the call)."""
@@ -487,7 +517,11 @@ def _membership(access: Any, index: Any, cls: str | None, seen: frozenset[str] =
     if access.kind != "mutate":
         return access.path, False
     node = access.node
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MEMBERSHIP_METHODS:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in MEMBERSHIP_METHODS
+    ):
         return access.path, True
     name = access.via[-1] if access.via else None
     if name is None or name in seen:
@@ -518,7 +552,9 @@ def trace_findings(findings: Sequence[Finding], tasks: TaskSet, cache: ModuleCac
         try:
             contract = load_contract(contract_path) if contract_path else None
         except (ContractError, OSError) as exc:
-            problems.append(Problem(f.path, f.line, f"{f.code}: contract cannot be loaded, not traced: {exc}"))
+            problems.append(
+                Problem(f.path, f.line, f"{f.code}: contract cannot be loaded, not traced: {exc}")
+            )
             continue
         if contract is None:
             problems.append(Problem(f.path, f.line, f"{f.code}: the finding names no contract, not traced"))

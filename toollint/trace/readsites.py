@@ -182,7 +182,9 @@ class ModuleCache:
         return cached
 
 
-def find_function(mod: ParsedModule, qualname: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]:
+def find_function(
+    mod: ParsedModule, qualname: str
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]:
     """`Class.method` (searching base classes defined in the same module) or `function`."""
     cls, _, name = qualname.rpartition(".")
     if not cls:

@@ -40,8 +40,12 @@ MAX_SITE_NODES = 12
 MAX_WITNESS_CHARS = 4000
 OPEN_TASK_ROWS = 25  # a task table longer than this is folded
 TASK_COLUMNS = ("task", "basis", "grader", "read site")
-BASIS_COLOURS: dict[str, str] = {"exact_field": "#c0392b", "whole_state_hash": "#8e44ad", "collection_only": "#d68910",
-                                 "unresolved": "#7f8c8d"}
+BASIS_COLOURS: dict[str, str] = {
+    "exact_field": "#c0392b",
+    "whole_state_hash": "#8e44ad",
+    "collection_only": "#d68910",
+    "unresolved": "#7f8c8d",
+}
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;padding:0 16px;max-width:1240px;color:#222}
@@ -123,7 +127,9 @@ def sections(ledger: Ledger) -> list[Section]:
             by_field.setdefault(row.field, []).append(row)
         for field_path, rows in by_field.items():
             signature = tuple(sorted((r.task, r.basis) for r in rows))
-            section = out.setdefault((defect.tool, field_path, signature), Section(defect.tool, field_path, rows=rows))
+            section = out.setdefault(
+                (defect.tool, field_path, signature), Section(defect.tool, field_path, rows=rows)
+            )
             section.defects.append(defect)
     return sorted(out.values(), key=lambda s: (s.exposure(), s.key))
 
@@ -131,14 +137,16 @@ def sections(ledger: Ledger) -> list[Section]:
 def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
     found = sections(ledger)
     parts = [
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>toollint score-at-risk report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Score at risk</h1>",
-        (f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), {len(found)} field(s) at risk. "
-         "Exposure is not reach: a listed task's verdict is derived from the state the defect leaves wrong, "
-         "whether or not an agent's trajectory ever triggers the defect.</p>"),
+        (
+            f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), {len(found)} field(s) at risk. "
+            "Exposure is not reach: a listed task's verdict is derived from the state the defect leaves wrong, "
+            "whether or not an agent's trajectory ever triggers the defect.</p>"
+        ),
         _overview(found),
         _quiet_defects(ledger, found),
     ]
@@ -148,9 +156,13 @@ def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
         parts += [f"<li><code>{escape(d)}</code>: {escape(why)}</li>" for d, why in ledger.untraced.items()]
         parts.append("</ul>")
     if ledger.ungrounded:
-        parts.append(f"<h2>TL401 ungrounded oracle</h2><details><summary>{len(ledger.ungrounded)} task(s) graded "
-                     "from the agent's calls only</summary><ul>")
-        parts += [f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}</li>" for f in ledger.ungrounded]
+        parts.append(
+            f"<h2>TL401 ungrounded oracle</h2><details><summary>{len(ledger.ungrounded)} task(s) graded "
+            "from the agent's calls only</summary><ul>"
+        )
+        parts += [
+            f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}</li>" for f in ledger.ungrounded
+        ]
         parts.append("</ul></details>")
     if ledger.problems:
         parts.append(f"<h2>Problems</h2><details><summary>{len(ledger.problems)} problem(s) met while "
@@ -177,16 +189,23 @@ def _clauses(section: Section) -> str:
 def _overview(found: Sequence[Section]) -> str:
     if not found:
         return "<p>No task is exposed.</p>"
-    bases = [f"<span style=\"border-bottom:3px solid {BASIS_COLOURS[b]}\">{escape(b).replace('_', '_<wbr>')}</span>"
-             for b in BASES]
+    bases = [
+        f'<span style="border-bottom:3px solid {BASIS_COLOURS[b]}">{escape(b).replace("_", "_<wbr>")}</span>'
+        for b in BASES
+    ]
     head = "".join(f"<th>{h}</th>" for h in ("tool", "field", "clauses", *bases, "exposed"))
     widths = "<colgroup><col style=\"width:19%\"><col style=\"width:26%\"><col style=\"width:15%\">" + \
              "<col style=\"width:8%\">" * 5 + "</colgroup>"
     body = []
     for i, s in enumerate(found):
         counts = s.counts()
-        cells = [f"<a href=\"#{_anchor(i)}\">{escape(_short_tool(s.tool))}</a>", f"<code>{escape(s.field)}</code>",
-                 _clauses(s), *(str(counts[b]) for b in BASES), str(len(s.rows))]
+        cells = [
+            f'<a href="#{_anchor(i)}">{escape(_short_tool(s.tool))}</a>',
+            f"<code>{escape(s.field)}</code>",
+            _clauses(s),
+            *(str(counts[b]) for b in BASES),
+            str(len(s.rows)),
+        ]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f"<table class=\"overview\" id=\"overview\">{widths}<thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
@@ -198,8 +217,11 @@ def _quiet_defects(ledger: Ledger, found: Sequence[Section]) -> str:
     quiet = [d for d in ledger.defects if d.id not in shown and d.id not in ledger.untraced]
     if not quiet:
         return ""
-    items = "".join(f"<li><code>{escape(d.id)}</code>: {ledger.totals(d.id)['traced']} task(s) in scope, none "
-                    "reads its fields</li>" for d in quiet)
+    items = "".join(
+        f"<li><code>{escape(d.id)}</code>: {ledger.totals(d.id)['traced']} task(s) in scope, none "
+        "reads its fields</li>"
+        for d in quiet
+    )
     return f"<p>No task exposed:</p><ul>{items}</ul>"
 
 
@@ -218,8 +240,10 @@ def _section(ledger: Ledger, s: Section, index: int) -> str:
         out.append(f" at <code>{escape(first.tool_file)}:{first.tool_line}</code>")
     out.append(f". {ledger.totals(first.id)['traced']} task(s) in scope.</p>")
     if s.field in first.collections:
-        out.append("<p class=\"muted\">The tool adds elements to this collection or removes them: what it leaves "
-                   "wrong is which elements there are, not a field of one.</p>")
+        out.append(
+            '<p class="muted">The tool adds elements to this collection or removes them: what it leaves '
+            "wrong is which elements there are, not a field of one.</p>"
+        )
     out.append("<table class=\"counts\"><tr>" + "".join(f"<th>{_badge(b)}</th>" for b in BASES)
                + "<th>exposed</th></tr><tr>" + "".join(f"<td>{counts[b]}</td>" for b in BASES)
                + f"<td>{len(s.rows)}</td></tr></table>")
@@ -239,8 +263,12 @@ def _read_sites(s: Section) -> str:
     for r in s.rows:
         groups.setdefault((r.read_site, r.grader, r.basis), []).append(r.task)
     lines = []
-    for (site, grader, basis), tasks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), BASES.index(kv[0][2]))):
-        sample = ", ".join(f"<code>{escape(t)}</code>" for t in tasks[:3]) + (", ..." if len(tasks) > 3 else "")
+    for (site, grader, basis), tasks in sorted(
+        groups.items(), key=lambda kv: (-len(kv[1]), BASES.index(kv[0][2]))
+    ):
+        sample = ", ".join(f"<code>{escape(t)}</code>" for t in tasks[:3]) + (
+            ", ..." if len(tasks) > 3 else ""
+        )
         lines.append(f"<li>{_badge(basis)} {len(tasks)} task(s): <code>{escape(grader)}</code> at "
                      f"<code>{escape(site)}</code> {_HOW[basis]} <code>{escape(s.field)}</code> "
                      f"<span class=\"muted\">({sample})</span></li>")
@@ -272,7 +300,11 @@ def _witness(witness: Any) -> str:
     text = f"<code>{escape(str(witness))}</code>"
     path = Path(str(witness))
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.suffix == ".json" and path.is_file() else None
+        data = (
+            json.loads(path.read_text(encoding="utf-8"))
+            if path.suffix == ".json" and path.is_file()
+            else None
+        )
     except (OSError, UnicodeDecodeError, ValueError):
         data = None
     if isinstance(data, dict):
@@ -321,8 +353,12 @@ def _graph(s: Section) -> str:
                 f"stroke=\"{colour}\"/><text x=\"{x + 6}\" y=\"{y + 4}\"><title>{escape(label)}</title>"
                 f"{escape(short)}</text>")
 
-    svg = [(f"<svg class=\"flow\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" "
-            f"viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"tool to field to grader to basis\">")]
+    svg = [
+        (
+            f'<svg class="flow" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="tool to field to grader to basis">'
+        )
+    ]
     for x, title in zip(cols, ("tool", "field", "grader read site", "basis")):
         svg.append(f"<text x=\"{x}\" y=\"14\" font-weight=\"bold\">{title}</text>")
     svg.append(edge(cols[0] + 200, mid_y, cols[1], mid_y, len(rows)))
@@ -330,9 +366,13 @@ def _graph(s: Section) -> str:
     for r in rows:
         to_basis[(r.read_site if r.read_site in site_y else site_names[-1], r.basis)] += 1
     for site_name, y in site_y.items():
-        svg.append(edge(cols[1] + 200, mid_y, cols[2], y, sum(c for (n, _), c in to_basis.items() if n == site_name)))
+        svg.append(
+            edge(cols[1] + 200, mid_y, cols[2], y, sum(c for (n, _), c in to_basis.items() if n == site_name))
+        )
     for (site_name, basis), count in to_basis.items():
-        svg.append(edge(cols[2] + 200, site_y[site_name], cols[3], basis_y[basis], count, BASIS_COLOURS[basis]))
+        svg.append(
+            edge(cols[2] + 200, site_y[site_name], cols[3], basis_y[basis], count, BASIS_COLOURS[basis])
+        )
     svg.append(node(cols[0], mid_y, _short_tool(s.tool).rsplit(".", 1)[-1]))
     svg.append(node(cols[1], mid_y, s.field))
     svg += [node(cols[2], y, name) for name, y in site_y.items()]

@@ -103,7 +103,9 @@ def json_tasks(task_files: Iterable[Path], methods: Mapping[str, GraderRef],
         text, data = read
         entries = data.get("tasks") if isinstance(data, dict) else data
         if not isinstance(entries, list):
-            out.problems.append(Problem(shown, 1, "task file holds neither a list of tasks nor {\"tasks\": [...]}"))
+            out.problems.append(
+                Problem(shown, 1, 'task file holds neither a list of tasks nor {"tasks": [...]}')
+            )
             continue
         lines = _id_lines(text)
         for i, entry in enumerate(entries):
@@ -134,7 +136,9 @@ def _json_task(entry: dict[str, Any], shown: str, line: int, methods: Mapping[st
     criteria = entry.get("evaluation_criteria") or {}
     if not isinstance(criteria, dict):
         problems.append(Problem(shown, line, f"task {task_id}: evaluation_criteria is not an object"))
-        task.sites.append(ReadSite("missing", "", shown, line, 1, task_id, "missing", "bad evaluation_criteria"))
+        task.sites.append(
+            ReadSite("missing", "", shown, line, 1, task_id, "missing", "bad evaluation_criteria")
+        )
         return task
     basis = criteria.get("reward_basis")
 
@@ -154,8 +158,13 @@ def _json_task(entry: dict[str, Any], shown: str, line: int, methods: Mapping[st
             func = assertion.get("func_name") if isinstance(assertion, dict) else None
             ref = methods.get(func) if isinstance(func, str) else None
             if ref is None:
-                problems.append(Problem(shown, line, f"task {task_id}: env assertion {func!r} is not a method of "
-                                                     "any toolkit class"))
+                problems.append(
+                    Problem(
+                        shown,
+                        line,
+                        f"task {task_id}: env assertion {func!r} is not a method of any toolkit class",
+                    )
+                )
                 task.sites.append(ReadSite("missing", "", shown, line, 1, str(func), "missing",
                                            f"no grader function {func!r}"))
             else:
@@ -194,8 +203,13 @@ def configured_tasks(config: TraceSettings, root: Path) -> TaskSet:
 # --- all sources of one run ------------------------------------------------------------------------
 
 
-def profile_tasks(profile: Profile, package_dir: Path, version: str | None = None, variants: Sequence[str] = (),
-                  display_root: Path | None = None) -> TaskSet:
+def profile_tasks(
+    profile: Profile,
+    package_dir: Path,
+    version: str | None = None,
+    variants: Sequence[str] = (),
+    display_root: Path | None = None,
+) -> TaskSet:
     """A profile's tasks from its package directory; ValueError (one line) when the directory is not
     the benchmark, the version is malformed or the profile has no task enumerator."""
     if not profile.has_part("tasks"):
@@ -227,7 +241,9 @@ def tasks_from_config(config: TraceSettings, root: Path, python: str | None = No
     return out
 
 
-def _package_tasks(config: TraceSettings, root: Path, python: str | None, benchmark: str | None) -> TaskSet | str:
+def _package_tasks(
+    config: TraceSettings, root: Path, python: str | None, benchmark: str | None
+) -> TaskSet | str:
     """The tasks of `package = ...`, or the one-line problem."""
     from toollint.dynamic.protocol import GatewayError, locate_package
     from toollint.profiles import ProfileError, get_profile, profile_for_package

@@ -44,12 +44,19 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", type=Path, help="tool modules to mutate (static half only)")
     p.add_argument("--benchmark", metavar="NAME", help="the benchmark profile whose tool modules are mutated")
     p.add_argument("--package", type=Path, metavar="DIR", help="the benchmark's installed package directory")
-    p.add_argument("--benchmark-python", metavar="PY", help="interpreter of the benchmark's venv (for --confirm)")
+    p.add_argument(
+        "--benchmark-python", metavar="PY", help="interpreter of the benchmark's venv (for --confirm)"
+    )
     for profile in validating_profiles():
         p.add_argument(f"--{profile.name}", action=_ProfileOption, dest="package", type=Path, metavar="DIR",
                        help=f"same as --benchmark {profile.name} --package DIR")
-        p.add_argument(f"--{profile.name}-python", action=_ProfileOption, dest="benchmark_python", metavar="PY",
-                       help=f"same as --benchmark {profile.name} --benchmark-python PY")
+        p.add_argument(
+            f"--{profile.name}-python",
+            action=_ProfileOption,
+            dest="benchmark_python",
+            metavar="PY",
+            help=f"same as --benchmark {profile.name} --benchmark-python PY",
+        )
     p.add_argument("--modules", help="comma-separated tool modules of the benchmark (default: all)")
     p.add_argument("--minibank", type=Path, metavar="DIR", help="the minibank fixture benchmark directory")
     p.add_argument("--confirm", action="store_true", help="also run the dynamic half on every mutant")
@@ -65,8 +72,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--operators", help="comma-separated operator names (default: all)")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON tables here ('-' for stdout)")
     p.add_argument("--html", type=Path, metavar="FILE", help="write the tables as an HTML section here")
-    p.add_argument("--fail-under", type=float, default=None, metavar="RATE", help="overall kill-rate floor, 0-1")
-    p.add_argument("--fail-under-class", type=float, default=None, metavar="RATE", help="per-class floor, 0-1")
+    p.add_argument(
+        "--fail-under", type=float, default=None, metavar="RATE", help="overall kill-rate floor, 0-1"
+    )
+    p.add_argument(
+        "--fail-under-class", type=float, default=None, metavar="RATE", help="per-class floor, 0-1"
+    )
     p.add_argument("--quiet", action="store_true", help="no survivor list in the text output")
     return p
 
@@ -160,7 +171,9 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
             raise UsageError(f"{args.minibank}: not the minibank fixture (no bank.py inside)")
         out.append(minibank_subject(args.minibank.resolve(), dynamic=args.confirm))
     if not out:
-        raise UsageError("nothing to validate: give tool modules, --benchmark NAME --package DIR or --minibank DIR")
+        raise UsageError(
+            "nothing to validate: give tool modules, --benchmark NAME --package DIR or --minibank DIR"
+        )
     return out
 
 

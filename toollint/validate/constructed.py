@@ -81,9 +81,13 @@ def fixed_source(source: str, path: str, module_name: str, tool: str) -> str:
     facts = ModuleFacts(source, path, module_name=module_name)
     target = next(t for t in facts.targets if t.qualname == tool)
     bases = {p.name: p.base for p in target.params}
-    edits = [facts.replace_node(s.node.test, f"{s.node.test.value} is not None")
-             for s in facts.statements(target)
-             if isinstance(s.node, cst.If) and isinstance(s.node.test, cst.Name) and bases.get(s.node.test.value) in FALSY]
+    edits = [
+        facts.replace_node(s.node.test, f"{s.node.test.value} is not None")
+        for s in facts.statements(target)
+        if isinstance(s.node, cst.If)
+        and isinstance(s.node.test, cst.Name)
+        and bases.get(s.node.test.value) in FALSY
+    ]
     return facts.apply(edits)
 
 
@@ -108,8 +112,12 @@ def constructed_paths(driver: BenchmarkDriver, python: str, package_dir: Path, m
     if not paths:
         return []
     # one interpreter start (importing the benchmark costs seconds) for the gold and the constructed paths
-    both = driver.grade(python, suite, [{"task": p.task, "calls": next(t["calls"] for t in tasks if t["task"] == p.task)}
-                                 for p in paths] + [{"task": p.task, "calls": p.calls} for p in paths])
+    both = driver.grade(
+        python,
+        suite,
+        [{"task": p.task, "calls": next(t["calls"] for t in tasks if t["task"] == p.task)} for p in paths]
+        + [{"task": p.task, "calls": p.calls} for p in paths],
+    )
     gold, defective = both[:len(paths)], both[len(paths):]
     by_tool: dict[str, list[int]] = {}
     for i, p in enumerate(paths):
@@ -119,8 +127,9 @@ def constructed_paths(driver: BenchmarkDriver, python: str, package_dir: Path, m
         with package_overlay(package_dir) as root:
             target = root / package_dir.name / path.relative_to(package_dir)
             target.write_text(fixed_source(source, str(path), module_name, tool), encoding="utf-8")
-            graded = driver.grade(python, suite, [{"task": paths[i].task, "calls": paths[i].calls} for i in idx],
-                                  root)
+            graded = driver.grade(
+                python, suite, [{"task": paths[i].task, "calls": paths[i].calls} for i in idx], root
+            )
         for i, g in zip(idx, graded):
             fixed[i] = g
     for p, g, d, f in zip(paths, gold, defective, fixed):

@@ -110,8 +110,18 @@ class DerivedRunner(DynamicRunner):
         unchanged = len(same) if behaviour and len(same) == len(behaviour) else None
         covering = [f"{r.tool}:{row.clause_id}" for r in reports for row in r.clause_rows]
         why = "; ".join(f"{r['tool']} {r['clause']} ({r['code']})" for r in fresh[:4])
-        return DynamicOutcome(KILLED if fresh else SURVIVED, why, fresh, flaky, covering, masked,
-                              _legal_errors(reports), _wrong_errors(reports), time.perf_counter() - start, unchanged)
+        return DynamicOutcome(
+            KILLED if fresh else SURVIVED,
+            why,
+            fresh,
+            flaky,
+            covering,
+            masked,
+            _legal_errors(reports),
+            _wrong_errors(reports),
+            time.perf_counter() - start,
+            unchanged,
+        )
 
 
 def _tools_of(source: str) -> list[str]:
@@ -131,8 +141,14 @@ def _reset_only(path: str, qualname: str, source: str) -> DerivedTool | None:
     return _tool(path, qualname, lambda _path: source)
 
 
-def run_derived_arm(subjects: Sequence[Subject], *, seed: int = 0, budget: int | None = None,
-                    operators: Sequence[str] | None = None, tools: Sequence[str] | None = None) -> ValidationRun:
+def run_derived_arm(
+    subjects: Sequence[Subject],
+    *,
+    seed: int = 0,
+    budget: int | None = None,
+    operators: Sequence[str] | None = None,
+    tools: Sequence[str] | None = None,
+) -> ValidationRun:
     """The harness's mutation arm and controls with `DerivedRunner` as the dynamic half."""
     return run(subjects, seed=seed, budget=budget, dynamic=True, operators=operators, tools=tools,
                runner=DerivedRunner)

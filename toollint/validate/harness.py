@@ -102,14 +102,18 @@ class MutantResult:
             return f"no static rule matched; dynamic not run ({self.dynamic.why})"
         if self.dynamic.indistinguishable:
             # No clause could fail: the probes never made the mutated code behave differently.
-            return (f"no probe tells it apart: all {self.dynamic.indistinguishable} calls gave the original's "
-                    "reply and state change (an equivalent mutant, or one only an unprobed input reaches)")
+            return (
+                f"no probe tells it apart: all {self.dynamic.indistinguishable} calls gave the original's "
+                "reply and state change (an equivalent mutant, or one only an unprobed input reaches)"
+            )
         if self.dynamic.masked:
             return (f"masked: the original already violates {', '.join(self.dynamic.masked[:3])}, "
                     "so the mutation adds no new violation")
         if self.dynamic.covering and self.dynamic.legal_errors:
-            return (f"checker gap: a legal call raised ({self.dynamic.legal_errors[0]}) and every effect clause "
-                    f"still held on it; clause(s) {', '.join(self.dynamic.covering)} cover the mutation")
+            return (
+                f"checker gap: a legal call raised ({self.dynamic.legal_errors[0]}) and every effect clause "
+                f"still held on it; clause(s) {', '.join(self.dynamic.covering)} cover the mutation"
+            )
         if self.dynamic.covering and self.dynamic.wrong_errors:
             return (f"checker gap: the violating call was refused with another error than declared "
                     f"({self.dynamic.wrong_errors[0]}), yet no precondition row was violated")
@@ -149,7 +153,12 @@ class MutantResult:
 
 def _dynamic_flag(row: dict[str, Any]) -> dict[str, Any]:
     """A VIOLATES row in the shape of a static finding (no line: it is a verdict on a call)."""
-    return {"code": row["code"], "tool": row["tool"], "line": None, "message": f"{row['clause']}: {row['detail']}"}
+    return {
+        "code": row["code"],
+        "tool": row["tool"],
+        "line": None,
+        "message": f"{row['clause']}: {row['detail']}",
+    }
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -220,7 +229,9 @@ def package_overlay(package_dir: Path) -> Iterator[Path]:
     """A temp root holding a private copy of a package; put the root first on the import path."""
     with tempfile.TemporaryDirectory(prefix="toollint-overlay-") as tmp:
         root = Path(tmp)
-        shutil.copytree(package_dir, root / package_dir.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            package_dir, root / package_dir.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
         yield root
 
 
@@ -243,7 +254,9 @@ def _contract_covers(contract: Contract, m: Mutant) -> list[str]:
     out = []
     for c in contract.counted_clauses:
         if m.defect_class == IGNORED_ARGUMENT and m.argument:
-            reads = re.search(rf"\bargs\s*(\.\s*{m.argument}\b|\[\s*['\"]{m.argument}['\"])", c.predicate_source or "")
+            reads = re.search(
+                rf"\bargs\s*(\.\s*{m.argument}\b|\[\s*['\"]{m.argument}['\"])", c.predicate_source or ""
+            )
             if c.arg == m.argument or (c.kind == "eff" and reads):
                 out.append(c.id)
         elif c.kind in kinds.get(m.defect_class, ()):
@@ -279,9 +292,12 @@ def _behaviour(reports: Sequence[Any]) -> dict[tuple[str, str], str]:
     out = {}
     for r in reports:
         for run in r.runs:
-            reply = {k: v for k, v in run.result.items() if k not in ("agent_view", "elapsed_ms", "elapsed_s")}
-            out[(r.tool, run.probe.key())] = json.dumps([run.status, reply, run.outcome_key()], sort_keys=True,
-                                                        default=str)
+            reply = {
+                k: v for k, v in run.result.items() if k not in ("agent_view", "elapsed_ms", "elapsed_s")
+            }
+            out[(r.tool, run.probe.key())] = json.dumps(
+                [run.status, reply, run.outcome_key()], sort_keys=True, default=str
+            )
     return out
 
 
@@ -366,7 +382,9 @@ class DynamicRunner:
         for tool, clause, code in keys:
             self.baseline.setdefault(tool, set()).add((tool, clause, code))
         for r in rows:
-            self.baseline_calls.setdefault((r["tool"], r["clause"], r["code"] or ""), set()).update(r["failing_calls"])
+            self.baseline_calls.setdefault((r["tool"], r["clause"], r["code"] or ""), set()).update(
+                r["failing_calls"]
+            )
         self.baseline_rows = rows
 
     def is_new(self, row: dict[str, Any]) -> bool:
@@ -427,7 +445,9 @@ class ValidationRun:
     dynamic: bool
     mutants: list[MutantResult] = field(default_factory=list)
     controls: list[ControlResult] = field(default_factory=list)
-    baseline: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # subject -> flags on the original
+    baseline: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict
+    )  # subject -> flags on the original
     generated: dict[str, int] = field(default_factory=dict)  # subject -> mutants before sampling
     elapsed_s: float = 0.0
     host_starts: dict[str, Any] = field(default_factory=dict)  # forked / cold host starts (dynamic half)
@@ -458,8 +478,13 @@ def run(
 
     with warm_hosts(enabled=warm and dynamic, max_zygotes=MAX_ZYGOTES * max(1, jobs)) as pool:
         out = _run(subjects, seed, budget, dynamic, operators, tools, progress, max(1, jobs), runner)
-    out.host_starts = {"forked": pool.stats.forks, "cold": pool.stats.cold, "zygotes": pool.stats.zygotes,
-                       "zygote_start_s": round(pool.stats.zygote_start_s, 2), "fallbacks": pool.stats.fallbacks[:5]}
+    out.host_starts = {
+        "forked": pool.stats.forks,
+        "cold": pool.stats.cold,
+        "zygotes": pool.stats.zygotes,
+        "zygote_start_s": round(pool.stats.zygote_start_s, 2),
+        "fallbacks": pool.stats.fallbacks[:5],
+    }
     return out
 
 
@@ -507,8 +532,10 @@ def _run(subjects: Sequence[Subject], seed: int, budget: int | None, dynamic: bo
         subject = plan.subject
         if not (dynamic and subject.host is not None):
             why = "no dynamic host for this subject" if subject.host is None else "dynamic half not requested"
-            plan.mutants = [MutantResult(subject.name, m, st, DynamicOutcome(NOT_RUN, why), not subject.reaches(m))
-                            for m, st in zip(plan.chosen, plan.statics)]
+            plan.mutants = [
+                MutantResult(subject.name, m, st, DynamicOutcome(NOT_RUN, why), not subject.reaches(m))
+                for m, st in zip(plan.chosen, plan.statics)
+            ]
             return
         with overlay(subject.host) as root:
             dyn = (runner or DynamicRunner)(subject, root)

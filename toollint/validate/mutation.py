@@ -253,10 +253,16 @@ class ModuleFacts:
         roots = set(t.roots) | aliases
         if isinstance(value, (cst.Attribute, cst.Subscript)):
             return _chain_root(value) in roots
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get":
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "get"
+        ):
             return _chain_root(value.func.value) in roots  # `accounts.get(key)`: an element or None
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next":
-            return any(_chain_root(n) in roots for n in _walk(value) if isinstance(n, (cst.Attribute, cst.Subscript)))
+            return any(
+                _chain_root(n) in roots for n in _walk(value) if isinstance(n, (cst.Attribute, cst.Subscript))
+            )
         return False
 
     # -- statements and writes -----------------------------------------------------------------
@@ -279,7 +285,9 @@ class ModuleFacts:
             return any(first <= line <= last for line in t.write_lines)
         roots = set(t.roots) | t.aliases
         if isinstance(small, cst.Assign):
-            if any(_chain_root(x.target) in roots and not isinstance(x.target, cst.Name) for x in small.targets):
+            if any(
+                _chain_root(x.target) in roots and not isinstance(x.target, cst.Name) for x in small.targets
+            ):
                 return True
             return self._is_writer_call(small.value, t)
         if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
@@ -302,7 +310,9 @@ class ModuleFacts:
         if isinstance(obj, cst.Name) and obj.value in t.roots:
             cls = t.roots[obj.value]
             if cls in self.class_methods and method in self.class_methods[cls]:
-                helper = Target(f"{cls}.{method}", self.class_methods[cls][method], cls, False, {"self": cls}, [])
+                helper = Target(
+                    f"{cls}.{method}", self.class_methods[cls][method], cls, False, {"self": cls}, []
+                )
                 helper.aliases = self._aliases(helper)
                 return bool(self.writes(helper))
             return is_write_verb(method)  # the analysis's writer verbs, matched on the first word
@@ -315,7 +325,9 @@ class ModuleFacts:
         """Does the statement bind a local name (so deleting it would leave a later use undefined)?"""
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, cst.Assign) and any(isinstance(x.target, cst.Name) for x in small.targets):
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(x.target, cst.Name) for x in small.targets
+                ):
                     return True
         return False
 
@@ -425,7 +437,13 @@ def _is_log_call(small: cst.BaseSmallStatement) -> bool:
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return False
     func = small.value.func
-    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    name = (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else ""
+    )
     return name in LOG_FUNCTIONS
 
 
@@ -483,7 +501,11 @@ def _is_guard(stmt: cst.BaseStatement) -> bool:
     """`if cond: raise ...` (no else), or `assert ...`."""
     if isinstance(stmt, cst.If) and stmt.orelse is None:
         body = stmt.body.body
-        return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise)
+        return (
+            len(body) == 1
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Raise)
+        )
     return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assert)
 
 
@@ -491,7 +513,11 @@ def _else_raises(stmt: cst.BaseStatement) -> bool:
     """`if found: ... else: raise ...` (the guard sits in the else branch)."""
     if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else):
         body = stmt.orelse.body.body
-        return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Raise)
+        return (
+            len(body) == 1
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Raise)
+        )
     return False
 
 
@@ -546,12 +572,16 @@ def _phantom(facts: ModuleFacts, t: Target) -> list[_Site]:
         first, last = facts.line_span(s.node)
         edits.append(facts.replace_lines(first, last, _pass_line(facts, s.node)))
     line = facts.line_span(writes[0].node)[0]
-    return [_Site(t, line, f"remove all {len(writes)} state writes; the tool still reports success", tuple(edits))]
+    return [
+        _Site(t, line, f"remove all {len(writes)} state writes; the tool still reports success", tuple(edits))
+    ]
 
 
 def _is_reply(expr: cst.BaseExpression | None) -> bool:
     """A literal reply: a string (f-strings included), a number or flag, or a dict/tuple of them."""
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+    if isinstance(
+        expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)
+    ):
         return True
     if isinstance(expr, cst.Name):
         return expr.value in {"True", "False"}
@@ -580,7 +610,14 @@ def _swallow_write(facts: ModuleFacts, t: Target) -> list[_Site]:
         ind = facts.indent_of(first)
         body = ["    " + x for x in facts.lines[first - 1 : last]]
         new = [ind + "try:\n", *body, ind + "except Exception:\n", ind + "    pass\n"]
-        out.append(_Site(t, first, f"swallow failures of `{facts.code(s.node)}`", (facts.replace_lines(first, last, new),)))
+        out.append(
+            _Site(
+                t,
+                first,
+                f"swallow failures of `{facts.code(s.node)}`",
+                (facts.replace_lines(first, last, new),),
+            )
+        )
     return out
 
 
@@ -616,8 +653,15 @@ def _ignore_arg_constant(facts: ModuleFacts, t: Target) -> list[_Site]:
             continue
         edits = tuple(facts.replace_node(n, const) for n in uses)
         line = facts.pos(uses[0]).start.line
-        out.append(_Site(t, line, f"argument `{p.name}` replaced by the constant {const} where it is used", edits,
-                         p.name))
+        out.append(
+            _Site(
+                t,
+                line,
+                f"argument `{p.name}` replaced by the constant {const} where it is used",
+                edits,
+                p.name,
+            )
+        )
     return out
 
 
@@ -631,7 +675,9 @@ def _ignore_arg_swap(facts: ModuleFacts, t: Target) -> list[_Site]:
             if q is not p and q.base == p.base:
                 edits = tuple(facts.replace_node(n, q.name) for n in uses)
                 line = facts.pos(uses[0]).start.line
-                out.append(_Site(t, line, f"argument `{p.name}` replaced by argument `{q.name}`", edits, p.name))
+                out.append(
+                    _Site(t, line, f"argument `{p.name}` replaced by argument `{q.name}`", edits, p.name)
+                )
                 break
     return out
 
@@ -692,8 +738,15 @@ def _truthify(facts: ModuleFacts, t: Target) -> list[_Site]:
     out = []
     for node, name, negated in _none_comparisons(facts, t):
         text = f"not {name}" if negated else name
-        out.append(_Site(t, facts.pos(node).start.line, f"`{facts.code(node)}` turned into the truth test `{text}`",
-                         (facts.replace_node(node, text),), name))
+        out.append(
+            _Site(
+                t,
+                facts.pos(node).start.line,
+                f"`{facts.code(node)}` turned into the truth test `{text}`",
+                (facts.replace_node(node, text),),
+                name,
+            )
+        )
     return out
 
 
@@ -756,8 +809,12 @@ def _pin_state(facts: ModuleFacts, t: Target) -> list[_Site]:
         return []
     first, ind = _body_start(facts, t)
     roots = sorted(t.roots)
-    lines = [f"{ind}global {_PIN}\n", f"{ind}if {_PIN} is None:\n", f"{ind}    {_PIN} = ({', '.join(roots)},)\n",
-             f"{ind}({', '.join(roots)},) = {_PIN}\n"]
+    lines = [
+        f"{ind}global {_PIN}\n",
+        f"{ind}if {_PIN} is None:\n",
+        f"{ind}    {_PIN} = ({', '.join(roots)},)\n",
+        f"{ind}({', '.join(roots)},) = {_PIN}\n",
+    ]
     insert = _Edit(first, 0, first, 0, "".join(lines))
     end = len(facts.lines) + 1
     module_global = _Edit(end, 0, end, 0, f"\n{_PIN} = None\n")
@@ -779,7 +836,9 @@ def _drop_copy_module(facts: ModuleFacts) -> list[_Site]:
             if isinstance(n, cst.Call) and len(n.args) == 1 and isinstance(n.args[0].value, cst.Name):
                 arg = n.args[0].value.value
                 func = facts.code(n.func)
-                is_copy = func in _COPY_CALLS or (isinstance(n.func, cst.Attribute) and n.func.attr.value == "copy")
+                is_copy = func in _COPY_CALLS or (
+                    isinstance(n.func, cst.Attribute) and n.func.attr.value == "copy"
+                )
                 if is_copy and arg in facts.module_names and arg.isupper():
                     out.append(_Site(pseudo, facts.pos(n).start.line,
                                      f"`{facts.code(n)}` no longer copies: environments share module state",
@@ -828,24 +887,64 @@ def _extra_write(facts: ModuleFacts, t: Target) -> list[_Site]:
 
 
 OPERATORS: tuple[Operator, ...] = (
-    Operator("drop-write", PARTIAL_EFFECT, "delete one of several state writes", _drop_write, rules=("TL105",)),
-    Operator("phantom-write", PHANTOM_EFFECT, "delete every state write, keep the success reply", _phantom,
-             rules=("TL101",)),
-    Operator("swallow-write", PHANTOM_EFFECT, "wrap a state write in try/except: pass", _swallow_write,
-             static_only=True, rules=("TL101",)),
-    Operator("arg-constant", IGNORED_ARGUMENT, "replace an argument by a constant where it is used",
-             _ignore_arg_constant, rules=("TL103",)),
-    Operator("arg-swap", IGNORED_ARGUMENT, "replace an argument by another argument of its type", _ignore_arg_swap,
-             rules=("TL103",)),
-    Operator("truthify", IGNORED_ARGUMENT, "`x is not None` -> `x` (legal falsy values dropped)", _truthify,
-             rules=("TL104",)),
-    Operator("truthy-gate", IGNORED_ARGUMENT, "gate a state write on `if arg:`", _truthy_gate, rules=("TL104",)),
+    Operator(
+        "drop-write", PARTIAL_EFFECT, "delete one of several state writes", _drop_write, rules=("TL105",)
+    ),
+    Operator(
+        "phantom-write",
+        PHANTOM_EFFECT,
+        "delete every state write, keep the success reply",
+        _phantom,
+        rules=("TL101",),
+    ),
+    Operator(
+        "swallow-write",
+        PHANTOM_EFFECT,
+        "wrap a state write in try/except: pass",
+        _swallow_write,
+        static_only=True,
+        rules=("TL101",),
+    ),
+    Operator(
+        "arg-constant",
+        IGNORED_ARGUMENT,
+        "replace an argument by a constant where it is used",
+        _ignore_arg_constant,
+        rules=("TL103",),
+    ),
+    Operator(
+        "arg-swap",
+        IGNORED_ARGUMENT,
+        "replace an argument by another argument of its type",
+        _ignore_arg_swap,
+        rules=("TL103",),
+    ),
+    Operator(
+        "truthify",
+        IGNORED_ARGUMENT,
+        "`x is not None` -> `x` (legal falsy values dropped)",
+        _truthify,
+        rules=("TL104",),
+    ),
+    Operator(
+        "truthy-gate", IGNORED_ARGUMENT, "gate a state write on `if arg:`", _truthy_gate, rules=("TL104",)
+    ),
     Operator("drop-guard", UNENFORCED_PRECONDITION, "delete a guard that raises", _drop_guard),
-    Operator("comment-guard", UNENFORCED_PRECONDITION, "comment out a guard that raises", _comment_guard,
-             rules=("TL102",)),
+    Operator(
+        "comment-guard",
+        UNENFORCED_PRECONDITION,
+        "comment out a guard that raises",
+        _comment_guard,
+        rules=("TL102",),
+    ),
     Operator("pin-state", RESET_LEAK, "keep state in a module global that survives reset", _pin_state),
-    Operator("drop-copy", RESET_LEAK, "environment factory stops copying module-level defaults", None,
-             module_sites=_drop_copy_module),
+    Operator(
+        "drop-copy",
+        RESET_LEAK,
+        "environment factory stops copying module-level defaults",
+        None,
+        module_sites=_drop_copy_module,
+    ),
     Operator("extra-write", FRAME_VIOLATION, "write a state field outside the declared effect", _extra_write),
 )
 OPERATORS_BY_NAME = {op.name: op for op in OPERATORS}
@@ -883,9 +982,20 @@ def mutants(
             if text == source or not _compiles(text):
                 continue
             affected = site.target.tools or (site.target.qualname,)
-            out.append(Mutant(f"{stem}:{op.name}:{site.target.qualname}:{site.line}:{k}", op.name, op.defect_class,
-                              site.target.qualname, affected, site.line, site.description, text, op.static_only,
-                              site.argument))
+            out.append(
+                Mutant(
+                    f"{stem}:{op.name}:{site.target.qualname}:{site.line}:{k}",
+                    op.name,
+                    op.defect_class,
+                    site.target.qualname,
+                    affected,
+                    site.line,
+                    site.description,
+                    text,
+                    op.static_only,
+                    site.argument,
+                )
+            )
     return out
 
 
@@ -929,7 +1039,14 @@ def _rename_locals(facts: ModuleFacts, t: Target) -> list[_Site]:
     nested: set[str] = set()  # names bound by comprehensions, lambdas, nested defs: left alone
     declared: set[str] = set()
     for n in _walk(t.node.body):
-        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name) or isinstance(n, (cst.AnnAssign, cst.AugAssign)) and isinstance(n.target, cst.Name) or isinstance(n, cst.For) and isinstance(n.target, cst.Name):
+        if (
+            isinstance(n, cst.AssignTarget)
+            and isinstance(n.target, cst.Name)
+            or isinstance(n, (cst.AnnAssign, cst.AugAssign))
+            and isinstance(n.target, cst.Name)
+            or isinstance(n, cst.For)
+            and isinstance(n.target, cst.Name)
+        ):
             bound.add(n.target.value)
         elif isinstance(n, cst.CompFor):
             nested.update(x.value for x in _walk(n.target) if isinstance(x, cst.Name))
@@ -1007,7 +1124,9 @@ def _reorder(facts: ModuleFacts, t: Target) -> list[_Site]:
         roots_read_b = {x for x in rb if x in t.roots}
         if wa & wb or wa & rb or wb & ra:
             continue
-        if any(w.split(".")[0] in roots_read_b for w in wa) or any(w.split(".")[0] in roots_read_a for w in wb):
+        if any(w.split(".")[0] in roots_read_b for w in wa) or any(
+            w.split(".")[0] in roots_read_a for w in wb
+        ):
             continue
         a1, a2 = facts.line_span(a)
         b1, b2 = facts.line_span(b)

@@ -106,11 +106,18 @@ class TwoArmRow:
         return self.published.conforms is False and self.fixed.conforms is True
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.row.kind, "task": self.row.task, "variant": self.row.variant, "tool": self.row.tool,
-                "clause": self.row.watch.clause.id if self.row.watch else None,
-                PUBLISHED: self.published.to_json(), FIXED: self.fixed.to_json(),
-                "verdict_changes": self.verdict_changes, "fails_both_arms": self.fails_both,
-                "predicate_separates": self.predicate_separates}
+        return {
+            "kind": self.row.kind,
+            "task": self.row.task,
+            "variant": self.row.variant,
+            "tool": self.row.tool,
+            "clause": self.row.watch.clause.id if self.row.watch else None,
+            PUBLISHED: self.published.to_json(),
+            FIXED: self.fixed.to_json(),
+            "verdict_changes": self.verdict_changes,
+            "fails_both_arms": self.fails_both,
+            "predicate_separates": self.predicate_separates,
+        }
 
 
 @dataclass
@@ -203,14 +210,20 @@ def run_two_arms(driver: PathDriver, python: str, rows: Sequence[PathRow], fixes
     with package_overlay(package_dir) as root:
         for fix in fixes:
             fix.apply(root / package_dir.name, package_dir)
-        threads = [threading.Thread(target=arm, args=(PUBLISHED, None)), threading.Thread(target=arm, args=(FIXED, root))]
+        threads = [
+            threading.Thread(target=arm, args=(PUBLISHED, None)),
+            threading.Thread(target=arm, args=(FIXED, root)),
+        ]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
     if failures:
         raise failures[0]
-    out = [TwoArmRow(row, arm_from(p), arm_from(f)) for row, p, f in zip(rows, answers[PUBLISHED], answers[FIXED])]
+    out = [
+        TwoArmRow(row, arm_from(p), arm_from(f))
+        for row, p, f in zip(rows, answers[PUBLISHED], answers[FIXED])
+    ]
     return TwoArmRun(out, time.perf_counter() - start, seconds)
 
 
@@ -232,15 +245,23 @@ def _run_rows(driver: PathDriver, python: str, rows: Sequence[PathRow], pythonpa
 
 
 def to_text(run: TwoArmRun) -> str:
-    lines = [(f"{'paths':8} {'tool':20} {'rows':>5} {'built':>5} {'graded':>6} {'calls':>5} {'reach':>5} {'rewarded pub/fix':>16} "
-              f"{'changes':>7} {'fail both':>9} {'pred. separates':>15} {'errors':>6}")]
+    lines = [
+        (
+            f"{'paths':8} {'tool':20} {'rows':>5} {'built':>5} {'graded':>6} {'calls':>5} {'reach':>5} {'rewarded pub/fix':>16} "
+            f"{'changes':>7} {'fail both':>9} {'pred. separates':>15} {'errors':>6}"
+        )
+    ]
     for kind, tool in run.groups():
         f = run.figures(kind, tool)
-        lines.append(f"{kind:8} {tool[:20]:20} {f.rows:5} {f.built:5} {f.graded:6} {f.called:5} {f.reached:5} "
-                     f"{f'{f.rewarded_published}/{f.rewarded_fixed}':>16} {f.verdict_changes:7} {f.fails_both:9} "
-                     f"{f.predicate_separates:15} {f.errors:6}")
+        lines.append(
+            f"{kind:8} {tool[:20]:20} {f.rows:5} {f.built:5} {f.graded:6} {f.called:5} {f.reached:5} "
+            f"{f'{f.rewarded_published}/{f.rewarded_fixed}':>16} {f.verdict_changes:7} {f.fails_both:9} "
+            f"{f.predicate_separates:15} {f.errors:6}"
+        )
         lines += [f"{'':8} not built: {why}" for why in f.not_built[:3]]
     rate = len(run.rows) * 2 / run.elapsed_s if run.elapsed_s else 0.0
-    lines.append(f"{len(run.rows)} paths x 2 arms = {len(run.rows) * 2} runs in {run.elapsed_s:.1f} s "
-                 f"({rate:.1f} runs/s; arms " + ", ".join(f"{k} {v:.1f} s" for k, v in run.arm_seconds.items()) + ")")
+    lines.append(
+        f"{len(run.rows)} paths x 2 arms = {len(run.rows) * 2} runs in {run.elapsed_s:.1f} s "
+        f"({rate:.1f} runs/s; arms " + ", ".join(f"{k} {v:.1f} s" for k, v in run.arm_seconds.items()) + ")"
+    )
     return "\n".join(lines)

@@ -148,7 +148,9 @@ def to_json(results: Sequence[ReplayResult]) -> list[dict[str, Any]]:
              "defects": [x.to_json() for x in r.reaches]} for r in results]
 
 
-def gold_replay(driver: BenchmarkDriver, python: str | Path, contracts: Sequence[Contract]) -> list[ReplayResult]:
+def gold_replay(
+    driver: BenchmarkDriver, python: str | Path, contracts: Sequence[Contract]
+) -> list[ReplayResult]:
     """Arm 3 over every variant that has a confirmed defect."""
     defects = confirmed_defects(driver, contracts, str(python))
     suite_of = {c.tool_name: driver.variant_of(c) for c in contracts}

@@ -53,11 +53,17 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "label": self.label, "mutants": self.mutants, "killed_by_static": self.static,
-            "killed_by_dynamic": self.dynamic, "dynamic_run": self.dynamic_run, "killed_by_either": self.either,
-            "survived": self.survived, "survivors_with_covering_clause": self.covered_survivors,
+            "label": self.label,
+            "mutants": self.mutants,
+            "killed_by_static": self.static,
+            "killed_by_dynamic": self.dynamic,
+            "dynamic_run": self.dynamic_run,
+            "killed_by_either": self.either,
+            "survived": self.survived,
+            "survivors_with_covering_clause": self.covered_survivors,
             "survivors_masked_by_original": self.masked_survivors,
-            "survivors_without": self.uncovered_survivors, "unreachable_not_counted": self.unreachable,
+            "survivors_without": self.uncovered_survivors,
+            "unreachable_not_counted": self.unreachable,
             "kill_rate": self.kill_rate,
         }
 
@@ -135,8 +141,10 @@ def _table(title: str, body: list[Row], total: Row | None) -> list[str]:
     lines = [title, head]
     for r in [*body, *([total] if total else [])]:
         dyn = f"{r.dynamic}/{r.dynamic_run}" if r.dynamic_run else "n/a"
-        lines.append(f"{r.label:24} {r.mutants:7} {r.static:6} {dyn:>11} {r.either:6} {r.survived:8} "
-                     f"{r.covered_survivors:7} {r.masked_survivors:6} {_pct(r.kill_rate):>5} {r.unreachable:8}")
+        lines.append(
+            f"{r.label:24} {r.mutants:7} {r.static:6} {dyn:>11} {r.either:6} {r.survived:8} "
+            f"{r.covered_survivors:7} {r.masked_survivors:6} {_pct(r.kill_rate):>5} {r.unreachable:8}"
+        )
     return lines
 
 
@@ -153,10 +161,15 @@ def to_text(run: ValidationRun, survivors: bool = True) -> str:
         out.append(f"hosts: {hs['forked']} forked from {hs['zygotes']} warm interpreter(s) (started in "
                    f"{hs['zygote_start_s']:.1f} s), {hs['cold']} started cold")
     out.append("")
-    out += _table(("Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
-                   "masked = survivors whose clause the original already violates; unreach. = mutants of code no "
-                   "registered tool runs, not counted)"),
-                  classes, total)
+    out += _table(
+        (
+            "Mutation arm, by defect class (dynamic = killed/probed; covered = survivors a clause covered; "
+            "masked = survivors whose clause the original already violates; unreach. = mutants of code no "
+            "registered tool runs, not counted)"
+        ),
+        classes,
+        total,
+    )
     out += [""] + _table("Mutation arm, by operator", operators, None)
     fps = false_positives(run)
     kinds = to_json(run)["controls"]["by_kind"]
@@ -190,23 +203,46 @@ def to_html(data: dict[str, Any]) -> str:
         for r in [*body, *([total] if total else [])]:
             rate = "-" if r["kill_rate"] is None else f"{r['kill_rate']:.0%}"
             dyn = f"{r['killed_by_dynamic']}/{r['dynamic_run']}" if r["dynamic_run"] else "n/a"
-            cells = [r["label"], r["mutants"], r["killed_by_static"], dyn, r["killed_by_either"], r["survived"],
-                     r["survivors_with_covering_clause"], r["survivors_masked_by_original"], rate,
-                     r.get("unreachable_not_counted", 0)]
+            cells = [
+                r["label"],
+                r["mutants"],
+                r["killed_by_static"],
+                dyn,
+                r["killed_by_either"],
+                r["survived"],
+                r["survivors_with_covering_clause"],
+                r["survivors_masked_by_original"],
+                rate,
+                r.get("unreachable_not_counted", 0),
+            ]
             rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
         return f"<h3>{escape(title)}</h3><table>{head}{''.join(rows)}</table>"
 
     m = data["mutation"]
-    parts = ['<section class="toollint-validation">', "<h2>Validation: injected defects and negative controls</h2>",
-             (f"<p>{len(m['mutants'])} mutants, seed {escape(str(data['seed']))}, dynamic half "
-             f"{'on' if data['dynamic'] else 'off'}.</p>"),
-             table("By defect class", m["by_class"], m["total"]), table("By operator", m["by_operator"])]
+    parts = [
+        '<section class="toollint-validation">',
+        "<h2>Validation: injected defects and negative controls</h2>",
+        (
+            f"<p>{len(m['mutants'])} mutants, seed {escape(str(data['seed']))}, dynamic half "
+            f"{'on' if data['dynamic'] else 'off'}.</p>"
+        ),
+        table("By defect class", m["by_class"], m["total"]),
+        table("By operator", m["by_operator"]),
+    ]
     fps = data["controls"]["false_positives"]
-    parts.append(f"<h3>Negative controls</h3><p>{data['controls']['count']} controls, {len(fps)} false positive(s)</p>")
+    parts.append(
+        f"<h3>Negative controls</h3><p>{data['controls']['count']} controls, {len(fps)} false positive(s)</p>"
+    )
     if fps:
-        parts.append("<ul>" + "".join(f"<li>{escape(fp['control'])}: {escape(str(fp['code']))} on "
-                                      f"{escape(str(fp['tool']))}: {escape(fp['message'])}</li>" for fp in fps)
-                     + "</ul>")
+        parts.append(
+            "<ul>"
+            + "".join(
+                f"<li>{escape(fp['control'])}: {escape(str(fp['code']))} on "
+                f"{escape(str(fp['tool']))}: {escape(fp['message'])}</li>"
+                for fp in fps
+            )
+            + "</ul>"
+        )
     survivors = [x for x in m["mutants"] if not x["killed"] or x.get("unreachable")]
     if survivors:
         parts.append("<h3>Survivors</h3><table><tr><th>mutant</th><th>class</th><th>what</th><th>why</th></tr>"

@@ -37,5 +37,11 @@ def minibank_subject(fixture_dir: Path, dynamic: bool = True) -> Subject:
                                           "tools": MINIBANK_TOOLS}, sys.executable, env=_no_bytecode())
 
         host = DynamicHost(fixture_dir, Path(fixture_dir.name) / "bank.py", contracts, spec)
-    return Subject("minibank", fixture_dir / "bank.py", "minibank.bank", display="minibank/bank.py", host=host,
-                   clean=True)
+    return Subject(
+        "minibank",
+        fixture_dir / "bank.py",
+        "minibank.bank",
+        display="minibank/bank.py",
+        host=host,
+        clean=True,
+    )

@@ -79,7 +79,9 @@ def agentdojo_tasks(
     out = TaskSet()
     suites_dir = package_dir / "default_suites"
     if not suites_dir.is_dir():
-        out.problems.append(Problem(str(package_dir), 1, "not an AgentDojo package: no default_suites directory"))
+        out.problems.append(
+            Problem(str(package_dir), 1, "not an AgentDojo package: no default_suites directory")
+        )
         return out
     shown_root = display_root or package_dir.parent
     # (suite, task number) -> {version: (file, class node)}
@@ -122,8 +124,15 @@ def agentdojo_tasks(
         tasks_file, node = versions[chosen]
         shown = display_path(tasks_file, shown_root)
         tools, exclusions = suite_info[suite]
-        task = Task(f"{suite}/user_task_{number}", shown, node.lineno, suite=suite, version=version_text(chosen),
-                    tools=tools, diff_exclusions=exclusions)
+        task = Task(
+            f"{suite}/user_task_{number}",
+            shown,
+            node.lineno,
+            suite=suite,
+            version=version_text(chosen),
+            tools=tools,
+            diff_exclusions=exclusions,
+        )
         own = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         graders = [g for g in GRADERS if g in own] or ["utility"]
         for g in graders:
@@ -149,7 +158,9 @@ def _suite_info(suites_dir: Path, suite: str, problems: list[Problem], shown_roo
     tools: frozenset[str] | None = None
     exclusions: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        if not (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ):
             continue
         name, value = node.targets[0].id, node.value
         if name == "TOOLS" and isinstance(value, ast.List):

@@ -42,7 +42,10 @@ def _no_bytecode(extra: dict[str, str] | None = None) -> dict[str, str]:
 class AgentDojoDriver:
     label = "AgentDojo"
     # the modules whose tools drop legal falsy arguments (`if amount:`), in the suite hosting them
-    constructed_modules: tuple[tuple[str, str], ...] = (("banking_client", "banking"), ("user_account", "banking"))
+    constructed_modules: tuple[tuple[str, str], ...] = (
+        ("banking_client", "banking"),
+        ("user_account", "banking"),
+    )
 
     def __init__(self, profile: Profile, services: Services) -> None:
         self.profile = profile
@@ -102,8 +105,16 @@ class AgentDojoDriver:
                     return self.worker_spec(py, chosen, _no_bytecode({"PYTHONPATH": str(root)}))
 
                 host = DynamicHost(package_dir, Path(package_dir.name) / TOOLS_DIR / f.name, mine, spec)
-            out.append(Subject(f"agentdojo:{f.stem}", f, module_name, display=f"agentdojo/{TOOLS_DIR}/{f.name}",
-                               host=host, registered=registered))
+            out.append(
+                Subject(
+                    f"agentdojo:{f.stem}",
+                    f,
+                    module_name,
+                    display=f"agentdojo/{TOOLS_DIR}/{f.name}",
+                    host=host,
+                    registered=registered,
+                )
+            )
         return out
 
     def ground_truth(self, python: str, variant: str) -> list[dict[str, Any]]:

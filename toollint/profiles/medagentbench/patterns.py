@@ -12,5 +12,7 @@ PATTERNS = Patterns(
     family="medagentbench",
     request_dispatchers=(RequestDispatcher("start_sample", within="Task"),),
     reply_calls=(ReplyCall("inject"),),
-    graders=(GraderFunction(r"task\d+", params=("case_data", "results", "fhir_api_base"), record=("results",)),),
+    graders=(
+        GraderFunction(r"task\d+", params=("case_data", "results", "fhir_api_base"), record=("results",)),
+    ),
 )

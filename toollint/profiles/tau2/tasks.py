@@ -111,7 +111,9 @@ def locate(path: Path) -> Layout:
         package = path
         checkout = path.parent.parent if path.parent.name == "src" else path.parent
     else:
-        raise ValueError(f"{path}: not a tau2-bench checkout (no src/tau2/domains) or tau2 package (no domains/)")
+        raise ValueError(
+            f"{path}: not a tau2-bench checkout (no src/tau2/domains) or tau2 package (no domains/)"
+        )
     env_data = os.environ.get("TAU2_DATA_DIR")  # where tau2 itself reads its data from
     data = Path(env_data) if env_data else checkout / "data"
     if not (data / PACKAGE / "domains").is_dir():
@@ -127,7 +129,9 @@ def _declared_version(checkout: Path) -> str | None:
     import tomllib
 
     try:
-        return str(tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"])
+        return str(
+            tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+        )
     except (OSError, ValueError, KeyError):
         return None
 
@@ -162,7 +166,9 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
     shown = display_path(env_file, shown_root)
     tree = _parse(env_file)
     if isinstance(tree, str):
-        problems.append(Problem(shown, 1, f"environment file {tree}; the {domain} tasks are traced as unresolved"))
+        problems.append(
+            Problem(shown, 1, f"environment file {tree}; the {domain} tasks are traced as unresolved")
+        )
         return {}
     imports: dict[str, str] = {}
     for stmt in tree.body:
@@ -170,15 +176,22 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
             for alias in stmt.names:
                 imports[alias.asname or alias.name] = stmt.module
     local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    builder = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_environment"), None)
+    builder = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_environment"), None
+    )
     if builder is None:
         problems.append(Problem(shown, 1, f"no get_environment() in the {domain} environment; its tasks are "
                                           "traced as unresolved"))
         return {}
     out: dict[str, Toolkit] = {}
     for node in ast.walk(builder):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+        ):
             continue
         env_type = next((t for t, (attr, _) in TOOLKITS.items() if attr == node.targets[0].id), None)
         if env_type is None:
@@ -187,8 +200,14 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
         module = imports.get(cls) or (f"{PACKAGE}.domains.{domain}.environment" if cls in local else "")
         file = module_file(layout.package, module) if module else None
         if file is None:
-            problems.append(Problem(shown, node.lineno, f"toolkit class {cls} of the {domain} domain not found "
-                                                        f"(import {module or '?'}); its assertions are unresolved"))
+            problems.append(
+                Problem(
+                    shown,
+                    node.lineno,
+                    f"toolkit class {cls} of the {domain} domain not found "
+                    f"(import {module or '?'}); its assertions are unresolved",
+                )
+            )
             continue
         kit = Toolkit(env_type, cls, file, module)
         _read_toolkit(kit, problems, shown_root)
@@ -212,7 +231,10 @@ def _read_toolkit(kit: Toolkit, problems: list[Problem], shown_root: Path) -> No
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kit.methods.add(item.name)
-                if any(_decorator_name(d) == "is_tool" for d in item.decorator_list) and item.name not in kit.tools:
+                if (
+                    any(_decorator_name(d) == "is_tool" for d in item.decorator_list)
+                    and item.name not in kit.tools
+                ):
                     kit.tools.append(item.name)
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
 
@@ -233,7 +255,9 @@ class EvaluatorSites:
     """Where `tau2.evaluator` reads what each reward type scores."""
 
     db_hash: dict[str, ReadSite] = field(default_factory=dict)  # snapshot root -> its hash comparison
-    record: dict[str, ReadSite] = field(default_factory=dict)  # reward type -> the evaluator reading the record
+    record: dict[str, ReadSite] = field(
+        default_factory=dict
+    )  # reward type -> the evaluator reading the record
 
 
 def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) -> EvaluatorSites:
@@ -263,8 +287,14 @@ def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) 
                         "EnvironmentEvaluator.calculate_reward", "hash", f"{root} hash, gold vs predicted",
                         source=str(path.resolve()), scope=root))
     if set(out.db_hash) != {"agent_db", "user_db"}:
-        problems.append(Problem(shown, 1, "the evaluator's comparison of the gold and predicted database hashes "
-                                          "was not found; tasks graded on DB are traced as unresolved"))
+        problems.append(
+            Problem(
+                shown,
+                1,
+                "the evaluator's comparison of the gold and predicted database hashes "
+                "was not found; tasks graded on DB are traced as unresolved",
+            )
+        )
     for reward, (rel, cls) in RECORD_GRADERS.items():
         file = layout.package / rel
         tree = _parse(file)
@@ -337,7 +367,9 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
         if read is None:
             continue
         text, data = read
-        entries = data if isinstance(data, list) else [data] if isinstance(data, dict) and "id" in data else None
+        entries = (
+            data if isinstance(data, list) else [data] if isinstance(data, dict) and "id" in data else None
+        )
         if entries is None:
             out.problems.append(Problem(shown, 1, "task file holds neither a task nor a list of tasks"))
             continue
@@ -347,7 +379,9 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
                 out.problems.append(Problem(shown, 1, f"entry {i} is not a task object with an \"id\""))
                 continue
             # ids repeat across domains ("0" in airline and retail): qualified by the domain, as AgentDojo's by suite
-            task = Task(f"{domain}/{entry['id']}", shown, lines.get(str(entry["id"]), 1), suite=domain, tools=tools)
+            task = Task(
+                f"{domain}/{entry['id']}", shown, lines.get(str(entry["id"]), 1), suite=domain, tools=tools
+            )
             _criteria(task, entry, domain, kits, evaluator, out.problems, shown_root)
             out.tasks.append(task)
     return out
@@ -369,7 +403,9 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
     if criteria is None:
         return  # the evaluator rewards a task without criteria 1.0, from nothing
     if not isinstance(criteria, dict):
-        problems.append(Problem(task.source, task.line, f"task {task.id}: evaluation_criteria is not an object"))
+        problems.append(
+            Problem(task.source, task.line, f"task {task.id}: evaluation_criteria is not an object")
+        )
         task.sites.append(ReadSite("missing", "", task.source, task.line, 1, task.id, "missing",
                                    "bad evaluation_criteria"))
         return
@@ -378,8 +414,21 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
     if "DB" in basis:
         for root in ("agent_db", "user_db") if "user" in kits else ("agent_db",):
             site = evaluator.db_hash.get(root)
-            task.sites.append(site if site is not None else ReadSite(
-                "missing", "", task.source, task.line, 1, task.id, "missing", "no DB hash comparison", scope=root))
+            task.sites.append(
+                site
+                if site is not None
+                else ReadSite(
+                    "missing",
+                    "",
+                    task.source,
+                    task.line,
+                    1,
+                    task.id,
+                    "missing",
+                    "no DB hash comparison",
+                    scope=root,
+                )
+            )
     if "ENV_ASSERTION" in basis:
         for assertion in criteria.get("env_assertions") or []:
             if not isinstance(assertion, dict):
@@ -389,8 +438,13 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
             kit = kits.get(env_type)
             if kit is None or not isinstance(func, str) or func not in kit.methods:
                 where = f"the {domain} {env_type} toolkit" + (f" ({kit.cls})" if kit else " (none)")
-                problems.append(Problem(task.source, task.line, f"task {task.id}: env assertion {func!r} is not a "
-                                                                f"method of {where}"))
+                problems.append(
+                    Problem(
+                        task.source,
+                        task.line,
+                        f"task {task.id}: env assertion {func!r} is not a method of {where}",
+                    )
+                )
                 root = TOOLKITS.get(env_type, ("", ""))[1]
                 task.sites.append(ReadSite("missing", "", task.source, task.line, 1, str(func), "missing",
                                            f"no {env_type} assertion {func!r}", scope=root))
@@ -403,7 +457,18 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
             if reward == "ACTION":
                 for action in criteria.get("actions") or []:
                     name = action.get("name", "?") if isinstance(action, dict) else "?"
-                    task.sites.append(ReadSite(site.kind, "", site.file, site.line, 1, site.grader, "action", str(name),
-                                               source=site.source))
+                    task.sites.append(
+                        ReadSite(
+                            site.kind,
+                            "",
+                            site.file,
+                            site.line,
+                            1,
+                            site.grader,
+                            "action",
+                            str(name),
+                            source=site.source,
+                        )
+                    )
             else:
                 task.sites.append(site)

@@ -138,8 +138,16 @@ class Tau2Driver:
 
                 host = DynamicHost(layout.package, Path(PACKAGE) / path.relative_to(layout.package),
                                    by_module[module_name], spec, deadline=60.0)
-            out.append(Subject(f"tau2:{short}", path, module_name, display=f"tau2/{path.relative_to(layout.package)}",
-                               host=host, registered=registered))
+            out.append(
+                Subject(
+                    f"tau2:{short}",
+                    path,
+                    module_name,
+                    display=f"tau2/{path.relative_to(layout.package)}",
+                    host=host,
+                    registered=registered,
+                )
+            )
         return out
 
     # -- questions to tau2's interpreter ------------------------------------------------------------
@@ -153,8 +161,12 @@ class Tau2Driver:
         try:
             with self.services.interpreter(python, env={"PYTHONDONTWRITEBYTECODE": "1"},
                                            deadline=PATH_DEADLINE) as worker:
-                worker.evaluate("setup(src, data)", module=HOST_HELPERS,
-                                names={"src": src, "data": str(layout.data)}, failure=f"tau2 from {src} does not import")
+                worker.evaluate(
+                    "setup(src, data)",
+                    module=HOST_HELPERS,
+                    names={"src": src, "data": str(layout.data)},
+                    failure=f"tau2 from {src} does not import",
+                )
                 yield worker
         except GatewayError:
             raise
@@ -198,15 +210,22 @@ class Tau2Driver:
         """Each item's verdict (`{"task", "calls"}`) under tau2's evaluator: `{"verdict", "errors"}`."""
         with self.path_runner(python, pythonpath) as run:
             answers = run(variant, [{"task": i["task"], "calls": i["calls"]} for i in items])
-        return [{"verdict": None if a.get("reward") is None else a["reward"] >= 1.0, "errors": a.get("errors", [])}
-                for a in answers]
+        return [
+            {
+                "verdict": None if a.get("reward") is None else a["reward"] >= 1.0,
+                "errors": a.get("errors", []),
+            }
+            for a in answers
+        ]
 
 
 
 # --- the paths of the two published defects -----------------------------------------------------------
 
 
-def gold_rows(ground_truth: Sequence[dict[str, Any]], variant: str, tool: str, clause: Clause) -> list[PathRow]:
+def gold_rows(
+    ground_truth: Sequence[dict[str, Any]], variant: str, tool: str, clause: Clause
+) -> list[PathRow]:
     """Every task's gold path, each call of `tool` watched: which tasks call it, and which of those
     calls meet the clause's trigger, is what the replay finds (`Figures.called`, `.reached`), not
     something chosen beforehand from the task file."""

@@ -70,7 +70,9 @@ class Tau2Adapter:
         self.root = _setup_paths(options.get("root"))
         self.domains = _domains(self.root)
         if self.domain not in self.domains:
-            raise ValueError(f"tau2 adapter needs domain = one of {', '.join(self.domains)}, got {self.domain!r}")
+            raise ValueError(
+                f"tau2 adapter needs domain = one of {', '.join(self.domains)}, got {self.domain!r}"
+            )
         try:
             module = importlib.import_module(f"tau2.domains.{self.domain}.environment")
         except ModuleNotFoundError as exc:
@@ -281,7 +283,8 @@ class Tau2Adapter:
             snapshot_schema = None
         return {
             "adapter": "tau2",
-            "variant": f"{self.domain}/{self.toolkit_name}" + (f"/task={self.task_id}" if self.task_id else ""),
+            "variant": f"{self.domain}/{self.toolkit_name}"
+            + (f"/task={self.task_id}" if self.task_id else ""),
             "benchmark_version": _dist_version(self.root),
             "domains": list(self.domains),
             "root": self.root,
@@ -289,9 +292,12 @@ class Tau2Adapter:
             "state_schema": snapshot_schema,
             "volatile_paths": [],
             "derived_paths": list(DERIVED.get(self.domain, [])),
-            "capabilities": {"task_build": True, "user_tools": self.toolkit_name == "user",
-                             "reset": self.reset_choice, "timings_ms": {k: round(v, 2) for k, v in
-                                                                         self.timings.items()}},
+            "capabilities": {
+                "task_build": True,
+                "user_tools": self.toolkit_name == "user",
+                "reset": self.reset_choice,
+                "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
+            },
         }
 
     def _tasks(self) -> list[dict[str, Any]]:
@@ -320,7 +326,9 @@ class Tau2Adapter:
         calls: dict[str, list[dict[str, Any]]] = {}
         for task in clean + [t for t in tasks if id(t) not in first]:
             for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
-                if (action.get("requestor") or "assistant") == requestor and isinstance(action.get("arguments"), dict):
+                if (action.get("requestor") or "assistant") == requestor and isinstance(
+                    action.get("arguments"), dict
+                ):
                     seen = calls.setdefault(str(action.get("name")), [])
                     if action["arguments"] not in seen:
                         seen.append(action["arguments"])
@@ -340,7 +348,9 @@ def _diverse(calls: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     left = list(calls)
     while left and len(chosen) < limit:
         def gain(call: dict[str, Any]) -> float:
-            return sum(1.0 / (1 + len(seen.get(k, ()))) for k, v in call.items() if repr(v) not in seen.get(k, ()))
+            return sum(
+                1.0 / (1 + len(seen.get(k, ()))) for k, v in call.items() if repr(v) not in seen.get(k, ())
+            )
 
         best = max(range(len(left)), key=lambda i: (gain(left[i]), _size(left[i]), -i))
         call = left.pop(best)
@@ -393,7 +403,9 @@ def _domains(root: str | None) -> tuple[str, ...]:
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         base = os.path.join(locations[0], "domains") if locations else None
     try:
-        found = sorted(d for d in os.listdir(base or "") if os.path.isfile(os.path.join(base or "", d, "environment.py")))
+        found = sorted(
+            d for d in os.listdir(base or "") if os.path.isfile(os.path.join(base or "", d, "environment.py"))
+        )
     except OSError:
         found = []
     return tuple(found) or DOMAINS

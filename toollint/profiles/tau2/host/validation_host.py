@@ -67,11 +67,15 @@ def tasks(domain: str) -> list[dict[str, Any]]:
     for task in loaded.values():
         criteria = task.evaluation_criteria
         actions = (criteria.actions or []) if criteria is not None else []
-        out.append({
-            "task": task.id,
-            "reward_basis": [b.value for b in criteria.reward_basis] if criteria is not None else [],
-            "calls": [{"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions],
-        })
+        out.append(
+            {
+                "task": task.id,
+                "reward_basis": [b.value for b in criteria.reward_basis] if criteria is not None else [],
+                "calls": [
+                    {"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions
+                ],
+            }
+        )
     return out
 
 
@@ -109,7 +113,9 @@ def _predicates(path: str) -> Any:
     return module
 
 
-def _holds(predicates: Any, source: str, pre: Any, post: Any, args: dict[str, Any], result: Any) -> bool | None:
+def _holds(
+    predicates: Any, source: str, pre: Any, post: Any, args: dict[str, Any], result: Any
+) -> bool | None:
     compiled = _STATE["compiled"]
     if source not in compiled:
         compiled[source] = predicates.compile_predicate(source)
@@ -161,7 +167,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         started = time.perf_counter()
         task = known.get(str(row["task"]))
         if task is None:
-            out.append({"task": row["task"], "reward": None, "why": "no such task", "errors": [], "watched": []})
+            out.append(
+                {"task": row["task"], "reward": None, "why": "no such task", "errors": [], "watched": []}
+            )
             continue
         env = constructor()
         state = task.initial_state
@@ -183,7 +191,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
             pre = _snapshot(env) if watch and predicates is not None else None
             attempts = [args] + [dict(a) for a in call.get("alternatives") or []]
             for n, attempt in enumerate(attempts):
-                tc = ToolCall(id=f"toollint_{i}_{n}", name=call["function"], arguments=attempt, requestor=requestor)
+                tc = ToolCall(
+                    id=f"toollint_{i}_{n}", name=call["function"], arguments=attempt, requestor=requestor
+                )
                 reply = env.get_response(tc)
                 if reply.error and n + 1 < len(attempts):
                     continue  # an alternative that fails changes nothing: try the next
@@ -198,7 +208,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
                 errors.append(f"{i}: {call['function']}: {str(reply.content)[:200]}")
             if watch and predicates is not None:
                 post = _snapshot(env)
-                holds = _holds(predicates, watch["predicate"], pre, post, args, value if not reply.error else None)
+                holds = _holds(
+                    predicates, watch["predicate"], pre, post, args, value if not reply.error else None
+                )
                 watched.append({"index": i, "clause": watch.get("clause"), "kind": watch.get("kind"),
                                 "status": "error" if reply.error else "ok", "holds": holds,
                                 "state_changed": pre != post})
@@ -206,14 +218,25 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         basis = set(criteria.reward_basis) if criteria is not None else set()
         info = (criteria.communicate_info or []) if criteria is not None else []
         messages.append(AssistantMessage(role="assistant", content="Done. " + " ".join(str(x) for x in info)))
-        answer: dict[str, Any] = {"task": row["task"], "errors": errors, "watched": watched,
-                                  "results": [_jsonable(r) for r in results] if row.get("want_results") else None}
+        answer: dict[str, Any] = {
+            "task": row["task"],
+            "errors": errors,
+            "watched": watched,
+            "results": [_jsonable(r) for r in results] if row.get("want_results") else None,
+        }
         if RewardType.NL_ASSERTION in basis:
             answer.update(reward=None, why="reward_basis has NL_ASSERTION (an LLM judge)")
         else:
             now = get_now()
-            sim = SimulationRun(id=str(uuid.uuid4()), task_id=task.id, start_time=now, end_time=now, duration=0.0,
-                                termination_reason=TerminationReason.AGENT_STOP, messages=messages)
+            sim = SimulationRun(
+                id=str(uuid.uuid4()),
+                task_id=task.id,
+                start_time=now,
+                end_time=now,
+                duration=0.0,
+                termination_reason=TerminationReason.AGENT_STOP,
+                messages=messages,
+            )
             reward = evaluate_simulation(sim, task, EvaluationType.ALL, solo_mode=False, domain=domain)
             answer.update(reward=reward.reward, breakdown={str(getattr(k, "value", k)): v for k, v in
                                                            (reward.reward_breakdown or {}).items()})
