@@ -188,6 +188,36 @@ def test_jobs_gives_the_same_result_as_serial(tmp_path: Path) -> None:
     assert len(serial.findings) == 2 * 26 + 1
 
 
+def test_default_jobs_stay_serial_below_the_size_that_pays_for_a_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import engine
+
+    for i in range(40):
+        (tmp_path / f"m{i:02}.py").write_text(BAD)
+    pools: list[int] = []
+    real = engine._lint_parallel
+
+    def counted(work: list, entries: list, jobs: int) -> list:  # type: ignore[type-arg]
+        pools.append(jobs)
+        return real(work, entries, jobs)
+
+    monkeypatch.setattr(engine, "_lint_parallel", counted)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    settings = Settings(select=[FLAG])
+    small = lint_paths([tmp_path], settings, jobs=0)  # 40 small files: serial
+    assert pools == []
+    asked = lint_paths([tmp_path], settings, jobs=2)  # an explicit --jobs keeps the pool
+    assert pools == [2]
+    monkeypatch.setattr(engine, "PARALLEL_FROM_BYTES", 1)
+    large = lint_paths([tmp_path], settings, jobs=0)  # enough source: one process per CPU
+    assert pools == [2, 2]
+    assert [(f.path, f.line) for f in small.findings] == [(f.path, f.line) for f in asked.findings] == [
+        (f.path, f.line) for f in large.findings
+    ]
+    assert len(small.findings) == 80
+
+
 def test_engine_failure_on_one_file_is_a_tl904_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

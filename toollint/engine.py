@@ -60,6 +60,10 @@ BYTES_PER_SOURCE_BYTE = 100
 CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not worth two system calls
 # Below this many files per process a pool's start-up (~0.1 s) costs more than it saves.
 MIN_FILES_PER_JOB = 8
+# With the default job count (0), a run with less source than this stays serial: each worker repeats
+# the cross-module parses another already made, and on a busy 2-core machine the pool cost 1.2-1.5x the
+# serial wall time on the corpus code bases (0.25-1.3 MB each); tau2's src (3.1 MB) keeps it.
+PARALLEL_FROM_BYTES = 2 << 20
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
 
@@ -487,8 +491,8 @@ def lint_paths(
 ) -> RunResult:
     """Lint every Python file under the targets. `settings`: one for every file, or a resolver that
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
-    CPU). With a `cache`, files whose result it holds are not linted again, and new results go into it
-    (the caller saves it)."""
+    CPU for a run with PARALLEL_FROM_BYTES of source or more, else serial). With a `cache`, files whose
+    result it holds are not linted again, and new results go into it (the caller saves it)."""
     configs = _Configurations(settings)
     run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
     if cache is None:
@@ -523,12 +527,14 @@ def lint_paths(
             if hit is not None:
                 done[position] = hit
     todo = [position for position in range(len(work)) if position not in done]
-    jobs = (os.cpu_count() or 1) if jobs == 0 else max(jobs, 1)
+    auto = jobs == 0
+    jobs = (os.cpu_count() or 1) if auto else max(jobs, 1)
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
     gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
-        if jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs:
+        if (jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs
+                and not (auto and _source_bytes(work[p][0] for p in todo) < PARALLEL_FROM_BYTES)):
             linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
         else:
             linted = []
@@ -547,6 +553,16 @@ def lint_paths(
             cache.store(file_result, configs.settings[work[position][2]])
     result.files.extend(done[position] for position in range(len(work)))
     return result
+
+
+def _source_bytes(paths: Iterable[Path]) -> int:
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue  # linted anyway, where it becomes a TL903
+    return total
 
 
 _worker_state: list[tuple[Settings, Selection]] = []
