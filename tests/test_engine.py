@@ -237,3 +237,31 @@ def test_engine_failure_on_one_file_is_a_tl904_and_the_run_goes_on(
     by_file = {Path(r.path).name: [f.code for f in r.findings] for r in result.files}
     assert by_file == {"a.py": ["TL904"], "b.py": [FLAG, FLAG]}
     assert "internal error in the engine: RuntimeError: noqa broke" in result.files[0].findings[0].message
+
+
+def test_module_search_on_strings_finds_what_the_pathlib_search_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cold run's module search compares strings; its answers (found file, absent candidates that key
+    the cache) are those of the pathlib search, for absolute and relative importers alike."""
+    import itertools
+
+    from toollint.analysis import resolver
+
+    for name in ("x/pkg/__init__.py", "x/pkg/mod.py", "x/pkg/sub/__init__.py", "x/pkg/sub/leaf.py",
+                 "x/other.py", "y.z/pkg/__init__.py", "top.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    directories = [str(tmp_path / "x/pkg/sub"), str(tmp_path), ".", "x", "x/pkg/sub", "y.z/pkg", "..", "/"]
+    modules = ["pkg", "pkg.mod", "pkg.sub.leaf", "mod", "sub.leaf", "other", "x.pkg.mod", "top", "nope"]
+    found = 0
+    cases = itertools.product(directories, [-1, 0, 1, 3, 7], [0, 1, 2], modules)
+    for directory, depth, level, module in cases:
+        if level and depth != -1:
+            continue
+        fast = resolver._module_search.__wrapped__(directory, depth, level, module)
+        slow = resolver._module_search_by_path(directory, depth, level, module)
+        assert (str(fast[0]), fast[1]) == (str(slow[0]), slow[1]), (directory, depth, level, module)
+        found += fast[0] is not None
+    assert found > 50

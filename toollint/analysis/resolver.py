@@ -13,6 +13,7 @@ modules are cached per process; results never depend on which files were linted 
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -107,6 +108,55 @@ def _module_search(
     """`module_file` for an importer in `directory` whose dotted name has `depth` dots, memoised (every
     module of a tree importing the same framework asked the file system again), with the candidate
     files it looked for and did not find: a run's cache depends on them staying absent."""
+    if not modname or directory.startswith("//"):
+        return _module_search_by_path(directory, depth, level, modname)
+    # The same search on strings: pathlib's `/` and `with_suffix` were two thirds of a cold run's
+    # module search (directory and modname are normalised already: the same paths, spelt the same)
+    absent: list[str] = []
+
+    def is_file(candidate: str) -> bool:
+        found = os.path.isfile(candidate)
+        if not found:
+            absent.append(candidate)
+        return found
+
+    base = directory
+    for _ in range(level - 1 if level else max(depth, 0)):  # pkg.sub.mod sits `depth` directories below
+        base = _parent(base)
+    relative = modname.replace(".", "/")
+    target = _join(base, relative)
+    for candidate in (target + ".py", target + "/__init__.py"):
+        if is_file(candidate):
+            return Path(candidate), tuple(absent)
+    if level:
+        return None, tuple(absent)
+    roots = [directory]
+    while len(roots) < 6 and (up := _parent(roots[-1])) != roots[-1]:
+        roots.append(up)
+    for root in roots:  # the directories above the importer: see _module_search_by_path
+        for candidate in (_join(root, relative) + ".py", _join(root, relative) + "/__init__.py"):
+            if is_file(candidate):
+                return Path(candidate), tuple(absent)
+    return None, tuple(absent)
+
+
+def _parent(path: str) -> str:
+    """`Path(path).parent` of a normalised path, as a string."""
+    if "/" not in path:
+        return "."
+    return path[:path.rindex("/")] or "/"
+
+
+def _join(base: str, relative: str) -> str:
+    """`str(Path(base) / relative)` of a normalised base and a relative path without `.` parts."""
+    if base == ".":
+        return relative
+    return base + relative if base.endswith("/") else f"{base}/{relative}"
+
+
+def _module_search_by_path(
+    directory: str, depth: int, level: int, modname: str
+) -> tuple[Path | None, tuple[str, ...]]:
     absent: list[str] = []
 
     def is_file(candidate: Path) -> bool:
