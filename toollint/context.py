@@ -106,15 +106,19 @@ class ModuleContext:
         """Comments standing alone on their lines within `node`'s lines, found without tokenizing
         the file: a line whose text starts with `#`, unless a multi-line string in `node` covers it."""
         first, last = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or len(self.lines)
+        candidates = [n for n in range(first, min(last, len(self.lines)) + 1)
+                      if self.lines[n - 1].lstrip().startswith("#")]
+        if not candidates:  # most functions: no walk for the strings
+            return []
         in_string: set[int] = set()
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Constant, ast.JoinedStr)) and (sub.end_lineno or sub.lineno) > sub.lineno:
                 in_string.update(range(sub.lineno + 1, (sub.end_lineno or sub.lineno) + 1))
         out = []
-        for number in range(first, min(last, len(self.lines)) + 1):
-            text = self.lines[number - 1]
-            stripped = text.lstrip()
-            if stripped.startswith("#") and number not in in_string:
+        for number in candidates:
+            if number not in in_string:
+                text = self.lines[number - 1]
+                stripped = text.lstrip()
                 out.append(Comment(number, len(text) - len(stripped), stripped.rstrip(), True))
         return out
 
