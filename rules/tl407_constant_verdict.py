@@ -75,6 +75,6 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         if finding.properties.get("detail") == "empty" and not code_lines:
             continue  # a stub (`pass`, `...`) with no commented-out check: a base class's, most likely
         if code_lines:
-            shown = ", ".join(map(str, code_lines[:3]))
-            finding.message += f"; its check is commented out (line{'s' if len(code_lines) > 1 else ''} {shown})"
+            shown = ("lines " if len(code_lines) > 1 else "line ") + ", ".join(map(str, code_lines[:3]))
+            finding.message += f"; its check is commented out ({shown})"
         yield finding

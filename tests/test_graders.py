@@ -336,3 +336,18 @@ def test_a_configured_grader_that_names_nothing_is_a_one_line_warning(
         in err
     )
     assert not any("'checks:grade'" in line for line in err)
+
+
+def test_static_companions_from_the_cli_name_what_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The path the user types: `toollint check --select TL403,TL405,TL406,TL407 FILE`."""
+    path = FIXTURES / "static_companions.py"
+    assert main(["check", "--isolated", "--select", "TL403,TL405,TL406,TL407", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "which turns '', None, 'null', 'NaN', 'nan' into '0'" in out
+    assert "the verdict is only that a message's role is 'assistant'" in out
+    assert "`gold_id in pred_id` tests that the gold id is a substring of the predicted id" in out
+    assert "returns the constant `True`: it passes every run, whatever the agent did; its check is " \
+           "commented out (line 89)" in out
+    assert "the grader's body is empty: it returns None and fails every run, whatever the agent did; its " \
+           "check is commented out (lines 112, 113)" in out
+    assert ":30:" not in out  # UserTask22: a table that maps nulls to null stays silent

@@ -975,8 +975,9 @@ class _Walker:
             became = ", ".join(dict.fromkeys(repr(v) for _, v in nulls))
             where = "" if self.top else f" (in `{self.fn.name}`, which the grader calls)"
             self.flow.observed(Observation(
-                "TL403", node, f"the answer `{_short(key)}` is looked up in `{_short(table_expr, 30)}`, which "
-                f"turns {shown} into {became}{where}: an empty or missing answer passes when gold is {became}",
+                "TL403", node, f"the answer `{_short(key)}` is looked up in `{_short(table_expr, 30)}`, "
+                f"which turns {shown} into {became}{where}: an empty or missing answer passes when gold "
+                f"is {became}",
                 "coercion-table", self.index.module.path if self.index.module is not None else ""))
 
     def dict_literal(self, expr: ast.expr) -> ast.Dict | None:
@@ -1022,8 +1023,8 @@ class _Walker:
             return
         kind = exit_kind(body)
         value = body[0].value if isinstance(body[0], ast.Return) else None
-        if kind is None or value is None or value.value is None:  # type: ignore[attr-defined]
-            return
+        if kind is None or not isinstance(value, ast.Constant) or value.value is None:
+            return  # a `raise` or `return None`: a stub, not a verdict
         verdict = "passes every run" if kind == PASS else "fails every run"
         self.flow.observed(Observation(
             "TL407", body[0], f"the grader returns the constant `{ast.unparse(value)}`: it {verdict}, "
@@ -1184,8 +1185,8 @@ def _identifier_name(expr: ast.expr) -> str | None:
     while isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id == "str" and len(expr.args) == 1:
             expr = expr.args[0]
-        elif isinstance(expr.func, ast.Attribute) and expr.func.attr in ("lower", "strip", "upper", "casefold") \
-                and not expr.args:
+        elif isinstance(expr.func, ast.Attribute) and not expr.args and \
+                expr.func.attr in ("lower", "strip", "upper", "casefold"):
             expr = expr.func.value
         else:
             return None
@@ -1228,14 +1229,25 @@ def _role_only(test: ast.expr) -> str | None:
                 if isinstance(const, ast.Constant) and isinstance(const.value, str) and \
                         const.value.lower() in _ROLE_WORDS and _field_of(other) == "role":
                     return f"that a message's role is {const.value!r}"
-        if isinstance(left, ast.Call) and call_name(left) == "len" and isinstance(right, ast.Constant) and (
-            (isinstance(op, ast.Gt) and right.value == 0) or (isinstance(op, ast.GtE) and right.value == 1)
-            or (isinstance(op, ast.NotEq) and right.value == 0)
-        ):
-            return f"that `{_short(left.args[0]) if left.args else '?'}` is not empty"
-    if isinstance(test, ast.Call) and call_name(test) == "bool" and len(test.args) == 1:
+        if isinstance(left, ast.Call) and call_name(left) == "len" and _plain_chain(left) and \
+                isinstance(right, ast.Constant) and (
+                    (isinstance(op, ast.Gt) and right.value == 0) or (isinstance(op, ast.GtE) and right.value == 1)
+                    or (isinstance(op, ast.NotEq) and right.value == 0)):
+            return f"that `{_short(left.args[0])}` is not empty"
+    if isinstance(test, ast.Call) and call_name(test) == "bool" and _plain_chain(test):
         return f"that `{_short(test.args[0])}` is not empty"
     return None
+
+
+def _plain_chain(call: ast.Call) -> bool:
+    """`len(messages)`, `bool(result.trajectory)`: of the record itself, not of a value computed from it
+    (`len(set(pred) & set(gold))` is an overlap, a real check)."""
+    if len(call.args) != 1:
+        return False
+    arg = call.args[0]
+    while isinstance(arg, (ast.Attribute, ast.Subscript)):
+        arg = arg.value
+    return isinstance(arg, ast.Name)
 
 
 def _empty_literal(expr: ast.expr) -> bool:
