@@ -444,7 +444,6 @@ PENDING_TRANSCRIPTS = {
     ("docs/confirm.md", "confirm: 17 tool(s): 6 VIOLATES, 0 FLAKY, 9 CONFORMS, 2 UNTESTABLE; clause rows:"),
     ("docs/confirm.md", "shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par"),
     ("docs/trace.md", "$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau"),
-    ("docs/trace.md", "task,suite,grader,read_site,basis,confidence"),
 }
 
 
