@@ -37,6 +37,7 @@ import yaml
 from test_docs import DOCS, shell_lines
 from toollint.contracts.loader import contract_schema, schema_errors
 
+import toollint
 from toollint.config import ConfigError, settings_from_table
 
 if sys.version_info >= (3, 11):
@@ -45,6 +46,8 @@ else:  # the project supports 3.10, where tomli is its dependency
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+# `$TL` in a tau2 example: the installed `toollint` package, whose profiles hold the bundled contracts
+TOOLLINT_PACKAGE = Path(toollint.__file__).resolve().parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")
 EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)(?:\s+needs:\s*([\w-]+))?\s*-->")
@@ -90,7 +93,8 @@ def blocks(doc: Path) -> Iterator[Block]:
 
 ALL = [b for doc in DOCS for b in blocks(doc)]
 # `<!-- example: NAME needs: agentdojo -->`: the example runs against the real benchmark, with `$PY` its
-# interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path).
+# interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path);
+# `needs: tau2`: `$TAU2` the pinned checkout, `$PY` the venv of its dependencies, `$TL` toollint's package.
 NEEDS = {m[1]: m[2] for doc in DOCS for m in EXAMPLE_START.finditer(doc.read_text(encoding="utf-8")) if m[2]}
 FRAGMENTS = [b for b in ALL if b.example is None and b.lang]
 EXAMPLES: dict[str, list[Block]] = {}
@@ -242,6 +246,10 @@ def test_worked_example_runs_as_shown(name: str, tmp_path: Path, request: pytest
     if NEEDS.get(name) == "agentdojo":
         scratch.variables = {"PY": str(request.getfixturevalue("agentdojo_python")),
                              "AD": str(request.getfixturevalue("agentdojo_src"))}
+    elif NEEDS.get(name) == "tau2":  # `$TAU2` the checkout; `$PY` a venv of its dependencies, if used
+        scratch.variables = {"TAU2": str(request.getfixturevalue("tau2_checkout")), "TL": str(TOOLLINT_PACKAGE)}
+        if any("$PY" in block.text for block in EXAMPLES[name]):
+            scratch.variables["PY"] = str(request.getfixturevalue("tau2_python"))
     else:
         assert name not in NEEDS, f"example {name} needs {NEEDS[name]}, which no fixture provides"
     ran = 0
@@ -442,7 +450,6 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
 # a hypothetical project (`src/tools.py`), or file content rather than a transcript.
 PENDING_TRANSCRIPTS = {
     ("docs/confirm.md", "shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par"),
-    ("docs/trace.md", "$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau"),
 }
 
 
