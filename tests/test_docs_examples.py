@@ -234,9 +234,9 @@ def interleaves(shown: list[str], out: list[str], err: list[str]) -> bool:
     return i == len(out) and j == len(err)
 
 
-# The examples that confirm against a real benchmark host (10-20 s each): in `pytest -m slow` (.ci/run);
+# The examples that confirm against a real benchmark host (10 s to a minute): in `pytest -m slow` (.ci/run);
 # the other AgentDojo transcripts keep a fast sample of the same path in the default run.
-SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check"}
+SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check", "tau2-derived-confirm"}  # the last ~1 min
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n
@@ -247,7 +247,8 @@ def test_worked_example_runs_as_shown(name: str, tmp_path: Path, request: pytest
         scratch.variables = {"PY": str(request.getfixturevalue("agentdojo_python")),
                              "AD": str(request.getfixturevalue("agentdojo_src"))}
     elif NEEDS.get(name) == "tau2":  # `$TAU2` the checkout; `$PY` a venv of its dependencies, if used
-        scratch.variables = {"TAU2": str(request.getfixturevalue("tau2_checkout")), "TL": str(TOOLLINT_PACKAGE)}
+        scratch.variables = {"TAU2": str(request.getfixturevalue("tau2_checkout")),
+                             "TL": str(TOOLLINT_PACKAGE)}
         if any("$PY" in block.text for block in EXAMPLES[name]):
             scratch.variables["PY"] = str(request.getfixturevalue("tau2_python"))
     else:
@@ -445,12 +446,10 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
     assert install_and_test in (ROOT / ".ci" / "run").read_text()
 
 
-# Output shown in the docs that no test produces yet, by file and first line: each is still to become a
-# worked example (strict: once one is, this list must lose it). Why each is left: a tau2 host (minutes),
-# a hypothetical project (`src/tools.py`), or file content rather than a transcript.
-PENDING_TRANSCRIPTS = {
-    ("docs/confirm.md", "shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par"),
-}
+# Output shown in the docs that no test produces, by file and first 80 characters, each with a comment
+# saying why it cannot run here (strict: once one runs as a worked example, it must leave this set).
+# Empty: every transcript in the docs is a worked example, the real benchmarks' ones included.
+PENDING_TRANSCRIPTS: set[tuple[str, str]] = set()
 
 
 def _shows_output(block: Block) -> bool:
