@@ -312,7 +312,7 @@ def _commands_in(value: Any) -> Iterator[str]:
 def _check_shell_line(where: str, line: str) -> None:
     """A non-toollint line a reader is asked to run: only set-up steps, and they must install us."""
     words = shlex.split(line, comments=True)
-    if not words or words[0] == "toollint" or re.match(r"^[A-Z_]+=", words[0]):
+    if not words or words[0] == "toollint" or re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
         return  # toollint commands: tests/test_docs.py; `PY=...` assignments
     if words[0] in ("cat", "echo", "ls", "python", "flake8", "cp", "cd", "mkdir"):
         return  # shell plumbing around the commands the other checks cover
