@@ -537,6 +537,11 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         name = report.contract.path.name if report.contract is not None else "the contract"
         what = finding.evidence and (finding.evidence.parameter or finding.evidence.state_path) or "it"
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
+    elif verdict == UNTESTABLE:  # every clause testing it ran and none could be scored: say why each
+        untested = [r for r in report.rows if r.clause_id in ids and r.verdict == UNTESTABLE]
+        finding.properties["verdict_detail"] = "; ".join(
+            f"{r.clause_id}: {r.reason or 'not scored'}" + (f" ({r.detail})" if r.detail else "")
+            for r in untested) or "no clause testing it could be scored"
 
 
 def draft_derived(
