@@ -149,3 +149,25 @@ def test_the_readme_command_on_all_domains_gives_the_papers_figures(
     for command in commands:
         replayed = toollint([*command.split()[1:], "--repeat", "1"], tmp_path, timeout=300)
         assert replayed.returncode == 1 and replayed.stdout.startswith("STILL VIOLATES"), replayed.stdout
+
+
+def test_an_untestable_finding_says_why_in_text_and_json() -> None:
+    """Issue 23, item 6: a finding whose clauses all ran and none could be scored carries the reason
+    (code and detail, once per reason) in the text note and the JSON properties."""
+    from toollint.contracts.loader import load_contract
+    from toollint.dynamic.checker import UNTESTABLE, ClauseResult, ToolReport
+    from toollint.dynamic.confirm import attach_verdict, clauses_testing
+    from toollint.model import Finding
+    from toollint.reporters import verdict_note
+    from toollint.reporters.json_ import finding_to_dict
+
+    contracts = Path(__file__).resolve().parents[1] / "toollint" / "profiles" / "tau2" / "contracts"
+    contract = load_contract(contracts / "telecom" / "refuel_data.yaml")
+    finding = Finding(code="TL101", message="m", path="tools.py", line=1, tool="refuel_data")
+    ids, _ = clauses_testing(finding, contract)
+    rows = [ClauseResult(i, i.split(".")[0], UNTESTABLE, "no_state", "the snapshot holds no lines") for i in ids]
+    attach_verdict(finding, ToolReport("refuel_data", contract, rows=rows))
+    expected = f"no_state (the snapshot holds no lines): {', '.join(ids)}"
+    assert verdict_note(finding) == f" [UNTESTABLE: {expected}]"
+    props = finding_to_dict(finding)["properties"]
+    assert props["verdict_detail"] == expected and props["verdict_reason"] == "no_state"
