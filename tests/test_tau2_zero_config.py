@@ -157,6 +157,7 @@ def test_an_untestable_finding_says_why_in_text_and_json() -> None:
     from toollint.contracts.loader import load_contract
     from toollint.dynamic.checker import UNTESTABLE, ClauseResult, ToolReport
     from toollint.dynamic.confirm import attach_verdict, clauses_testing
+
     from toollint.model import Finding
     from toollint.reporters import verdict_note
     from toollint.reporters.json_ import finding_to_dict

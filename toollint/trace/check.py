@@ -43,8 +43,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     if has_source(settings.trace):
         tasks = tasks_from_config(settings.trace, root, python=python, benchmark=settings.benchmark)
     else:  # nothing configured: the tasks of the benchmark the linted files belong to
-        linted = [r.path for r in result.files]
-        tasks = linted_tasks(linted, settings.trace, python, settings.benchmark, display_root=root)
+        files = [r.path for r in result.files]
+        tasks = linted_tasks(files, settings.trace, python, settings.benchmark, display_root=root)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
     ledger = trace_findings(confirmed, tasks)
     if not confirmed:
