@@ -192,8 +192,8 @@ def host_gone(spec: WorkerSpec, clause_id: str) -> str | None:
     """The NOT REPLAYED sentence when the host the witness ran on is no longer there: its interpreter,
     or the checkout it ran on (a `root` adapter option), with the flag that fixes it."""
     if not (os.path.isfile(spec.python) and os.access(spec.python, os.X_OK)):
-        return (f"NOT REPLAYED {clause_id}: the interpreter the witness ran with, {spec.python}, is not there "
-                "any more; pass --python PATH (the benchmark's interpreter)")
+        return (f"NOT REPLAYED {clause_id}: the interpreter the witness ran with, {spec.python}, is not "
+                "there any more; pass --python PATH (the benchmark's interpreter)")
     root = spec.options.get("root")
     if isinstance(root, str) and not os.path.isdir(root):
         return (f"NOT REPLAYED {clause_id}: the checkout the witness ran on, {root}, is not there any more "

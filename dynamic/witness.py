@@ -323,7 +323,8 @@ def host_seal(data: dict[str, Any], create: bool = True) -> str | None:
         return None
     covered = json.dumps({"worker": data.get("worker"), "digest": data.get("digest")}, sort_keys=True,
                          ensure_ascii=False, separators=(",", ":"), default=str)
-    return "hmac-sha256:" + hmac.new(key, covered.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    mac = hmac.new(key, covered.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
 
 
 def sealed_here(data: dict[str, Any]) -> bool:

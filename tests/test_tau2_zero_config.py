@@ -31,7 +31,8 @@ def toollint(args: list[str], cwd: Path, env: dict[str, str] | None = None,
 
 def ledger_counts(ledger_csv: Path) -> Counter[tuple[str, str, str]]:
     with ledger_csv.open(encoding="utf-8", newline="") as fh:
-        return Counter((row["tool"].rsplit(".", 1)[-1], row["suite"], row["basis"]) for row in csv.DictReader(fh))
+        return Counter((row["tool"].rsplit(".", 1)[-1], row["suite"], row["basis"])
+                       for row in csv.DictReader(fh))
 
 
 def printed_replays(out: str) -> list[str]:
@@ -95,8 +96,8 @@ def test_a_moved_checkout_or_interpreter_is_one_line_naming_the_flag(
         out = toollint(["replay", str(path.relative_to(project))], project, timeout=120)
         assert out.returncode == 2 and out.stdout.count("\n") == 1, out.stdout + out.stderr
         assert value in out.stdout and flag in out.stdout, out.stdout
-    fixed = toollint(["replay", ".toollint/witnesses/root.json", "--repeat", "1", "--root", str(tau2_checkout)],
-                     project, timeout=300)
+    fixed = toollint(["replay", ".toollint/witnesses/root.json", "--repeat", "1",
+                      "--root", str(tau2_checkout)], project, timeout=300)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
 
 
@@ -166,7 +167,8 @@ def test_an_untestable_finding_says_why_in_text_and_json() -> None:
     contract = load_contract(contracts / "telecom" / "refuel_data.yaml")
     finding = Finding(code="TL101", message="m", path="tools.py", line=1, tool="refuel_data")
     ids, _ = clauses_testing(finding, contract)
-    rows = [ClauseResult(i, i.split(".")[0], UNTESTABLE, "no_state", "the snapshot holds no lines") for i in ids]
+    rows = [ClauseResult(i, i.split(".")[0], UNTESTABLE, "no_state", "the snapshot holds no lines")
+            for i in ids]
     attach_verdict(finding, ToolReport("refuel_data", contract, rows=rows))
     expected = f"no_state (the snapshot holds no lines): {', '.join(ids)}"
     assert verdict_note(finding) == f" [UNTESTABLE: {expected}]"
