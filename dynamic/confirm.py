@@ -19,9 +19,10 @@ Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
 ``deadline`` and ``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap:
-bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
-either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
-(`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
+bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own
+``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without either, the adapter of the
+profile the contract's ``benchmark`` names, else of the run's profile (`benchmark` in
+`[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
 
 from __future__ import annotations

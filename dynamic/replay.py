@@ -257,7 +257,8 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
                 ""
                 if not block_matters
                 else (
-                    f" (the adapter block of {contract.path} is not used: the contract is not among the project's "
+                    f" (the adapter block of {contract.path} is not used: "
+                    "the contract is not among the project's "
                     "contract-dirs or toollint's bundled contracts)"
                 )
             )

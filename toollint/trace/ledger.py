@@ -316,7 +316,10 @@ def ungrounded_oracle(
     else:
         first = actions[0]
         where, line, col, grader = first.file, first.line, first.col, first.grader
-        evidence = f"its gold actions ({', '.join(s.detail for s in actions[:3])}) are matched against the agent's calls"
+        evidence = (
+            f"its gold actions ({', '.join(s.detail for s in actions[:3])}) "
+            "are matched against the agent's calls"
+        )
     return Finding(
         "TL401",
         f"task {task.id}: {BASIS_WORDS[basis]} ({evidence}), never the state the write leaves",
