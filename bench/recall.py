@@ -49,7 +49,8 @@ BEFORE = Path(__file__).with_name("recall_before.json")  # per-rule tallies befo
 CORPUS_FOLDERS = ("tau-bench", "bfcl", "toolsandbox", "agentbench", "mcp-servers", "mcp-python-sdk",
                   "langchain-community", "crewai-tools", "autogen")
 VERDICTS = ("true", "arguable", "false")
-STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405")
+STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405",
+                "TL406", "TL407")
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,10 @@ def detail_of(properties: dict[str, object]) -> str:
 def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjudged: bool,
         show_findings: bool, confidence: str = "medium") -> dict[str, Counter[str]]:
     per_rule: dict[str, Counter[str]] = {code: Counter() for code in STATIC_RULES}
-    header = f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  findings per rule (true/arguable/false/unjudged)"
+    header = (
+        f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  "
+        "findings per rule (true/arguable/false/unjudged)"
+    )
     print(header)
     print("-" * len(header))
     for base in bases:
