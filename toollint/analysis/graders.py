@@ -183,7 +183,7 @@ class _Finder:
         if self._lines is None:  # once per module, and only for a module with a grader-like function
             self._lines = self.source.splitlines()
         text = "\n".join(self._lines[fn.lineno - 1:fn.end_lineno or fn.lineno]).lower()
-        return _GOLD_WORD.search(text) is not None
+        return _holds_gold_word(text)
 
     def by_flow(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
         """A grader by what it does: it compares a gold value with another and returns the verdict."""
@@ -240,6 +240,14 @@ _HINT_TEXT = re.compile(
 _GOLD_TEXT = re.compile("(?i)gold|ground|truth|expected|gt|possible|oracle|reference|solution")
 # on lower-cased text; `gt` alone (`gt_hash`, not `length`)
 _GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
+
+
+def _holds_gold_word(text: str) -> bool:
+    """`_GOLD_WORD.search(text)`, substring tests first (each far cheaper than the pattern's scan)."""
+    return any(w in text for w in _GOLD_LITERALS) or ("gt" in text and _GOLD_WORD.search(text) is not None)
+
+
+_GOLD_LITERALS = ("gold", "ground", "truth", "expected", "possible", "oracle", "reference", "solution")
 
 
 def _words(name: str) -> set[str]:
