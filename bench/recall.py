@@ -49,7 +49,8 @@ BEFORE = Path(__file__).with_name("recall_before.json")  # per-rule tallies befo
 CORPUS_FOLDERS = ("tau-bench", "bfcl", "toolsandbox", "agentbench", "mcp-servers", "mcp-python-sdk",
                   "langchain-community", "crewai-tools", "autogen")
 VERDICTS = ("true", "arguable", "false")
-STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405")
+STATIC_RULES = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL401", "TL402", "TL403", "TL404", "TL405",
+                "TL406", "TL407")
 
 
 @dataclass(frozen=True)

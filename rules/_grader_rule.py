@@ -1,4 +1,4 @@
-"""What the grader rules TL402-TL405 share: their findings are the observations of the grader walk
+"""What the grader rules TL402-TL407 share: their findings are the observations of the grader walk
 (`toollint.analysis.grading`) that carry their code, reported where they are when that is this file,
 else at the grader's call that leads there (linting the helper's own module finds no grader to ask),
 with the helper's line as the related location."""

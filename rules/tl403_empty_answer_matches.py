@@ -8,7 +8,8 @@ Flags a grader check that an empty or missing value passes:
   `name` is missing; `name or "" in text` parses as `name or ("" in text)`, true whenever `name`
   is set, and true otherwise;
 - an empty answer accepted: `[] == answer`, `answer == ""` as a passing condition;
-- a missing answer coerced to a value gold may hold: `float(answer or 0) == expected`.
+- a missing answer coerced to a value gold may hold: `float(answer or 0) == expected`, or through a
+  table: `NULLS.get(answer, answer)` where `NULLS` maps `""`, None, `"null"` or `"nan"` to `"0"`.
 
 ## Why is this bad?
 
@@ -40,8 +41,10 @@ class InjectionTask0(BaseInjectionTask):
 
 High. Empty needles are reported wherever they are in a grader; an accepted empty answer or a
 coerced answer only when the value comes from the agent's record and the comparison alone makes
-the grader pass. An empty answer a task accepts on purpose ("it is fine if the model returns []")
-is still reported: it is for a person to judge whether an empty answer should score.
+the grader pass; a coercion table when a literal dict (in the grader or at the top of its module)
+maps a null-like key to a value that is not null-like, and the answer is looked up in it. An
+empty answer a task accepts on purpose ("it is fine if the model returns []") is still reported:
+it is for a person to judge whether an empty answer should score.
 
 ## Options
 

@@ -4,7 +4,10 @@
 
 Flags a grader whose verdict is a field of the agent's own record that states the outcome:
 `return output["success"]`, `if result.get("completed") is True: return True`,
-`report["status"] == "success"`, where `output`, `result`, `report` come from the agent.
+`report["status"] == "success"`, where `output`, `result`, `report` come from the agent; and a
+grader whose first and only check is that the record exists: the last message's role is
+`"assistant"` (`messages[-1]["role"] == "assistant"`), or the trajectory is not empty
+(`len(trajectory) > 0`, `bool(messages)`).
 
 ## Why is this bad?
 
@@ -34,7 +37,9 @@ class UserTask5(BaseUserTask):
 
 High: the field's name must state an outcome (success, done, completed, passed, resolved,
 is_correct, or a `status` compared with a success word) and the value must come from the agent's
-record with no live state in the same test.
+record with no live state in the same test. A role-only or non-empty check is reported only when
+it is the grader's first test (nothing but assignments before it), so a guard before the real
+comparison is silent.
 
 ## Options
 

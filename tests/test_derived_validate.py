@@ -48,14 +48,12 @@ def test_derived_oracles_kill_what_their_findings_point_at(arms: tuple[object, o
         "passed the commented-out guard's line with its condition true, then crashed "
         "with KeyError, not the guard's ValueError"
     )
-    # State pinned in a module global is invisible to a snapshot, and leaves the tool writing nothing
-    # the analysis sees: TL101 says "nothing is written at all", so its success reply must change the
-    # state (`eff.changes_state`). It does not, and the confirming re-run in a fresh worker shows why:
-    # the state outside the environment survives reset.
-    status, violations = outcome["bank:pin-state:Bank.transfer:79:1"]
-    assert status == KILLED
-    assert {v["clause"] for v in violations} == {"success", "eff.changes_state"}
-    assert "state outside the environment survives reset" in violations[0]["detail"]
+    # State pinned in a module global (`global _PINNED; _PINNED = ...`) is a write the analysis sees
+    # (issue 22), so TL101 no longer says "nothing is written at all" and no derived oracle claims the
+    # state must change: a reset leak is the authored contracts' to find (TL205), and they do.
+    authored = {r.mutant.id: r.dynamic for r in arms[0].mutants}  # type: ignore[attr-defined]
+    pinned = authored["bank:pin-state:Bank.transfer:79:1"]
+    assert pinned.status == KILLED and {v["code"] for v in pinned.violations} == {"TL205"}
 
 
 def test_negative_controls_are_clean_in_both_arms(arms: tuple[object, object]) -> None:

@@ -37,6 +37,7 @@ import yaml
 from test_docs import DOCS, shell_lines
 from toollint.contracts.loader import contract_schema, schema_errors
 
+import toollint
 from toollint.config import ConfigError, settings_from_table
 
 if sys.version_info >= (3, 11):
@@ -45,6 +46,8 @@ else:  # the project supports 3.10, where tomli is its dependency
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+# `$TL` in a tau2 example: the installed `toollint` package, whose profiles hold the bundled contracts
+TOOLLINT_PACKAGE = Path(toollint.__file__).resolve().parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 FENCE = re.compile(r"^(\s*)```([\w-]*)\s*$")
 EXAMPLE_START = re.compile(r"<!--\s*example:\s*([\w-]+)(?:\s+needs:\s*([\w-]+))?\s*-->")
@@ -90,7 +93,8 @@ def blocks(doc: Path) -> Iterator[Block]:
 
 ALL = [b for doc in DOCS for b in blocks(doc)]
 # `<!-- example: NAME needs: agentdojo -->`: the example runs against the real benchmark, with `$PY` its
-# interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path).
+# interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path);
+# `needs: tau2`: `$TAU2` the pinned checkout, `$PY` the venv of its dependencies, `$TL` toollint's package.
 NEEDS = {m[1]: m[2] for doc in DOCS for m in EXAMPLE_START.finditer(doc.read_text(encoding="utf-8")) if m[2]}
 FRAGMENTS = [b for b in ALL if b.example is None and b.lang]
 EXAMPLES: dict[str, list[Block]] = {}
@@ -149,8 +153,9 @@ class Scratch:
         assert target is not None and target.is_file(), (
             f"{block.where}: the diff names no file of the example"
         )
-        old = "".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "-"))
-        new = "".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "+"))
+        # `$PY` in a line of the diff stands for its value, as in a command (a witness records the path)
+        old = self.expand("".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "-")))
+        new = self.expand("".join(ln[1:] + "\n" for ln in hunk if ln[:1] in (" ", "+")))
         text = target.read_text(encoding="utf-8")
         assert text.count(old) == 1, f"{block.where}: the diff's context does not match {target.name}"
         target.write_text(text.replace(old, new), encoding="utf-8")
@@ -190,11 +195,12 @@ class Scratch:
         argv = shlex.split(command)
         if argv[:3] == ["python", "-m", "toollint.profiles"]:  # the profile listing (docs/confirm.md)
             argv = ["toollint.profiles", *argv[3:]]
-        assert argv[0] in ("toollint", "toollint.profiles", "ls"), \
-            f"{block.where}: an example may only run toollint (or ls), not `{command}`"
+        assert argv[0] in ("toollint", "toollint.profiles", "ls", "cat", "flake8"), \
+            f"{block.where}: an example may only run toollint (or ls, cat, flake8), not `{command}`"
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
         env.pop("FORCE_COLOR", None)
-        run = [sys.executable, "-m", argv[0], *argv[1:]] if argv[0].startswith("toollint") else argv
+        # toollint and flake8 (whose TL plugin this package registers) from the interpreter under test
+        run = [sys.executable, "-m", *argv] if argv[0].startswith("toollint") or argv[0] == "flake8" else argv
         proc = subprocess.run(
             run, cwd=self.root, env=env, capture_output=True, text=True, timeout=240, check=False
         )
@@ -228,9 +234,9 @@ def interleaves(shown: list[str], out: list[str], err: list[str]) -> bool:
     return i == len(out) and j == len(err)
 
 
-# The examples that confirm against a real benchmark host (10-20 s each): in `pytest -m slow` (.ci/run);
+# The examples that confirm against a real benchmark host (10 s to a minute): in `pytest -m slow` (.ci/run);
 # the other AgentDojo transcripts keep a fast sample of the same path in the default run.
-SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check"}
+SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check", "tau2-derived-confirm"}  # the last ~1 min
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n
@@ -240,6 +246,11 @@ def test_worked_example_runs_as_shown(name: str, tmp_path: Path, request: pytest
     if NEEDS.get(name) == "agentdojo":
         scratch.variables = {"PY": str(request.getfixturevalue("agentdojo_python")),
                              "AD": str(request.getfixturevalue("agentdojo_src"))}
+    elif NEEDS.get(name) == "tau2":  # `$TAU2` the checkout; `$PY` a venv of its dependencies, if used
+        scratch.variables = {"TAU2": str(request.getfixturevalue("tau2_checkout")),
+                             "TL": str(TOOLLINT_PACKAGE)}
+        if any("$PY" in block.text for block in EXAMPLES[name]):
+            scratch.variables["PY"] = str(request.getfixturevalue("tau2_python"))
     else:
         assert name not in NEEDS, f"example {name} needs {NEEDS[name]}, which no fixture provides"
     ran = 0
@@ -301,7 +312,7 @@ def _commands_in(value: Any) -> Iterator[str]:
 def _check_shell_line(where: str, line: str) -> None:
     """A non-toollint line a reader is asked to run: only set-up steps, and they must install us."""
     words = shlex.split(line, comments=True)
-    if not words or words[0] == "toollint" or re.match(r"^[A-Z_]+=", words[0]):
+    if not words or words[0] == "toollint" or re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
         return  # toollint commands: tests/test_docs.py; `PY=...` assignments
     if words[0] in ("cat", "echo", "ls", "python", "flake8", "cp", "cd", "mkdir"):
         return  # shell plumbing around the commands the other checks cover
@@ -435,27 +446,10 @@ def test_readme_has_the_two_set_up_commands_and_ci_runs_the_second() -> None:
     assert install_and_test in (ROOT / ".ci" / "run").read_text()
 
 
-# Output shown in the docs that no test produces yet, by file and first line: each is still to become a
-# worked example (strict: once one is, this list must lose it). Why each is left: a tau2 host (minutes),
-# a hypothetical project (`src/tools.py`), or file content rather than a transcript.
-PENDING_TRANSCRIPTS = {
-    ("README.md", "tools/banking_client.py:144:12: TL104 [truthiness-on-falsy-legal-arg] `if recurr"),
-    ("docs/confirm.md", "$ toollint replay --python $PY witnesses/update_scheduled_transaction.arg.amount"),
-    ("docs/confirm.md", "$ toollint replay evil.json"),
-    ("docs/confirm.md", "airline.py:55:5: TL105 [unpaired-verb-field] `book_reservation` writes `flights["),
-    ("docs/confirm.md", "confirm: 17 tool(s): 6 VIOLATES, 0 FLAKY, 9 CONFORMS, 2 UNTESTABLE; clause rows:"),
-    ("docs/confirm.md", "shared/benchmarks/tau2-bench/src/tau2/domains/airline/tools.py:338:1: TL203 [par"),
-    ("docs/integrations.md", "$ pip install .  # in a toollint clone; registers the TL plugin with flake8"),
-    ("docs/integrations.md", "$ toollint check --output-format github src/"),
-    ("docs/trace.md", "$ toollint trace --benchmark tau2 --tasks $TAU2 --contract toollint/profiles/tau"),
-    ("docs/trace.md", "clause,field,task,suite,grader,read_site,basis,confidence"),
-    ("docs/trace.md", "task,suite,grader,read_site,basis,confidence"),
-    ("docs/trace.md", "update_scheduled_transaction:eff.amount_set: 6 of 16 tasks exposed (5 exact_fiel"),
-    (
-        "docs/validation.md",
-        "python -m toollint.validate FILE...                         # static half on mut",
-    ),
-}
+# Output shown in the docs that no test produces, by file and first 80 characters, each with a comment
+# saying why it cannot run here (strict: once one runs as a worked example, it must leave this set).
+# Empty: every transcript in the docs is a worked example, the real benchmarks' ones included.
+PENDING_TRANSCRIPTS: set[tuple[str, str]] = set()
 
 
 def _shows_output(block: Block) -> bool:

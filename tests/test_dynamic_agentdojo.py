@@ -12,6 +12,7 @@ from toollint.contracts.loader import load_contracts
 from toollint.dynamic.confirm import ConfirmRun, run_confirm, verdict_for
 from toollint.dynamic.replay import replay
 
+from toollint.evidence import Evidence
 from toollint.model import Finding
 from toollint.profiles.agentdojo import CONTRACTS as AGENTDOJO_CONTRACTS
 from toollint.settings import Settings
@@ -100,7 +101,8 @@ def test_a_static_finding_on_an_argument_gets_that_arguments_verdict(run: Confir
 
     def flagged(param: str) -> Finding:
         return Finding(
-            "TL104", "truthiness", "banking_client.py", 138, tool=report.tool, properties={"param": param}
+            "TL104", "truthiness", "banking_client.py", 138, tool=report.tool, properties={"param": param},
+            evidence=Evidence(parameter=param),  # what --confirm reads (issue 25's typed evidence)
         )
 
     verdict, witness, scope = verdict_for(flagged("amount"), report)

@@ -28,7 +28,8 @@ MEDAGENTBENCH = BENCHMARKS / "medagentbench"
 TAU2 = Path(os.environ.get("TOOLLINT_TAU2") or BENCHMARKS / "tau2-bench")
 
 
-@pytest.mark.parametrize("name", ["record_graders.py", "fhir_graders.py", "grader_smells.py"])
+@pytest.mark.parametrize("name", ["record_graders.py", "fhir_graders.py", "grader_smells.py",
+                                  "static_companions.py"])
 def test_findings_match_the_annotations(name: str) -> None:
     path = FIXTURES / name
     source = path.read_text()
@@ -325,7 +326,9 @@ def test_a_grader_the_walk_cannot_read_is_a_tl905_and_the_file_is_still_linted(
 def test_a_configured_grader_that_names_nothing_is_a_one_line_warning(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.toollint]\ngraders = ["checks:grade", "checks:grdae"]\n')
-    (tmp_path / "checks.py").write_text("def grade(task, messages):\n    return len(messages) > 0\n")
+    # (a verdict that is only `len(messages) > 0` is a TL405 now: this grader compares with gold)
+    grader = "def grade(task, messages):\n    return messages[-1]['content'] == task['answer']\n"
+    (tmp_path / "checks.py").write_text(grader)
     assert main(["check", str(tmp_path / "checks.py")]) == 0
     err = capsys.readouterr().err.splitlines()
     assert (
@@ -333,3 +336,18 @@ def test_a_configured_grader_that_names_nothing_is_a_one_line_warning(
         in err
     )
     assert not any("'checks:grade'" in line for line in err)
+
+
+def test_static_companions_from_the_cli_name_what_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The path the user types: `toollint check --select TL403,TL405,TL406,TL407 FILE`."""
+    path = FIXTURES / "static_companions.py"
+    assert main(["check", "--isolated", "--select", "TL403,TL405,TL406,TL407", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "which turns '', None, 'null', 'NaN', 'nan' into '0'" in out
+    assert "the verdict is only that a message's role is 'assistant'" in out
+    assert "`gold_id in pred_id` tests that the gold id is a substring of the predicted id" in out
+    assert "returns the constant `True`: it passes every run, whatever the agent did; its check is " \
+           "commented out (line 89)" in out
+    assert "the grader's body is empty: it returns None and fails every run, whatever the agent did; its " \
+           "check is commented out (lines 112, 113)" in out
+    assert ":30:" not in out  # UserTask22: a table that maps nulls to null stays silent

@@ -9,7 +9,7 @@ the modules of the linted tree.
 | `discovery`   | which functions are tools (and which look like tools but are not, and why)       |
 | `dispatch`    | dispatch shapes: request-kind branches, replies through a call, calls by name    |
 | `graders`     | which functions are graders, the roles of their parameters, `--show-graders` facts |
-| `grading`     | what a grader's verdict rests on: live state or the agent's record (TL401-TL405) |
+| `grading`     | what a grader's verdict rests on: live state or the agent's record (TL401-TL407) |
 | `resolver`    | where a name comes from: annotation aliases, imported helpers and base classes    |
 | `summary`     | the summariser: reads, writes, parameter flows, returns of one function          |
 | `paths`       | path reasoning: is a write guaranteed before this return? is this tool a writer? |

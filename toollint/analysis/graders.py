@@ -130,6 +130,25 @@ def _pattern_roles(fn: FunctionNode, marker: GraderFunction) -> tuple[dict[str, 
     return roles, frozenset(factories)
 
 
+def commented_code(lines: list[str], fn: FunctionNode) -> list[int]:
+    """Lines of `fn` that are comments holding Python code (`# return x == 3`), not prose: a
+    commented-out check."""
+    out = []
+    for number in range(fn.lineno, min(fn.end_lineno or fn.lineno, len(lines)) + 1):
+        text = lines[number - 1].strip()
+        if not text.startswith("#"):
+            continue
+        code = text.lstrip("#").strip()
+        if " " not in code or code[:1].isupper() or code.startswith(("noqa", "type:", "pragma")):
+            continue
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        out.append(number)
+    return out
+
+
 def _matches(marker: GraderFunction, fn: FunctionNode) -> bool:
     return not marker.params or tuple(_params(fn)[: len(marker.params)]) == marker.params
 
@@ -159,7 +178,7 @@ class _Finder:
             return
         qualname = f"{cls.name}.{fn.name}" if cls else fn.name
         candidates = [entry for entry in self.patterns.graders if entry[1].fullmatch(fn.name)]
-        if not candidates or _abstract(fn):
+        if not candidates or (_abstract(fn) and not self.commented_out(fn)):
             return
         names = [cls.name, *(base_name(b) for b in cls.bases)] if cls else []
         for marker, _, within, family in candidates:
@@ -175,6 +194,14 @@ class _Finder:
                                          f"the {family} grader pattern `{marker.name}`{where}", factories))
             return
         self.by_flow(fn, cls)
+
+    def commented_out(self, fn: FunctionNode) -> bool:
+        """An empty body whose comments hold code: a grader whose check was commented out (TL407)."""
+        if self.source is None or not any(isinstance(s, ast.Pass) for s in fn.body):
+            return False
+        if self._lines is None:
+            self._lines = self.source.splitlines()
+        return bool(commented_code(self._lines, fn))
 
     def names_gold(self, fn: FunctionNode) -> bool:
         """Whether the text of `fn` holds a gold word (True when the module's text is not known)."""

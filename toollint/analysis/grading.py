@@ -21,7 +21,7 @@ False`). A grader's basis (`Basis`) follows: it reads state, it reads the record
 only to decide whether a write is due and takes the write itself from the record (`gated_on_state`:
 its state reads name other resources than the write's, e.g. GET `Observation` but POST
 `MedicationRequest`). TL401 reports the second and third; the tracer asks the same question of every
-task's graders (`toollint.trace.ledger`). The same walk collects what TL402-TL405 report.
+task's graders (`toollint.trace.ledger`). The same walk collects what TL402-TL407 report.
 
 Nothing is imported or run. The evaluation "with the claim absent" is three-valued (true, false,
 unknown): an absent claim is falsy, empty, equal to nothing, and every field of it is absent too.
@@ -139,7 +139,7 @@ class StateRead:
 
 @dataclass(frozen=True)
 class Observation:
-    """Something TL402-TL405 report: `code`, where, and the words that say what."""
+    """Something TL402-TL407 report: `code`, where, and the words that say what."""
 
     code: str
     node: ast.AST
@@ -896,7 +896,12 @@ class _Walker:
 
     # -- what TL402, TL403 and TL405 look for -------------------------------------------------------
     def observe_value(self, expr: ast.AST | None) -> None:
-        if expr is None or not self.top:
+        if expr is None:
+            return
+        if not self.top:  # a helper's coercion table turns the answer before the grader compares it
+            for node in self.nodes(expr):
+                if isinstance(node, (ast.Call, ast.Subscript)):
+                    self.observe_coercion(node)
             return
         for node in self.nodes(expr):
             if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
@@ -919,7 +924,10 @@ class _Walker:
                         )
                     )
                     continue
+            if isinstance(node, (ast.Call, ast.Subscript)):
+                self.observe_coercion(node)
             if isinstance(node, ast.Compare):
+                self.observe_substring(node)
                 operands = [node.left, *node.comparators]
                 for op, left, right in zip(node.ops, operands, operands[1:]):
                     if isinstance(op, ast.In) and isinstance(left, ast.Constant) and left.value == "" and \
@@ -944,6 +952,83 @@ class _Walker:
                                 "empty-needle",
                             )
                         )
+
+    def observe_coercion(self, node: ast.Call | ast.Subscript) -> None:
+        """TL403 through a table: `NULLS.get(answer, answer)` or `NULLS[answer]` where `NULLS` maps
+        `""`, None, "null" or "nan" to a value gold may hold (`"0"`)."""
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args):
+                return
+            table_expr, key = node.func.value, node.args[0]
+        else:
+            table_expr, key = node.value, node.slice
+        if not self.taint_no_calls(key) & Taint.RECORD:
+            return
+        table = self.dict_literal(table_expr)
+        if table is None:
+            return
+        nulls = [(k.value, v.value) for k, v in zip(table.keys, table.values)
+                 if isinstance(k, ast.Constant) and _null_like(k.value) and isinstance(v, ast.Constant)
+                 and not _null_like(v.value)]
+        if nulls:
+            shown = ", ".join(dict.fromkeys(repr(k) for k, _ in nulls))
+            became = ", ".join(dict.fromkeys(repr(v) for _, v in nulls))
+            where = "" if self.top else f" (in `{self.fn.name}`, which the grader calls)"
+            self.flow.observed(Observation(
+                "TL403", node, f"the answer `{_short(key)}` is looked up in `{_short(table_expr, 30)}`, "
+                f"which turns {shown} into {became}{where}: an empty or missing answer passes when gold "
+                f"is {became}",
+                "coercion-table", self.index.module.path if self.index.module is not None else ""))
+
+    def dict_literal(self, expr: ast.expr) -> ast.Dict | None:
+        """`{...}` itself, or a name bound to one in this function or at the top of its module."""
+        if isinstance(expr, ast.Dict):
+            return expr
+        if not isinstance(expr, ast.Name):
+            return None
+        bodies = [self.fn.body] + ([self.index.module.tree.body] if self.index.module is not None else [])
+        for body in bodies:
+            for s in body:
+                if isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id == expr.id
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+                ):
+                    return s.value
+        return None
+
+    def observe_substring(self, node: ast.Compare) -> None:
+        """TL406: `gold_id in pred_id`: a gold identifier or path looked for inside the predicted one."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], ast.In):
+            return
+        gold, pred = node.left, node.comparators[0]
+        gold_name, pred_name = _identifier_name(gold), _identifier_name(pred)
+        if gold_name is None or pred_name is None:
+            return
+        if self.taint_no_calls(pred) & Taint.RECORD and not self.taint_no_calls(gold) & Taint.RECORD:
+            self.flow.observed(Observation(
+                "TL406", node, f"`{_short(node)}` tests that the gold {gold_name} is a substring of the "
+                f"predicted {pred_name}: a longer or different one that contains it passes",
+                f"{gold_name} in {pred_name}"))
+
+    def constant_verdict(self) -> None:
+        """TL407: the grader's body is only `return True` (or another constant verdict)."""
+        body = [s for s in self.fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+                and not isinstance(s, ast.Pass)]
+        if len(body) > 1 or _abstract(self.fn):
+            return
+        if not body:  # reported only when its comments hold the code (the rule reads the comments)
+            self.flow.observed(Observation(
+                "TL407", self.fn.body[-1], "the grader's body is empty: it returns None and fails every "
+                "run, whatever the agent did", "empty"))
+            return
+        kind = exit_kind(body)
+        value = body[0].value if isinstance(body[0], ast.Return) else None
+        if kind is None or not isinstance(value, ast.Constant) or value.value is None:
+            return  # a `raise` or `return None`: a stub, not a verdict
+        verdict = "passes every run" if kind == PASS else "fails every run"
+        self.flow.observed(Observation(
+            "TL407", body[0], f"the grader returns the constant `{ast.unparse(value)}`: it {verdict}, "
+            "whatever the agent did", kind))
 
     def absence_only_failures(self) -> None:
         """TL402's second shape: the grader fails only when a failure marker is in the record, and
@@ -1036,6 +1121,12 @@ class _Walker:
                         )
                     )
                     return
+        role = _role_only(test)
+        if role and self.taint_no_calls(test) & Taint.RECORD and not self.taint_no_calls(test) & Taint.STATE \
+                and self.first_check(node):
+            self.flow.observed(Observation(
+                "TL405", test, f"the verdict is only {role} (`{_short(test)}`): the task passes whatever "
+                "the agent said or did", "role-only"))
         field_name = _outcome_field(test)
         if (
             field_name
@@ -1064,6 +1155,99 @@ class _Walker:
                 "TL402", test, f"the grader passes when {test.left.value!r} is absent from "
                 f"`{_short(test.comparators[0])}`: a run that did nothing, and printed nothing, passes",
                 test.left.value))
+
+
+    def first_check(self, node: ast.AST) -> bool:
+        """`node` is a statement of the grader's own body with no test, loop or call before it that
+        could decide the verdict first (a docstring and plain assignments only)."""
+        for s in self.fn.body:
+            if s is node:
+                return True
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+                continue
+            if not isinstance(s, (ast.Assign, ast.AnnAssign)):
+                return False
+        return False
+
+
+_NULL_TEXT = frozenset({"", "null", "none", "nan", "n/a", "na", "nil", "undefined"})
+_ID_OR_PATH = re.compile(r"(?:^|_)(id|uuid|path|filepath|filename|file|url|uri)$", re.IGNORECASE)
+_ROLE_WORDS = frozenset({"assistant", "model", "ai"})
+
+
+def _null_like(value: object) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() in _NULL_TEXT)
+
+
+def _identifier_name(expr: ast.expr) -> str | None:
+    """What an operand names when it names one identifier or path (`gold_id`, `task.expected_path`,
+    `pred["file_path"]`, `str(pred_id).strip()`): `id`, `path`, ...; None for anything else."""
+    while isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "str" and len(expr.args) == 1:
+            expr = expr.args[0]
+        elif isinstance(expr.func, ast.Attribute) and not expr.args and \
+                expr.func.attr in ("lower", "strip", "upper", "casefold"):
+            expr = expr.func.value
+        else:
+            return None
+    name = None
+    if isinstance(expr, ast.Name):
+        name = expr.id
+    elif isinstance(expr, ast.Attribute):
+        name = expr.attr
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and \
+            isinstance(expr.slice.value, str):
+        name = expr.slice.value
+    match = _ID_OR_PATH.search(name) if name else None
+    return match.group(1).lower() if match else None
+
+
+def _abstract(fn: FunctionNode) -> bool:
+    return any((isinstance(d, ast.Name) and "abstract" in d.id) or
+               (isinstance(d, ast.Attribute) and "abstract" in d.attr) for d in fn.decorator_list)
+
+
+def _field_of(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and \
+            isinstance(expr.slice.value, str):
+        return expr.slice.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and \
+            expr.args and isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, str):
+        return expr.args[0].value
+    return None
+
+
+def _role_only(test: ast.expr) -> str | None:
+    """`messages[-1]["role"] == "assistant"`, `len(trajectory) > 0`, `bool(messages)`: what the check
+    amounts to, when it says nothing about what the agent said or did."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.Eq, ast.Is)):
+            for const, other in ((left, right), (right, left)):
+                if isinstance(const, ast.Constant) and isinstance(const.value, str) and \
+                        const.value.lower() in _ROLE_WORDS and _field_of(other) == "role":
+                    return f"that a message's role is {const.value!r}"
+        if isinstance(left, ast.Call) and call_name(left) == "len" and _plain_chain(left) and \
+                isinstance(right, ast.Constant) and (
+                    (isinstance(op, ast.Gt) and right.value == 0) or (isinstance(op, ast.GtE) and right.value == 1)
+                    or (isinstance(op, ast.NotEq) and right.value == 0)):
+            return f"that `{_short(left.args[0])}` is not empty"
+    if isinstance(test, ast.Call) and call_name(test) == "bool" and _plain_chain(test):
+        return f"that `{_short(test.args[0])}` is not empty"
+    return None
+
+
+def _plain_chain(call: ast.Call) -> bool:
+    """`len(messages)`, `bool(result.trajectory)`: of the record itself, not of a value computed from it
+    (`len(set(pred) & set(gold))` is an overlap, a real check)."""
+    if len(call.args) != 1:
+        return False
+    arg = call.args[0]
+    while isinstance(arg, (ast.Attribute, ast.Subscript)):
+        arg = arg.value
+    return isinstance(arg, ast.Name)
 
 
 def _empty_literal(expr: ast.expr) -> bool:
@@ -1189,7 +1373,7 @@ def _short(node: ast.AST | None, limit: int = 60) -> str:
 
 def grade(fn: FunctionNode, roles: Mapping[str, Role], index: FunctionIndex, cls: str | None = None,
           factories: frozenset[str] = frozenset()) -> GraderFlow:
-    """The flow of one grader: its claims, decisions, state reads and what TL402-TL405 report.
+    """The flow of one grader: its claims, decisions, state reads and what TL402-TL407 report.
     `roles` gives each parameter's role; a `state` parameter in `factories` is a factory whose calls
     build the state (`environment_constructor()`)."""
     flow = GraderFlow()
@@ -1198,6 +1382,7 @@ def grade(fn: FunctionNode, roles: Mapping[str, Role], index: FunctionIndex, cls
     walker = _Walker(fn, index, cls, roots, flow, 0, {}, top=True, state_factories=factories)
     walker.block(fn.body)
     walker.absence_only_failures()
+    walker.constant_verdict()
     return flow
 
 

@@ -399,7 +399,9 @@ class Subject:
     path: Path
     module_name: str
     display: str = ""  # path shown in findings; the file path by default
-    settings: Settings = field(default_factory=Settings)
+    # Every finding the rules can make, at any confidence: the harness measures the rules' reach and
+    # the oracles that check a low premise, not what a default run shows a maintainer.
+    settings: Settings = field(default_factory=lambda: Settings(confidence="low"))
     host: DynamicHost | None = None
     clean: bool = False  # written to conform: every flag on the unmutated source is a false positive
     # The tool names the benchmark registers (None: every discovered tool is callable). A function no
