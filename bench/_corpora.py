@@ -190,7 +190,10 @@ def package_dir(python: Path, package: str) -> Path:
         [
             str(python),
             "-c",
-            f"import importlib.util, os; print(os.path.dirname(importlib.util.find_spec({package!r}).origin))",
+            (
+                "import importlib.util, os; "
+                f"print(os.path.dirname(importlib.util.find_spec({package!r}).origin))"
+            ),
         ],
         capture_output=True,
         text=True,

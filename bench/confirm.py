@@ -2,7 +2,8 @@
 rows it leaves UNTESTABLE (targets: under 60 s on 2 cores per profile, worker start-up paid once per
 variant plus one fresh worker per variant for confirmation; under 10% UNTESTABLE).
 
-    python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N] [--sandbox-overhead]
+    python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N]
+                            [--sandbox-overhead]
 
 Each profile runs in its benchmark's own interpreter: `--python NAME=PATH`, else the cached venv the
 tests use for it (created on first use), else the profile is skipped with a line saying so. Prints,
@@ -81,7 +82,8 @@ def bench_profile(profile: Profile, python: str, jobs: int, repeat: int,
             times.append(time.perf_counter() - start)
     wall = times[-1]
     print(
-        f"  contracts: {len(contracts)} tools in {len({r.hello.get('variant') for r in run.reports})} variants"
+        f"  contracts: {len(contracts)} tools in "
+        f"{len({r.hello.get('variant') for r in run.reports})} variants"
     )
     by_variant: dict[str, Counter[str]] = {}
     for r in run.reports:

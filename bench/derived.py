@@ -1,9 +1,12 @@
 """Derived oracles beside the bundled contract library, finding by finding, in one run.
 
-    python bench/derived.py                      # AgentDojo: library vs derived oracles on every static finding
+    python bench/derived.py                      # AgentDojo: library vs derived oracles on every static
+                                                 # finding
     python bench/derived.py --tau2               # plus tau2-bench with no contract anywhere (the must-show)
-    python bench/derived.py --mutation           # plus the mutation arm on minibank: derived oracles beside authored
-    python bench/derived.py --mutation --agentdojo-mutants --budget 4 --json out.json   # and AgentDojo's modules
+    python bench/derived.py --mutation           # plus the mutation arm on minibank: derived oracles
+                                                 # beside authored
+    python bench/derived.py --mutation --agentdojo-mutants --budget 4 --json out.json
+                                                 # and AgentDojo's modules
 
 Column "library" is `--confirm` with the bundled contracts and no derived oracle; column "derived" is
 `--confirm --no-bundled-contracts`, where every flagged tool gets the oracles its findings imply.
@@ -177,12 +180,14 @@ def print_comparison(title: str, c: Comparison) -> None:
     print(f"confirmed by the derived oracles only: {len(c.derived_only)}"
           + "".join(f"\n  {r.key} (library: {r.library})" for r in c.derived_only))
     print(
-        f"TL2xx findings: library {len(c.confirmed.get('library', []))}, derived {len(c.confirmed.get('derived', []))}"
+        f"TL2xx findings: library {len(c.confirmed.get('library', []))}, "
+        f"derived {len(c.confirmed.get('derived', []))}"
     )
     print(f"clause rows: library {c.library_rows}; derived {c.derived_rows}")
     ratio = c.derived_s / c.library_s if c.library_s else float("nan")
     print(
-        f"wall time, same run: library {c.library_s:.1f} s, derived {c.derived_s:.1f} s (derived/library {ratio:.2f}x)"
+        f"wall time, same run: library {c.library_s:.1f} s, derived {c.derived_s:.1f} s "
+        f"(derived/library {ratio:.2f}x)"
     )
 
 
@@ -239,7 +244,8 @@ def print_mutation(data: dict[str, Any]) -> None:
     for subject, table in subjects.items():
         print(f"\n=== mutation arm, {subject}: dynamic kills per class (static kills apart) ===")
         print(
-            f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   {'flagged':>7} {'derived of flagged':>18}"
+            f"{'class':<26} {'mutants':>7} {'authored':>9} {'derived':>8}   "
+            f"{'flagged':>7} {'derived of flagged':>18}"
         )
         for cls, row in [*sorted(table["classes"].items()), ("all", table)]:
             print(f"{cls:<26} {row['mutants']:>7} {row['authored']:>9} {row['derived']:>8}   "

@@ -24,8 +24,9 @@ taking roles from their names; the line after its row counts the grader rules' f
 multi-turn checker `eval`s the model's decoded calls behind a name denylist).
 
 AgentDojo is the PyPI release (agentdojo==0.1.35, installed into a cached venv; never into
-toollint's environment), bfcl-eval likewise (its own files only, never run); tau2-bench and MedAgentBench come from the nearest `shared/benchmarks`
-above the project (or TOOLLINT_BENCHMARKS). A benchmark that cannot be had is skipped with a reason.
+toollint's environment), bfcl-eval likewise (its own files only, never run); tau2-bench and
+MedAgentBench come from the nearest `shared/benchmarks` above the project (or TOOLLINT_BENCHMARKS).
+A benchmark that cannot be had is skipped with a reason.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             split = medagentbench_cases(med, g.graders)
             cls, total = split["class"], split["total"]
             print(
-                f"    MedAgentBench cases (refsol.py is a post-pin fork file, see MANIFEST.md): {total['cases']} in "
+                "    MedAgentBench cases (refsol.py is a post-pin fork file, see MANIFEST.md): "
+                f"{total['cases']} in "
                 f"test_data_v2.json, {total['unmatched']} without a grader"
             )
             print("      " + ", ".join(f"{q}: {n}" for q, n in sorted(split["grader"].items(),
@@ -200,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"      query cases (no write credited): {cls['query']}  [paper: {PAPER['query']}]")
             print(
                 f"      action cases: {action}: graded from the record unconditionally {cls['reads_record']} "
-                f"[paper: {PAPER['reads_record']}], gated on live state but grading the write from the record "
-                f"{cls['gated_on_state']} [paper: {PAPER['gated_on_state']}], reading the write back from FHIR "
+                f"[paper: {PAPER['reads_record']}], "
+                "gated on live state but grading the write from the record "
+                f"{cls['gated_on_state']} [paper: {PAPER['gated_on_state']}], "
+                "reading the write back from FHIR "
                 f"state {cls['reads_state']} [paper: {PAPER['reads_state']}]"
             )
     return 0

@@ -167,7 +167,10 @@ def detail_of(properties: dict[str, object]) -> str:
 def run(bases: list[CodeBase], judgements: dict[str, dict[str, str]], show_unjudged: bool,
         show_findings: bool, confidence: str = "medium") -> dict[str, Counter[str]]:
     per_rule: dict[str, Counter[str]] = {code: Counter() for code in STATIC_RULES}
-    header = f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  findings per rule (true/arguable/false/unjudged)"
+    header = (
+        f"{'code base':<28} {'files':>6} {'tools':>6} {'writers':>8}  "
+        "findings per rule (true/arguable/false/unjudged)"
+    )
     print(header)
     print("-" * len(header))
     for base in bases:

@@ -92,9 +92,11 @@ def sweep(label: str, root: Path, jobs: int) -> None:
     )
     workers = f", workers {data['rss_workers_mib']:.0f} MiB" if jobs > 1 else ""
     print(
-        f"{label}: {data['files']} files in {data['wall']:.1f} s ({data['files'] / data['wall']:.0f} files/s), "
+        f"{label}: {data['files']} files in {data['wall']:.1f} s "
+        f"({data['files'] / data['wall']:.0f} files/s), "
         f"peak RSS {data['rss_self_mib']:.0f} MiB{workers}; {codes} "
-        f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); internal errors: {engine.get('TL904', 0)}; "
+        f"(CPython's ast.parse rejects {data['rejected_by_cpython']}); "
+        f"internal errors: {engine.get('TL904', 0)}; "
         f"{data['findings']} findings in all"
     )
     for line in data["internal"]:
@@ -253,7 +255,8 @@ def bindings_figures() -> None:
               f"{seconds[1] / max(seconds[0], 1e-9):5.1f}x")
     print(
         f"  {'all three':60s} 1,000: {totals[0] * 1000:7.1f} ms  10,000: {totals[1] * 1000:7.1f} ms  "
-        f"{totals[1] / max(totals[0], 1e-9):5.1f}x (a by() is a fraction of a ms: its ratio is cache, not scans)"
+        f"{totals[1] / max(totals[0], 1e-9):5.1f}x "
+        "(a by() is a fraction of a ms: its ratio is cache, not scans)"
     )
 
 

@@ -144,7 +144,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     print(
-        f"SARIF writing; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+        f"SARIF writing; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load {os.getloadavg()[0]:.1f}"
     )
     for count in (int(n) for n in args.results.split(",")):
         for rich in (False, True):

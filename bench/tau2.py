@@ -1,7 +1,8 @@
 """The paper's tau2-bench figures, reproduced by toollint alone, each printed beside the paper's.
 
     python bench/tau2.py                 # everything: exposure, gold replay, constructed paths (all tasks)
-    python bench/tau2.py --sample 20     # the same on 20 telecom tasks calling refuel_data, 20 others, 20 airline
+    python bench/tau2.py --sample 20     # the same on 20 telecom tasks calling refuel_data, 20 others,
+                                         # 20 airline
     python bench/tau2.py --trace-only    # the exposure figures only (about a second)
     python bench/tau2.py --json out.json
 
@@ -116,7 +117,10 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
         of = f" (first {sample} tasks)" if sample else ""
         lines += [
             _line(
-                f"gold-action tasks calling refuel_data / reaching its trigger (of {gold.rows:,} replayed){of}",
+                (
+                    "gold-action tasks calling refuel_data / reaching its trigger "
+                    f"(of {gold.rows:,} replayed){of}"
+                ),
                 f"{gold.called:,} / {gold.reached}",
                 "1,120 / 0",
             ),
@@ -137,7 +141,10 @@ def report(expo: dict[str, Any], run: TwoArmRun | None, sample: int | None) -> l
                 "312 / 808",
             ),
             _line(
-                f"F3 constructed ({f3.built} of {f3.rows} built): verdict changes (whole-DB hash fails both arms)",
+                (
+                    f"F3 constructed ({f3.built} of {f3.rows} built): "
+                    "verdict changes (whole-DB hash fails both arms)"
+                ),
                 f"{f3.verdict_changes} ({f3.fails_both} fail both)",
                 "0",
             ),

@@ -1,7 +1,8 @@
 """How long score-at-risk tracing takes: one defect across a generated tau2-style benchmark of 2,000+
 tasks (the target is under 5 s), and, when given, across a real AgentDojo package.
 
-    python bench/trace_speed.py [--tasks 2400] [--assertions 60] [--agentdojo path/to/agentdojo] [--tau2 CHECKOUT]
+    python bench/trace_speed.py [--tasks 2400] [--assertions 60] [--agentdojo path/to/agentdojo]
+                                [--tau2 CHECKOUT]
 
 Prints the task count, the seconds for enumerating and for tracing, and the ledger's totals per basis.
 """

@@ -1,12 +1,16 @@
 """Full run of the mutation arm and the negative controls; prints the tables the closing note quotes.
 
-    python bench/validate.py                       # minibank (static + dynamic), AgentDojo static, all mutants
+    python bench/validate.py                       # minibank (static + dynamic), AgentDojo static,
+                                                   # all mutants
     python bench/validate.py --agentdojo-budget 8  # plus AgentDojo dynamic, 8 mutants per tool module
-    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant (minutes; --jobs N)
+    python bench/validate.py --agentdojo-budget 0  # plus AgentDojo dynamic on every mutant
+                                                   # (minutes; --jobs N)
     python bench/validate.py --gold-replay         # plus arm 3: AgentDojo's gold paths vs confirmed defects
-    python bench/validate.py --constructed         # plus arm 4: constructed paths for AgentDojo's falsy defects
+    python bench/validate.py --constructed         # plus arm 4: constructed paths for AgentDojo's
+                                                   # falsy defects
     python bench/validate.py --warm-vs-cold 8      # the same 8 AgentDojo mutants with warm hosts, then cold
-    python bench/validate.py --tau2-budget 0       # plus tau2-bench's tool modules, static + dynamic, all mutants
+    python bench/validate.py --tau2-budget 0       # plus tau2-bench's tool modules, static + dynamic,
+                                                   # all mutants
     python bench/validate.py --json out.json
 
 AgentDojo runs in its own cached venv (bench/_corpora.py, shared with the tests), tau2-bench's
@@ -63,11 +67,13 @@ def warm_vs_cold(driver: object, src: Path, python: str, registered: frozenset[s
         outcomes[mode] = [(m["id"], m["killed"], m["dynamic"]) for m in data["mutation"]["mutants"]]
         print(
             f"{mode}: {len(result.mutants)} mutants in {result.elapsed_s:.1f} s "
-            f"({len(result.mutants) / result.elapsed_s:.2f} mutants/s), load {_load():.1f}, hosts {result.host_starts}"
+            f"({len(result.mutants) / result.elapsed_s:.2f} mutants/s), load {_load():.1f}, "
+            f"hosts {result.host_starts}"
         )
     same = outcomes["warm"] == outcomes["cold"]
     print(
-        f"warm/cold wall time: {timings['warm'] / timings['cold']:.2f} (cold is {timings['cold'] / timings['warm']:.1f}x "
+        f"warm/cold wall time: {timings['warm'] / timings['cold']:.2f} "
+        f"(cold is {timings['cold'] / timings['warm']:.1f}x "
         f"slower); outcomes identical: {same}"
     )
     return {"seconds": timings, "same_outcomes": same}
@@ -128,7 +134,8 @@ def main() -> int:
     if args.agentdojo_budget is not None and not args.skip_mutation:
         budget = args.agentdojo_budget or None
         out["agentdojo_dynamic"] = _section(
-            f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module (seed {args.seed}, "
+            f"AgentDojo v1 tool modules, static + dynamic, {budget or 'all'} mutants per module "
+            f"(seed {args.seed}, "
             f"{'cold' if args.cold else 'warm'} hosts, {args.jobs} job(s), load {_load():.1f})",
             run(
                 driver.subjects(src, str(python), registered=registered),

@@ -1,4 +1,5 @@
-"""`toollint contracts check [DIR...]`, `toollint contracts list [DIR...]` and `toollint contracts draft TOOLREF`.
+"""`toollint contracts check [DIR...]`, `toollint contracts list [DIR...]` and
+`toollint contracts draft TOOLREF`.
 
 Exit codes follow `toollint check`: 0 clean, 1 findings, 2 usage or internal error.
 """
@@ -223,7 +224,8 @@ class _ContractRow(TypedDict):
 
 
 def _list(args: argparse.Namespace, out: TextIO) -> int:
-    """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible share."""
+    """One row per loadable contract: tool, benchmark, counted clauses by kind, drafts, agent-visible
+    share."""
     contracts, errors = load_contracts(args.paths or bundled_library_dirs())
     rows: list[_ContractRow] = []
     for c in sorted(contracts, key=lambda c: c.tool):

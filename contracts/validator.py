@@ -194,7 +194,8 @@ def tool_parameters(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None
 ) -> dict[str, ast.arg]:
     """The agent-facing parameters: not self/cls, not injected state (`Annotated[..., Depends(...)]`,
-    directly or through a module-level alias such as `AnnotatedSlack = Annotated[Slack, Depends("slack")]`)."""
+    directly or through a module-level alias such as
+    `AnnotatedSlack = Annotated[Slack, Depends("slack")]`)."""
     injected = depends_of(fn, tree)
     out: dict[str, ast.arg] = {}
     for i, a in enumerate([*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]):
@@ -395,7 +396,8 @@ def validate(
             hint = f", or --{package}-src DIR" if profile_for_package(package) is not None else ""
             warn(
                 f"package {package!r} is not installed here, so the cited sources of {count} contract"
-                f"{'s' if count != 1 else ''} were not checked (pass --python PY, --package-dir {package}=DIR{hint})"
+                f"{'s' if count != 1 else ''} were not checked "
+                f"(pass --python PY, --package-dir {package}=DIR{hint})"
             )
     return sorted(findings, key=Finding.sort_key)
 
@@ -423,7 +425,10 @@ def check_contract(
         return
     if source is None:
         if contract.source.commit:
-            where = f"commit {contract.source.commit} (git show, in {contract.source.repo or 'the working directory'})"
+            where = (
+                f"commit {contract.source.commit} "
+                f"(git show, in {contract.source.repo or 'the working directory'})"
+            )
         elif contract.source.package:
             where = f"package {contract.source.package!r}"
         else:

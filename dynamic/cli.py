@@ -61,6 +61,8 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
         help="run the interpreter, adapter and adapter "
         "options the witness names even when the project's configuration gives others",
     )
+    parser.add_argument("--root", metavar="DIR", help="the benchmark checkout to replay on, for a witness "
+                        "whose checkout moved (replaces the recorded one)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the recorded and re-run outcomes")
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -81,7 +83,7 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
     offer = beside if beside is not None and beside != settings.config_file else None
     try:
         outcome = replay(args.witness, repeat=args.repeat, python=args.python, deadline=args.deadline,
-                         settings=settings, trust_witness=args.trust_witness, offer=offer)
+                         settings=settings, trust_witness=args.trust_witness, offer=offer, root=args.root)
     except KeyboardInterrupt:  # the worker was closed on the way out; no traceback, no verdict
         print("NOT REPLAYED: interrupted")
         return NOT_FAITHFUL

@@ -19,9 +19,10 @@ Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
 ``reset``/``tools`` (toolkit adapter), ``options`` (extra adapter options), ``contract_dirs``,
 ``deadline`` and ``startup_deadline`` (seconds, positive), ``max_memory`` (the host's memory cap:
-bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own ``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without
-either, the adapter of the profile the contract's ``benchmark`` names, else of the run's profile
-(`benchmark` in `[tool.toollint]`, else detected from the linted files), else ``toolkit``.
+bytes or "2 GiB"; default `default_max_memory()`, "unlimited" for none). A contract's own
+``adapter:`` block (e.g. ``{name: NAME, suite: ...}``) wins; without either, the adapter of the
+profile the contract's ``benchmark`` names, else of the run's profile (`benchmark` in
+`[tool.toollint]`, else detected from the linted files), else ``toolkit``.
 """
 
 from __future__ import annotations
@@ -537,6 +538,18 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
         name = report.contract.path.name if report.contract is not None else "the contract"
         what = finding.evidence and (finding.evidence.parameter or finding.evidence.state_path) or "it"
         finding.properties["verdict_detail"] = f"no clause of {name} tests {what}"
+    elif verdict == UNTESTABLE:  # every clause testing it ran and none could be scored: say why each
+        by_reason: dict[str, list[str]] = {}  # one reason, said once, with the clauses it stopped
+        for r in report.rows:
+            if r.clause_id in ids and r.verdict == UNTESTABLE:
+                why = (r.reason or "not scored") + (f" ({r.detail})" if r.detail else "")
+                by_reason.setdefault(why, []).append(r.clause_id)
+        finding.properties["verdict_detail"] = "; ".join(
+            f"{why}: {', '.join(clauses)}" for why, clauses in by_reason.items()
+        ) or "no clause testing it could be scored"
+        reasons = [r.reason for r in report.rows if r.clause_id in ids and r.reason]
+        if reasons:
+            finding.properties["verdict_reason"] = reasons[0]  # the reason code, for machine readers
 
 
 def draft_derived(
@@ -699,5 +712,5 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             out.append(Finding(code="TL309", message=f"UNTESTABLE {report.tool}: {report.error}",
                                path=display_path(Path(report.contract.path)),
                                line=report.contract.line, tool=report.tool,
-                               properties={"verdict": UNTESTABLE}))
+                               properties={"verdict": UNTESTABLE, "verdict_detail": report.error}))
     return out, run

@@ -2,13 +2,25 @@
 
 Each static finding names the check that settles it (METHOD.md Part 3's rules, specialised):
 
-| finding | derived clause | violation |
-|---|---|---|
-| TL103 / TL104 on parameter `p` | `arg.p` (falsy values legal for TL104) | two successful calls differing only in `p` leave the same state: TL202 |
-| TL102 commented-out guard | `pre.commented_guard_<line>`: the guard's condition, negated, rewritten over the snapshot | a call making the condition true still writes (or, for a raising guard, still succeeds): TL201 |
-| TL105 unpaired field `F` of a do/undo pair | `eff.undoes_<do>_<field>` with `round_trip: {do, undo}`: `F` after do-then-undo equals `F` before do | TL203 |
-| TL101 literal success | `success` (the flagged reply, biconditional) and `eff.<p>_written` for each parameter the tool assigns to a field it writes | the reply says success and the value is stored nowhere: TL202 on that effect |
-| any tool checked | the implicit reset check | TL205 |
+- finding: TL103 / TL104 on parameter `p`
+  - derived clause: `arg.p` (falsy values legal for TL104)
+  - violation: two successful calls differing only in `p` leave the same state: TL202
+- finding: TL102 commented-out guard
+  - derived clause: `pre.commented_guard_<line>`: the guard's condition, negated, rewritten over the
+    snapshot
+  - violation: a call making the condition true still writes (or, for a raising guard, still
+    succeeds): TL201
+- finding: TL105 unpaired field `F` of a do/undo pair
+  - derived clause: `eff.undoes_<do>_<field>` with `round_trip: {do, undo}`: `F` after do-then-undo
+    equals `F` before do
+  - violation: TL203
+- finding: TL101 literal success
+  - derived clause: `success` (the flagged reply, biconditional) and `eff.<p>_written` for each
+    parameter the tool assigns to a field it writes
+  - violation: the reply says success and the value is stored nowhere: TL202 on that effect
+- finding: any tool checked
+  - derived clause: the implicit reset check
+  - violation: TL205
 
 The clauses carry the tier `derived` and cite the finding (`provenance: {tier: derived, finding: TL105,
 about: FIELD, file, line, quote}`); `toollint check --confirm` writes them as a contract file per tool
@@ -702,7 +714,10 @@ def render(tool: DerivedTool, clauses: Sequence[DerivedClause]) -> str:
     """The YAML text of a derived contract (every scalar JSON-quoted, so it is valid YAML as is)."""
     out = [
         f"# Derived by toollint from its static findings on {tool.qualname} ({tool.path}).",
-        "# Each clause tests one finding (provenance.finding, .about, .line); rerun `toollint check --confirm`",
+        (
+            "# Each clause tests one finding (provenance.finding, .about, .line); "
+            "rerun `toollint check --confirm`"
+        ),
         "# to see what it confirms, review the predicates, and keep the file as the tool's contract.",
         f"tool: {tool.tool_ref}",
         f"benchmark: {_q(tool.benchmark)}",
@@ -783,7 +798,10 @@ def static_clauses(tool: DerivedTool, pristine: Any, meta: dict[str, Any]) -> Re
                 cid,
                 rt.basis,
                 predicate,
-                f"After {rt.do} then {rt.undo} on what it made, {dotted(segs)} is back to its value before {rt.do}.",
+                (
+                    f"After {rt.do} then {rt.undo} on what it made, "
+                    f"{dotted(segs)} is back to its value before {rt.do}."
+                ),
                 {"round_trip": {"do": rt.do, "undo": rt.undo}},
             )
         )
@@ -818,7 +836,9 @@ def _unwritten_clauses(tool: DerivedTool, out: Resolution) -> None:
             success,
             extra={
                 "biconditional": True,
-                "justification": "The reply the finding flags as a literal success: an agent reads it as a write done.",
+                "justification": (
+                    "The reply the finding flags as a literal success: an agent reads it as a write done."
+                ),
             },
         )
     )

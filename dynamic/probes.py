@@ -134,7 +134,8 @@ def json_type(value: Any) -> str:
 
 
 def params_from_tool(meta: dict[str, Any]) -> dict[str, SchemaParam]:
-    """Parameters from the host's tool metadata: a JSON schema (a profile's adapter) or annotations (toolkit)."""
+    """Parameters from the host's tool metadata: a JSON schema (a profile's adapter) or annotations
+    (toolkit)."""
     schema = meta.get("parameters") or {}
     out: dict[str, SchemaParam] = {}
     if isinstance(schema.get("properties"), dict):
@@ -504,7 +505,8 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
         if found is None:
             unreachable[clause.id] = (
                 f"no assignment of values harvested from the snapshot makes {clause.id} false "
-                f"(searched {pres.evaluated} assignments over {', '.join(sorted(candidates)) or 'no arguments'})"
+                f"(searched {pres.evaluated} assignments over "
+                f"{', '.join(sorted(candidates)) or 'no arguments'})"
             )
             continue
         probes.append(Probe("pre_violating", found, clause=clause.id, harvested_from=origins(found)))

@@ -8,8 +8,11 @@ runs disagree (flaky), with the paths that differed.
 A witness is data from disk, so it is checked against `witness.schema.json` before anything runs,
 and the host it names (interpreter, adapter, adapter options) must be the one the project's
 configuration gives for the witness's contract: a witness naming another interpreter or adapter
-file would otherwise run arbitrary code. `--python` (the user's own choice) replaces the recorded
-interpreter; `--trust-witness` runs the recorded host as it is.
+file would otherwise run arbitrary code. `--python` and `--root` (the user's own choices) replace the
+recorded interpreter and checkout; `--trust-witness` runs the recorded host as it is. A witness this
+user's toollint wrote into the project's `.toollint/witnesses` (its host sealed with a key kept outside
+every project, `dynamic/witness.py`) runs its recorded host with no flags, as `check --confirm`
+prints it.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from toollint.contracts import sandbox as predicate_sandbox
 from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contract, schema_errors
 from toollint.contracts.model import Contract
 from toollint.dynamic.checker import ClauseResult, ProbeRun, Scorer, run_probe, tool_tags
-from toollint.dynamic.confirm import derived_dir, run_profile, worker_spec
+from toollint.dynamic.confirm import DEFAULT_WITNESS_DIR, derived_dir, run_profile, worker_spec
 from toollint.dynamic.probes import Probe
 from toollint.dynamic.protocol import DEFAULT_DEADLINE, Worker, WorkerError, WorkerSpec
-from toollint.dynamic.witness import WITNESS_VERSION, call_text, witness_digest
+from toollint.dynamic.witness import WITNESS_VERSION, call_text, sealed_here, witness_digest
 
 from toollint.errors import ConfigError
 from toollint.regular import UnreadableInput, read_regular
@@ -176,13 +179,37 @@ def clause_exists(contract: Contract, clause_id: str, implicit: bool) -> bool:
     return implicit or any(c.id == clause_id for c in contract.counted_clauses)
 
 
+def own_witness(path: Path, data: dict[str, Any], settings: Settings | None) -> bool:
+    """A witness this user's toollint wrote, as it wrote it (`sealed_here`: its host and call carry the
+    seal of a key outside every project), lying in the project's own witness folder: its host is the
+    one `check --confirm` ran here, so replay runs it with no flags."""
+    root = (settings.project_root if settings is not None else None) or Path.cwd()
+    folder = (root / DEFAULT_WITNESS_DIR).resolve()
+    return folder in path.resolve().parents and sealed_here(data)
+
+
+def host_gone(spec: WorkerSpec, clause_id: str) -> str | None:
+    """The NOT REPLAYED sentence when the host the witness ran on is no longer there: its interpreter,
+    or the checkout it ran on (a `root` adapter option), with the flag that fixes it."""
+    if not (os.path.isfile(spec.python) and os.access(spec.python, os.X_OK)):
+        return (f"NOT REPLAYED {clause_id}: the interpreter the witness ran with, {spec.python}, is not "
+                "there any more; pass --python PATH (the benchmark's interpreter)")
+    root = spec.options.get("root")
+    if isinstance(root, str) and not os.path.isdir(root):
+        return (f"NOT REPLAYED {clause_id}: the checkout the witness ran on, {root}, is not there any more "
+                "(moved?); pass --root DIR (where the checkout is now)")
+    return None
+
+
 def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
            deadline: float = DEFAULT_DEADLINE, settings: Settings | None = None,
-           trust_witness: bool = False, offer: Path | None = None) -> ReplayOutcome:
+           trust_witness: bool = False, offer: Path | None = None, root: str | None = None) -> ReplayOutcome:
     """Replay one witness. `settings`: the project's configuration the witness's host is checked
     against (default: none, so only toollint's interpreter and the adapter blocks of bundled
-    contracts are trusted); `trust_witness` skips that check. `offer`: a configuration file the
-    refusal suggests (`--config`), one found beside the witness but not chosen by the user."""
+    contracts are trusted); `trust_witness` skips that check, and so does a witness of the project's
+    own (`own_witness`). `offer`: a configuration file the refusal suggests (`--config`), one found
+    beside the witness but not chosen by the user. `python` and `root` (the checkout, for a witness
+    whose checkout moved) are the user's choices and replace the recorded ones."""
     path = Path(path)
     data, why = read_witness(path)
     if data is None:
@@ -202,7 +229,13 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
     spec = WorkerSpec.from_json(worker_data)
     if python:
         spec.python = python
-    if not trust_witness:
+    if root and "root" in spec.options:
+        spec.options["root"] = str(Path(root).resolve())
+    if trust_witness or own_witness(path, data, settings):
+        gone = host_gone(spec, clause_id)
+        if gone is not None:
+            return ReplayOutcome(NOT_FAITHFUL, gone)
+    else:
         project = settings or Settings()
         # As check --confirm builds it, less what the linted files would add (replay has none).
         try:
@@ -213,16 +246,19 @@ def replay(path: Path | str, *, repeat: int = 2, python: str | None = None,
         # contract the project uses, never for one a witness merely points at.
         own = configured_contract(contract, project)
         basis = contract if own else dataclasses.replace(contract, adapter={})
-        configured = worker_spec(basis, project.confirm, python, project.project_root, profile)
+        linted = (root,) if root else ()  # the checkout the user names implies its adapter options
+        configured = worker_spec(basis, project.confirm, python, project.project_root, profile, linted)
         differs = untrusted(spec, configured)
         if differs is not None:
             block_matters = not own and untrusted(spec, worker_spec(contract, project.confirm, python,
-                                                                    project.project_root, profile)) is None
+                                                                    project.project_root, profile,
+                                                                    linted)) is None
             why = (
                 ""
                 if not block_matters
                 else (
-                    f" (the adapter block of {contract.path} is not used: the contract is not among the project's "
+                    f" (the adapter block of {contract.path} is not used: "
+                    "the contract is not among the project's "
                     "contract-dirs or toollint's bundled contracts)"
                 )
             )

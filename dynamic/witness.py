@@ -9,7 +9,10 @@ read ("bindings"), the result, and the keyed state diff.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -264,6 +267,9 @@ def save_witness(path: Path, data: dict[str, Any]) -> None:
     or this one, never a torn or empty file."""
     data = json.loads(json.dumps(data, ensure_ascii=False, default=str))  # as replay will read it back
     data["digest"] = witness_digest(data)
+    seal = host_seal(data)
+    if seal is not None:
+        data["host_seal"] = seal
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -275,3 +281,53 @@ def witness_digest(data: dict[str, Any]) -> str:
     covered["clause"] = {k: (data.get("clause") or {}).get(k) for k in ("id", "implicit")}
     canonical = json.dumps(covered, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --- the host seal: which witnesses this user's toollint wrote ------------------------------------------
+
+SEAL_KEY_NAME = "witness-seal.key"
+
+
+def seal_key_path() -> Path:
+    """A key of this user's, outside every project (`$XDG_CACHE_HOME/toollint/`, else ~/.cache): a
+    witness that came from elsewhere (a bug report, a checkout) cannot carry a seal made with it."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toollint" / SEAL_KEY_NAME
+
+
+def _seal_key(create: bool) -> bytes | None:
+    path = seal_key_path()
+    try:
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+    except OSError:
+        pass
+    if not create:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        return path.read_bytes()
+    except OSError:
+        return None  # no writable cache: witnesses go unsealed, and replay asks for the flags
+
+
+def host_seal(data: dict[str, Any], create: bool = True) -> str | None:
+    """`hmac-sha256:<hex>` of the host a witness ran on (`worker`) and its digest, under this user's
+    key: replay runs that host with no flags only when the seal is its own (`sealed_here`)."""
+    key = _seal_key(create)
+    if key is None:
+        return None
+    covered = json.dumps({"worker": data.get("worker"), "digest": data.get("digest")}, sort_keys=True,
+                         ensure_ascii=False, separators=(",", ":"), default=str)
+    mac = hmac.new(key, covered.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
+
+
+def sealed_here(data: dict[str, Any]) -> bool:
+    """Whether this user's toollint wrote the witness's host and call as they are (never creates a key)."""
+    seal, expected = data.get("host_seal"), host_seal(data, create=False)
+    return isinstance(seal, str) and expected is not None and hmac.compare_digest(seal, expected)

@@ -59,12 +59,12 @@ change: an optional-field updater whose every write sits under `if field is not 
 (its no-write path is a call that changed nothing), and so is a write made certain by a found flag
 (`found = True` right after the write, `if not found: raise` after the loop). A helper's write that
 can be refused (the helper returns `False` or an error text before writing) while the tool ignores
-its answer is not guaranteed, and the message says which helper and where it refuses. A tool declared not to write (`ToolType.READ`,
-`mutates_state=False`) never fires. Writes through helpers are followed, in other modules of the
-linted tree too (`add_to_db(db=self.db)`); a tool that writes nothing the analysis sees but calls
-something it cannot follow whose name writes (`cursor.execute`, `client.chat_postMessage`) is not
-called "nothing written". Known misses: a write the analysis cannot see at all (a registry
-dispatch, an HTTP call with no verb in its name).
+its answer is not guaranteed, and the message says which helper and where it refuses. A tool
+declared not to write (`ToolType.READ`, `mutates_state=False`) never fires. Writes through helpers
+are followed, in other modules of the linted tree too (`add_to_db(db=self.db)`); a tool that writes
+nothing the analysis sees but calls something it cannot follow whose name writes (`cursor.execute`,
+`client.chat_postMessage`) is not called "nothing written". Known misses: a write the analysis
+cannot see at all (a registry dispatch, an HTTP call with no verb in its name).
 
 ## Options
 
@@ -168,7 +168,8 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                 why = (
                     "nothing is written at all" + _dropped(tool.node)
                     if not summary.writes
-                    else f"the write in `{refused[0]}` is not guaranteed: it can refuse (`return` at line {refused[1]}) "
+                    else f"the write in `{refused[0]}` is not guaranteed: "
+                    f"it can refuse (`return` at line {refused[1]}) "
                     "and its answer is ignored"
                     if refused
                     else "every write sits under a condition or a swallowed `try` this return does not share"

@@ -125,7 +125,10 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
                     sorted({"logging" if s == "log" else "the returned message" for s in sinks})
                 )
                 use = f"only read in {where}" if sinks else "never read"
-                message = f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; it never reaches state"
+                message = (
+                    f"parameter `{param.name}` of state-writing tool `{tool.name}` is {use}; "
+                    "it never reaches state"
+                )
                 premise = Premise(f"`{param.name}` never reaches state", EvidenceKind.CODE,
                                   f"it is {use} in `{tool.name}` and the helpers it calls") if not sinks \
                     else meant_for_state(analysis, tool, param.name)

@@ -41,7 +41,10 @@ def test_syntax_error_has_its_location_and_other_files_are_linted(
 def test_indentation_error(cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (cwd / "indent.py").write_text("def f():\nreturn 1\n")
     assert run(capsys, "indent.py")[1] == [
-        "indent.py:2:1: TL901 [syntax-error] SyntaxError: expected an indented block after function definition on line 1"
+        (
+            "indent.py:2:1: TL901 [syntax-error] SyntaxError: "
+            "expected an indented block after function definition on line 1"
+        )
     ]
 
 

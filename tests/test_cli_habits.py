@@ -88,7 +88,8 @@ def test_a_misspelt_command_gets_a_suggestion(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == "toollint: error: 'chek' is neither a command nor a file or directory; " \
                           "did you mean `toollint check`?\n"
-    # A file of that name is linted, as `toollint PATH` promises; a word close to no command is a missing path.
+    # A file of that name is linted, as `toollint PATH` promises; a word close to no command is a
+    # missing path.
     (tmp_path / "chek").mkdir()
     assert "did you mean" not in toollint("chek", cwd=tmp_path).stderr
     assert "no such file or directory" in toollint("zzqx", cwd=tmp_path).stderr
@@ -140,7 +141,8 @@ def test_the_readme_documents_the_precedence() -> None:
 
 def test_snake_case_keys_are_read_with_a_warning_naming_the_kebab_case_one(writer_project: Path) -> None:
     (writer_project / "pyproject.toml").write_text(
-        '[tool.toollint]\nextend_select = ["TL101"]\n[tool.toollint.confirm]\nsys_path = ["."]\nstartup-deadline = 9\n'
+        '[tool.toollint]\nextend_select = ["TL101"]\n'
+        '[tool.toollint.confirm]\nsys_path = ["."]\nstartup-deadline = 9\n'
     )
     proc = toollint("check", "tools.py", cwd=writer_project)
     assert proc.returncode == 1 and " TL101 " in proc.stdout  # read, not refused
@@ -256,7 +258,8 @@ def test_confirm_leaves_git_status_clean(tmp_path: Path, monkeypatch: pytest.Mon
     project = tmp_path / "proj"
     shutil.copytree(ROOT / "tests" / "fixtures" / "dynamic_bench", project)
     (project / "pyproject.toml").write_text(
-        '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n[tool.toollint.confirm]\n'
+        '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n'
+        '[tool.toollint.confirm]\n'
         'adapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\ndeadline = 3\n'
     )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -303,7 +306,8 @@ def test_a_tool_no_suite_registers_is_said_so_not_missing_from_one_suite() -> No
         "registered_anywhere": ["send_money"],
     }
     assert missing_tool("download_file", 11, "agentdojo", hello) == (
-        "tool 'download_file' is registered by no suite of agentdojo 0.1.35: no agent can call it, so it cannot be run"
+        "tool 'download_file' is registered by no suite of agentdojo 0.1.35: "
+        "no agent can call it, so it cannot be run"
     )
     assert missing_tool("send_money", 11, "agentdojo", hello) == (
         "tool 'send_money' is not among the 11 tools the agentdojo host lists for v1.2.2/banking")

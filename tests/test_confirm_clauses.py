@@ -53,7 +53,8 @@ clauses:
     falsy_legal: true
     provenance: {tier: author-specified, inferred: true}
   - id: frame.others
-    predicate: "[a for a in post.accounts if a.id != args.account_id] == [a for a in pre.accounts if a.id != args.account_id]"
+    predicate: "[a for a in post.accounts if a.id != args.account_id] ==
+      [a for a in pre.accounts if a.id != args.account_id]"
     provenance: {tier: author-specified, inferred: true}
   - id: success
     predicate: result == 'updated'

@@ -163,7 +163,8 @@ def test_named_calls_conform_except_the_two_docstring_disagreements(host: Host) 
             "frame.nothing_changed": ok,
             "success": ok,
         },
-        # `restaurant.name in ", ".join(restaurant_names)`: "X Express" answers for X, which was not asked for.
+        # `restaurant.name in ", ".join(restaurant_names)`: "X Express" answers for X, which was not
+        # asked for.
         "get_dietary_restrictions_for_all_restaurants": {
             "eff.restrictions_of_given": "VIOLATES TL203",
             "frame.nothing_changed": ok,

@@ -146,11 +146,17 @@ def test_non_utf8_and_missing_paths(tmp_path: Path) -> None:
             "must say whether falsy values",
         ),
         (
-            "{id: eff.x, predicate: 'True', falsy_legal: true, provenance: {tier: author-specified, inferred: true}}",
+            (
+                "{id: eff.x, predicate: 'True', falsy_legal: true, "
+                "provenance: {tier: author-specified, inferred: true}}"
+            ),
             "'falsy_legal' is only allowed on arg clauses",
         ),
         (
-            "{id: success, predicate: 'True', biconditional: true, provenance: {tier: author-specified, inferred: true}}",
+            (
+                "{id: success, predicate: 'True', biconditional: true, "
+                "provenance: {tier: author-specified, inferred: true}}"
+            ),
             "gives no 'justification'",
         ),
         (
@@ -159,7 +165,8 @@ def test_non_utf8_and_missing_paths(tmp_path: Path) -> None:
         ),
         (
             (
-                "{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 1, quote: q, "
+                "{id: eff.x, predicate: 'True', "
+                "provenance: {tier: agent-visible, kind: docstring, line: 1, quote: q, "
                 "inferred: true}}"
             ),
             "cites a source yet says 'inferred: true'",
@@ -211,7 +218,10 @@ def test_pinned_commit_citations_are_read_with_git_show(tmp_path: Path) -> None:
     commit = git("rev-parse", "HEAD")
     (repo / "tool.py").write_text('def f(x: int) -> None:\n    """Changed since."""\n')
     contract = tmp_path / "f.yaml"
-    clause = "{id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: Store x.}}"
+    clause = (
+        "{id: eff.x, predicate: 'True', "
+        "provenance: {tier: agent-visible, kind: docstring, line: 2, quote: Store x.}}"
+    )
     contract.write_text(
         f"tool: tool:f\nbenchmark: b\nsource: {{file: tool.py, commit: {commit}, repo: repo}}\n"
         f"clauses:\n  - {clause}\n"
@@ -380,7 +390,8 @@ def test_a_benchmark_not_installed_here_is_a_warning_not_a_finding(tmp_path: Pat
     contract.write_text(
         "tool: no_such_benchmark_pkg.tools:f\nbenchmark: b\n"
         "source: {package: no_such_benchmark_pkg, file: tools.py}\nclauses:\n"
-        "  - {id: eff.x, predicate: 'True', provenance: {tier: agent-visible, kind: docstring, line: 2, quote: q}}\n"
+        "  - {id: eff.x, predicate: 'True', "
+        "provenance: {tier: agent-visible, kind: docstring, line: 2, quote: q}}\n"
     )
     warnings: list[str] = []
     assert validate([contract], warn=warnings.append) == []

@@ -79,7 +79,8 @@ def test_no_finding_is_refuted_and_what_the_derived_oracles_add_is_listed(compar
     # download_file is a tool by its signature, but no suite registers it: no host can run it.
     download = next(r for r in comparison.rows if r.tool == "download_file")
     assert (download.library, download.derived) == ("no contract", "UNCHECKED")
-    # It is said so, not that one suite (the host's) lacks it (once: "not among the tools ... for v1.2.2/banking").
+    # It is said so, not that one suite (the host's) lacks it (once: "not among the tools ... for
+    # v1.2.2/banking").
     assert (
         "registered by no suite of agentdojo" in download.detail and "v1.2.2/banking" not in download.detail
     )

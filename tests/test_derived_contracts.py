@@ -74,7 +74,10 @@ def test_a_finding_on_another_tool_is_no_claim_for_this_one(tmp_path: Path) -> N
     "clause, words",
     [
         (
-            "  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, line: 3, quote: x}\n",
+            (
+                "  - id: arg.reason\n    falsy_legal: false\n"
+                "    provenance: {tier: derived, line: 3, quote: x}\n"
+            ),
             "derived provenance of 'arg.reason' needs 'finding'",
         ),
         (
@@ -92,7 +95,10 @@ def test_a_finding_on_another_tool_is_no_claim_for_this_one(tmp_path: Path) -> N
             "'round_trip' is only allowed on eff clauses",
         ),
         (
-            "  - id: arg.reason\n    falsy_legal: false\n    provenance: {tier: derived, finding: TL201, line: 3, quote: x}\n",
+            (
+                "  - id: arg.reason\n    falsy_legal: false\n"
+                "    provenance: {tier: derived, finding: TL201, line: 3, quote: x}\n"
+            ),
             "is not well-formed",
         ),
     ],
@@ -110,7 +116,8 @@ def test_arg_and_round_trip_clauses_validate_against_their_findings(tmp_path: Pa
     release = line_of("def release_funds(")
     trip = (
         f"  - id: eff.undoes_hold_funds_balance\n"
-        f"    predicate: '[x0.balance for x0 in rows(post.accounts)] == [x0.balance for x0 in rows(pre.accounts)]'\n"
+        "    predicate: '[x0.balance for x0 in rows(post.accounts)] == "
+        "[x0.balance for x0 in rows(pre.accounts)]'\n"
         f"    round_trip: {{do: hold_funds, undo: release_funds}}\n"
         f"    provenance: {{tier: derived, finding: TL105, about: 'accounts[*].balance', line: {release}, "
         f"quote: 'def release_funds(self, hold_id: str) -> str:'}}\n"

@@ -13,7 +13,10 @@ from toollint.contracts.loader import load_contracts
 
 BENCH = Path(__file__).parent / "fixtures" / "derived_bench"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "contracts.md"
-CONFIG = '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\ndeadline = 10\n'
+CONFIG = (
+    '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "bank:make_bank"\nsys-path = ["."]\n'
+    "deadline = 10\n"
+)
 
 
 def draft(*argv: str) -> tuple[int, str, str]:

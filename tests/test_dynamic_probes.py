@@ -22,7 +22,8 @@ benchmark: fixture
 source: {file: bank.py}
 clauses:
   - id: pre.active
-    predicate: "pre.accounts.by(id=args.account_id) is not None and pre.accounts.by(id=args.account_id).status == 'active'"
+    predicate: "pre.accounts.by(id=args.account_id) is not None and
+      pre.accounts.by(id=args.account_id).status == 'active'"
     on_violation: {raises: ValueError}
     provenance: {tier: author-specified, inferred: true}
   - id: eff.balance

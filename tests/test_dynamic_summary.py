@@ -53,7 +53,8 @@ def test_a_projects_own_tool_never_takes_a_bundled_contract_of_the_same_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "own_bank.py").write_text(
         "from typing import Annotated\n"
-        "def send_money(account: Annotated[dict, Depends('bank_account')], recipient: str, note: str) -> str:\n"
+        "def send_money(account: Annotated[dict, Depends('bank_account')], recipient: str, "
+        "note: str) -> str:\n"
         "    account['transactions'].append(recipient)\n"
         "    return 'sent'\n"
     )

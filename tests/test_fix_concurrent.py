@@ -39,7 +39,11 @@ for i in range(first, count):
         text = f.read()
     # the first chunk ends at the middle line (odd files) or right after the tool (even: the first chunk
     # parses, has the fix, and is quick to lint: the worst case)
-    cut = text.rfind(b"\n", 0, len(text) // 2) + 1 if i % 2 else text.index(b"\n\n\n", text.index(b"def ")) + 3
+    cut = (
+        text.rfind(b"\n", 0, len(text) // 2) + 1
+        if i % 2
+        else text.index(b"\n\n\n", text.index(b"def ")) + 3
+    )
     with open(name(i), "wb") as out:
         out.write(text[:cut])
         out.flush()

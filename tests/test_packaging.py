@@ -28,8 +28,8 @@ def test_the_distribution_name_is_ours_and_the_command_is_toollint() -> None:
 
 def test_no_doc_installs_the_unpublished_name_and_each_says_it_is_not_published() -> None:
     # `toollint-bench` is reserved on the package index but not published: `pip install toollint-bench`
-    # fails for every reader, so the docs install a clone or a wheel built from one (tests/test_docs_examples.py
-    # runs each install line's check) and say plainly why.
+    # fails for every reader, so the docs install a clone or a wheel built from one
+    # (tests/test_docs_examples.py runs each install line's check) and say plainly why.
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     for doc in docs:
         text = doc.read_text(encoding="utf-8")

@@ -392,7 +392,8 @@ def test_one_entry_point_reader_serves_the_registry_and_the_analysis(
     (tmp_path / "acme_bench.py").write_text(
         "from toollint.analysis.patterns import Patterns, ToolDecorator\n"
         "from toollint.profiles.api import Profile\n"
-        "PROFILE = Profile('acme', import_markers=('acme',), patterns=Patterns(decorators=(ToolDecorator('act'),)))\n"
+        "PROFILE = Profile('acme', import_markers=('acme',), "
+        "patterns=Patterns(decorators=(ToolDecorator('act'),)))\n"
     )
     dist = tmp_path / "acme_bench-1.0.dist-info"
     dist.mkdir()

@@ -73,7 +73,8 @@ SLOW = ("all(x in post.xs for x in post.xs)",  # ~3.2 s each: the cost model's o
 
 
 def _probes(pool: Sandbox, sources: tuple[str, ...], probes: int = 5) -> tuple[float, list[list[Any]]]:
-    """Evaluate the slow clauses and a quick one on `probes` runs, as the checker would; (seconds, outcomes)."""
+    """Evaluate the slow clauses and a quick one on `probes` runs, as the checker would; (seconds,
+    outcomes)."""
     xs = {"xs": list(range(40000))}
     predicates = [compile_predicate(s) for s in sources] + [compile_predicate("len(post.xs) == 40000")]
     began = time.monotonic()

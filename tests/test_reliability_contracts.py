@@ -65,7 +65,8 @@ def test_a_confirm_run_reports_them_and_still_confirms_the_rest(
     write_malformed(root / "contracts")
     (root / "pyproject.toml").write_text(
         "[tool.toollint]\ncontract-dirs = ['contracts']\ntool-decorators = ['tool']\n"
-        "[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\nsys-path = ['.']\ndeadline = 5\n"
+        "[tool.toollint.confirm]\nadapter = 'toolkit'\nfactory = 'bank:make_bank'\nsys-path = ['.']\n"
+        "deadline = 5\n"
     )
     monkeypatch.chdir(root)
     code = main(["check", "--confirm", "--output-format", "json", "bank.py"])

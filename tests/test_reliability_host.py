@@ -141,7 +141,8 @@ PARENT = """
 import os, signal, sys, time
 from pathlib import Path
 from toollint.dynamic.protocol import Worker, WorkerSpec
-w = Worker(WorkerSpec({adapter!r}, {{"pid_file": {pid_file!r}, "ignore_sigterm": {how!r} == "sigkill-stubborn"}}),
+w = Worker(WorkerSpec({adapter!r}, {{"pid_file": {pid_file!r},
+                                     "ignore_sigterm": {how!r} == "sigkill-stubborn"}}),
            deadline=60)
 w.start()
 for how in ("popen", "fork", "session", "daemon"):

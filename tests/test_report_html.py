@@ -99,7 +99,10 @@ def one_tool_ledger() -> Ledger:
     )
 
     def row(i: int, field: str, grader: str, site: str, basis: str) -> LedgerRow:
-        task = f"telecom/[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_disabled_off|{i}[PERSONA:Easy]"
+        task = (
+            "telecom/[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_disabled_off|"
+            f"{i}[PERSONA:Easy]"
+        )
         return LedgerRow(defect.id, tool, defect.clause, field, task, "telecom", grader, site, basis,  # type: ignore[arg-type]
                          CONFIDENCE[basis])
 

@@ -14,7 +14,8 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 
 def test_rules_md_is_generated_from_the_registry() -> None:
-    # Regenerate with: python -c "from toollint.registry import rules_markdown as r; open('docs/rules.md', 'w').write(r())"
+    # Regenerate with:
+    #   python -c "from toollint.registry import rules_markdown as r; open('docs/rules.md', 'w').write(r())"
     assert DOC.read_text() == registry.rules_markdown()
 
 

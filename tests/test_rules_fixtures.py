@@ -75,7 +75,8 @@ def test_tl101_names_a_swallowing_try_even_when_every_write_is_conditional() -> 
     src = (
         "from typing import Annotated\n"
         "from agentdojo.functions_runtime import Depends\n"
-        "def update(store: Annotated[dict, Depends('s')], a: int | None = None, b: int | None = None) -> str:\n"
+        "def update(store: Annotated[dict, Depends('s')], a: int | None = None, "
+        "b: int | None = None) -> str:\n"
         "    if a is not None:\n"
         "        try:\n"
         "            store['a'] = a\n"

@@ -200,7 +200,8 @@ def test_a_precondition_without_the_tools_source_is_a_usage_error(tau2_checkout:
     code = main(["--tasks", str(tasks), "--contract", str(REFUEL), "--clause", "pre.line_active"])
     assert code == 2
     assert capsys.readouterr().err == (
-        "toollint trace: error: pre.line_active is a precondition, so the fields it puts at risk are what the tool "
+        "toollint trace: error: pre.line_active is a precondition, "
+        "so the fields it puts at risk are what the tool "
         "writes, and the tool's source was not found; give --tool-file PATH (or --field PATH)\n"
     )
 

@@ -8,7 +8,8 @@ the watched call beside it (the independent predicate). The paper's figures:
 | gold-action tasks calling `refuel_data` / reaching its trigger | 1,120 / 0 |
 | C2, published grader, unpatched / patched rewarded | 1,120 / 0 of 1,120 |
 | C1 verdict changes / failing both arms | 312 / 808 |
-| F3 constructed: verdict changes (the whole-DB hash fails both arms); independent predicate | 0; separates them |
+| F3 constructed: verdict changes (the whole-DB hash fails both arms) | 0 |
+| F3 constructed: independent predicate | separates them |
 
 (F3 is built on 49 of the 50 airline tasks: task 23's gold path already makes the three bookings
 `book_reservation` allows.)

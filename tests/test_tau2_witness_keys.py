@@ -76,7 +76,10 @@ def test_a_post_read_is_shown_beside_the_value_before_the_call() -> None:
 
 def test_lists_of_ids_and_positional_elements() -> None:
     got = exprs(
-        "any(args.line_id in c.line_ids for c in pre.agent_db.customers if c.customer_id == args.customer_id)",
+        (
+            "any(args.line_id in c.line_ids for c in pre.agent_db.customers "
+            "if c.customer_id == args.customer_id)"
+        ),
         {"line_id": "L1009", "customer_id": "C1001"},
     )
     assert got == {"pre.agent_db.customers{customer_id=C1001}.line_ids": ["L1001", "L1003"]}

@@ -74,7 +74,8 @@ def test_check_confirm_ledger_report_end_to_end(agentdojo_python: Path, agentdoj
 
     shutil.copy(agentdojo_src / "default_suites" / "v1" / "tools" / "banking_client.py", tmp_path)
     (tmp_path / "pyproject.toml").write_text(
-        f'[tool.toollint]\nbenchmark = "agentdojo"\n\n[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
+        '[tool.toollint]\nbenchmark = "agentdojo"\n\n'
+        f'[tool.toollint.confirm]\npython = "{agentdojo_python}"\n\n'
         '[tool.toollint.trace]\npackage = true\nsuites = ["banking"]\n'
     )
     proc = subprocess.run(

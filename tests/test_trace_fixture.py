@@ -208,7 +208,10 @@ def test_cli_writes_ledger_and_report(tmp_path: Path, capsys: pytest.CaptureFixt
         ),
         (
             ["--benchmark", "agentdjo", "--tasks", ".", "--tool", "t", "--field", "f"],
-            "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)",
+            (
+                "--benchmark: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? "
+                "(profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"
+            ),
         ),
         (
             ["--benchmark", "agentdojo", "--tool", "t", "--field", "f"],
@@ -272,14 +275,21 @@ def test_config_names_a_profiles_package(tmp_path: Path) -> None:
         ("[tool.toollint.trace]:1: package = 'nowhere': say which benchmark it is (benchmark = \"NAME\" in "
         "[tool.toollint])")]
     assert problems(TraceSettings(package=True), benchmark="agentdjo") == [
-        "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? (profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"
+        (
+            "[tool.toollint.trace]:1: unknown benchmark 'agentdjo'; did you mean 'agentdojo'? "
+            "(profiles: agentdojo, tau2, medagentbench, toolsandbox, taubench, bfcl)"
+        )
     ]
     assert problems(TraceSettings(package=True), benchmark="agentdojo", python="/nonexistent/python") == [
-        "[tool.toollint.trace]:1: package = true: could not run /nonexistent/python: No such file or directory"
+        (
+            "[tool.toollint.trace]:1: package = true: "
+            "could not run /nonexistent/python: No such file or directory"
+        )
     ]
     assert problems(TraceSettings(package=True), benchmark="agentdojo") == [
         (
-            "[tool.toollint.trace]:1: package = true needs the benchmark's python ([tool.toollint.confirm] python) "
+            "[tool.toollint.trace]:1: package = true needs the benchmark's python "
+            "([tool.toollint.confirm] python) "
             "to find the package"
         )
     ]

@@ -22,7 +22,8 @@ DYNAMIC = [
         "ignored-argument",
         "Changing an effective argument does not change the post-state",
         (
-            "Two successful calls differing only in an effective argument's value leave identical post-states, "
+            "Two successful calls differing only in an effective argument's value "
+            "leave identical post-states, "
             "or an effect clause reading that argument fails."
         ),
         "Ignored Argument",

@@ -69,7 +69,8 @@ def _translate(glob: str) -> str:
     return "".join(out)
 
 
-# The character classes `[[:digit:]]` and friends name (gitignore(5) via fnmatch(3)), in ASCII as git has them.
+# The character classes `[[:digit:]]` and friends name (gitignore(5) via fnmatch(3)), in ASCII as git
+# has them.
 _POSIX_CLASSES = {
     "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
     "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",

@@ -297,7 +297,10 @@ def _type_error(name: str, value: Any, tp: Any, where: str) -> str:
         value_tp = typing.get_args(tp)[1]
         for entry, item in value.items():
             if not conforms(item, value_tp):
-                return f"'{name}.\"{entry}\"' in {where} must be {describe_type(value_tp)}, not {describe_value(item)}"
+                return (
+                    f"'{name}.\"{entry}\"' in {where} must be {describe_type(value_tp)}, "
+                    f"not {describe_value(item)}"
+                )
     return f"'{name}' in {where} must be {describe_type(tp)}, not {describe_value(value)}"
 
 

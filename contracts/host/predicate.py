@@ -849,7 +849,8 @@ def _extract_paths(tree: ast.Expression) -> tuple[set[str], set[str], bool]:
                 source = chain(gen.iter, inner)
                 for target in ast.walk(gen.target):
                     if isinstance(target, ast.Name):
-                        # A tuple target's parts are not modelled; the element path is a fair over-approximation.
+                        # A tuple target's parts are not modelled; the element path is a fair
+                        # over-approximation.
                         inner[target.id] = _element(source) if source is not None else None
                 for cond in gen.ifs:
                     visit(cond, inner)

@@ -8,8 +8,9 @@ would (its import of the benchmark, in the benchmark's own order, the overlay's 
 its `hello`), drops it, and then forks a host per request. In the fork,
 the modules whose source file changed since (the mutant written into the overlay) and every module
 importing them are re-imported, in the order the preload first imported them (or, should that fail,
-their packages are dropped for the host to import itself); everything else stays warm. A forked host is `host.py` run in the fork (`host.main(argv)`), on the pipes the
-parent sent with the request (SCM_RIGHTS on the control socket), with the request's environment;
+their packages are dropped for the host to import itself); everything else stays warm. A forked
+host is `host.py` run in the fork (`host.main(argv)`), on the pipes the parent sent with the
+request (SCM_RIGHTS on the control socket), with the request's environment;
 the parent speaks to it exactly as to a host it started itself (`toollint.dynamic.forkserver`).
 
 Lifetime, so nothing outlives toollint: the zygote is a child subreaper that dies with its parent

@@ -70,7 +70,8 @@ CONTEXT_STATE_ATTRS = frozenset({"lifespan_context"})
 # through `CONTEXT_HOPS`) are state; its session, request id and logger are not.
 CONTEXT_ROOT = "<context>"
 CONTEXT_HOPS = frozenset({"request_context"})
-# `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the text test)
+# `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the
+# text test)
 _EQUALS_STRING = re.compile(r"==\s*['\"]")
 _WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
 _MEMO_NAME = re.compile(r"(?i)cache|memo")
@@ -512,7 +513,8 @@ class _Discoverer:
         return out
 
     def _keyword_handlers(self) -> dict[str, tuple[str, str]]:
-        """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) -> (family, keyword)."""
+        """Functions passed by a dispatcher keyword (`Server(on_call_tool=call_tool)`) ->
+        (family, keyword)."""
         keywords = self.patterns.dispatcher_keywords
         if not keywords or (self.source is not None and not any(k in self.source for k in keywords)):
             return {}
@@ -858,7 +860,8 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    """A function (or public method) whose name a function-calling schema of its package declares to the model."""
+    """A function (or public method) whose name a function-calling schema of its package declares to
+    the model."""
     if fn.name not in d.package_declared or fn.name.startswith("_") or scope.outer:
         return False
     d.add(

@@ -1231,7 +1231,8 @@ def _role_only(test: ast.expr) -> str | None:
                     return f"that a message's role is {const.value!r}"
         if isinstance(left, ast.Call) and call_name(left) == "len" and _plain_chain(left) and \
                 isinstance(right, ast.Constant) and (
-                    (isinstance(op, ast.Gt) and right.value == 0) or (isinstance(op, ast.GtE) and right.value == 1)
+                    (isinstance(op, ast.Gt) and right.value == 0)
+                    or (isinstance(op, ast.GtE) and right.value == 1)
                     or (isinstance(op, ast.NotEq) and right.value == 0)):
             return f"that `{_short(left.args[0])}` is not empty"
     if isinstance(test, ast.Call) and call_name(test) == "bool" and _plain_chain(test):

@@ -4,14 +4,14 @@ TL104's premise is that the value a truth test drops is one an agent may legitim
 alone (`str` admits "") is weak evidence: the same premise calls an empty IBAN or date a legal update.
 So the premise is read from the benchmark, strongest evidence first:
 
-| evidence | kind (confidence) | example |
-|---|---|---|
-| the signature's default or `Literal[...]` holds the value | schema (high) | `recurring: bool = False` |
-| the benchmark's own state or task data holds it for that field | data (high) | `recurring: false` in environment.yaml |
-| the module writes it to a field of that name elsewhere | code (high) | `txn.recurring = False` |
-| the signature takes a `bool` (False is half of it) | schema (high) | `enabled: bool` |
-| the parameter's docstring line speaks of it | docstring (medium) | `subject: may be empty` |
-| the annotation admits it, nothing more | type (low) | `subject: str \\| None` |
+evidence; kind (confidence); example:
+- the signature's default or `Literal[...]` holds the value; schema (high); `recurring: bool = False`
+- the benchmark's own state or task data holds it for that field; data (high); `recurring: false`
+  in environment.yaml
+- the module writes it to a field of that name elsewhere; code (high); `txn.recurring = False`
+- the signature takes a `bool` (False is half of it); schema (high); `enabled: bool`
+- the parameter's docstring line speaks of it; docstring (medium); `subject: may be empty`
+- the annotation admits it, nothing more; type (low); `subject: str | None`
 
 and it is *not* legal (no premise, no finding) when the tool or a helper refuses it out loud (`if
 not x: raise`, a `validate_*(x)` call on a string); a declared format (a date, an IBAN, "format

@@ -187,7 +187,8 @@ def _negate_literal(text: str) -> str:
 
 
 def _negation(test: ast.expr) -> frozenset[str] | None:
-    """`not test` as a disjunction of literals: `a is None and b is None` -> {a is not None, b is not None}."""
+    """`not test` as a disjunction of literals: `a is None and b is None` ->
+    {a is not None, b is not None}."""
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     if len(parts) > 16:
         return None

@@ -42,7 +42,8 @@ class StatePath:
 
     @property
     def below_root(self) -> StatePath:
-        """The path without its first segment (`db.lines[*]` in the code is `lines[*]` in a snapshot of `db`)."""
+        """The path without its first segment (`db.lines[*]` in the code is `lines[*]` in a snapshot of
+        `db`)."""
         return StatePath(self.segments[1:])
 
     def without_trailing_elements(self) -> StatePath:

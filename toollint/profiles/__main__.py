@@ -52,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     others = "; ".join(f"{name}: {n}" for name, n in scores.items() if name != picked.name and n)
     print(
-        f"picked: {picked.name} ({scores[picked.name]} files import {' or '.join(picked.import_markers) or '-'} "
+        f"picked: {picked.name} ({scores[picked.name]} files import "
+        f"{' or '.join(picked.import_markers) or '-'} "
         f"or sit in its layout{'; ' + others if others else ''})"
     )
     return 0

@@ -35,7 +35,10 @@ def annotation(finding: Finding) -> str:
             properties.append(("endColumn", str(finding.end_col)))
     properties.append(("title", f"toollint ({finding.code})"))
     head = ",".join(f"{name}={escape_property(value)}" for name, value in properties)
-    message = f"{finding.code} [{registry.rule_name(finding.code)}] {printable(finding.message)}{verdict_note(finding)}"
+    message = (
+        f"{finding.code} [{registry.rule_name(finding.code)}] "
+        f"{printable(finding.message)}{verdict_note(finding)}"
+    )
     return f"::{_COMMAND.get(level(finding.code), 'warning')} {head}::{escape_data(message)}"
 
 

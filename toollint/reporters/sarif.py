@@ -345,7 +345,8 @@ def build_sarif(
     if dropped:
         message = (
             f"{len(dropped)} of {len(shown) + len(dropped)} results left out of the SARIF file "
-            f"({_count_by_code(dropped)}): GitHub code scanning accepts at most {opts.max_results:,} per run; "
+            f"({_count_by_code(dropped)}): "
+            f"GitHub code scanning accepts at most {opts.max_results:,} per run; "
             "the ones kept are the most severe, then the most precise"
         )
         if warn is not None:

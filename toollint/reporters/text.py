@@ -72,7 +72,8 @@ def write_full(report: Report, stream: TextIO, lines_of: LineSource = read_lines
             stream.write(f"{' ' * gutter} = {style.bold('premise')} ({finding.confidence.name.lower()} "
                          f"confidence, {premise.kind.value}): {printable(premise.describe())}\n")
         stream.writelines(
-            f"{' ' * gutter} = {style.bold('note')}: {printable(r.path)}:{r.line}:{r.col}: {printable(r.message)}\n"
+            f"{' ' * gutter} = {style.bold('note')}: "
+            f"{printable(r.path)}:{r.line}:{r.col}: {printable(r.message)}\n"
             for r in finding.related
         )
         stream.write("\n")

@@ -25,7 +25,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
 
 def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     """A `toollint.pipeline` step, after confirm: trace the confirmed findings over the tasks
-    `[tool.toollint.trace]` names, attach the trace to them (SARIF), write the ledger and report, and
+    `[tool.toollint.trace]` names (none named: the tasks of the benchmark the linted files belong to,
+    `linted_tasks`), attach the trace to them (SARIF), write the ledger and report, and
     add TL401 findings when TL401 is selected."""
     ledger_path, report_path = ctx.options.trace.ledger, ctx.options.trace.report
     if ledger_path is None and report_path is None:
@@ -33,20 +34,28 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     from toollint.engine import FileResult, Selection
     from toollint.errors import UsageError
     from toollint.trace.cli import TraceUsageError, write_outputs
-    from toollint.trace.ledger import trace_findings
-    from toollint.trace.tasks import tasks_from_config
+    from toollint.trace.ledger import no_task_reason, trace_findings
+    from toollint.trace.tasks import has_source, linted_tasks, tasks_from_config
 
     settings = ctx.settings
     root = settings.project_root or Path.cwd()
     python = ctx.options.confirm.python or settings.confirm.python
-    tasks = tasks_from_config(settings.trace, root, python=python, benchmark=settings.benchmark)
+    if has_source(settings.trace):
+        tasks = tasks_from_config(settings.trace, root, python=python, benchmark=settings.benchmark)
+    else:  # nothing configured: the tasks of the benchmark the linted files belong to
+        files = [r.path for r in result.files]
+        tasks = linted_tasks(files, settings.trace, python, settings.benchmark, display_root=root)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
     ledger = trace_findings(confirmed, tasks)
     if not confirmed:
         ctx.console.warn("--ledger/--report: no confirmed (TL2xx) finding to trace")
+    if not tasks.tasks:  # said once, not once per defect
+        ctx.console.warn(f"trace: {no_task_reason(tasks)}")
+    said = tasks.problems[:1] if not tasks.tasks else []
     for problem in ledger.problems:
-        ctx.console.warn(f"trace: {problem}")
-    for defect_id, reason in ledger.untraced.items():
+        if problem not in said:
+            ctx.console.warn(f"trace: {problem}")
+    for defect_id, reason in ledger.untraced.items() if tasks.tasks else ():
         ctx.console.warn(f"trace: {defect_id}: nothing traced: {reason}")
     try:
         write_outputs(ledger, ledger_path, report_path, confirmed)

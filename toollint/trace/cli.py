@@ -1,8 +1,10 @@
 """`toollint trace`: score-at-risk for one defect, or for the TL2xx findings of a `--confirm` run.
 
-    toollint trace --tool update_scheduled_transaction --field 'bank_account.scheduled_transactions[*].amount' \
+    toollint trace --tool update_scheduled_transaction \
+        --field 'bank_account.scheduled_transactions[*].amount' \
         --benchmark NAME --tasks path/to/package --ledger ledger.csv --report report.html
-    toollint trace --contract update_scheduled_transaction.yaml --clause eff.amount_set --benchmark NAME --tasks ...
+    toollint trace --contract update_scheduled_transaction.yaml --clause eff.amount_set \
+        --benchmark NAME --tasks ...
     toollint trace --tasks tasks.json --toolkit tools.py --tool refuel_data --field 'db.lines[*].data_balance'
 
 `--benchmark NAME --tasks DIR` hands DIR to that profile's task enumerator (`--NAME DIR` is the

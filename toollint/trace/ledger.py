@@ -189,7 +189,7 @@ def trace(defects: Sequence[Defect], tasks: TaskSet, cache: ModuleCache | None =
         if finding is not None:
             ledger.ungrounded.append(finding)
     for defect in defects:
-        reason = _untraced(
+        reason = no_task_reason(tasks) if not tasks.tasks else _untraced(
             defect, ledger.in_scope.get(defect.id, 0), roots_seen[defect.id], paths_seen[defect.id]
         )
         if reason:
@@ -212,6 +212,13 @@ def in_environment(tool: str, tools: frozenset[str] | None) -> bool:
 
 def _root(path: str) -> str:
     return path.replace("[", ".").split(".", 1)[0]
+
+
+def no_task_reason(tasks: TaskSet) -> str:
+    """Why a task source gave no task, in words a user can act on: its first problem, if any."""
+    why = tasks.problems[0].message if tasks.problems else (
+        "the task source holds no task; check [tool.toollint.trace] (docs/trace.md)")
+    return f"no task was traced: {why}"
 
 
 def _untraced(defect: Defect, in_scope: int, roots: set[str], paths: set[str]) -> str:
@@ -309,7 +316,10 @@ def ungrounded_oracle(
     else:
         first = actions[0]
         where, line, col, grader = first.file, first.line, first.col, first.grader
-        evidence = f"its gold actions ({', '.join(s.detail for s in actions[:3])}) are matched against the agent's calls"
+        evidence = (
+            f"its gold actions ({', '.join(s.detail for s in actions[:3])}) "
+            "are matched against the agent's calls"
+        )
     return Finding(
         "TL401",
         f"task {task.id}: {BASIS_WORDS[basis]} ({evidence}), never the state the write leaves",

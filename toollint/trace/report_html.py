@@ -143,8 +143,10 @@ def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Score at risk</h1>",
         (
-            f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), {len(found)} field(s) at risk. "
-            "Exposure is not reach: a listed task's verdict is derived from the state the defect leaves wrong, "
+            f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), "
+            f"{len(found)} field(s) at risk. "
+            "Exposure is not reach: a listed task's verdict is derived from the state the defect "
+            "leaves wrong, "
             "whether or not an agent's trajectory ever triggers the defect.</p>"
         ),
         _overview(found),

@@ -271,3 +271,76 @@ def _package_tasks(
         return profile_tasks(profile, package, config.version, tuple(config.suites))
     except ValueError as exc:
         return str(exc)
+
+
+# --- with nothing configured: the benchmark the linted files are -------------------------------------
+
+NO_SOURCE = "[tool.toollint.trace]"  # where a problem of the default task source points: where to fix it
+
+
+def has_source(config: TraceSettings) -> bool:
+    """Whether `[tool.toollint.trace]` names a task source of its own."""
+    return bool(config.package or config.task_files or config.tasks)
+
+
+def linted_tasks(linted: Sequence[str | Path], config: TraceSettings, python: str | None = None,
+                 benchmark: str | None = None, display_root: Path | None = None) -> TaskSet:
+    """With no task source configured: every task of the benchmark the linted files belong to. The run's
+    profile (`benchmark`, else detected from the files) enumerates the tasks of the package directory
+    the files lie in (the topmost ancestor named as the profile's package, holding `__init__.py`: a
+    checkout's `src/tau2`), else of the package `python` has installed. Finding none is one problem
+    saying why and what to set, and an empty task set."""
+    from toollint.profiles import ProfileError, select_profile
+
+    out = TaskSet()
+
+    def nothing(why: str) -> TaskSet:
+        out.problems.insert(0, Problem(NO_SOURCE, 1, why))
+        return out
+
+    try:
+        profile = select_profile(benchmark, linted, where="[tool.toollint] benchmark")
+    except ProfileError as exc:
+        return nothing(str(exc))
+    if profile is None:
+        return nothing("the linted files are of no benchmark toollint has a profile for; name the tasks "
+                       "in [tool.toollint.trace] (`task-files` and `toolkit`, or `tasks`; docs/trace.md)")
+    if not profile.has_part("tasks") or not profile.package:
+        return nothing(f"the {profile.name} profile does not enumerate tasks; name them in "
+                       "[tool.toollint.trace] (`task-files` and `toolkit`, or `tasks`; docs/trace.md)")
+    package = package_dir_of(profile.package, linted)
+    if package is None:
+        package = _installed(profile.package, python, out.problems)
+    if package is None:
+        where = f"is not installed for {python}" if python else "is not located without --python"
+        return nothing(f"the linted files lie in no {profile.package!r} package directory and "
+                       f"{profile.package!r} {where}; lint the benchmark's checkout, give --python P "
+                       f"with {profile.package} installed, or set [tool.toollint.trace] "
+                       f"package = \"path/to/{profile.package}\"")
+    try:
+        return profile_tasks(profile, package, config.version, tuple(config.suites), display_root)
+    except ValueError as exc:
+        return nothing(f"{exc}; set [tool.toollint.trace] package = \"path/to/{profile.package}\"")
+
+
+def package_dir_of(package: str, linted: Sequence[str | Path]) -> Path | None:
+    """The directory of the package `package` the first linted path lies in (the topmost ancestor of
+    that name holding `__init__.py`, so a nested folder of the same name is not taken for it)."""
+    for raw in linted:
+        here = Path(raw).resolve()
+        found = [p for p in (here, *here.parents) if p.name == package and (p / "__init__.py").is_file()]
+        if found:
+            return found[-1]
+    return None
+
+
+def _installed(package: str, python: str | None, problems: list[Problem]) -> Path | None:
+    if not python:
+        return None
+    from toollint.dynamic.protocol import GatewayError, locate_package
+
+    try:
+        return locate_package(python, package)
+    except GatewayError as exc:
+        problems.append(Problem(NO_SOURCE, 1, f"{package} not located with {python}: {exc}"))
+        return None

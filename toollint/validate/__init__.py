@@ -2,7 +2,8 @@
 
     python -m toollint.validate FILE...                    # static half on mutants of any tool modules
     python -m toollint.validate --benchmark NAME --package DIR [--benchmark-python PY] [--confirm]
-    python -m toollint.validate --minibank DIR --confirm   # the fixture benchmark (tests/fixtures/mutation/minibank)
+    python -m toollint.validate --minibank DIR --confirm   # the fixture benchmark
+                                                           # (tests/fixtures/mutation/minibank)
     python -m toollint.validate --minibank DIR --confirm --derived   # no contracts: derived oracles only
 
 `--benchmark NAME` is a benchmark profile with a validation driver (`toollint.validate.drivers`);
@@ -13,8 +14,9 @@
 validator; the prog name shown in messages is a parameter).
 
 Options: --seed N, --budget N (mutants per subject, sampled evenly over classes and operators),
---operators a,b, --json FILE, --html FILE, --fail-under RATE (overall) and --fail-under-class RATE (per class);
-exit 1 when a floor is missed or a negative control is flagged, 2 on bad input. See docs/validation.md.
+--operators a,b, --json FILE, --html FILE, --fail-under RATE (overall) and --fail-under-class RATE
+(per class); exit 1 when a floor is missed or a negative control is flagged, 2 on bad input. See
+docs/validation.md.
 """
 
 from __future__ import annotations

@@ -8,10 +8,10 @@ picks a reproducible subset (`sample`).
 
 The analysis is deliberately small and syntactic (libcst for positions and structure): which
 functions are tools (the shared analysis's discovery: injected `Annotated[T, Depends("...")]`
-parameters, tool decorators, ...), which of their parameters are state roots, which statements write state (assign,
-augment, delete or a mutating method call on something reachable from a root or from a local bound
-to an element of state), and writer helper methods of classes in the same module. Edits are applied
-to the text, so every line outside a mutated region keeps its number.
+parameters, tool decorators, ...), which of their parameters are state roots, which statements
+write state (assign, augment, delete or a mutating method call on something reachable from a root
+or from a local bound to an element of state), and writer helper methods of classes in the same
+module. Edits are applied to the text, so every line outside a mutated region keeps its number.
 """
 
 from __future__ import annotations
@@ -238,7 +238,8 @@ class ModuleFacts:
         return t
 
     def _aliases(self, t: Target) -> set[str]:
-        """Locals bound to an element of state (`tx = next(t for t in acct.items if ...)`, `e = self.events[k]`)."""
+        """Locals bound to an element of state (`tx = next(t for t in acct.items if ...)`,
+        `e = self.events[k]`)."""
         out: set[str] = set()
         for s in self.statements(t):
             if isinstance(s.node, cst.SimpleStatementLine):
@@ -751,7 +752,8 @@ def _truthify(facts: ModuleFacts, t: Target) -> list[_Site]:
 
 
 def _truthy_gate(facts: ModuleFacts, t: Target) -> list[_Site]:
-    """Gate a state write on the truthiness of a falsy-legal argument it uses (the shape real update tools have)."""
+    """Gate a state write on the truthiness of a falsy-legal argument it uses (the shape real update
+    tools have)."""
     out = []
     # Numbers and flags: their falsy values (0, 0.0, False) are ordinary legal inputs. An empty
     # identifier string usually is not, and gating on it would make an equivalent mutant; so would a

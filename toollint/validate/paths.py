@@ -247,7 +247,8 @@ def _run_rows(driver: PathDriver, python: str, rows: Sequence[PathRow], pythonpa
 def to_text(run: TwoArmRun) -> str:
     lines = [
         (
-            f"{'paths':8} {'tool':20} {'rows':>5} {'built':>5} {'graded':>6} {'calls':>5} {'reach':>5} {'rewarded pub/fix':>16} "
+            f"{'paths':8} {'tool':20} {'rows':>5} {'built':>5} {'graded':>6} {'calls':>5} {'reach':>5} "
+            f"{'rewarded pub/fix':>16} "
             f"{'changes':>7} {'fail both':>9} {'pred. separates':>15} {'errors':>6}"
         )
     ]

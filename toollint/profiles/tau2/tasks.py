@@ -6,8 +6,9 @@ Read as syntax and data (nothing of the benchmark is imported), from a tau2-benc
 - domains: `tau2/domains/<domain>/environment.py`; its `get_environment()` builds the agent's toolkit
   (`tools = AirlineTools(db)`) and, in some domains, the user's (`user_tools = TelecomUserTools(...)`);
   the toolkit classes are found through the module's imports;
-- tasks: `<domain>/<task id>`, from the domain's `*_TASK_SET_PATH` (`domains/<domain>/utils.py`, a path under the data directory),
-  each task graded by its `evaluation_criteria` as `tau2.evaluator` does:
+- tasks: `<domain>/<task id>`, from the domain's `*_TASK_SET_PATH` (`domains/<domain>/utils.py`, a
+  path under the data directory), each task graded by its `evaluation_criteria` as `tau2.evaluator`
+  does:
   - `env_assertions`: the toolkit method named `func_name`, of the toolkit `env_type` names (`assistant`:
     the agent's, reading the agent database; `user`: the user's, reading the user database), as
     `Environment.run_env_assertion` dispatches it;
@@ -378,7 +379,8 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
             if not isinstance(entry, dict) or "id" not in entry:
                 out.problems.append(Problem(shown, 1, f"entry {i} is not a task object with an \"id\""))
                 continue
-            # ids repeat across domains ("0" in airline and retail): qualified by the domain, as AgentDojo's by suite
+            # ids repeat across domains ("0" in airline and retail): qualified by the domain, as
+            # AgentDojo's by suite
             task = Task(
                 f"{domain}/{entry['id']}", shown, lines.get(str(entry["id"]), 1), suite=domain, tools=tools
             )
