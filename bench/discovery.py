@@ -12,8 +12,10 @@ in the sample read (`reader_sample`: tools read and found to write nothing; any 
 writer is printed). `--list` prints each tool found.
 
 `--share PATH` prints discovery's share of a static run on PATH (issue 22: at most 10% on tau2's
-`src/`): in one process, alternately, the whole lint of PATH and discovery alone (tools and graders
-of every module, from the parsed trees), each `--runs` times; the median of each and their ratio.
+`src/`): alternately, the static run as its user starts it (`toollint check --isolated --no-cache
+--jobs 1 PATH`, a fresh process: a run in this process would reuse the trees and memos of the last)
+and discovery alone in this process (tools and graders of every module, from the parsed trees, its
+package memos cleared), each `--runs` times; the median of each and their ratio.
 
 The shared folders are found as `bench/recall.py` finds them (the nearest `shared/` above the
 project, or TOOLLINT_CORPUS / TOOLLINT_BENCHMARKS); a code base that is absent is named and skipped.
@@ -74,6 +76,7 @@ def share(target: Path, runs: int) -> int:
     """Discovery's share of a static run on `target`, both timed in this process, alternately."""
     import ast
     import statistics
+    import subprocess
     import time
 
     from toollint.analysis.discovery import discover
@@ -96,11 +99,13 @@ def share(target: Path, runs: int) -> int:
             discover(tree, settings, name, ModuleSource(path, name, tree), text)
             discover_graders(tree, settings, name, text)
 
+    static_run = [sys.executable, "-m", "toollint", "check", "--isolated", "--no-cache", "--jobs", "1",
+                  "--quiet", str(target)]
     whole: list[float] = []
     alone: list[float] = []
     for _ in range(runs + 1):  # the first of each is a warm-up
         start = time.perf_counter()
-        lint_paths([target], settings)
+        subprocess.run(static_run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         whole.append(time.perf_counter() - start)
         start = time.perf_counter()
         discovery()

@@ -469,6 +469,61 @@ def test_a_store_a_tool_opens_is_state_and_closing_or_looking_up_is_no_write() -
     assert tools(source) == {"call_tool[commit]": True, "call_tool[show]": False, "call_tool[count]": False}
 
 
+SQL_DISPATCHER = """
+import sqlite3
+class DBTask:
+    def start_sample(self, entry, session):
+        database = SQLiteDatabase(entry["path"])
+        for tool_call in session.action():
+            function_name = tool_call["function"]["name"]
+            arguments = tool_call["function"]["arguments"]
+            if function_name == "execute_sql":
+                session.inject(database.execute(arguments["sql"]))
+            elif function_name == "count_rows":
+                session.inject(database.execute("SELECT count(*) FROM " + arguments["table"]))
+            elif function_name == "list_tables":
+                session.inject(database.execute(f"SELECT name FROM sqlite_master WHERE type = {arguments}"))
+            elif function_name == "check_answer":
+                scratch_db = SQLiteDatabase(":memory:")
+                scratch_db.execute(entry["gold_sql"])
+                session.inject(scratch_db.execute("SELECT 1") == arguments["answer"])
+"""
+
+
+def test_sql_run_on_the_database_a_dispatcher_holds_writes_unless_the_code_spells_a_read() -> None:
+    found = tools(SQL_DISPATCHER)
+    assert found == {
+        "DBTask.start_sample[execute_sql]": True,  # the agent's SQL: INSERT, UPDATE or DELETE as it likes
+        "DBTask.start_sample[count_rows]": False,  # a literal SELECT (the table name is only data)
+        "DBTask.start_sample[list_tables]": False,
+        "DBTask.start_sample[check_answer]": False,  # a scratch database the branch opens itself
+    }
+    # a literal that writes is a write; a handle not named like a store, or not opened, is not followed
+    writing = SQL_DISPATCHER.replace('"SELECT count(*) FROM "', '"DELETE FROM "')
+    assert tools(writing)["DBTask.start_sample[count_rows]"] is True
+    unopened = SQL_DISPATCHER.replace("SQLiteDatabase(entry", "pick(entry")
+    assert tools(unopened)["DBTask.start_sample[execute_sql]"] is False
+
+
+def test_sql_run_on_a_connection_a_tool_class_holds_as_state() -> None:
+    source = """
+    import sqlite3
+    from mcp.server.fastmcp import FastMCP
+    mcp = FastMCP("db")
+    class Store:
+        def __init__(self, path):
+            self.conn = sqlite3.connect(path)
+    store = Store("app.db")
+    @mcp.tool()
+    def run_query(sql: str) -> str:
+        return str(store.conn.execute(sql).fetchall())
+    @mcp.tool()
+    def count_users() -> str:
+        return str(store.conn.execute("select count(*) from users").fetchone())
+    """
+    assert tools(source) == {"run_query": True, "count_users": False}
+
+
 def test_a_function_a_json_or_yaml_schema_of_its_package_declares_is_a_tool(tmp_path: Path) -> None:
     (tmp_path / "functions.py").write_text(dedent('''
         LIGHTS = {}

@@ -33,7 +33,7 @@ import bisect
 import copy
 import os
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -43,6 +43,7 @@ from toollint.analysis.dispatch import (
     branch_tool,
     called_name_subject,
     declared_dispatcher,
+    held_stores,
     kind_branches,
     module_dicts,
     name_chain_branches,
@@ -530,22 +531,20 @@ class _Discoverer:
         regs = self.patterns.registrations
         if not regs:
             return {}
-        roots: list[ast.stmt] = self.tree.body
+        nodes: Iterable[ast.AST] = ast.walk(self.tree)
         if self.source is not None:
-            # only the top-level statements whose lines hold text like a registration call are walked
-            # (most modules have none)
+            # only the nodes whose lines span text like a registration call are walked (most modules
+            # have none; a module that has one is walked down to those lines, not through whole classes)
             names = frozenset(regs)
-            if not any(f"{r.rsplit('.', 1)[-1]}(" in self.source for r in names):
+            if not any(needle in self.source for needle in _registration_needles(names)):
                 return {}  # a substring test first: the regex scan costs more than most files' discovery
             starts = [m.start() for m in _registration_call(names).finditer(self.source)]
             if not starts:
                 return {}
-            lines = {self.source.count("\n", 0, i) + 1 for i in starts}
-            roots = [
-                s for s in self.tree.body if any(s.lineno <= n <= (s.end_lineno or s.lineno) for n in lines)
-            ]
+            lines = sorted({self.source.count("\n", 0, i) + 1 for i in starts})
+            nodes = _nodes_spanning(self.tree, lines)
         out: dict[str, tuple[str, str]] = {}
-        for node in (n for root in roots for n in ast.walk(root)):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             full, last = dotted(node.func), decorator_name(node)
@@ -562,7 +561,35 @@ class _Discoverer:
 
 def _defines_inside(fn: FunctionNode) -> bool:
     """A factory: the function's body defines a function or class (where nested tools live)."""
-    return any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for x in fn.body)
+    for x in fn.body:  # (a plain loop: asked of every function, a generator's frames cost more than the test)
+        if isinstance(x, _DEFINITIONS):
+            return True
+    return False
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _nodes_spanning(tree: ast.Module, lines: list[int]) -> Iterator[ast.AST]:
+    """The nodes of `tree` whose lines take in one of `lines` (sorted), and those without a position
+    (`arguments`, `comprehension`) below them: every call written on one of those lines is among them."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            at = bisect.bisect_left(lines, start)
+            if at == len(lines) or lines[at] > (getattr(node, "end_lineno", None) or start):
+                continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+@lru_cache(maxsize=4)
+def _registration_needles(regs: frozenset[str]) -> tuple[str, ...]:
+    """The text each registration call holds (`Tool(`, `from_function(`), none inside another."""
+    needles = {f"{r.rsplit('.', 1)[-1]}(" for r in regs}
+    return tuple(sorted(n for n in needles if not any(n != o and n.endswith(o) for o in needles)))
 
 
 @lru_cache(maxsize=4)
@@ -891,8 +918,9 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     for branch in branches:
         verb, label = branch.http_verb, branch.label
         name = f"{fn.name}[{label}]"
+        stand_in = branch_tool(fn, name, branch.line, branch.body, replies)
         d.add(
-            branch_tool(fn, name, branch.line, branch.body, replies),
+            stand_in,
             scope,
             family or "generic",
             f"branch `{label}` of request dispatcher `{fn.name}`",
@@ -900,6 +928,7 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
             declared_by=f"HTTP verb {verb}" if verb else "",
             qualname=scope.qualname(name),
             framework=names,
+            roots=_branch_roots(d, stand_in, scope, fn, branch.body),
         )
     d.taken.add(id(fn))
     return True
@@ -917,16 +946,27 @@ def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     subject = _kind_subject(branches[0])
     for branch in branches:
         name = f"{fn.name}[{branch.kind}]"
+        stand_in = branch_tool(fn, name, branch.line, branch.body, replies)
         d.add(
-            branch_tool(fn, name, branch.line, branch.body, replies),
+            stand_in,
             scope,
             "generic",
             f"branch `{branch.kind}` of `{fn.name}`, which runs the function the model named in `{subject}`",
             qualname=scope.qualname(name),
             framework=names,
+            roots=_branch_roots(d, stand_in, scope, fn, branch.body),
         )
     d.taken.add(id(fn))
     return True
+
+
+def _branch_roots(d: _Discoverer, stand_in: FunctionNode, scope: _Scope, fn: FunctionNode,
+                  body: list[ast.stmt]) -> dict[str, str]:
+    """A branch's state: the dispatcher's, and the stores it opens outside the branch for it to use."""
+    roots = d.roots(stand_in, scope)
+    for name, path in held_stores(fn, body).items():
+        roots.setdefault(name, path)
+    return roots
 
 
 def _kind_subject(branch: KindBranch) -> str:

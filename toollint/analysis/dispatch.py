@@ -299,6 +299,58 @@ def unused_locals(fn: FunctionNode) -> list[ast.Name]:
     )
 
 
+# A local named like a store, bound to an object a call opens (`repo = git.Repo(path)`, `conn =
+# sqlite3.connect(path)`): the store outside the process a tool changes through it.
+STORE_HANDLE = re.compile(r"(?:\w+_)?(?:repo|repository|db|database|conn|connection|store)")
+# What runs SQL text on a database handle (DB-API `execute`, sqlite3's `executescript`).
+SQL_EXECUTE = frozenset({"execute", "executemany", "executescript"})
+# The first word of a statement that only reads; a literal holding a writing keyword is not one.
+_READ_ONLY_SQL = re.compile(r"\s*\(?\s*(?:select|with|show|explain|describe|desc)\b", re.IGNORECASE)
+_WRITING_SQL = re.compile(r"\b(?:insert|update|delete|replace|create|drop|alter|truncate|merge)\b",
+                          re.IGNORECASE)
+
+
+def opens_store(name: str, value: ast.expr) -> bool:
+    if not (STORE_HANDLE.fullmatch(name) and isinstance(value, ast.Call)):
+        return False
+    func = value.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return called[:1].isupper() or called in ("connect", "open_repo", "open")
+
+
+def read_only_sql(sql: ast.expr) -> bool:
+    """A query the code spells as a read (`"SELECT count(*) FROM t"`, `f"SELECT * FROM {table}"`, `"SELECT
+    ... FROM " + table`): its first words are in the code. SQL the code does not spell (the agent's, or
+    built elsewhere) may write."""
+    while isinstance(sql, ast.BinOp) and isinstance(sql.op, (ast.Add, ast.Mod)):
+        sql = sql.left  # `"SELECT ... FROM " + table`, `"SELECT ... %s" % x`: the statement's kind is spelled
+    if isinstance(sql, ast.Call) and isinstance(sql.func, ast.Attribute) and sql.func.attr == "format":
+        sql = sql.func.value
+    if isinstance(sql, ast.Constant) and isinstance(sql.value, str):
+        text = sql.value
+    elif isinstance(sql, ast.JoinedStr) and sql.values and isinstance(sql.values[0], ast.Constant):
+        text = "".join(str(v.value) for v in sql.values if isinstance(v, ast.Constant))
+    else:
+        return False
+    return bool(_READ_ONLY_SQL.match(text)) and not _WRITING_SQL.search(text)
+
+
+def held_stores(fn: FunctionNode, body: list[ast.stmt]) -> dict[str, str]:
+    """The store handles a dispatcher opens outside one branch and the branch uses (`database =
+    SQLiteDatabase(path)` before the loop that runs `database.execute(sql)` for `execute_sql`): the
+    task's database, held across the model's calls, is state the branch's tool changes."""
+    nodes = [n for s in body for n in ast.walk(s)]
+    inside = {id(n) for n in nodes}
+    used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out: dict[str, str] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and id(node) not in inside and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in used and opens_store(target.id, node.value):
+                out[target.id] = target.id
+    return out
+
+
 # -- 3. dispatch by name -----------------------------------------------------------------------------
 
 

@@ -210,7 +210,7 @@ class _Finder:
         if self._lines is None:  # once per module, and only for a module with a grader-like function
             self._lines = self.source.splitlines()
         text = "\n".join(self._lines[fn.lineno - 1:fn.end_lineno or fn.lineno]).lower()
-        return _GOLD_WORD.search(text) is not None
+        return _holds_gold_word(text)
 
     def by_flow(self, fn: FunctionNode, cls: ast.ClassDef | None) -> None:
         """A grader by what it does: it compares a gold value with another and returns the verdict."""
@@ -261,12 +261,21 @@ VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected",
                                 "reference", "solution", "groundtruth"})
 
 
-_HINT_TEXT = re.compile(
-    "(?i)check|grade|eval|reward|score|judge|verify|compare|correct|accuracy|match|metric"
-)
-_GOLD_TEXT = re.compile("(?i)gold|ground|truth|expected|gt|possible|oracle|reference|solution")
+# Text tests before any pattern (most functions have neither a hint in their name nor a gold parameter);
+# lower-cased substrings, as cheap as a test gets.
+_HINT_TEXT = ("check", "grade", "eval", "reward", "score", "judge", "verify", "compare", "correct",
+              "accuracy", "match", "metric")
+_GOLD_TEXT = ("gold", "ground", "truth", "expected", "gt", "possible", "oracle", "reference", "solution")
 # on lower-cased text; `gt` alone (`gt_hash`, not `length`)
 _GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
+
+
+def _holds_gold_word(text: str) -> bool:
+    """`_GOLD_WORD.search(text)`, substring tests first (each far cheaper than the pattern's scan)."""
+    return any(w in text for w in _GOLD_LITERALS) or ("gt" in text and _GOLD_WORD.search(text) is not None)
+
+
+_GOLD_LITERALS = ("gold", "ground", "truth", "expected", "possible", "oracle", "reference", "solution")
 
 
 def _words(name: str) -> set[str]:
@@ -292,8 +301,10 @@ def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | 
         return None
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     # a text test first: most functions have neither a hint in their name nor a gold parameter
-    hinted = bool(_HINT_TEXT.search(fn.name)) and bool(_words(fn.name) & VERDICT_NAME_WORDS)
-    if not hinted and not _GOLD_TEXT.search(" ".join(params)):
+    name = fn.name.lower()
+    hinted = any(w in name for w in _HINT_TEXT) and bool(_words(fn.name) & VERDICT_NAME_WORDS)
+    joined = " ".join(params).lower()
+    if not hinted and not any(w in joined for w in _GOLD_TEXT):
         return None
     if _abstract(fn) or (names_gold is not None and not names_gold(fn)):
         return None

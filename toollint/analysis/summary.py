@@ -35,9 +35,13 @@ from toollint.analysis.discovery import (
     type_aliases,
 )
 from toollint.analysis.dispatch import (
+    SQL_EXECUTE,
+    STORE_HANDLE,
     RegistryTarget,
     local_modules,
     module_dicts,
+    opens_store,
+    read_only_sql,
     registry_target,
     same_project,
 )
@@ -369,22 +373,9 @@ COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
 WRAPPED_FUNCTION_ATTRS = frozenset({"func", "fn", "coroutine", "__wrapped__"})
 
 
-# A local named like a store, bound to an object a call opens (`repo = git.Repo(path)`, `conn =
-# sqlite3.connect(path)`): the store outside the process a tool changes through it.
-STORE_HANDLE = re.compile(r"(?:\w+_)?(?:repo|repository|db|database|conn|connection|store)")
-
-
 # What is done to a store handle itself, not to the data behind it.
 HANDLE_LIFECYCLE = frozenset({"close", "open", "connect", "disconnect", "initialize", "delete", "dispose",
                               "shutdown", "release", "cleanup"})
-
-
-def _opens_store(name: str, value: ast.expr) -> bool:
-    if not (STORE_HANDLE.fullmatch(name) and isinstance(value, ast.Call)):
-        return False
-    func = value.func
-    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return called[:1].isupper() or called in ("connect", "open_repo", "open")
 
 
 def _is_copy(value: ast.expr) -> bool:
@@ -524,6 +515,7 @@ class _Summariser:
         self.via = via
         self.depth = 0
         self.aliases: dict[str, str] = dict(index.module_state)
+        self.opened_here: set[str] = set()  # store handles this body opens itself (`conn = connect(p)`)
         self.declared_globals: set[str] = set()  # `global X` in this body: `X = ...` rebinds module state
         self.aliases.update(roots)
         self.params = _params(fn, roots)
@@ -867,8 +859,9 @@ class _Summariser:
             # A local: follow what it holds (not through a copy: `data = db.users.copy(); data.pop(k)`
             # changes the copy only).
             p = self.path(value) if value is not None and not _is_copy(value) else None
-            if p is None and value is not None and _opens_store(target.id, value):
+            if p is None and value is not None and opens_store(target.id, value):
                 p = target.id  # `repo = git.Repo(path)`: what its methods write is the store it opens
+                self.opened_here.add(p)
             if p is not None:
                 self.aliases[target.id] = p
             else:
@@ -1038,6 +1031,13 @@ class _Summariser:
                     func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args)))
             # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
             # `conn.commit()` and `repo.index.commit(msg)` write)
+            # SQL the code does not spell as a read, run on a database the tool holds (state, or the
+            # dispatcher's): `database.execute(sql)` may INSERT, UPDATE or DELETE. A handle the body opens
+            # itself may be a scratch copy (created, filled, deleted), so it is left as before.
+            unresolved_writer = unresolved_writer or (
+                owner is not None and func.attr in SQL_EXECUTE and helper is None and bool(call.args)
+                and owner not in self.opened_here and STORE_HANDLE.fullmatch(owner.rsplit(".", 1)[-1])
+                is not None and not read_only_sql(call.args[0]))
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
                 if through_calls:
