@@ -52,9 +52,10 @@ def test_both_published_defects_are_confirmed_from_the_findings_alone(run: Run) 
     assert re.search(r"TL102 \[commented-out-guard\] `refuel_data` .*\[VIOLATES: ", run.out)
     assert re.search(r"TL105 \[unpaired-verb-field\] .*`db.flights\[\*\].dates\[\*\].available_seats\[\*\]`"
                      r".*\[VIOLATES: ", run.out)
-    # A cancelled reservation stays listed under its user: a soft delete, which the round trip tells
-    # apart from a leak (the finding on users[*].reservations is refuted).
-    assert re.search(r"TL105 .*`db.users\[\*\].reservations`.*\[CONFORMS\]", run.out)
+    # A cancelled reservation stays listed under its user: a soft delete. The derived round trip used
+    # to refute TL105's finding on it; since issue 21 a closing cancel's history lists are not owed by
+    # the partner, so the rule no longer makes it.
+    assert "`db.users[*].reservations`" not in run.out
 
 
 @pytest.mark.slow
@@ -64,10 +65,11 @@ def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Ru
     derived = next(
         line for line in summary if line.startswith("confirm: derived oracles: ") and "tool(s)" in line
     )
-    # The fourth, banking_knowledge's example tool (TL101: nothing written at all), needs a package
-    # the venv lacks (rank_bm25): UNTESTABLE, said so, not a verdict.
+    # The third, banking_knowledge's example tool (TL101: nothing written at all), needs a package
+    # the venv lacks (rank_bm25): UNTESTABLE, said so, not a verdict. (suspend_line's logged `reason`
+    # rests on a low-confidence premise since issue 21: not reported by default, no oracle.)
     assert re.search(
-        r"confirm: derived oracles: 4 tool\(s\): 3 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived
+        r"confirm: derived oracles: 3 tool\(s\): 2 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived
     )
 
 
@@ -76,7 +78,7 @@ def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_c
     directory = run.cwd / ".toollint" / "derived"
     contracts, errors = load_contracts([directory])
     assert errors == [] and all(c.derived for c in contracts)
-    assert sorted(c.tool_name for c in contracts) == ["cancel_reservation", "refuel_data", "suspend_line"]
+    assert sorted(c.tool_name for c in contracts) == ["cancel_reservation", "refuel_data"]
     out, err = io.StringIO(), io.StringIO()
     code = contracts_main(
         ["check", "--package-dir", f"tau2={tau2_checkout / 'src' / 'tau2'}", str(directory)],
@@ -86,20 +88,8 @@ def test_the_derived_contracts_check_clean_against_the_snapshot(run: Run, tau2_c
     assert (code, out.getvalue()) == (0, "All contracts passed.\n"), err.getvalue()
 
 
-@pytest.mark.slow
-def test_the_documented_run_prints_what_docs_confirm_md_says(
-    run: Run, tau2_checkout: Path, tau2_python: Path
-) -> None:
-    """docs/confirm.md's tau2 example: every line it quotes is a line of the real run (the checkout's
-    path shortened as the doc shortens it)."""
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "confirm.md").read_text()
-    after = doc.split("$ toollint check --confirm --no-bundled-contracts --python TAU2_VENV/bin/python", 1)[1]
-    block = after.split("```")[2]  # the command's console block closes, the output block follows
-    documented = [line for line in block.splitlines() if line.strip()]
-    printed = (run.out + run.err).replace(str(tau2_checkout), "shared/benchmarks/tau2-bench")
-    printed = printed.replace(str(tau2_python), "TAU2_VENV/bin/python").splitlines()
-    assert len(documented) >= 8
-    assert [line for line in documented if line not in printed] == []
+# docs/confirm.md's tau2 run is a worked example (`tau2-derived-confirm`) that tests/test_docs_examples.py
+# runs as shown.
 
 
 @pytest.mark.slow
