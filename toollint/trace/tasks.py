@@ -288,7 +288,7 @@ def linted_tasks(linted: Sequence[str | Path], config: TraceSettings, python: st
     """With no task source configured: every task of the benchmark the linted files belong to. The run's
     profile (`benchmark`, else detected from the files) enumerates the tasks of the package directory
     the files lie in (the topmost ancestor named as the profile's package, holding `__init__.py`: a
-    checkout's `src/tau2`), else of the package `python` has installed. Finding none is one problem
+    checkout's `src/<package>`), else of the package `python` has installed. Finding none is one problem
     saying why and what to set, and an empty task set."""
     from toollint.profiles import ProfileError, select_profile
 
