@@ -62,7 +62,7 @@ CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not wort
 MIN_FILES_PER_JOB = 8
 # With the default job count (0), a run with less source than this stays serial: each worker repeats
 # the cross-module parses another already made, and on a busy 2-core machine the pool cost 1.2-1.5x the
-# serial wall time on the corpus code bases (0.25-1.3 MB each); tau2's src (3.1 MB) keeps it.
+# serial wall time on the corpus code bases (0.25-1.3 MB each); a 3 MB benchmark source keeps it.
 PARALLEL_FROM_BYTES = 2 << 20
 GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
