@@ -31,8 +31,9 @@ import os, sys, time
 folder, first, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 name = lambda i: os.path.join(folder, f"tools_{i:03d}.py")
 inodes = {i: os.stat(name(i)).st_ino for i in range(count)}
+open(os.path.join(folder, "writer.ready"), "w").close()  # toollint starts only now: no stale inodes
 for i in range(first, count):
-    deadline = time.monotonic() + (60 if i == first else 0.5)
+    deadline = time.monotonic() + (10 if i == first else 0.5)
     while time.monotonic() < deadline and os.stat(name(i - 1)).st_ino == inodes[i - 1]:
         time.sleep(0.0002)
     with open(os.path.join(folder, f"saved_{i:03d}.txt"), "rb") as f:
@@ -87,6 +88,9 @@ def _one_trial(folder: Path) -> list[str]:
         (folder / f"saved_{i:03d}.txt").write_text(_saved_text(i))
     time.sleep(0.1)  # the files toollint starts from are settled
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(FIRST_SAVED), str(FILES)])
+    ready = time.monotonic() + 60
+    while not (folder / "writer.ready").exists() and time.monotonic() < ready:
+        time.sleep(0.01)
     run = subprocess.run(
         [sys.executable, "-m", "toollint", "check", "--fix", "-q", "--isolated", str(folder)],
         capture_output=True,
@@ -95,7 +99,7 @@ def _one_trial(folder: Path) -> list[str]:
         check=False,
     )
     # Under load the writer may start after toollint replaced file FIRST_SAVED-1: it then waits out its
-    # 60 s first deadline (and 0.5 s a file after), saves late, and the trial still counts.
+    # 10 s first deadline (and 0.5 s a file after), saves late, and the trial still counts.
     assert writer.wait(timeout=150) == 0
     assert "internal error" not in run.stderr, run.stderr
     lost = []
