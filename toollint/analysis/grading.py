@@ -1064,18 +1064,25 @@ class _Walker:
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
         found = None
         for part in parts:
-            if not (
-                isinstance(part, ast.Compare)
-                and len(part.ops) == 1
-                and isinstance(part.ops[0], ast.In)
-                and isinstance(part.left, ast.Constant)
-                and isinstance(part.left.value, str)
-                and FAILURE_MARKER.search(part.left.value)
-                and self.taint_no_calls(part.comparators[0]) & Taint.RECORD
-            ):
+            marker = self.marker_test(part, ast.In)
+            if marker is None:
                 return None
-            found = found or part.left.value
+            found = found or marker
         return found
+
+    def marker_test(self, test: ast.expr, op: type[ast.cmpop]) -> str | None:
+        """The failure marker of `"error" <op> <the record>` (`op` is `in` or `not in`), else None."""
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], op)
+            and isinstance(test.left, ast.Constant)
+            and isinstance(test.left.value, str)
+            and FAILURE_MARKER.search(test.left.value)
+            and self.taint_no_calls(test.comparators[0]) & Taint.RECORD
+        ):
+            return test.left.value
+        return None
 
     def observe_verdict(self, node: ast.AST, value: ast.expr) -> None:
         """The returned verdict: an accepted empty answer, an agent-authored outcome field."""
@@ -1142,15 +1149,7 @@ class _Walker:
                     field_name,
                 )
             )
-        if (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.NotIn)
-            and isinstance(test.left, ast.Constant)
-            and isinstance(test.left.value, str)
-            and FAILURE_MARKER.search(test.left.value)
-            and self.taint_no_calls(test.comparators[0]) & Taint.RECORD
-        ):
+        if isinstance(test, ast.Compare) and self.marker_test(test, ast.NotIn) is not None:
             self.flow.observed(Observation(
                 "TL402", test, f"the grader passes when {test.left.value!r} is absent from "
                 f"`{_short(test.comparators[0])}`: a run that did nothing, and printed nothing, passes",
