@@ -1149,11 +1149,12 @@ class _Walker:
                     field_name,
                 )
             )
-        if isinstance(test, ast.Compare) and self.marker_test(test, ast.NotIn) is not None:
+        marker = self.marker_test(test, ast.NotIn)
+        if marker is not None and isinstance(test, ast.Compare):
             self.flow.observed(Observation(
-                "TL402", test, f"the grader passes when {test.left.value!r} is absent from "
+                "TL402", test, f"the grader passes when {marker!r} is absent from "
                 f"`{_short(test.comparators[0])}`: a run that did nothing, and printed nothing, passes",
-                test.left.value))
+                marker))
 
 
     def first_check(self, node: ast.AST) -> bool:
