@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toollint.errors import UsageError
 
@@ -31,6 +31,19 @@ def _positive_seconds(text: str) -> float:
         return check_seconds(float(text), "--deadline")
     except (TypeError, ValueError):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}") from None
+
+
+def _grader_witness(path: str) -> dict[str, Any] | None:
+    """The witness when it is a grader audit's (its own kind: a wrong run and its gold run to re-grade)."""
+    import json
+
+    from toollint.validate.graders import WITNESS_KIND
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the contract-witness path says what is wrong with it
+    return data if isinstance(data, dict) and data.get("kind") == WITNESS_KIND else None
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
@@ -68,6 +81,10 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return 0 if exc.code in (0, None) else NOT_FAITHFUL
+    if (grader := _grader_witness(args.witness)) is not None:  # `toollint audit-graders` wrote it
+        from toollint.validate.audit import replay_main as replay_grader
+
+        return replay_grader(grader, args.python, args.root)
     try:
         # The user's project: --config, else the working directory's. A configuration found beside
         # the witness came with it (a downloaded folder may ship one naming a factory to import), so

@@ -61,6 +61,8 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     ),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
+    "audit-graders": ("toollint.validate.audit", "main",
+                      "run each task's graders on wrong runs: vacuous graders, unchecked effects and fields"),
 }
 
 # What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the

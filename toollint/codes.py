@@ -1,6 +1,7 @@
-"""Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx) and
-contract-file problems (TL3xx). Declared once, for the CLI and SARIF. The grader rules (TL4xx) are
-AST rules (`rules/tl40*.py`); the tracer reports TL401 through the same analysis."""
+"""Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx), the dynamic
+grader audits (TL408-TL410) and contract-file problems (TL3xx). Declared once, for the CLI and SARIF.
+The static grader rules (TL401-TL407) are AST rules (`rules/tl40*.py`); the tracer reports TL401
+through the same analysis."""
 
 from __future__ import annotations
 
@@ -61,6 +62,51 @@ DYNAMIC = [
     ),
 ]
 
+_AUDIT = ("Found by `toollint audit-graders`: the task's own grader, run on a wrong run built from its gold "
+          "run, passed it; the witness replays with `toollint replay`.")
+
+# Dynamic grader audits (`toollint.validate.graders`): the static grader rules' (TL401-TL407) dynamic kin.
+GRADER_AUDIT = [
+    (
+        "TL408",
+        "vacuous-grader",
+        "The grader passes a run that does nothing, while the task's gold run changes the state",
+        (
+            "Runs the task's graders on the environment as the task starts, with no calls and an empty "
+            "final answer (a null run). The task's gold run changes the state, yet the null run passes."
+        ),
+        "An agent that does nothing scores on this task: the grader checks something that was already "
+        "true before the agent acted (a transaction in the history, an event already in the calendar), "
+        "so the task's pass rate says nothing about the agents it ranks.",
+    ),
+    (
+        "TL409",
+        "unchecked-effect",
+        "The grader passes the gold run with one of its state-changing calls dropped",
+        (
+            "Replays the task's gold calls with one state-changing call left out (gold ablation). The final "
+            "state differs from the gold run's, yet the run passes: no grader checks that call's effect. "
+            "The message names the call."
+        ),
+        "An agent that skips a step the task asks for (the second booking, the reply after the "
+        "forward) scores as if it had done it.",
+    ),
+    (
+        "TL410",
+        "unchecked-field",
+        "The grader passes the gold run with one argument of one call changed to another legal value",
+        (
+            "Replays the task's gold calls with one argument (or one field of a structured argument) of "
+            "one state-changing call replaced by another legal value harvested from the state or from "
+            "another task's gold calls (another recipient, amount, date, title). The call still succeeds "
+            "and the final state differs, yet the run passes: no grader checks that field. The message "
+            "names the field."
+        ),
+        "An agent that pays the wrong recipient, mails the wrong person or books the wrong date "
+        "scores as if it had done the task.",
+    ),
+]
+
 CONTRACT = [
     ("TL300", "contract-yaml-error", "The contract file is not valid YAML"),
     ("TL301", "contract-schema-error", "The contract does not match the contract schema"),
@@ -106,6 +152,10 @@ def declare(add: Callable[..., Any]) -> None:
               f"tool assumes the declared behaviour.\n"
         add(code, name, short, doc, "error", "dynamic", precision="very-high", hint=hint,
             tags=("correctness", "dynamic", "benchmark"))
+    for code, name, short, what, why in GRADER_AUDIT:
+        doc = f"## What it does\n\n{what}\n\n## Why is this bad?\n\n{why} {_AUDIT}\n"
+        add(code, name, short, doc, "error", "dynamic", precision="very-high",
+            tags=("correctness", "dynamic", "grader", "benchmark"))
     for code, name, short in CONTRACT:
         add(code, name, short, f"## What it does\n\n{short}.\n", "error", "contract",
             precision="very-high", tags=("contract",))

@@ -560,6 +560,25 @@ class PathDriver(BenchmarkDriver, Protocol):
         "errors", "watched": [{"kind", "status", "holds", "state_changed"}]}`."""
 
 
+class GraderAuditDriver(BenchmarkDriver, Protocol):
+    """A driver the grader audit (`toollint.validate.graders`) can run in full. Every method here is
+    optional: the audit asks with `getattr` and says what it skipped without one.
+
+    The audit's items to `grade` carry two more keys a driver may honour: `"final": "gold" | "empty"`
+    (the run's final answer: the task's own expected answer, or none), and `"trace": true`, asking the
+    answer for `"changed"` (per call: whether it changed the state), `"start_digest"` and `"digest"`
+    (digests of the state as the task starts and as the run ends). `ground_truth`'s rows may say where
+    each task is and which function grades it: `"source": {"file", "line"}`, `"grader": {"file",
+    "line", "name"}`."""
+
+    def audit_variants(self) -> list[str]:
+        """The variants (suites, domains) a whole-benchmark audit covers."""
+
+    def state_sample(self, python: str, variant: str) -> Any:
+        """The variant's state (JSON) as its tasks start: where argument mutation harvests legal
+        replacement values (another recipient, amount, date, title)."""
+
+
 class DriverFactory(Protocol):
     """A profile's `validation` part: its driver, given the profile and toollint's services."""
 

@@ -381,3 +381,59 @@ def _graph(s: Section) -> str:
     svg += [node(cols[3], y, f"{b}: {basis_count.get(b, 0)}", BASIS_COLOURS[b]) for b, y in basis_y.items()]
     svg.append("</svg>")
     return "".join(svg)
+
+
+# --- the grader audit (`toollint audit-graders --report`) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class GraderAuditRow:
+    """One suite's or domain's grader-audit counts, as the section shows them."""
+
+    variant: str
+    tasks: int
+    audited: int
+    vacuous: int
+    unchecked_effects: int
+    unchecked_fields: int
+    seconds: float
+
+
+def grader_audit_section(rows: Sequence[GraderAuditRow], findings: Sequence[Finding]) -> str:
+    """The grader audit's section: the counts per suite or domain, then each finding (TL408-TL410)
+    with its grader, its task and its witness, grouped by code."""
+    head = "".join(f"<th>{h}</th>" for h in ("suite / domain", "tasks", "audited", "vacuous (TL408)",
+                                             "unchecked effects (TL409)", "unchecked fields (TL410)", "time"))
+    body = "".join(
+        f"<tr><td>{escape(r.variant)}</td><td>{r.tasks}</td><td>{r.audited}</td><td>{r.vacuous}</td>"
+        f"<td>{r.unchecked_effects}</td><td>{r.unchecked_fields}</td><td>{r.seconds:.1f} s</td></tr>"
+        for r in rows
+    )
+    parts = ["<h2>Grader audit</h2>",
+             "<p>Each task's own grader run on wrong runs built from its gold run: nothing done (TL408), "
+             "one state-changing call dropped (TL409), one argument changed to another legal value "
+             "(TL410). A listed task passes the wrong run.</p>",
+             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
+    for code in sorted({f.code for f in findings}):
+        mine = [f for f in findings if f.code == code]
+        parts.append(f"<details open><summary>{code}: {len(mine)} finding(s)</summary><ul>")
+        for f in mine:
+            task = "".join(f" <small>task at <code>{escape(r.path)}:{r.line}</code></small>" for r in f.related)
+            witness = f.properties.get("witness") or ""
+            replay = f" <small>replay: <code>toollint replay {escape(witness)}</code></small>" if witness else ""
+            parts.append(f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}{task}{replay}</li>")
+        parts.append("</ul></details>")
+    return "".join(parts)
+
+
+def grader_audit_page(rows: Sequence[GraderAuditRow], findings: Sequence[Finding], benchmark: str) -> str:
+    """A self-contained page holding the grader audit's section."""
+    return "".join([
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>toollint grader audit: {escape(benchmark)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>Grader audit: {escape(benchmark)}</h1>",
+        grader_audit_section(rows, findings),
+        "</body></html>\n",
+    ])

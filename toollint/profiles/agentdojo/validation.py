@@ -16,6 +16,8 @@ from toollint.contracts.model import Contract
 from toollint.profiles.api import DynamicHost, GatewayError, Profile, Services, Subject, WorkerSpec
 
 VERSION = "v1"
+AUDIT_VERSION = "v1.2.2"  # the benchmark's own default (`agentdojo.scripts.benchmark --benchmark-version`)
+SUITES = ("banking", "slack", "travel", "workspace")
 TOOLS_DIR = Path("default_suites/v1/tools")
 # Tool module -> the suite whose environment hosts it (for the agentdojo adapter).
 MODULE_SUITES = {
@@ -30,6 +32,12 @@ MODULE_SUITES = {
     "file_reader": "banking",
 }
 DEFAULT_SUITE = "banking"
+
+
+def _split(variant: str) -> tuple[str, str]:
+    """`v1.2.2/banking` -> its version and suite; a bare suite is at the harness's version."""
+    version, _, suite = variant.rpartition("/")
+    return version or VERSION, suite
 
 
 def _no_bytecode(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -118,16 +126,30 @@ class AgentDojoDriver:
         return out
 
     def ground_truth(self, python: str, variant: str) -> list[dict[str, Any]]:
+        version, suite = _split(variant)
         found = self.services.evaluate(python, "ground_truth(version, suite)", module=self.profile.adapter,
-                                       names={"version": VERSION, "suite": variant},
+                                       names={"version": version, "suite": suite},
                                        failure=f"could not read {variant}'s ground truth with {python}")
         return list(found)
 
     def grade(self, python: str, variant: str, items: Sequence[dict[str, Any]],
               pythonpath: Path | None = None) -> list[dict[str, Any]]:
+        version, suite = _split(variant)
         env = _no_bytecode({"PYTHONPATH": str(pythonpath)} if pythonpath is not None else None)
         found = self.services.evaluate(python, "grade(version, suite, items)", module=self.profile.adapter,
-                                       names={"version": VERSION, "suite": variant, "items": list(items)},
-                                       env=env, deadline=600, failure=f"grading {variant} tasks failed")
+                                       names={"version": version, "suite": suite, "items": list(items)},
+                                       env=env, deadline=1800, failure=f"grading {variant} tasks failed")
         return list(found)
+
+    # -- the grader audit (`toollint.profiles.api.GraderAuditDriver`) -------------------------------
+
+    def audit_variants(self) -> list[str]:
+        """Every suite of the benchmark's default version."""
+        return [f"{AUDIT_VERSION}/{suite}" for suite in SUITES]
+
+    def state_sample(self, python: str, variant: str) -> Any:
+        version, suite = _split(variant)
+        return self.services.evaluate(python, "state_sample(version, suite)", module=self.profile.adapter,
+                                      names={"version": version, "suite": suite},
+                                      failure=f"could not read {variant}'s environment with {python}")
 

@@ -208,15 +208,29 @@ class Tau2Driver:
     def grade(self, python: str, variant: str, items: Sequence[dict[str, Any]],
               pythonpath: Path | None = None) -> list[dict[str, Any]]:
         """Each item's verdict (`{"task", "calls"}`) under tau2's evaluator: `{"verdict", "errors"}`."""
+        keys = ("task", "calls", "final", "trace", "without_llm")
         with self.path_runner(python, pythonpath) as run:
-            answers = run(variant, [{"task": i["task"], "calls": i["calls"]} for i in items])
+            answers = run(variant, [{k: i[k] for k in keys if k in i} for i in items])
         return [
             {
                 "verdict": None if a.get("reward") is None else a["reward"] >= 1.0,
                 "errors": a.get("errors", []),
+                **({"why": a["why"]} if a.get("why") else {}),
+                **{k: a[k] for k in ("changed", "start_digest", "digest", "unjudged") if k in a},
             }
             for a in answers
         ]
+
+    # -- the grader audit (`toollint.profiles.api.GraderAuditDriver`) -------------------------------
+
+    def audit_variants(self) -> list[str]:
+        return ["airline", "retail", "telecom"]
+
+    def state_sample(self, python: str, variant: str) -> Any:
+        with self._helper(python) as worker:
+            return worker.evaluate("state_sample(domain)", module=HOST_HELPERS,
+                                   names={"domain": variant.partition("/")[0]},
+                                   failure=f"could not read {variant}'s state")
 
 
 

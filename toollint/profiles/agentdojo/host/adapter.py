@@ -240,19 +240,57 @@ def ground_truth(version: str, suite_name: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for task_id, task in sorted(suite.user_tasks.items(), key=lambda kv: int(kv[0].rsplit("_", 1)[-1])):
         env = task.init_environment(base.model_copy(deep=True))
+        where = _locations(task)
         try:
             calls = [{"function": c.function, "args": dict(c.args)} for c in task.ground_truth(env)]
-            out.append({"task": task_id, "calls": calls})
+            out.append({"task": task_id, "calls": calls, **where})
         except Exception as exc:  # noqa: BLE001 - reported per task
-            out.append({"task": task_id, "calls": [], "error": f"{type(exc).__name__}: {exc}"})
+            out.append({"task": task_id, "calls": [], "error": f"{type(exc).__name__}: {exc}", **where})
     return _plain(out)  # type: ignore[no-any-return]
 
 
-def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run each item's calls (`{"task", "calls"}`) in the task's environment and score it with the
-    task's own `utility`: `{"verdict": bool | None, "errors": [...]}` per item."""
+def _locations(task: Any) -> dict[str, Any]:
+    """Where the task's class and its grader (`utility`, or `utility_from_traces` where the class
+    defines one) are, for reports: `{"source": {"file", "line"}, "grader": {"file", "line", "name"}}`."""
+    out: dict[str, Any] = {}
+    cls = type(task)
+    try:
+        out["source"] = {"file": inspect.getsourcefile(cls), "line": inspect.getsourcelines(cls)[1]}
+        name = "utility_from_traces" if "utility_from_traces" in vars(cls) else "utility"
+        fn = getattr(cls, name)
+        out["grader"] = {"file": inspect.getsourcefile(fn), "line": inspect.getsourcelines(fn)[1],
+                         "name": f"{cls.__name__}.{name}"}
+    except (OSError, TypeError):  # a task built at run time has no source: reports fall back
+        pass
+    return out
+
+
+def _digest(env: Any) -> str:
+    import hashlib
+    import json
+
+    text = json.dumps(env.model_dump(mode="json"), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def state_sample(version: str, suite_name: str) -> Any:
+    """The suite's environment as its tasks start (default injections), as JSON."""
     import_task_suite()
-    from agentdojo.functions_runtime import FunctionsRuntime
+    from agentdojo.task_suite import get_suite
+
+    return _plain(get_suite(version, suite_name).load_and_inject_default_environment({}).model_dump(mode="json"))
+
+
+def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run each item's calls (`{"task", "calls"}`) in the task's environment and score it as AgentDojo
+    does (`utility_from_traces`, else `utility`): `{"verdict": bool | None, "errors": [...]}` per item.
+
+    The final answer is empty, or the task's `GROUND_TRUTH_OUTPUT` when the item says `"final": "gold"`
+    (what AgentDojo's own ground-truth pipeline answers). With `"trace": true` the answer also says
+    which calls changed the state (`changed`, per call) and digests of the state as the task starts
+    (`start_digest`) and ends (`digest`)."""
+    import_task_suite()
+    from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
     from agentdojo.task_suite import get_suite
 
     suite = get_suite(version, suite_name)
@@ -263,16 +301,29 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
         task = suite.get_user_task_by_id(item["task"])
         pre = task.init_environment(base.model_copy(deep=True))
         env = pre.model_copy(deep=True)
-        errors = []
+        trace = bool(item.get("trace"))
+        errors, changed, traces = [], [], []
+        before = _digest(env) if trace else ""
+        start = before
         for call in item["calls"]:
+            traces.append(FunctionCall(function=call["function"], args=call["args"]))
             _, error = runtime.run_function(env, call["function"], call["args"])
             if error:
                 errors.append("{}: {}".format(call["function"], str(error)[:200]))
+            if trace:
+                after = _digest(env)
+                changed.append(after != before)
+                before = after
+        output = str(getattr(task, "GROUND_TRUTH_OUTPUT", "") or "") if item.get("final") == "gold" else ""
         verdict: bool | None
         try:
-            verdict = bool(task.utility("", pre, env))
+            from_traces = task.utility_from_traces(output, pre, env, traces)
+            verdict = bool(task.utility(output, pre, env) if from_traces is None else from_traces)
         except Exception as exc:  # noqa: BLE001 - reported per item
             verdict = None
             errors.append(f"utility: {type(exc).__name__}: {exc}")
-        out.append({"verdict": verdict, "errors": errors})
+        answer: dict[str, Any] = {"verdict": verdict, "errors": errors}
+        if trace:
+            answer.update(changed=changed, start_digest=start, digest=before)
+        out.append(answer)
     return out

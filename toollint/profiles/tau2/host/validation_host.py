@@ -63,20 +63,75 @@ def _tau2() -> Any:
 def tasks(domain: str) -> list[dict[str, Any]]:
     """Every task of the domain's default task set with its gold actions, in file order."""
     loaded = _tasks(domain)
+    lines = _task_lines(domain)
     out = []
     for task in loaded.values():
         criteria = task.evaluation_criteria
         actions = (criteria.actions or []) if criteria is not None else []
-        out.append(
-            {
-                "task": task.id,
-                "reward_basis": [b.value for b in criteria.reward_basis] if criteria is not None else [],
-                "calls": [
-                    {"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions
-                ],
-            }
-        )
+        basis = [b.value for b in criteria.reward_basis] if criteria is not None else []
+        row: dict[str, Any] = {
+            "task": task.id,
+            "reward_basis": basis,
+            "calls": [
+                {"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions
+            ],
+        }
+        if task.id in lines[1]:
+            row["source"] = {"file": lines[0], "line": lines[1][task.id]}
+        row.update(_grader_of(basis))
+        out.append(row)
     return out
+
+
+def _task_lines(domain: str) -> tuple[str, dict[str, int]]:
+    """The domain's task file and the line of each task's `"id"` in it (for reports)."""
+    import importlib
+    import re
+
+    utils = importlib.import_module(f"tau2.domains.{domain}.utils")
+    path = next((str(v) for k, v in vars(utils).items() if k.endswith("_TASK_SET_PATH")), "")
+    if not path or not os.path.isfile(path):
+        return path, {}
+    found: dict[str, int] = {}
+    pattern = re.compile(r'^\s*"id":\s*"([^"]+)"')
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            m = pattern.match(line)
+            if m and m.group(1) not in found:
+                found[m.group(1)] = n
+    return path, found
+
+
+def _grader_of(basis: list[str]) -> dict[str, Any]:
+    """The evaluator that checks the state for this reward basis (the environment's, for DB and
+    ENV_ASSERTION; else the action or communicate evaluator), as `{"grader": {"file", "line", "name"}}`."""
+    import inspect
+
+    from tau2.evaluator.evaluator_action import ActionEvaluator
+    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
+    from tau2.evaluator.evaluator_env import EnvironmentEvaluator
+
+    cls = (EnvironmentEvaluator if {"DB", "ENV_ASSERTION"} & set(basis)
+           else ActionEvaluator if "ACTION" in basis else CommunicateEvaluator)
+    fn = cls.calculate_reward
+    try:
+        return {"grader": {"file": inspect.getsourcefile(fn), "line": inspect.getsourcelines(fn)[1],
+                           "name": f"{cls.__name__}.calculate_reward"}}
+    except (OSError, TypeError):
+        return {}
+
+
+def state_sample(domain: str) -> dict[str, Any]:
+    """The domain's state as a fresh environment holds it (`{"agent_db", "user_db"?}`)."""
+    return _snapshot(_tau2().get_env_constructor(domain)())
+
+
+def _digest(env: Any) -> str:
+    import hashlib
+    import json
+
+    text = json.dumps(_snapshot(env), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _tasks(domain: str) -> dict[str, Any]:
@@ -152,7 +207,12 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
     the trajectory), `"args_from": {"arg": [k, "key"]}` (the value of `key` in call k's result) and
     `"watch": {"clause", "kind", "predicate"}` (scored on that call). The answer per row: `reward`
     (None when not graded, with `why`), `breakdown`, `errors` (calls that failed) and `watched`
-    (per watched call: `status`, `holds`, `state_changed`)."""
+    (per watched call: `status`, `holds`, `state_changed`).
+
+    For the grader audit a row may also say `"final": "empty"` (the agent's last message says nothing,
+    instead of the task's `communicate_info`), `"trace": true` (the answer gains `changed`, per call,
+    and the state's `start_digest` and `digest`) and `"without_llm": true` (a task whose basis has
+    NL_ASSERTION is graded on its other bases, and the answer's `unjudged` says so)."""
     from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
     from tau2.data_model.simulation import SimulationRun, TerminationReason
     from tau2.data_model.tasks import RewardType
@@ -181,6 +241,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         errors: list[str] = []
         watched: list[dict[str, Any]] = []
         results: list[Any] = []
+        trace = bool(row.get("trace"))
+        changed: list[bool] = []
+        start = before = _digest(env) if trace else ""
         for i, call in enumerate(row["calls"]):
             args = dict(call.get("args") or {})
             for name, (k, key) in (call.get("args_from") or {}).items():
@@ -204,6 +267,10 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
                 break
             value = _content(reply.content)
             results.append(value)
+            if trace:
+                after = _digest(env)
+                changed.append(after != before)
+                before = after
             if reply.error:
                 errors.append(f"{i}: {call['function']}: {str(reply.content)[:200]}")
             if watch and predicates is not None:
@@ -217,13 +284,23 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         criteria = task.evaluation_criteria
         basis = set(criteria.reward_basis) if criteria is not None else set()
         info = (criteria.communicate_info or []) if criteria is not None else []
-        messages.append(AssistantMessage(role="assistant", content="Done. " + " ".join(str(x) for x in info)))
+        if row.get("final") != "empty":
+            messages.append(AssistantMessage(role="assistant",
+                                             content="Done. " + " ".join(str(x) for x in info)))
         answer: dict[str, Any] = {
             "task": row["task"],
             "errors": errors,
             "watched": watched,
             "results": [_jsonable(r) for r in results] if row.get("want_results") else None,
         }
+        if trace:
+            answer.update(changed=changed, start_digest=start, digest=before)
+        kept = [b for b in criteria.reward_basis if b != RewardType.NL_ASSERTION] if criteria else []
+        if RewardType.NL_ASSERTION in basis and row.get("without_llm") and criteria is not None and kept:
+            task = task.model_copy(update={"evaluation_criteria": criteria.model_copy(
+                update={"reward_basis": kept})})
+            basis = set(kept)
+            answer["unjudged"] = [RewardType.NL_ASSERTION.value]
         if RewardType.NL_ASSERTION in basis:
             answer.update(reward=None, why="reward_basis has NL_ASSERTION (an LLM judge)")
         else:

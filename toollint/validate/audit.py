@@ -1,0 +1,225 @@
+"""`toollint audit-graders TREE --python PY`: the grader audit (`toollint.validate.graders`) over a
+whole benchmark, through its profile's validation driver.
+
+    toollint audit-graders BENCHMARK_TREE --python PY [--variant V ...] [--task ID ...]
+                           [--only null,ablation,mutation] [--output-format text|json|sarif]
+                           [--output FILE] [--witness-dir DIR] [--report FILE.html]
+
+Prints, per suite or domain, the tasks audited, vacuous graders (TL408), unchecked effects (TL409),
+unchecked fields (TL410) and the time; then the findings, each at its grader's line with the task as
+a related location, in the chosen format. Each finding's witness (`--witness-dir`, default
+`.toollint/witnesses/grader-audit`) replays with `toollint replay WITNESS`. Exit 1 on findings, 0 on
+none, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toollint import atomic
+from toollint.model import Finding, RelatedLocation
+from toollint.validate.graders import CODES, AuditFinding, VariantAudit
+
+PROG = "toollint audit-graders"
+KINDS = tuple(CODES)
+DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses" / "grader-audit"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="run each task's graders on wrong runs (nothing done, "
+                                "one gold effect dropped, one gold field changed): findings TL408-TL410")
+    p.add_argument("tree", type=Path, help="the benchmark's tree (an installed package or a checkout)")
+    p.add_argument("--python", required=True, metavar="PY", help="the benchmark venv's interpreter")
+    p.add_argument("--benchmark", metavar="NAME", help="the benchmark profile (default: detected from TREE)")
+    p.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="a suite or domain to audit (repeatable; default: every one the profile lists)")
+    p.add_argument("--task", action="append", default=[], metavar="ID", help="audit only these tasks")
+    p.add_argument("--only", default=",".join(KINDS), metavar="KINDS",
+                   help="which wrong runs, comma-separated (default: null,ablation,mutation)")
+    p.add_argument("--output-format", default="text", choices=("text", "json", "sarif"))
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the findings here, not stdout")
+    p.add_argument("--witness-dir", type=Path, default=DEFAULT_WITNESS_DIR, metavar="DIR",
+                   help=f"where witnesses go (default {DEFAULT_WITNESS_DIR})")
+    p.add_argument("--report", type=Path, metavar="FILE", help="an HTML page of the audit")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return 0 if exc.code in (0, None) else 2
+    try:
+        return _run(args)
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from toollint.profiles import ProfileError, select_profile
+    from toollint.validate.drivers import driver_for
+
+    kinds = [k.strip() for k in str(args.only).split(",") if k.strip()]
+    if not kinds or any(k not in KINDS for k in kinds):
+        raise ValueError(f"--only {args.only!r}: give some of {', '.join(KINDS)}")
+    tree = Path(args.tree)
+    if not tree.is_dir():
+        raise ValueError(f"{tree}: not a directory")
+    if not Path(args.python).is_file():
+        raise ValueError(f"--python {args.python}: no such interpreter")
+    try:
+        profile = select_profile(args.benchmark, [tree], where="--benchmark")
+    except ProfileError as exc:
+        raise ValueError(str(exc)) from None
+    if profile is None:
+        raise ValueError(f"{tree}: no benchmark profile recognises this tree; name one with --benchmark")
+    driver = driver_for(profile.name)
+    problem = driver.check_package(tree)
+    if problem:
+        raise ValueError(problem)
+    driver = driver.for_package(tree)
+    listed = getattr(driver, "audit_variants", None)
+    variants = list(args.variant) or (listed() if listed is not None else [])
+    if not variants:
+        raise ValueError(f"{profile.name}'s driver lists no suites or domains; name them with --variant")
+    audits = [_audit_one(driver, str(args.python), v, tree, args, kinds) for v in variants]
+    findings = [_finding(f, tree) for a in audits for f in a.findings]
+    witnesses = _write_witnesses(audits, profile.name, str(args.python), tree, Path(args.witness_dir))
+    for f in findings:
+        f.properties["witness"] = witnesses.get(id_of(f), "")
+    print(summary_table(audits), file=sys.stderr if args.output_format != "text" and not args.output else
+          sys.stdout)
+    _write_findings(findings, args, tree)
+    if args.report:
+        from toollint.trace.report_html import GraderAuditRow, grader_audit_page
+
+        rows = [GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects, a.unchecked_fields,
+                               a.seconds) for a in audits]
+        atomic.write_text(Path(args.report), grader_audit_page(rows, findings, profile.name))
+    return 1 if findings else 0
+
+
+def _audit_one(driver: Any, python: str, variant: str, tree: Path, args: argparse.Namespace,
+               kinds: list[str]) -> VariantAudit:
+    from toollint.validate.graders import audit_variant, batch_grader
+
+    def writers() -> frozenset[str]:
+        return writer_tools(tree)
+
+    say = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True))
+    return audit_variant(driver, python, variant, batch_grader(driver, python, variant), writers=writers,
+                         tasks=list(args.task), kinds=kinds, progress=say)
+
+
+def writer_tools(tree: Path) -> frozenset[str]:
+    """The tools toollint's writer analysis says write state (for a driver that does not measure it)."""
+    from toollint.engine import lint_paths
+    from toollint.settings import Settings
+
+    result = lint_paths([tree], Settings())
+    return frozenset(t.qualname.rpartition(".")[2] for r in result.files for t in r.writers)
+
+
+def id_of(f: Finding) -> str:
+    p = f.properties
+    return f"{p['variant']}|{p['task']}|{f.code}|{p.get('call_index')}|{p.get('field')}"
+
+
+def _finding(f: AuditFinding, tree: Path) -> Finding:
+    where = f.grader or f.source
+    related = []
+    if f.source is not None:
+        related.append(RelatedLocation(f.source.file, f.source.line, 1, f"task {f.task} ({f.variant})"))
+    path, line = (where.file, where.line) if where is not None else (str(tree), 1)
+    props: dict[str, Any] = {"variant": f.variant, "task": f.task, "kind": f.kind, "call": f.call,
+                             "call_index": f.index, "field": f.field,
+                             "grader": f.grader.name if f.grader else ""}
+    return Finding(f.code, f"{f.variant} task {f.task}: {f.message}", path, line, related=related,
+                   properties=props)
+
+
+def _write_witnesses(audits: list[VariantAudit], profile: str, python: str, tree: Path,
+                     directory: Path) -> dict[str, str]:
+    from toollint.dynamic.witness import host_seal
+    from toollint.validate.graders import witness_json
+
+    out: dict[str, str] = {}
+    for a in audits:
+        for f in a.findings:
+            data = witness_json(f, profile, python, tree.resolve())
+            seal = host_seal(data)
+            if seal is not None:
+                data["host_seal"] = seal
+            name = "-".join(x for x in (f.code, f.variant, f.task, str(f.index if f.index is not None else ""),
+                                        f.field) if x)
+            path = directory / (("".join(c if c.isalnum() or c in "-_." else "_" for c in name))[:150] + ".json")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic.write_text(path, json.dumps(data, indent=1, default=str) + "\n")
+            finding = _finding(f, tree)
+            out[id_of(finding)] = str(path)
+    return out
+
+
+def summary_table(audits: Sequence[VariantAudit]) -> str:
+    head = ("variant", "tasks", "audited", "vacuous", "unchecked effects", "unchecked fields", "time")
+    rows = [head] + [(a.variant, str(a.tasks), str(a.audited), str(a.vacuous), str(a.unchecked_effects),
+                      str(a.unchecked_fields), f"{a.seconds:.1f}s") for a in audits]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    for a in audits:
+        notes = []
+        if a.gold_fails:
+            notes.append(f"{len(a.gold_fails)} task(s) whose gold run fails its own grader (not audited)")
+        if a.no_state_change:
+            notes.append(f"{a.no_state_change} whose gold run changes no state (no null-run verdict)")
+        if a.unjudged:
+            notes.append(f"{a.unjudged} graded without their LLM-judge part")
+        if a.dropped_fields:
+            notes.append(f"{a.dropped_fields} replaced field(s) left the final state as the gold run's "
+                         "(the tool dropped them: no grader could see it)")
+        notes += a.skipped
+        lines += [f"{a.variant}: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def _write_findings(findings: list[Finding], args: argparse.Namespace, tree: Path) -> None:
+    from toollint.reporters import Report, writer
+
+    fmt = {"text": "concise"}.get(args.output_format, args.output_format)
+    report = Report(sorted(findings, key=Finding.sort_key), root=tree.resolve())
+    if args.output:
+        with atomic.atomic_text(Path(args.output)) as stream:
+            writer(fmt)(report, stream)
+    else:
+        writer(fmt)(report, sys.stdout)
+
+
+def replay_main(data: dict[str, Any], python: str | None, root: str | None) -> int:
+    """`toollint replay` of a grader witness: re-grade its wrong run beside its gold run. Exit 1: the
+    grader still passes the wrong run; 0: it no longer does; 2: not replayable. A witness this user's
+    toollint did not write runs only the interpreter and tree named on the command line."""
+    from toollint.dynamic.witness import sealed_here
+    from toollint.validate.drivers import driver_for
+    from toollint.validate.graders import replay_witness
+
+    worker = data.get("worker") or {}
+    if not sealed_here(data) and not (python and root):
+        print("NOT REPLAYED: this grader witness was not written by your toollint; name the benchmark's "
+              "interpreter and tree to run it with: --python PY --root TREE")
+        return 2
+    try:
+        driver = driver_for(str(worker.get("profile"))).for_package(Path(root or str(worker.get("package"))))
+        outcome = replay_witness(data, driver, python or str(worker.get("python")))
+    except (ValueError, RuntimeError) as exc:
+        print(f"NOT REPLAYED: {exc}")
+        return 2
+    print(outcome.sentence)
+    return outcome.code

@@ -1,0 +1,401 @@
+"""The grader audit: change the run, keep the grader, see whether the verdict moves.
+
+A score rests on the grader telling a right run from a wrong one. For every task of a benchmark whose
+gold run passes, through the profile's validation driver (`toollint.profiles.api.BenchmarkDriver`:
+its tasks' gold calls, and its own graders' verdicts), three wrong runs are graded:
+
+1. **null run** (TL408): no calls and an empty final answer. When the gold run changes the state and
+   the null run passes anyway, the grader is vacuous.
+2. **gold ablation** (TL409): the gold run with one state-changing call dropped. When it still passes
+   and its final state differs from the gold run's, no grader checks that call's effect.
+3. **argument mutation** (TL410): one argument (or one field of a structured argument) of one
+   state-changing gold call replaced by another legal value harvested from the state as the tasks
+   start (another recipient, amount, date, title) or from another task's gold calls of the same tool.
+   When the call still succeeds, the final state differs and the run still passes, no grader checks
+   that field. A replacement that leaves the final state as the gold run's is no grader's fault (the
+   tool dropped the argument, or the value made no difference): it is counted, not reported.
+
+Which gold calls change the state is measured (the driver's `changed`, state digests before and after
+each call) where the driver reports it, else read from toollint's writer analysis (the tools that
+write state). A driver without `state_sample` skips mutation, and the report says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toollint.profiles.api import BenchmarkDriver
+
+CODES = {"null": "TL408", "ablation": "TL409", "mutation": "TL410"}
+WITNESS_KIND = "grader-audit"
+MAX_FIELDS_PER_CALL = 16  # mutated leaves of one call (a booking's passengers x fields adds up)
+MAX_LIST_ITEMS = 2  # of a list of records, the first items' fields are mutated
+
+Grade = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int
+    name: str = ""
+
+    @staticmethod
+    def of(data: Any) -> Location | None:
+        if isinstance(data, dict) and data.get("file") and isinstance(data.get("line"), int):
+            return Location(str(data["file"]), int(data["line"]), str(data.get("name") or ""))
+        return None
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One leaf of one call's arguments replaced: `field` is its path (`recipient`, `flights[0].date`)."""
+
+    index: int
+    field: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    code: str
+    kind: str  # null / ablation / mutation
+    variant: str
+    task: str
+    message: str
+    grader: Location | None
+    source: Location | None
+    run: tuple[dict[str, Any], ...]  # the wrong run's calls, as graded
+    final: str  # its final answer: "empty" or "gold"
+    gold: tuple[dict[str, Any], ...]
+    call: str = ""  # the dropped or mutated call's tool
+    index: int | None = None
+    field: str = ""
+
+
+@dataclass
+class VariantAudit:
+    """One suite's or domain's audit: its counts, findings, time, and what was skipped and why."""
+
+    variant: str
+    tasks: int = 0
+    audited: int = 0  # tasks whose gold run passes its grader (the others cannot be audited)
+    gold_fails: list[str] = field(default_factory=list)
+    no_state_change: int = 0  # gold runs that change nothing: a passing null run is right for them
+    unjudged: int = 0  # graded without a part that needs an LLM judge
+    ablations: int = 0
+    mutations: int = 0
+    dropped_fields: int = 0  # replacements that left the final state as the gold run's
+    findings: list[AuditFinding] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, kind: str) -> int:
+        return sum(f.kind == kind for f in self.findings)
+
+    @property
+    def vacuous(self) -> int:
+        return self.count("null")
+
+    @property
+    def unchecked_effects(self) -> int:
+        return self.count("ablation")
+
+    @property
+    def unchecked_fields(self) -> int:
+        return self.count("mutation")
+
+
+# --- harvesting legal values -------------------------------------------------------------------------
+
+Scalar = str | int | float | bool
+
+
+def harvest(state: Any) -> dict[str, set[Scalar]]:
+    """Every scalar in a JSON state under the key that holds it (a list's items under the list's key)."""
+    pool: dict[str, set[Scalar]] = {}
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, (str, int, float, bool)) and key:
+            pool.setdefault(key, set()).add(value)
+
+    walk(state, "")
+    return pool
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, str, Any]]:
+    """(path, key, value) of each mutable leaf of a call's arguments: scalars, lists of scalars (as one
+    leaf), and the fields of the first records of a list of records."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value[:MAX_LIST_ITEMS]):
+            yield from leaves(v, f"{path}[{i}]")
+    elif value is not None and (isinstance(value, (str, int, float, bool)) or
+                                isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)):
+        yield path, re.split(r"[.\[]", path.rsplit(".", 1)[-1])[0], value
+
+
+def _shape(value: Scalar) -> str:
+    return re.sub(r"[0-9]", "9", re.sub(r"[A-Za-z]", "a", str(value)))
+
+
+def _kin(a: Any, b: Any) -> bool:
+    """Same JSON kind: str with str, bool with bool, a number with a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool)
+    return isinstance(a, str) == isinstance(b, str)
+
+
+def replacement(old: Any, candidates: set[Scalar]) -> Any:
+    """Another legal value for a leaf, or None: a bool's negation; else a harvested value of the same
+    kind (for text, of the same shape where there is one: a date for a date, an IBAN for an IBAN);
+    for a list of values, the list with its first item replaced by one not in it."""
+    if isinstance(old, bool):
+        return not old
+    if isinstance(old, list):
+        new = replacement(old[0], {c for c in candidates if c not in old}) if old else None
+        return None if new is None else [new, *old[1:]]
+    pool = sorted((c for c in candidates if _kin(c, old) and c != old), key=lambda c: (str(c), repr(c)))
+    if isinstance(old, str):
+        pool = [c for c in pool if str(c).strip()]
+        same = [c for c in pool if _shape(c) == _shape(old)]
+        pool = same or pool
+    return pool[0] if pool else None
+
+
+def _set(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    out = json.loads(json.dumps(args))
+    parts = [p for p in re.split(r"\.|\[(\d+)\]", path) if p]
+    target: Any = out
+    for part in parts[:-1]:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    last = parts[-1]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return out  # type: ignore[no-any-return]
+
+
+def mutations(calls: Sequence[dict[str, Any]], effects: Sequence[int], pool: dict[str, set[Scalar]],
+              gold_pool: dict[tuple[str, str], set[Scalar]]) -> list[Mutation]:
+    """One mutation per leaf of each state-changing call that has a legal replacement."""
+    out = []
+    for i in effects:
+        call = calls[i]
+        for path, key, old in list(leaves(call.get("args") or {}))[:MAX_FIELDS_PER_CALL]:
+            singular = key[:-1] if key.endswith("s") else key
+            candidates = (pool.get(key, set()) | pool.get(singular, set()) | pool.get(key + "s", set())
+                          | gold_pool.get((call["function"], path), set()))
+            new = replacement(old, candidates)
+            if new is not None and new != old:
+                out.append(Mutation(i, path, old, new))
+    return out
+
+
+def gold_values(gold: Sequence[dict[str, Any]]) -> dict[tuple[str, str], set[Scalar]]:
+    """(tool, field path) -> the values the variant's gold calls give it."""
+    out: dict[tuple[str, str], set[Scalar]] = {}
+    for row in gold:
+        for call in row.get("calls") or []:
+            for path, _, value in leaves(call.get("args") or {}):
+                for v in value if isinstance(value, list) else [value]:
+                    out.setdefault((call["function"], path), set()).add(v)
+    return out
+
+
+# --- the audit --------------------------------------------------------------------------------------
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _effects(gold: dict[str, Any], answer: dict[str, Any], writers: frozenset[str] | None) -> list[int]:
+    """The indices of the gold calls that change the state: measured, else the writer analysis's."""
+    changed = answer.get("changed")
+    calls = gold["calls"]
+    if isinstance(changed, list) and len(changed) == len(calls):
+        return [i for i, c in enumerate(changed) if c]
+    return [i for i, c in enumerate(calls) if writers is not None and c["function"] in writers]
+
+
+def _differs(answer: dict[str, Any], reference: dict[str, Any]) -> bool:
+    """Whether a run's final state differs from the reference run's (assumed when not measured)."""
+    a, b = answer.get("digest"), reference.get("digest")
+    return a is None or b is None or a != b
+
+
+def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Grade,
+                  writers: Callable[[], frozenset[str]] | None = None,
+                  tasks: Sequence[str] = (), kinds: Sequence[str] = ("null", "ablation", "mutation"),
+                  progress: Callable[[str], None] | None = None) -> VariantAudit:
+    """Audit one variant's tasks (all, or those named in `tasks`); `grade` answers a batch of items."""
+    started = time.perf_counter()
+    out = VariantAudit(variant)
+    say = progress or (lambda _: None)
+    rows = [r for r in driver.ground_truth(python, variant) if not tasks or str(r["task"]) in tasks]
+    out.tasks = len(rows)
+    for r in rows:
+        if r.get("error"):
+            out.gold_fails.append(f"{r['task']}: ground truth: {r['error']}")
+    rows = [r for r in rows if not r.get("error")]
+    base = {"trace": True, "without_llm": True}
+    say(f"{variant}: null and gold runs of {len(rows)} task(s)")
+    first = grade([{**base, "task": r["task"], "calls": c, "final": f}
+                   for r in rows for c, f in (([], "empty"), (r["calls"], "gold"))])
+    passing: list[tuple[dict[str, Any], dict[str, Any], list[int]]] = []
+    writer_names: frozenset[str] | None = None
+    for r, null, gold in zip(rows, first[0::2], first[1::2], strict=True):
+        if gold.get("verdict") is not True:
+            why = "; ".join(gold.get("errors") or []) or str(gold.get("why") or "the gold run fails")
+            out.gold_fails.append(f"{r['task']}: {why[:200]}")
+            continue
+        out.audited += 1
+        out.unjudged += bool(gold.get("unjudged"))
+        if "changed" not in gold and writer_names is None and writers is not None:
+            writer_names = writers()
+        effects = _effects(r, gold, writer_names)
+        start, end = gold.get("start_digest"), gold.get("digest")
+        changes = bool(effects) if start is None or end is None else start != end
+        if not changes:
+            out.no_state_change += 1
+            continue
+        if "null" in kinds and null.get("verdict") is True:
+            out.findings.append(_finding("null", variant, r, (), "empty",
+                                         "the grader passes a run that does nothing, while the gold run "
+                                         f"changes the state ({len(effects)} state-changing call(s))"))
+            continue  # every weaker run passes too: nothing more to learn from this task
+        passing.append((r, gold, effects))
+    items: list[dict[str, Any]] = []
+    plans: list[tuple[dict[str, Any], dict[str, Any], str, int, Mutation | None]] = []
+    if "ablation" in kinds:
+        for r, gold, effects in passing:
+            for i in effects:
+                calls = [c for j, c in enumerate(r["calls"]) if j != i]
+                items.append({**base, "task": r["task"], "calls": calls, "final": "gold"})
+                plans.append((r, gold, "ablation", i, None))
+        out.ablations = len(items)
+    if "mutation" in kinds:
+        sample = getattr(driver, "state_sample", None)
+        if sample is None:
+            out.skipped.append(f"argument mutation: {type(driver).__name__} has no state_sample "
+                               "(no state to harvest legal values from)")
+        elif passing:
+            pool = harvest(sample(python, variant))
+            golds = gold_values(rows)
+            for r, gold, effects in passing:
+                for m in mutations(r["calls"], effects, pool, golds):
+                    calls = [dict(c) for c in r["calls"]]
+                    calls[m.index] = {**calls[m.index], "args": _set(calls[m.index]["args"], m.field, m.new)}
+                    items.append({**base, "task": r["task"], "calls": calls, "final": "gold"})
+                    plans.append((r, gold, "mutation", m.index, m))
+            out.mutations = len(items) - out.ablations
+    if items:
+        say(f"{variant}: {out.ablations} ablation(s), {out.mutations} mutation(s)")
+        for (r, gold, kind, i, m), item, answer in zip(plans, items, grade(items), strict=True):
+            if answer.get("verdict") is not True:
+                continue
+            if not _differs(answer, gold):
+                out.dropped_fields += kind == "mutation"
+                continue
+            if kind == "mutation" and len(answer.get("errors") or []) > len(gold.get("errors") or []):
+                continue  # the replacement made the call fail: not a run an agent would call right
+            call = r["calls"][i]["function"]
+            if m is None:
+                message = (f"the grader passes the gold run without its call {i + 1} `{call}`: "
+                           "no grader checks that call's effect")
+            else:
+                message = (f"the grader passes the gold run with `{call}`'s `{m.field}` changed from "
+                           f"{_short(m.old)} to {_short(m.new)}: no grader checks that field")
+            out.findings.append(_finding(kind, variant, r, item["calls"], "gold", message, call, i,
+                                         m.field if m else ""))
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def _finding(kind: str, variant: str, row: dict[str, Any], run: Sequence[dict[str, Any]], final: str,
+             message: str, call: str = "", index: int | None = None, field_: str = "") -> AuditFinding:
+    return AuditFinding(CODES[kind], kind, variant, str(row["task"]), message, Location.of(row.get("grader")),
+                        Location.of(row.get("source")), tuple(run), final, tuple(row["calls"]), call, index,
+                        field_)
+
+
+def batch_grader(driver: BenchmarkDriver, python: str, variant: str) -> Grade:
+    """`grade` of a batch through the driver's own `grade` (one interpreter per batch)."""
+    return lambda items: driver.grade(python, variant, items)
+
+
+# --- witnesses --------------------------------------------------------------------------------------
+
+
+def witness_json(found: AuditFinding, profile: str, python: str, package: Path) -> dict[str, Any]:
+    """A finding as a witness `toollint replay` re-grades: the wrong run and the gold run."""
+    data: dict[str, Any] = {
+        "kind": WITNESS_KIND,
+        "format": 1,
+        "code": found.code,
+        "message": found.message,
+        "worker": {"profile": profile, "python": python, "package": str(package)},
+        "variant": found.variant,
+        "task": found.task,
+        "run": {"calls": list(found.run), "final": found.final},
+        "gold": {"calls": list(found.gold), "final": "gold"},
+    }
+    data["digest"] = witness_digest(data)
+    return data
+
+
+def witness_digest(data: dict[str, Any]) -> str:
+    """`sha256:<hex>` of what a grader witness replays (code, variant, task, both runs): the host seal
+    covers it, so a witness edited after toollint wrote it is no longer trusted."""
+    covered = {k: data.get(k) for k in ("code", "variant", "task", "run", "gold")}
+    text = json.dumps(covered, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Replayed:
+    code: int  # 1: the grader still passes the wrong run; 0: it no longer does; 2: not replayable
+    sentence: str
+
+
+def replay_witness(data: dict[str, Any], driver: BenchmarkDriver, python: str) -> Replayed:
+    """Re-grade a grader witness's wrong run beside its gold run."""
+    if data.get("digest") != witness_digest(data):
+        return Replayed(2, "NOT REPLAYED: the grader witness was edited after toollint wrote it")
+    try:
+        run, gold = data["run"], data["gold"]
+        items = [{"task": data["task"], "calls": list(x["calls"]), "final": x["final"], "trace": True,
+                  "without_llm": True} for x in (gold, run)]
+        variant, code = str(data["variant"]), str(data["code"])
+    except (KeyError, TypeError) as exc:
+        return Replayed(2, f"NOT REPLAYED: the grader witness lacks {exc}")
+    answered = driver.grade(python, variant, items)
+    g, w = answered[0], answered[1]
+    task = f"{variant} task {data['task']}"
+    if g.get("verdict") is not True:
+        return Replayed(2, f"NOT REPLAYED: {task}'s gold run no longer passes its grader")
+    wrong = w.get("verdict") is True and _differs(w, g)
+    if code == CODES["null"]:
+        wrong = w.get("verdict") is True and g.get("start_digest") != g.get("digest")
+    if wrong:
+        return Replayed(1, f"STILL PASSES ({code}): {task}: {data.get('message', '')}")
+    return Replayed(0, f"FIXED ({code}): {task}'s grader now fails the wrong run")
