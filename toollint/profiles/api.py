@@ -564,12 +564,14 @@ class GraderAuditDriver(BenchmarkDriver, Protocol):
     """A driver the grader audit (`toollint.validate.graders`) can run in full. Every method here is
     optional: the audit asks with `getattr` and says what it skipped without one.
 
-    The audit's items to `grade` carry two more keys a driver may honour: `"final": "gold" | "empty"`
-    (the run's final answer: the task's own expected answer, or none), and `"trace": true`, asking the
-    answer for `"changed"` (per call: whether it changed the state), `"start_digest"` and `"digest"`
-    (digests of the state as the task starts and as the run ends). `ground_truth`'s rows may say where
+    The audit's items to `grade` carry more keys a driver may honour: `"final": "gold" | "empty"` (the
+    run's final answer: the task's own expected answer, or none); `"trace": true`, asking the answer
+    for `"changed"` (per call: whether it changed the state), `"start_digest"` and `"digest"` (digests
+    of the state as the task starts and as the run ends), or `"trace": "final"` for `"digest"` alone;
+    `"without_llm": true`, grading a task whose grader has an LLM-judge part on its other parts (the
+    answer's `"unjudged"` names what was left out). `ground_truth`'s rows may say where
     each task is and which function grades it: `"source": {"file", "line"}`, `"grader": {"file",
-    "line", "name"}`."""
+    "line", "name"}`, and what the task asks (`"instruction"`: its prompt, the user's instructions)."""
 
     def audit_variants(self) -> list[str]:
         """The variants (suites, domains) a whole-benchmark audit covers."""

@@ -182,6 +182,9 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
             notes.append(f"{a.no_state_change} whose gold run changes no state (no null-run verdict)")
         if a.unjudged:
             notes.append(f"{a.unjudged} graded without their LLM-judge part")
+        if a.free_fields:
+            notes.append(f"{a.free_fields} unchecked field(s) whose gold value the task does not state "
+                         "(left to the agent: not reported)")
         if a.dropped_fields:
             notes.append(f"{a.dropped_fields} replaced field(s) left the final state as the gold run's "
                          "(the tool dropped them: no grader could see it)")

@@ -13,7 +13,9 @@ its tasks' gold calls, and its own graders' verdicts), three wrong runs are grad
    start (another recipient, amount, date, title) or from another task's gold calls of the same tool.
    When the call still succeeds, the final state differs and the run still passes, no grader checks
    that field. A replacement that leaves the final state as the gold run's is no grader's fault (the
-   tool dropped the argument, or the value made no difference): it is counted, not reported.
+   tool dropped the argument, or the value made no difference): it is counted, not reported. Where the
+   driver gives the task's instruction, only fields whose gold value the instruction states are
+   reported (a subject line or a date the task leaves to the agent is counted as a free field).
 
 Which gold calls change the state is measured (the driver's `changed`, state digests before and after
 each call) where the driver reports it, else read from toollint's writer analysis (the tools that
@@ -94,6 +96,7 @@ class VariantAudit:
     ablations: int = 0
     mutations: int = 0
     dropped_fields: int = 0  # replacements that left the final state as the gold run's
+    free_fields: int = 0  # unchecked fields whose gold value the task's instruction does not state
     findings: list[AuditFinding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -209,6 +212,24 @@ def mutations(calls: Sequence[dict[str, Any]], effects: Sequence[int], pool: dic
     return out
 
 
+def stated(value: Any, instruction: Any) -> bool:
+    """Whether the task's instruction states a gold value (True when there is no instruction to read):
+    text as a case-insensitive substring, a number in its usual spellings, a list by any item."""
+    if not isinstance(instruction, str):
+        return True
+    text = instruction.lower()
+    if isinstance(value, list):
+        return any(stated(v, instruction) for v in value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        spellings = {str(value), f"{value:g}", f"{value:,}", f"{value:.2f}", f"{value:,.2f}"}
+        if float(value).is_integer():
+            spellings.add(str(int(value)))
+        return any(re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", text) for s in spellings)
+    return isinstance(value, str) and len(value.strip()) > 0 and value.strip().lower() in text
+
+
 def gold_values(gold: Sequence[dict[str, Any]]) -> dict[tuple[str, str], set[Scalar]]:
     """(tool, field path) -> the values the variant's gold calls give it."""
     out: dict[tuple[str, str], set[Scalar]] = {}
@@ -257,10 +278,12 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
         if r.get("error"):
             out.gold_fails.append(f"{r['task']}: ground truth: {r['error']}")
     rows = [r for r in rows if not r.get("error")]
-    base = {"trace": True, "without_llm": True}
+    # Per-call digests for the gold run (which calls change the state), the end state's for the wrong
+    # runs (does it differ from the gold run's), none for the null run (its verdict is all it gives).
+    base: dict[str, Any] = {"trace": "final", "without_llm": True}
     say(f"{variant}: null and gold runs of {len(rows)} task(s)")
-    first = grade([{**base, "task": r["task"], "calls": c, "final": f}
-                   for r in rows for c, f in (([], "empty"), (r["calls"], "gold"))])
+    first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t}
+                   for r in rows for c, f, t in (([], "empty", False), (r["calls"], "gold", True))])
     passing: list[tuple[dict[str, Any], dict[str, Any], list[int]]] = []
     writer_names: frozenset[str] | None = None
     for r, null, gold in zip(rows, first[0::2], first[1::2], strict=True):
@@ -318,6 +341,9 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                 continue
             if kind == "mutation" and len(answer.get("errors") or []) > len(gold.get("errors") or []):
                 continue  # the replacement made the call fail: not a run an agent would call right
+            if m is not None and not stated(m.old, r.get("instruction")):
+                out.free_fields += 1
+                continue
             call = r["calls"][i]["function"]
             if m is None:
                 message = (f"the grader passes the gold run without its call {i + 1} `{call}`: "

@@ -243,7 +243,7 @@ def ground_truth(version: str, suite_name: str) -> list[dict[str, Any]]:
         where = _locations(task)
         try:
             calls = [{"function": c.function, "args": dict(c.args)} for c in task.ground_truth(env)]
-            out.append({"task": task_id, "calls": calls, **where})
+            out.append({"task": task_id, "calls": calls, "instruction": str(task.PROMPT), **where})
         except Exception as exc:  # noqa: BLE001 - reported per task
             out.append({"task": task_id, "calls": [], "error": f"{type(exc).__name__}: {exc}", **where})
     return _plain(out)  # type: ignore[no-any-return]
@@ -267,10 +267,8 @@ def _locations(task: Any) -> dict[str, Any]:
 
 def _digest(env: Any) -> str:
     import hashlib
-    import json
 
-    text = json.dumps(env.model_dump(mode="json"), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(env.model_dump_json().encode()).hexdigest()[:16]
 
 
 def state_sample(version: str, suite_name: str) -> Any:
@@ -288,7 +286,7 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
     The final answer is empty, or the task's `GROUND_TRUTH_OUTPUT` when the item says `"final": "gold"`
     (what AgentDojo's own ground-truth pipeline answers). With `"trace": true` the answer also says
     which calls changed the state (`changed`, per call) and digests of the state as the task starts
-    (`start_digest`) and ends (`digest`)."""
+    (`start_digest`) and ends (`digest`); with `"trace": "final"`, the end's digest only."""
     import_task_suite()
     from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
     from agentdojo.task_suite import get_suite
@@ -301,7 +299,7 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
         task = suite.get_user_task_by_id(item["task"])
         pre = task.init_environment(base.model_copy(deep=True))
         env = pre.model_copy(deep=True)
-        trace = bool(item.get("trace"))
+        trace = item.get("trace")  # True: each call's change; "final": the end state's digest only
         errors, changed, traces = [], [], []
         before = _digest(env) if trace else ""
         start = before
@@ -310,7 +308,7 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
             _, error = runtime.run_function(env, call["function"], call["args"])
             if error:
                 errors.append("{}: {}".format(call["function"], str(error)[:200]))
-            if trace:
+            if trace and trace != "final":
                 after = _digest(env)
                 changed.append(after != before)
                 before = after
@@ -323,7 +321,9 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
             verdict = None
             errors.append(f"utility: {type(exc).__name__}: {exc}")
         answer: dict[str, Any] = {"verdict": verdict, "errors": errors}
-        if trace:
+        if trace == "final":
+            answer.update(digest=_digest(env))
+        elif trace:
             answer.update(changed=changed, start_digest=start, digest=before)
         out.append(answer)
     return out

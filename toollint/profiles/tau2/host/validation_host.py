@@ -76,6 +76,9 @@ def tasks(domain: str) -> list[dict[str, Any]]:
                 {"function": a.name, "args": dict(a.arguments), "requestor": a.requestor} for a in actions
             ],
         }
+        scenario = getattr(task, "user_scenario", None)
+        if scenario is not None:  # what the simulated user is told to ask for
+            row["instruction"] = str(getattr(scenario, "instructions", None) or scenario)
         if task.id in lines[1]:
             row["source"] = {"file": lines[0], "line": lines[1][task.id]}
         row.update(_grader_of(basis))
@@ -127,11 +130,14 @@ def state_sample(domain: str) -> dict[str, Any]:
 
 
 def _digest(env: Any) -> str:
+    """A digest of the state `_snapshot` takes, from pydantic's own serialiser (a tenth of the time of
+    dumping to Python and back to JSON on a 7 MB database)."""
     import hashlib
-    import json
 
-    text = json.dumps(_snapshot(env), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    h = hashlib.sha256(env.tools.db.model_dump_json().encode())
+    if env.user_tools is not None and getattr(env.user_tools, "db", None) is not None:
+        h.update(env.user_tools.db.model_dump_json().encode())
+    return h.hexdigest()[:16]
 
 
 def _tasks(domain: str) -> dict[str, Any]:
@@ -211,7 +217,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
 
     For the grader audit a row may also say `"final": "empty"` (the agent's last message says nothing,
     instead of the task's `communicate_info`), `"trace": true` (the answer gains `changed`, per call,
-    and the state's `start_digest` and `digest`) and `"without_llm": true` (a task whose basis has
+    and the state's `start_digest` and `digest`; `"trace": "final"`, the end state's `digest` only) and `"without_llm": true` (a task whose basis has
     NL_ASSERTION is graded on its other bases, and the answer's `unjudged` says so)."""
     from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
     from tau2.data_model.simulation import SimulationRun, TerminationReason
@@ -241,9 +247,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         errors: list[str] = []
         watched: list[dict[str, Any]] = []
         results: list[Any] = []
-        trace = bool(row.get("trace"))
+        trace = row.get("trace")  # True or "calls": each call's change; "final": the end state's digest
         changed: list[bool] = []
-        start = before = _digest(env) if trace else ""
+        start = before = _digest(env) if trace and trace != "final" else ""
         for i, call in enumerate(row["calls"]):
             args = dict(call.get("args") or {})
             for name, (k, key) in (call.get("args_from") or {}).items():
@@ -267,7 +273,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
                 break
             value = _content(reply.content)
             results.append(value)
-            if trace:
+            if trace and trace != "final":
                 after = _digest(env)
                 changed.append(after != before)
                 before = after
@@ -293,7 +299,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
             "watched": watched,
             "results": [_jsonable(r) for r in results] if row.get("want_results") else None,
         }
-        if trace:
+        if trace == "final":
+            answer.update(digest=_digest(env))
+        elif trace:
             answer.update(changed=changed, start_digest=start, digest=before)
         kept = [b for b in criteria.reward_basis if b != RewardType.NL_ASSERTION] if criteria else []
         if RewardType.NL_ASSERTION in basis and row.get("without_llm") and criteria is not None and kept:

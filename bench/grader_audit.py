@@ -1,0 +1,86 @@
+"""The grader audit over whole benchmarks: per suite or domain, the tasks, how many were audited (their
+gold run passes), the vacuous graders (TL408), unchecked effects (TL409) and unchecked fields (TL410),
+and the wall time, beside the load average the run met.
+
+    python bench/grader_audit.py                          # AgentDojo (every suite of v1.2.2) and tau2
+    python bench/grader_audit.py --benchmark agentdojo    # one benchmark
+    python bench/grader_audit.py --only null              # the null run alone (the cheapest)
+    python bench/grader_audit.py --sample telecom=200     # the first 200 telecom tasks (of 2,285)
+    python bench/grader_audit.py --json out.json          # every finding too
+
+AgentDojo runs in its cached venv (agentdojo 0.1.35), tau2 on the pinned snapshot in tau2's venv
+(`bench/_corpora.py`, shared with the tests). Each suite or domain is audited by
+`toollint.validate.graders.audit_variant` through the profile's validation driver, as
+`toollint audit-graders` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, package_dir, tau2_root
+
+from toollint.validate.audit import KINDS, summary_table
+from toollint.validate.drivers import driver_for
+from toollint.validate.graders import VariantAudit, audit_variant, batch_grader
+
+
+def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
+    out = []
+    if not chosen or "agentdojo" in chosen:
+        python = ensure_agentdojo_venv()
+        out.append(("agentdojo", package_dir(python, "agentdojo"), str(python)))
+    if not chosen or "tau2" in chosen:
+        try:
+            out.append(("tau2", tau2_root(), str(ensure_tau2_venv())))
+        except Unavailable as exc:
+            print(f"tau2 skipped: {exc}", file=sys.stderr)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--benchmark", action="append", default=[], choices=("agentdojo", "tau2"))
+    p.add_argument("--variant", action="append", default=[], help="only these suites or domains")
+    p.add_argument("--only", default=",".join(KINDS), help="null,ablation,mutation (default all)")
+    p.add_argument("--sample", action="append", default=[], metavar="VARIANT=N",
+                   help="audit the first N tasks of a variant (repeatable)")
+    p.add_argument("--json", type=Path, help="write the counts and findings here")
+    args = p.parse_args()
+    kinds = [k for k in args.only.split(",") if k]
+    samples = {k: int(v) for k, _, v in (s.partition("=") for s in args.sample)}
+    audits: list[VariantAudit] = []
+    for name, tree, python in _benchmarks(args.benchmark):
+        driver = driver_for(name).for_package(tree)
+        for variant in getattr(driver, "audit_variants")():
+            if args.variant and variant not in args.variant and variant.rpartition("/")[2] not in args.variant:
+                continue
+            tasks: list[str] = []
+            n = samples.get(variant) or samples.get(variant.rpartition("/")[2])
+            if n:
+                tasks = [str(r["task"]) for r in driver.ground_truth(python, variant)][:n]
+            load = os.getloadavg()[0]
+            a = audit_variant(driver, python, variant, batch_grader(driver, python, variant), tasks=tasks,
+                              kinds=kinds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+            a.variant = f"{name}:{variant}" + (f" (first {n})" if n else "")
+            audits.append(a)
+            print(f"{a.variant}: {a.tasks} tasks in {a.seconds:.1f} s (load average {load:.1f} at the start, "
+                  f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} CPUs)", flush=True)
+    print()
+    print(summary_table(audits))
+    total = sum(a.tasks for a in audits)
+    print(f"\n{total} tasks audited ({', '.join(kinds)}) in {sum(a.seconds for a in audits) / 60:.1f} min")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(a) for a in audits], indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
