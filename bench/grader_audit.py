@@ -8,6 +8,9 @@ and the wall time, beside the load average the run met.
     python bench/grader_audit.py --sample telecom=200     # the first 200 telecom tasks (of 2,285)
     python bench/grader_audit.py --json out.json          # every finding too
 
+Each finding is looked up in bench/recall_judgements.json (key: `judgement_key`); the unjudged ones
+are listed, and the verdicts counted per code.
+
 AgentDojo runs in its cached venv (agentdojo 0.1.35), tau2 on the pinned snapshot in tau2's venv
 (`bench/_corpora.py`, shared with the tests). Each suite or domain is audited by
 `toollint.validate.graders.audit_variant` through the profile's validation driver, as
@@ -29,7 +32,7 @@ from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, packa
 
 from toollint.validate.audit import KINDS, summary_table
 from toollint.validate.drivers import driver_for
-from toollint.validate.graders import VariantAudit, audit_variant, batch_grader
+from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, batch_grader
 
 
 def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
@@ -45,6 +48,23 @@ def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
     return out
 
 
+JUDGEMENTS = Path(__file__).with_name("recall_judgements.json")
+
+
+def judgement_key(name: str, tree: Path, f: AuditFinding) -> str:
+    """The finding's key in bench/recall_judgements.json: `benchmark:grader file:grader:code:detail`,
+    the file relative to the tree's parent (the package's site-packages, the checkout), the detail
+    `variant/task/call/field` (no line numbers)."""
+    where = f.grader.file if f.grader is not None else str(tree)
+    try:
+        rel = Path(where).resolve().relative_to(tree.resolve().parent if name == "agentdojo" else tree.resolve())
+    except ValueError:
+        rel = Path(Path(where).name)
+    grader = f.grader.name if f.grader is not None else ""
+    index = "" if f.index is None else str(f.index + 1)
+    return f"{name}:{rel.as_posix()}:{grader}:{f.code}:{f.variant}/{f.task}/{index}/{f.field}"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--benchmark", action="append", default=[], choices=("agentdojo", "tau2"))
@@ -53,10 +73,14 @@ def main() -> int:
     p.add_argument("--sample", action="append", default=[], metavar="VARIANT=N",
                    help="audit the first N tasks of a variant (repeatable)")
     p.add_argument("--json", type=Path, help="write the counts and findings here")
+    p.add_argument("--show-findings", action="store_true",
+                   help="list every finding with its judgement (unjudged ones are always listed)")
     args = p.parse_args()
     kinds = [k for k in args.only.split(",") if k]
     samples = {k: int(v) for k, _, v in (s.partition("=") for s in args.sample)}
     audits: list[VariantAudit] = []
+    judged = json.loads(JUDGEMENTS.read_text()) if JUDGEMENTS.is_file() else {}
+    verdicts: dict[str, dict[str, int]] = {}
     for name, tree, python in _benchmarks(args.benchmark):
         driver = driver_for(name).for_package(tree)
         for variant in getattr(driver, "audit_variants")():
@@ -69,6 +93,13 @@ def main() -> int:
             load = os.getloadavg()[0]
             a = audit_variant(driver, python, variant, batch_grader(driver, python, variant), tasks=tasks,
                               kinds=kinds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+            for f in a.findings:
+                key = judgement_key(name, tree, f)
+                verdict = judged.get(key, {}).get("verdict", "unjudged")
+                verdicts.setdefault(f.code, {}).setdefault(verdict, 0)
+                verdicts[f.code][verdict] += 1
+                if args.show_findings or verdict == "unjudged":
+                    print(f"    {verdict:>8}  {key}  {f.message[:120]}", flush=True)
             a.variant = f"{name}:{variant}" + (f" (first {n})" if n else "")
             audits.append(a)
             print(f"{a.variant}: {a.tasks} tasks in {a.seconds:.1f} s (load average {load:.1f} at the start, "
@@ -77,6 +108,8 @@ def main() -> int:
     print(summary_table(audits))
     total = sum(a.tasks for a in audits)
     print(f"\n{total} tasks audited ({', '.join(kinds)}) in {sum(a.seconds for a in audits) / 60:.1f} min")
+    for code, counts in sorted(verdicts.items()):
+        print(f"{code}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     if args.json:
         args.json.write_text(json.dumps([asdict(a) for a in audits], indent=1, default=str) + "\n")
     return 0

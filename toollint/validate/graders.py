@@ -349,7 +349,7 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                 message = (f"the grader passes the gold run without its call {i + 1} `{call}`: "
                            "no grader checks that call's effect")
             else:
-                message = (f"the grader passes the gold run with `{call}`'s `{m.field}` changed from "
+                message = (f"the grader passes the gold run with call {i + 1} `{call}`'s `{m.field}` changed from "
                            f"{_short(m.old)} to {_short(m.new)}: no grader checks that field")
             out.findings.append(_finding(kind, variant, r, item["calls"], "gold", message, call, i,
                                          m.field if m else ""))
