@@ -35,6 +35,10 @@ from toollint.validate.drivers import driver_for
 from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, batch_grader
 
 
+def _progress(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
+
+
 def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
     out = []
     if not chosen or "agentdojo" in chosen:
@@ -57,7 +61,8 @@ def judgement_key(name: str, tree: Path, f: AuditFinding) -> str:
     `variant/task/call/field` (no line numbers)."""
     where = f.grader.file if f.grader is not None else str(tree)
     try:
-        rel = Path(where).resolve().relative_to(tree.resolve().parent if name == "agentdojo" else tree.resolve())
+        base = tree.resolve().parent if name == "agentdojo" else tree.resolve()  # a package; a checkout
+        rel = Path(where).resolve().relative_to(base)
     except ValueError:
         rel = Path(Path(where).name)
     grader = f.grader.name if f.grader is not None else ""
@@ -83,8 +88,9 @@ def main() -> int:
     verdicts: dict[str, dict[str, int]] = {}
     for name, tree, python in _benchmarks(args.benchmark):
         driver = driver_for(name).for_package(tree)
-        for variant in getattr(driver, "audit_variants")():
-            if args.variant and variant not in args.variant and variant.rpartition("/")[2] not in args.variant:
+        for variant in driver.audit_variants():  # type: ignore[attr-defined]
+            short = variant.rpartition("/")[2]
+            if args.variant and variant not in args.variant and short not in args.variant:
                 continue
             tasks: list[str] = []
             n = samples.get(variant) or samples.get(variant.rpartition("/")[2])
@@ -92,7 +98,7 @@ def main() -> int:
                 tasks = [str(r["task"]) for r in driver.ground_truth(python, variant)][:n]
             load = os.getloadavg()[0]
             a = audit_variant(driver, python, variant, batch_grader(driver, python, variant), tasks=tasks,
-                              kinds=kinds, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+                              kinds=kinds, progress=_progress)
             for f in a.findings:
                 key = judgement_key(name, tree, f)
                 verdict = judged.get(key, {}).get("verdict", "unjudged")

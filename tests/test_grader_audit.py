@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.profile_fixtures import registered
-from toollint import cli
+from profile_fixtures import registered
 from toollint.dynamic.protocol import SERVICES
+
+from toollint import cli
 from toollint.validate.graders import (
     VariantAudit,
     audit_variant,
@@ -35,8 +35,8 @@ from toollint.validate.graders import (
 BENCH = Path(__file__).parent / "fixtures" / "audit_bench"
 sys.path.insert(0, str(BENCH))
 
-from driver import PROFILE, MiniDriver  # noqa: E402
-from minibench import tasks as mini_tasks  # noqa: E402
+from audit_driver import PROFILE, MiniDriver
+from minibench import tasks as mini_tasks
 
 
 @pytest.fixture
@@ -79,7 +79,8 @@ def _stricter(monkeypatch: pytest.MonkeyPatch, task: str, grader: Any) -> None:
 def test_negative_control_vacuous(driver: MiniDriver, monkeypatch: pytest.MonkeyPatch) -> None:
     """A grader that asks for a new payment: the null run fails it, TL408 is gone."""
     _stricter(monkeypatch, "spotify", lambda pre, post: any(
-        t["recipient"] == "SPOTIFY" and t["amount"] == 50 for t in post["transactions"][len(pre["transactions"]):]))
+        t["recipient"] == "SPOTIFY" and t["amount"] == 50
+        for t in post["transactions"][len(pre["transactions"]):]))
     found = _found(_audit(driver))
     assert not any(code == "TL408" for code, _, _ in found)
     assert ("TL410", "pay_rent", "recipient") in found  # the other graders' findings stay
@@ -165,8 +166,8 @@ def test_cli_sarif_at_the_grader_line_with_the_task_related(minibench: None, tmp
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "audit.sarif"
-    code = cli.main(["audit-graders", str(BENCH), "--python", sys.executable, "-q", "--output-format", "sarif",
-                     "-o", str(out), "--report", str(tmp_path / "audit.html")])
+    code = cli.main(["audit-graders", str(BENCH), "--python", sys.executable, "-q",
+                     "--output-format", "sarif", "-o", str(out), "--report", str(tmp_path / "audit.html")])
     assert code == 1
     table = capsys.readouterr()
     assert "vacuous" in table.out and "unchecked fields" in table.out
@@ -230,14 +231,14 @@ def test_agentdojo_banking_sample_through_the_cli(agentdojo_python: Path, agentd
     run = subprocess.run([sys.executable, "-m", "toollint", "audit-graders", str(agentdojo_src), "--python",
                           str(agentdojo_python), "--variant", "v1.2.2/banking", "--task", "user_task_5",
                           "--task", "user_task_11", "--output-format", "json", "-q"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=600)
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600, check=False)
     assert run.returncode == 1, run.stderr
     found = {(f["code"], f["properties"]["task"], f["properties"]["field"]) for f in json.loads(run.stdout)}
     assert ("TL408", "user_task_5", "") in found
     assert ("TL410", "user_task_11", "recipient") in found
     witness = next((tmp_path / ".toollint" / "witnesses" / "grader-audit").glob("TL408*.json"))
     replay = subprocess.run([sys.executable, "-m", "toollint", "replay", str(witness)], capture_output=True,
-                            text=True, cwd=tmp_path, timeout=600)
+                            text=True, cwd=tmp_path, timeout=600, check=False)
     assert replay.returncode == 1 and "STILL PASSES (TL408)" in replay.stdout, replay.stdout + replay.stderr
 
 
@@ -246,7 +247,7 @@ def test_agentdojo_every_suite(agentdojo_python: Path, agentdojo_src: Path, tmp_
     """The whole of AgentDojo v1.2.2: every gold run passes its grader, and the audit finds each kind."""
     run = subprocess.run([sys.executable, "-m", "toollint", "audit-graders", str(agentdojo_src), "--python",
                           str(agentdojo_python), "--output-format", "json", "-q"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=3600)
+                         capture_output=True, text=True, cwd=tmp_path, timeout=3600, check=False)
     assert run.returncode == 1, run.stderr
     codes = {f["code"] for f in json.loads(run.stdout)}
     assert codes == {"TL408", "TL409", "TL410"}

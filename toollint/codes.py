@@ -75,9 +75,11 @@ GRADER_AUDIT = [
             "Runs the task's graders on the environment as the task starts, with no calls and an empty "
             "final answer (a null run). The task's gold run changes the state, yet the null run passes."
         ),
-        "An agent that does nothing scores on this task: the grader checks something that was already "
-        "true before the agent acted (a transaction in the history, an event already in the calendar), "
-        "so the task's pass rate says nothing about the agents it ranks.",
+        (
+            "An agent that does nothing scores on this task: the grader checks something that was already "
+            "true before the agent acted (a transaction in the history, an event already in the calendar), "
+            "so the task's pass rate says nothing about the agents it ranks."
+        ),
     ),
     (
         "TL409",
@@ -88,8 +90,10 @@ GRADER_AUDIT = [
             "state differs from the gold run's, yet the run passes: no grader checks that call's effect. "
             "The message names the call."
         ),
-        "An agent that skips a step the task asks for (the second booking, the reply after the "
-        "forward) scores as if it had done it.",
+        (
+            "An agent that skips a step the task asks for (the second booking, the reply after the "
+            "forward) scores as if it had done it."
+        ),
     ),
     (
         "TL410",
@@ -102,8 +106,10 @@ GRADER_AUDIT = [
             "and the final state differs, yet the run passes: no grader checks that field. The message "
             "names the field."
         ),
-        "An agent that pays the wrong recipient, mails the wrong person or books the wrong date "
-        "scores as if it had done the task.",
+        (
+            "An agent that pays the wrong recipient, mails the wrong person or books the wrong date "
+            "scores as if it had done the task."
+        ),
     ),
 ]
 

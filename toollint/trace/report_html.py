@@ -409,18 +409,20 @@ def grader_audit_section(rows: Sequence[GraderAuditRow], findings: Sequence[Find
         f"<td>{r.unchecked_effects}</td><td>{r.unchecked_fields}</td><td>{r.seconds:.1f} s</td></tr>"
         for r in rows
     )
-    parts = ["<h2>Grader audit</h2>",
-             "<p>Each task's own grader run on wrong runs built from its gold run: nothing done (TL408), "
+    intro = ("<p>Each task's own grader run on wrong runs built from its gold run: nothing done (TL408), "
              "one state-changing call dropped (TL409), one argument changed to another legal value "
-             "(TL410). A listed task passes the wrong run.</p>",
+             "(TL410). A listed task passes the wrong run.</p>")
+    parts = ["<h2>Grader audit</h2>", intro,
              f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
     for code in sorted({f.code for f in findings}):
         mine = [f for f in findings if f.code == code]
         parts.append(f"<details open><summary>{code}: {len(mine)} finding(s)</summary><ul>")
         for f in mine:
-            task = "".join(f" <small>task at <code>{escape(r.path)}:{r.line}</code></small>" for r in f.related)
+            task = "".join(f" <small>task at <code>{escape(r.path)}:{r.line}</code></small>"
+                           for r in f.related)
             witness = f.properties.get("witness") or ""
-            replay = f" <small>replay: <code>toollint replay {escape(witness)}</code></small>" if witness else ""
+            replay = (f" <small>replay: <code>toollint replay {escape(witness)}</code></small>"
+                      if witness else "")
             parts.append(f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}{task}{replay}</li>")
         parts.append("</ul></details>")
     return "".join(parts)

@@ -100,8 +100,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.report:
         from toollint.trace.report_html import GraderAuditRow, grader_audit_page
 
-        rows = [GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects, a.unchecked_fields,
-                               a.seconds) for a in audits]
+        rows = [GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects,
+                               a.unchecked_fields, a.seconds) for a in audits]
         atomic.write_text(Path(args.report), grader_audit_page(rows, findings, profile.name))
     return 1 if findings else 0
 
@@ -157,9 +157,10 @@ def _write_witnesses(audits: list[VariantAudit], profile: str, python: str, tree
             seal = host_seal(data)
             if seal is not None:
                 data["host_seal"] = seal
-            name = "-".join(x for x in (f.code, f.variant, f.task, str(f.index if f.index is not None else ""),
-                                        f.field) if x)
-            path = directory / (("".join(c if c.isalnum() or c in "-_." else "_" for c in name))[:150] + ".json")
+            index = "" if f.index is None else str(f.index)
+            name = "-".join(x for x in (f.code, f.variant, f.task, index, f.field) if x)
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+            path = directory / (safe[:150] + ".json")
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_text(path, json.dumps(data, indent=1, default=str) + "\n")
             finding = _finding(f, tree)

@@ -149,8 +149,8 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, str, Any]]:
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         for i, v in enumerate(value[:MAX_LIST_ITEMS]):
             yield from leaves(v, f"{path}[{i}]")
-    elif value is not None and (isinstance(value, (str, int, float, bool)) or
-                                isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)):
+    elif isinstance(value, (str, int, float, bool)) or (
+            isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value)):
         yield path, re.split(r"[.\[]", path.rsplit(".", 1)[-1])[0], value
 
 
@@ -203,7 +203,7 @@ def mutations(calls: Sequence[dict[str, Any]], effects: Sequence[int], pool: dic
     for i in effects:
         call = calls[i]
         for path, key, old in list(leaves(call.get("args") or {}))[:MAX_FIELDS_PER_CALL]:
-            singular = key[:-1] if key.endswith("s") else key
+            singular = key.removesuffix("s")
             candidates = (pool.get(key, set()) | pool.get(singular, set()) | pool.get(key + "s", set())
                           | gold_pool.get((call["function"], path), set()))
             new = replacement(old, candidates)
@@ -349,8 +349,8 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                 message = (f"the grader passes the gold run without its call {i + 1} `{call}`: "
                            "no grader checks that call's effect")
             else:
-                message = (f"the grader passes the gold run with call {i + 1} `{call}`'s `{m.field}` changed from "
-                           f"{_short(m.old)} to {_short(m.new)}: no grader checks that field")
+                message = (f"the grader passes the gold run with call {i + 1} `{call}`'s `{m.field}` changed "
+                           f"from {_short(m.old)} to {_short(m.new)}: no grader checks that field")
             out.findings.append(_finding(kind, variant, r, item["calls"], "gold", message, call, i,
                                          m.field if m else ""))
     out.seconds = time.perf_counter() - started

@@ -276,7 +276,8 @@ def state_sample(version: str, suite_name: str) -> Any:
     import_task_suite()
     from agentdojo.task_suite import get_suite
 
-    return _plain(get_suite(version, suite_name).load_and_inject_default_environment({}).model_dump(mode="json"))
+    env = get_suite(version, suite_name).load_and_inject_default_environment({})
+    return _plain(env.model_dump(mode="json"))
 
 
 def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:

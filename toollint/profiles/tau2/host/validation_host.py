@@ -217,7 +217,8 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
 
     For the grader audit a row may also say `"final": "empty"` (the agent's last message says nothing,
     instead of the task's `communicate_info`), `"trace": true` (the answer gains `changed`, per call,
-    and the state's `start_digest` and `digest`; `"trace": "final"`, the end state's `digest` only) and `"without_llm": true` (a task whose basis has
+    and the state's `start_digest` and `digest`; `"trace": "final"`, the end state's `digest` only) and
+    `"without_llm": true` (a task whose basis has
     NL_ASSERTION is graded on its other bases, and the answer's `unjudged` says so)."""
     from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
     from tau2.data_model.simulation import SimulationRun, TerminationReason
