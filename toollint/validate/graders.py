@@ -325,11 +325,12 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
             pool = harvest(sample(python, variant))
             golds = gold_values(rows)
             for r, gold, effects in passing:
-                for m in mutations(r["calls"], effects, pool, golds):
+                for change in mutations(r["calls"], effects, pool, golds):
                     calls = [dict(c) for c in r["calls"]]
-                    calls[m.index] = {**calls[m.index], "args": _set(calls[m.index]["args"], m.field, m.new)}
+                    args = _set(calls[change.index]["args"], change.field, change.new)
+                    calls[change.index] = {**calls[change.index], "args": args}
                     items.append({**base, "task": r["task"], "calls": calls, "final": "gold"})
-                    plans.append((r, gold, "mutation", m.index, m))
+                    plans.append((r, gold, "mutation", change.index, change))
             out.mutations = len(items) - out.ablations
     if items:
         say(f"{variant}: {out.ablations} ablation(s), {out.mutations} mutation(s)")
