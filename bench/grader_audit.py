@@ -32,7 +32,7 @@ from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, packa
 
 from toollint.validate.audit import KINDS, summary_table
 from toollint.validate.drivers import driver_for
-from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, batch_grader
+from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, warm_grader
 
 
 def _progress(line: str) -> None:
@@ -97,8 +97,9 @@ def main() -> int:
             if n:
                 tasks = [str(r["task"]) for r in driver.ground_truth(python, variant)][:n]
             load = os.getloadavg()[0]
-            a = audit_variant(driver, python, variant, batch_grader(driver, python, variant), tasks=tasks,
-                              kinds=kinds, progress=_progress)
+            with warm_grader(driver, python, variant) as grade:
+                a = audit_variant(driver, python, variant, grade, tasks=tasks, kinds=kinds,
+                                  progress=_progress)
             for f in a.findings:
                 key = judgement_key(name, tree, f)
                 verdict = judged.get(key, {}).get("verdict", "unjudged")

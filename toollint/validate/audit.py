@@ -108,14 +108,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _audit_one(driver: Any, python: str, variant: str, tree: Path, args: argparse.Namespace,
                kinds: list[str]) -> VariantAudit:
-    from toollint.validate.graders import audit_variant, batch_grader
+    from toollint.validate.graders import audit_variant, warm_grader
 
     def writers() -> frozenset[str]:
         return writer_tools(tree)
 
     say = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True))
-    return audit_variant(driver, python, variant, batch_grader(driver, python, variant), writers=writers,
-                         tasks=list(args.task), kinds=kinds, progress=say)
+    with warm_grader(driver, python, variant) as grade:
+        return audit_variant(driver, python, variant, grade, writers=writers, tasks=list(args.task),
+                             kinds=kinds, progress=say)
 
 
 def writer_tools(tree: Path) -> frozenset[str]:

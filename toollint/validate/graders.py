@@ -24,6 +24,7 @@ write state). A driver without `state_sample` skips mutation, and the report say
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -368,6 +369,23 @@ def _finding(kind: str, variant: str, row: dict[str, Any], run: Sequence[dict[st
 def batch_grader(driver: BenchmarkDriver, python: str, variant: str) -> Grade:
     """`grade` of a batch through the driver's own `grade` (one interpreter per batch)."""
     return lambda items: driver.grade(python, variant, items)
+
+
+@contextlib.contextmanager
+def warm_grader(driver: BenchmarkDriver, python: str, variant: str) -> Iterator[Grade]:
+    """A `Grade` for every batch of a variant: through the driver's warm path runner when it has one
+    (`PathDriver`: one interpreter for all batches; a reward of 1 passes), else `batch_grader`."""
+    runner = getattr(driver, "path_runner", None)
+    if runner is None:
+        yield batch_grader(driver, python, variant)
+        return
+    with runner(python) as run:
+        def grade(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            answers = run(variant, items)
+            return [{**a, "verdict": None if a.get("reward") is None else a["reward"] >= 1.0}
+                    for a in answers]
+
+        yield grade
 
 
 # --- witnesses --------------------------------------------------------------------------------------
