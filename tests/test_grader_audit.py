@@ -251,3 +251,18 @@ def test_agentdojo_every_suite(agentdojo_python: Path, agentdojo_src: Path, tmp_
     assert run.returncode == 1, run.stderr
     codes = {f["code"] for f in json.loads(run.stdout)}
     assert codes == {"TL408", "TL409", "TL410"}
+
+
+def test_tau2_airline_sample_through_the_cli(tau2_checkout: Path, tau2_python: Path, tmp_path: Path) -> None:
+    """Two airline tasks: task 0 has no gold action (its null run passes rightly, and is not reported);
+    task 7 changes three reservations, and tau2's whole-database comparison fails its null run and
+    each of its three ablations: nothing to report."""
+    run = subprocess.run([sys.executable, "-m", "toollint", "audit-graders", str(tau2_checkout), "--python",
+                          str(tau2_python), "--variant", "airline", "--task", "0", "--task", "7",
+                          "--only", "null,ablation", "-q"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=900, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    row = next(line.split() for line in run.stdout.splitlines() if line.startswith("airline "))
+    assert row[1:6] == ["2", "2", "0", "0", "0"], run.stdout
+    assert "airline: 1 whose gold run changes no state" in run.stdout
+    assert "airline: 3 ablation(s) and 0 mutation(s) graded" in run.stdout

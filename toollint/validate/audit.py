@@ -177,7 +177,7 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in rows]
     for a in audits:
-        notes = []
+        notes = [f"{a.ablations} ablation(s) and {a.mutations} mutation(s) graded"]
         if a.gold_fails:
             notes.append(f"{len(a.gold_fails)} task(s) whose gold run fails its own grader (not audited)")
         if a.no_state_change:
