@@ -229,12 +229,13 @@ def test_agentdojo_banking_sample_through_the_cli(agentdojo_python: Path, agentd
     """Two banking tasks of AgentDojo v1.2.2: UserTask5's grader looks for a Spotify payment of 50,
     which the history holds already (TL408); UserTask11's checks the amount, never the recipient."""
     run = subprocess.run([sys.executable, "-m", "toollint", "audit-graders", str(agentdojo_src), "--python",
-                          str(agentdojo_python), "--variant", "v1.2.2/banking", "--task", "user_task_5",
+                          str(agentdojo_python), "--variant", "banking", "--task", "user_task_5",
                           "--task", "user_task_11", "--output-format", "json", "-q"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=600, check=False)
     assert run.returncode == 1, run.stderr
     found = {(f["code"], f["properties"]["task"], f["properties"]["field"]) for f in json.loads(run.stdout)}
     assert ("TL408", "user_task_5", "") in found
+    assert {f["properties"]["variant"] for f in json.loads(run.stdout)} == {"v1.2.2/banking"}
     assert ("TL410", "user_task_11", "recipient") in found
     witness = next((tmp_path / ".toollint" / "witnesses" / "grader-audit").glob("TL408*.json"))
     replay = subprocess.run([sys.executable, "-m", "toollint", "replay", str(witness)], capture_output=True,

@@ -86,7 +86,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(problem)
     driver = driver.for_package(tree)
     listed = getattr(driver, "audit_variants", None)
-    variants = list(args.variant) or (listed() if listed is not None else [])
+    known: list[str] = listed() if listed is not None else []
+    variants = [_variant(v, known) for v in args.variant] or known
     if not variants:
         raise ValueError(f"{profile.name}'s driver lists no suites or domains; name them with --variant")
     audits = [_audit_one(driver, str(args.python), v, tree, args, kinds) for v in variants]
@@ -104,6 +105,12 @@ def _run(args: argparse.Namespace) -> int:
                                a.unchecked_fields, a.seconds) for a in audits]
         atomic.write_text(Path(args.report), grader_audit_page(rows, findings, profile.name))
     return 1 if findings else 0
+
+
+def _variant(given: str, known: list[str]) -> str:
+    """A suite named bare (`banking`) is the listed variant it ends (`v1.2.2/banking`), when one is."""
+    ends = [k for k in known if k.rpartition("/")[2] == given]
+    return ends[0] if given not in known and len(ends) == 1 else given
 
 
 def _audit_one(driver: Any, python: str, variant: str, tree: Path, args: argparse.Namespace,
