@@ -65,6 +65,7 @@ def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
     }
     assert audit.no_state_change == 1  # lookup: its gold run reads only
     assert audit.free_fields == 1  # gift's subject: the task does not say what it should be
+    assert audit.dropped == ["add_event.reminder"] and audit.dropped_fields == 2  # the tool drops it
     effect = next(f for f in audit.findings if f.code == "TL409")
     assert effect.call == "add_event" and "call 2 `add_event`" in effect.message
     field = next(f for f in audit.findings if f.field == "recipient")

@@ -196,7 +196,7 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
                          "(left to the agent: not reported)")
         if a.dropped_fields:
             notes.append(f"{a.dropped_fields} replaced field(s) left the final state as the gold run's "
-                         "(the tool dropped them: no grader could see it)")
+                         f"(the tool drops them, and no grader could see it: {', '.join(a.dropped)})")
         notes += a.skipped
         lines += [f"{a.variant}: {n}" for n in notes]
     return "\n".join(lines)

@@ -97,6 +97,7 @@ class VariantAudit:
     ablations: int = 0
     mutations: int = 0
     dropped_fields: int = 0  # replacements that left the final state as the gold run's
+    dropped: list[str] = field(default_factory=list)  # their `tool.field`s, once each (TL103/TL202's kin)
     free_fields: int = 0  # unchecked fields whose gold value the task's instruction does not state
     findings: list[AuditFinding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -339,7 +340,10 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
             if answer.get("verdict") is not True:
                 continue
             if not _differs(answer, gold):
-                out.dropped_fields += kind == "mutation"
+                if m is not None:
+                    out.dropped_fields += 1
+                    name = f"{r['calls'][i]['function']}.{m.field}"
+                    out.dropped += [name] if name not in out.dropped else []
                 continue
             if kind == "mutation" and len(answer.get("errors") or []) > len(gold.get("errors") or []):
                 continue  # the replacement made the call fail: not a run an agent would call right
