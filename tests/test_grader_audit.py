@@ -118,6 +118,12 @@ def test_a_driver_without_a_state_sample_skips_mutation_and_says_why(driver: Min
     assert any(f.code == "TL409" for f in audit.findings)
 
 
+def test_a_task_named_that_is_not_there_is_said(driver: MiniDriver) -> None:
+    audit = audit_variant(driver, sys.executable, "main", batch_grader(driver, sys.executable, "main"),
+                          tasks=["gift", "gfit"])
+    assert audit.tasks == 1 and audit.skipped == ["no such task here: gfit"]
+
+
 def test_a_gold_run_that_fails_is_not_audited(driver: MiniDriver, monkeypatch: pytest.MonkeyPatch) -> None:
     _stricter(monkeypatch, "spotify", lambda pre, post: False)
     audit = _audit(driver)

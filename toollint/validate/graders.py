@@ -275,6 +275,9 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     out = VariantAudit(variant)
     say = progress or (lambda _: None)
     rows = [r for r in driver.ground_truth(python, variant) if not tasks or str(r["task"]) in tasks]
+    missing = sorted(set(tasks) - {str(r["task"]) for r in rows})
+    if missing:
+        out.skipped.append(f"no such task here: {', '.join(missing)}")
     out.tasks = len(rows)
     for r in rows:
         if r.get("error"):
