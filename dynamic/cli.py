@@ -1,7 +1,8 @@
 """Command-line entry points of the dynamic checker.
 
 - `toollint replay WITNESS` (`replay_main`): exit 1 still violates, 0 fixed, 2 could not replay
-  faithfully, 3 flaky; one compact sentence on stdout, the old-versus-new comparison with `-v`.
+  faithfully, 3 flaky; one compact sentence on stdout, the old-versus-new comparison with `-v`. A
+  grader audit's witness (its own kind) is re-graded by `toollint.validate.audit.replay_main`.
 - `toollint check --confirm` (`add_arguments` + `check_step`, a `toollint.pipeline` step registered
   in toollint/cli.py): verdicts attached to the static findings' properties (each reporter shows
   them; messages and fingerprints stay as they were), TL2xx findings added, witnesses written.
@@ -54,7 +55,8 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="toollint replay", description="re-run a recorded witness in fresh "
                                      "workers: exit 1 still violates, 0 fixed, 2 not replayable, 3 flaky")
-    parser.add_argument("witness", help="a witness JSON file written by `toollint check --confirm`")
+    parser.add_argument("witness", help="a witness JSON file written by `toollint check --confirm` "
+                        "or `toollint audit-graders`")
     parser.add_argument(
         "--repeat", type=int, default=2, metavar="N", help="fresh runs to compare (default 2)"
     )
