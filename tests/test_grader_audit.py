@@ -209,6 +209,14 @@ def test_cli_witness_replays_and_stops_once_the_grader_is_fixed(minibench: None,
     recipient = next(w for w in witnesses if w.name.endswith("recipient.json"))
     assert cli.main(["replay", str(recipient)]) == 0
     assert "FIXED (TL410)" in capsys.readouterr().out
+    # A witness another's toollint wrote runs only the interpreter and tree named on the command line.
+    effect = next(w for w in witnesses if w.name.startswith("TL409"))
+    foreign = json.loads(effect.read_text())
+    del foreign["host_seal"]
+    effect.write_text(json.dumps(foreign))
+    assert cli.main(["replay", str(effect)]) == 2
+    assert "--python PY --root TREE" in capsys.readouterr().out
+    assert cli.main(["replay", str(effect), "--python", sys.executable, "--root", str(BENCH)]) == 1
     # A witness edited after toollint wrote it is not replayed.
     data = json.loads(recipient.read_text())
     data["run"]["calls"][0]["args"]["recipient"] = "SOMEONE"
