@@ -54,7 +54,7 @@ def _found(audit: VariantAudit) -> set[tuple[str, str, str]]:
 
 def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
     audit = _audit(driver)
-    assert audit.tasks == 5 and audit.audited == 5 and not audit.gold_fails
+    assert audit.tasks == 6 and audit.audited == 6 and not audit.gold_fails
     assert _found(audit) == {
         ("TL408", "spotify", ""),  # a payment of 50 to SPOTIFY was in the history already
         ("TL409", "meetings", "1"),  # the retro is never checked
@@ -66,6 +66,9 @@ def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
     assert audit.no_state_change == 1  # lookup: its gold run reads only
     assert audit.free_fields == 1  # gift's subject: the task does not say what it should be
     assert audit.dropped == ["add_event.reminder"] and audit.dropped_fields == 2  # the tool drops it
+    # invite_dora's page read: dropping it or reading another page still passes, but the replayed
+    # invite carries the address the read found: counted, not reported
+    assert audit.information_reads == 2
     effect = next(f for f in audit.findings if f.code == "TL409")
     assert effect.call == "add_event" and "call 2 `add_event`" in effect.message
     field = next(f for f in audit.findings if f.field == "recipient")
@@ -127,7 +130,7 @@ def test_a_task_named_that_is_not_there_is_said(driver: MiniDriver) -> None:
 def test_a_gold_run_that_fails_is_not_audited(driver: MiniDriver, monkeypatch: pytest.MonkeyPatch) -> None:
     _stricter(monkeypatch, "spotify", lambda pre, post: False)
     audit = _audit(driver)
-    assert audit.audited == 4 and [g.split(":")[0] for g in audit.gold_fails] == ["spotify"]
+    assert audit.audited == 5 and [g.split(":")[0] for g in audit.gold_fails] == ["spotify"]
     assert not any(f.task == "spotify" for f in audit.findings)
 
 

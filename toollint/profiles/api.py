@@ -567,7 +567,8 @@ class GraderAuditDriver(BenchmarkDriver, Protocol):
     The audit's items to `grade` carry more keys a driver may honour: `"final": "gold" | "empty"` (the
     run's final answer: the task's own expected answer, or none); `"trace": true`, asking the answer
     for `"changed"` (per call: whether it changed the state), `"start_digest"` and `"digest"` (digests
-    of the state as the task starts and as the run ends), or `"trace": "final"` for `"digest"` alone;
+    of the state as the task starts and as the run ends) and `"results"` (what each call returned), or
+    `"trace": "final"` for `"digest"` alone;
     `"without_llm": true`, grading a task whose grader has an LLM-judge part on its other parts (the
     answer's `"unjudged"` names what was left out). `ground_truth`'s rows may say where
     each task is and which function grades it: `"source": {"file", "line"}`, `"grader": {"file",

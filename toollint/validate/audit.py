@@ -194,6 +194,9 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
         if a.free_fields:
             notes.append(f"{a.free_fields} unchecked field(s) whose gold value the task does not state "
                          "(left to the agent: not reported)")
+        if a.information_reads:
+            notes.append(f"{a.information_reads} dropped or changed read(s) whose result a later gold call "
+                         "carries (a replay cannot show their loss: not reported)")
         if a.dropped_fields:
             notes.append(f"{a.dropped_fields} replaced field(s) left the final state as the gold run's "
                          f"(the tool drops them, and no grader could see it: {', '.join(a.dropped)})")

@@ -17,6 +17,10 @@ its tasks' gold calls, and its own graders' verdicts), three wrong runs are grad
    driver gives the task's instruction, only fields whose gold value the instruction states are
    reported (a subject line or a date the task leaves to the agent is counted as a free field).
 
+A dropped or changed call whose result a later gold call carries (the page read where the e-mail a
+later invite uses is found) is counted as an information read, not reported: the replay keeps the
+later call as it was, so it cannot show what an agent would have lost.
+
 Which gold calls change the state is measured (the driver's `changed`, state digests before and after
 each call) where the driver reports it, else read from toollint's writer analysis (the tools that
 write state). A driver without `state_sample` skips mutation, and the report says why.
@@ -99,6 +103,7 @@ class VariantAudit:
     dropped_fields: int = 0  # replacements that left the final state as the gold run's
     dropped: list[str] = field(default_factory=list)  # their `tool.field`s, once each (TL103/TL202's kin)
     free_fields: int = 0  # unchecked fields whose gold value the task's instruction does not state
+    information_reads: int = 0  # dropped or changed calls whose result a later gold call carries
     findings: list[AuditFinding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -232,6 +237,26 @@ def stated(value: Any, instruction: Any) -> bool:
     return isinstance(value, str) and len(value.strip()) > 0 and value.strip().lower() in text
 
 
+def information_reads(calls: Sequence[dict[str, Any]], results: Any, instruction: Any) -> set[int]:
+    """The gold calls whose result a later gold call carries: an argument value (text of 6 characters
+    or more that the instruction does not state) found in what the call returned. In a replay the
+    later call keeps that value, so dropping or redirecting the read loses nothing an agent would."""
+    if not isinstance(results, list) or len(results) != len(calls):
+        return set()
+    found = set()
+    for i, result in enumerate(results):
+        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        for later in calls[i + 1:]:
+            values = [v for _, _, leaf in leaves(later.get("args") or {})
+                      for v in (leaf if isinstance(leaf, list) else [leaf])]
+            told = isinstance(instruction, str)
+            if any(isinstance(v, str) and len(v) >= 6 and v in text and not (told and stated(v, instruction))
+                   for v in values):
+                found.add(i)
+                break
+    return found
+
+
 def gold_values(gold: Sequence[dict[str, Any]]) -> dict[tuple[str, str], set[Scalar]]:
     """(tool, field path) -> the values the variant's gold calls give it."""
     out: dict[tuple[str, str], set[Scalar]] = {}
@@ -290,6 +315,7 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t}
                    for r in rows for c, f, t in (([], "empty", False), (r["calls"], "gold", True))])
     passing: list[tuple[dict[str, Any], dict[str, Any], list[int]]] = []
+    reads: dict[str, set[int]] = {}
     writer_names: frozenset[str] | None = None
     for r, null, gold in zip(rows, first[0::2], first[1::2], strict=True):
         if gold.get("verdict") is not True:
@@ -312,6 +338,7 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                                          f"changes the state ({len(effects)} state-changing call(s))"))
             continue  # every weaker run passes too: nothing more to learn from this task
         passing.append((r, gold, effects))
+        reads[str(r["task"])] = information_reads(r["calls"], gold.get("results"), r.get("instruction"))
     items: list[dict[str, Any]] = []
     plans: list[tuple[dict[str, Any], dict[str, Any], str, int, Mutation | None]] = []
     if "ablation" in kinds:
@@ -350,6 +377,9 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                 continue
             if kind == "mutation" and len(answer.get("errors") or []) > len(gold.get("errors") or []):
                 continue  # the replacement made the call fail: not a run an agent would call right
+            if i in reads[str(r["task"])]:
+                out.information_reads += 1
+                continue
             if m is not None and not stated(m.old, r.get("instruction")):
                 out.free_fields += 1
                 continue

@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 DEFAULT_VERSION = "v1.2.2"
+RESULT_CHARS = 20_000  # of each call's result a traced grading returns
 
 
 LAZY_PACKAGES = ("agentdojo.agent_pipeline", "agentdojo.agent_pipeline.llms")
@@ -287,7 +288,8 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
     The final answer is empty, or the task's `GROUND_TRUTH_OUTPUT` when the item says `"final": "gold"`
     (what AgentDojo's own ground-truth pipeline answers). With `"trace": true` the answer also says
     which calls changed the state (`changed`, per call) and digests of the state as the task starts
-    (`start_digest`) and ends (`digest`); with `"trace": "final"`, the end's digest only."""
+    (`start_digest`) and ends (`digest`), and what each call returned (`results`, as text); with
+    `"trace": "final"`, the end's digest only."""
     import_task_suite()
     from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
     from agentdojo.task_suite import get_suite
@@ -301,15 +303,16 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
         pre = task.init_environment(base.model_copy(deep=True))
         env = pre.model_copy(deep=True)
         trace = item.get("trace")  # True: each call's change; "final": the end state's digest only
-        errors, changed, traces = [], [], []
+        errors, changed, traces, results = [], [], [], []
         before = _digest(env) if trace else ""
         start = before
         for call in item["calls"]:
             traces.append(FunctionCall(function=call["function"], args=call["args"]))
-            _, error = runtime.run_function(env, call["function"], call["args"])
+            result, error = runtime.run_function(env, call["function"], call["args"])
             if error:
                 errors.append("{}: {}".format(call["function"], str(error)[:200]))
             if trace and trace != "final":
+                results.append(str(result)[:RESULT_CHARS])
                 after = _digest(env)
                 changed.append(after != before)
                 before = after
@@ -325,6 +328,6 @@ def grade(version: str, suite_name: str, items: list[dict[str, Any]]) -> list[di
         if trace == "final":
             answer.update(digest=_digest(env))
         elif trace:
-            answer.update(changed=changed, start_digest=start, digest=before)
+            answer.update(changed=changed, start_digest=start, digest=before, results=results)
         out.append(answer)
     return out

@@ -298,7 +298,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
             "task": row["task"],
             "errors": errors,
             "watched": watched,
-            "results": [_jsonable(r) for r in results] if row.get("want_results") else None,
+            "results": [_jsonable(r) for r in results] if row.get("want_results") or trace is True else None,
         }
         if trace == "final":
             answer.update(digest=_digest(env))
