@@ -22,6 +22,7 @@ from profile_fixtures import registered
 from toollint.dynamic.protocol import SERVICES
 
 from toollint import cli
+from toollint.validate import graders
 from toollint.validate.graders import (
     VariantAudit,
     audit_variant,
@@ -74,6 +75,21 @@ def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
     field = next(f for f in audit.findings if f.field == "recipient")
     assert '"LANDLORD" to "GROCER"' in field.message and field.grader is not None
     assert field.grader.name == "pay_rent_grader" and field.source is not None
+
+
+def test_batches_are_graded_in_chunks_with_the_same_verdicts(driver: MiniDriver,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+
+    def grade(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        sizes.append(len(items))
+        return driver.grade(sys.executable, "main", items)
+
+    whole = _found(audit_variant(driver, sys.executable, "main", grade))
+    monkeypatch.setattr(graders, "CHUNK", 3)
+    sizes.clear()
+    assert _found(audit_variant(driver, sys.executable, "main", grade)) == whole
+    assert max(sizes) == 3 and len(sizes) > 4
 
 
 def _stricter(monkeypatch: pytest.MonkeyPatch, task: str, grader: Any) -> None:

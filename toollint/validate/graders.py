@@ -44,6 +44,9 @@ CODES = {"null": "TL408", "ablation": "TL409", "mutation": "TL410"}
 WITNESS_KIND = "grader-audit"
 MAX_FIELDS_PER_CALL = 16  # mutated leaves of one call (a booking's passengers x fields adds up)
 MAX_LIST_ITEMS = 2  # of a list of records, the first items' fields are mutated
+# Items per `grade` call: a driver's request has a deadline (tau2's path runner: 900 s), and a whole
+# domain's mutations (hundreds of runs, each building several environments) would outlast it.
+CHUNK = 80
 
 Grade = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 
@@ -299,6 +302,7 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     started = time.perf_counter()
     out = VariantAudit(variant)
     say = progress or (lambda _: None)
+    grade = _chunked(grade)
     rows = [r for r in driver.ground_truth(python, variant) if not tasks or str(r["task"]) in tasks]
     missing = sorted(set(tasks) - {str(r["task"]) for r in rows})
     if missing:
@@ -394,6 +398,13 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
                                          m.field if m else ""))
     out.seconds = time.perf_counter() - started
     return out
+
+
+def _chunked(grade: Grade) -> Grade:
+    def chunked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [a for start in range(0, len(items), CHUNK) for a in grade(items[start:start + CHUNK])]
+
+    return chunked
 
 
 def _finding(kind: str, variant: str, row: dict[str, Any], run: Sequence[dict[str, Any]], final: str,
