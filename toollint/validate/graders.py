@@ -44,7 +44,7 @@ CODES = {"null": "TL408", "ablation": "TL409", "mutation": "TL410"}
 WITNESS_KIND = "grader-audit"
 MAX_FIELDS_PER_CALL = 16  # mutated leaves of one call (a booking's passengers x fields adds up)
 MAX_LIST_ITEMS = 2  # of a list of records, the first items' fields are mutated
-# Items per `grade` call: a driver's request has a deadline (tau2's path runner: 900 s), and a whole
+# Items per `grade` call: a driver's request has a deadline (a path runner's: 900 s), and a whole
 # domain's mutations (hundreds of runs, each building several environments) would outlast it.
 CHUNK = 80
 
