@@ -1045,7 +1045,8 @@ def _pattern_name(pattern: ast.pattern) -> str | None:
 
 def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.stmt]) -> FunctionNode:
     """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body
-    after the plain assignments the dispatcher makes before its branches (`board = ctx.state`)."""
+    after the plain assignments and the `global`/`nonlocal` declarations the dispatcher makes before its
+    branches (`board = ctx.state`)."""
     stand_in = copy.copy(fn)
     stand_in.name = re.sub(r"\W", "_", tool_name)
     prefix: list[ast.stmt] = []
@@ -1053,8 +1054,8 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
         for stmt in fn.body:
             if stmt.lineno >= line or isinstance(stmt, (ast.If, ast.Match, ast.Return, ast.Raise)):
                 break
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                prefix.append(stmt)
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Global, ast.Nonlocal)):
+                prefix.append(stmt)  # (`nonlocal enabled` before the branches: a branch's rebinding writes)
     stand_in.body = [*prefix, *body]
     stand_in.decorator_list = []
     stand_in.lineno = line

@@ -391,6 +391,13 @@ def _is_copy(value: ast.expr) -> bool:
     return name in COPY_CALLS and len(value.args) == 1
 
 
+def _new_container(value: ast.expr | None) -> bool:
+    """A comprehension over a collection or a slice of one: a new container holding its elements."""
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return True
+    return isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice)
+
+
 def call_name(call: ast.Call) -> str:
     """Dotted name of what is called, as far as it is syntactic: `logger.info`, `print`."""
     parts: list[str] = []
@@ -517,6 +524,9 @@ class _Summariser:
         self.aliases: dict[str, str] = dict(index.module_state)
         self.opened_here: set[str] = set()  # store handles this body opens itself (`conn = connect(p)`)
         self.declared_globals: set[str] = set()  # `global X` in this body: `X = ...` rebinds module state
+        # locals holding a new container of state's elements (`hits = [t for t in db.tx if ...]`,
+        # `rest = db.tx[1:]`): changing an element changes state, changing the container does not
+        self.fresh_containers: set[str] = set()
         self.aliases.update(roots)
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
@@ -750,7 +760,7 @@ class _Summariser:
                 self.assign(t, value, s)
         elif isinstance(s, ast.Delete):
             for t in s.targets:
-                p = self.path(t)
+                p = self.path(t) if not self.in_fresh_container(t) else None
                 if p is not None and not isinstance(t, ast.Name):
                     self.record(p, "delete", s)
                     for key in chain_keys(t):
@@ -810,10 +820,9 @@ class _Summariser:
             for case in s.cases:
                 self.block(case.body)
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
-            for global_name in s.names:
+            for global_name in s.names:  # `nonlocal enabled; enabled = True` rebinds a closure's state too
                 self.aliases.setdefault(global_name, global_name)
-                if isinstance(s, ast.Global):
-                    self.declared_globals.add(global_name)
+                self.declared_globals.add(global_name)
         elif isinstance(s, ast.Import):
             self.modules.update(local_modules([s]))
         # nested defs, imports, pass, break, continue: nothing to record
@@ -866,6 +875,10 @@ class _Summariser:
                 self.aliases[target.id] = p
             else:
                 self.aliases.pop(target.id, None)
+            if p is not None and _new_container(value):
+                self.fresh_containers.add(target.id)
+            else:
+                self.fresh_containers.discard(target.id)
             taint = self.tainted_by(value) if value is not None else set()
             if isinstance(stmt, ast.AugAssign):
                 taint |= self.taint.get(target.id, set()) | ({target.id} & self.param_names)
@@ -877,7 +890,7 @@ class _Summariser:
         if isinstance(target, ast.Starred):
             self.assign(target.value, None, stmt)
             return
-        p = self.path(target)
+        p = self.path(target) if not self.in_fresh_container(target) else None
         if p is not None:
             self.record(p, "write", stmt)
             if value is not None:
@@ -886,6 +899,11 @@ class _Summariser:
                 self.expr(key, "state")
         else:
             self.expr(target, "other")
+
+    def in_fresh_container(self, target: ast.expr) -> bool:
+        """`hits[0] = x`, `hits.append(x)`: a slot of a new container of state's elements, not state."""
+        return isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name) \
+            and target.value.id in self.fresh_containers
 
     def unpack(self, target: ast.Tuple | ast.List, value: ast.expr | None, stmt: ast.stmt) -> None:
         """`key, value = str(key), str(value)`: element by element when the value is a tuple of the
@@ -1038,6 +1056,8 @@ class _Summariser:
                 owner is not None and func.attr in SQL_EXECUTE and helper is None and bool(call.args)
                 and owner not in self.opened_here and STORE_HANDLE.fullmatch(owner.rsplit(".", 1)[-1])
                 is not None and not read_only_sql(call.args[0]))
+            if owner is not None and func.attr in MUTATORS and self.in_fresh_container(func):
+                owner = None  # `hits.extend(more)`: the new list grows, the collection it filtered does not
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
                 if through_calls:

@@ -1,0 +1,161 @@
+"""Issue 22, item 2: writers found by discovery's writer analysis, each shape beside its nearest
+look-alike that writes nothing (the pair a reader of the code would tell apart). The hand lists these
+shapes came from are in bench/discovery_counts.json; `python bench/discovery.py` compares them."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from toollint.analysis import analyze_module
+from toollint.analysis.paths import writer_reason
+from toollint.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def tools(source: str) -> dict[str, bool]:
+    """qualname -> writes, for every tool of a module."""
+    text = dedent(source)
+    analysis = analyze_module(ast.parse(text), Settings(), source=text)
+    return {t.qualname: writer_reason(t, analysis.summaries[t.qualname])[0] for t in analysis.tools}
+
+
+def test_a_filtered_copy_grown_is_no_write_and_an_element_of_it_changed_is() -> None:
+    source = """
+    class Bank:
+        def __init__(self):
+            self._api_description = "A bank."
+            self.history = []
+        def recent(self, since: str) -> dict:
+            hits = [t for t in self.history if t["date"] >= since]
+            hits.extend(EXTRA)
+            hits[0] = {"date": since}
+            return {"history": hits}
+        def tail(self, n: int) -> dict:
+            rest = self.history[-n:]
+            rest.append({"date": "now"})
+            del rest[0]
+            return {"history": rest}
+        def flag(self, since: str) -> dict:
+            hits = [t for t in self.history if t["date"] >= since]
+            for t in hits:
+                t["flagged"] = True
+            return {"flagged": len(hits)}
+        def clear_old(self, since: str) -> dict:
+            self.history.extend([t for t in self.history if t["date"] >= since])
+            return {"ok": True}
+    """
+    assert tools(source) == {"Bank.recent": False, "Bank.tail": False, "Bank.flag": True,
+                             "Bank.clear_old": True}
+
+
+def test_a_private_memo_refilled_is_no_write_and_a_private_record_is() -> None:
+    source = """
+    class Travel:
+        def __init__(self):
+            self._api_description = "Book flights."
+            self._cost_lookup = {}
+            self._bookings = {}
+        def get_cost(self, route: str) -> dict:
+            self._cost_lookup = {route: 100}
+            return {"cost": 100}
+        def book(self, route: str) -> dict:
+            self._bookings[route] = self._cost_lookup.get(route)
+            return {"booked": True}
+    """
+    assert tools(source) == {"Travel.get_cost": False, "Travel.book": True}
+
+
+def test_nonlocal_rebinding_in_a_tool_and_in_a_handlers_branch_writes() -> None:
+    source = """
+    def build_server():
+        mcp = MCPServer("x")
+        enabled = False
+        @mcp.tool()
+        async def enable_search() -> str:
+            nonlocal enabled
+            if not enabled:
+                enabled = True
+            return "search is live"
+        @mcp.tool()
+        async def status() -> str:
+            nonlocal enabled
+            flag = enabled
+            return str(flag)
+        return mcp
+
+    def build_lowlevel():
+        search_enabled = False
+        async def call_tool(ctx, params):
+            nonlocal search_enabled
+            if params.name == "enable_search":
+                search_enabled = True
+                return "on"
+            if params.name == "status":
+                on = search_enabled
+                return str(on)
+            raise NotImplementedError
+        return Server("x", on_call_tool=call_tool)
+    """
+    assert tools(source) == {
+        "build_server.enable_search": True,
+        "build_server.status": False,
+        "build_lowlevel.call_tool[enable_search]": True,
+        "build_lowlevel.call_tool[status]": False,
+    }
+
+
+@pytest.mark.skipif(not (CORPUS / "bfcl").is_dir(), reason="../shared/corpus is absent")
+def test_bench_discovery_prints_the_writers_beside_the_hand_list() -> None:
+    """The documented command (`python bench/discovery.py`) on BFCL: every hand-listed writer found,
+    no reader counted as one, and the exit status says so."""
+    proc = subprocess.run([sys.executable, "bench/discovery.py", "--only", "bfcl"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("bfcl "))
+    assert "69 / 69" in row and "162 / 162" in row
+    assert "readers counted as writers: 0" in proc.stdout and proc.returncode == 0
+
+
+def test_bench_discovery_compares_names_not_counts() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from discovery import FoundTool, compare_writers, load_counts
+    finally:
+        sys.path.pop(0)
+    found = [FoundTool("a/server.py", "build.add", True), FoundTool("b/server.py", "build.add", False),
+             FoundTool("a/server.py", "build.get", True), FoundTool("c.py", "cd", True)]
+    cmp = compare_writers(found, ("b/server.py::build.add", "cd", "gone"))
+    assert cmp.missed == ("b/server.py::build.add", "gone") and cmp.not_tools == ("gone",)
+    # a qualname that repeats across files is reported with its file
+    assert cmp.readers_as_writers == ("a/server.py::build.add", "build.get") and cmp.matched == 1
+    # the hand lists kept in the repository name each writer once
+    for count in load_counts():
+        if count.writer_names is not None:
+            assert len(set(count.writer_names)) == len(count.writer_names), count.name
+
+
+def test_a_tool_declared_a_reader_that_logs_its_call_to_the_database_is_a_writer() -> None:
+    source = """
+    class UserTools(ToolKitBase):
+        def _log_call(self, name: str) -> None:
+            self.db.calls[name] = {"status": "CALLED"}
+        @is_tool(ToolType.READ)
+        def get_card_digits(self, card_id: str) -> str:
+            self._log_call("get_card_digits")
+            return self.db.cards[card_id].last4
+        @is_tool(ToolType.READ)
+        def get_card_status(self, card_id: str) -> str:
+            return self.db.cards[card_id].status
+        @is_tool(ToolType.WRITE)
+        def example_tool(self) -> str:
+            return "Example tool executed successfully."
+    """
+    assert tools(source) == {"UserTools.get_card_digits": True, "UserTools.get_card_status": False,
+                             "UserTools.example_tool": True}
