@@ -159,3 +159,37 @@ def test_a_tool_declared_a_reader_that_logs_its_call_to_the_database_is_a_writer
     """
     assert tools(source) == {"UserTools.get_card_digits": True, "UserTools.get_card_status": False,
                              "UserTools.example_tool": True}
+
+
+def test_a_services_client_set_up_or_asked_is_no_write_and_a_record_it_creates_is() -> None:
+    source = """
+    class Search(BaseTool):
+        def _run(self, q: str) -> str:
+            self.client: Client
+            self.speech_config.language = "en"
+            self.query_payload["q"] = q
+            self.session_cache[q] = "x"
+            self.driver.add_cookie({"a": 1})
+            self.driver.close()
+            return self.contextual_client.agents.query.create(messages=[q])
+    class Schedule(BaseTool):
+        def _run(self, q: str) -> str:
+            schedule = self.account.schedule()
+            return str(schedule.get_events(q))
+    class CreateAgent(BaseTool):
+        def _run(self, name: str) -> str:
+            return self.contextual_client.datastores.create(name=name)
+    class Book(BaseTool):
+        def _run(self, meeting: str) -> str:
+            return self.account.schedule(meeting)
+    class Issue(BaseTool):
+        def _run(self, title: str) -> str:
+            return self.client.create_issue(title)
+    class Remember(BaseTool):
+        def _run(self, q: str) -> str:
+            self.answers[q] = "x"
+            self.client = make_client()
+            return "ok"
+    """
+    assert tools(source) == {"Search._run": False, "Schedule._run": False, "CreateAgent._run": True,
+                             "Book._run": True, "Issue._run": True, "Remember._run": True}

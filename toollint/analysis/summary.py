@@ -364,8 +364,22 @@ class FunctionIndex:
         return None
 
 
-# An object that talks to a service (`client.timeout = 30` configures it; it holds no task state).
-CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm)")
+# An object that talks to a service, or the settings of a request to one (`client.timeout = 30`,
+# `speech_config.language = x`, `query_payload["q"] = q` configure it; it holds no task state).
+CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm|config|payload|headers)")
+# A cache of answers a tool keeps, public or private (`self.session_cache[q] = result`).
+CACHE_FIELD = re.compile(r"(?:\w+_)?(?:cache|cached|memo)")
+# What a write verb names when it sets up the client itself (`driver.add_cookie(c)`, `client.set_timeout(t)`).
+CLIENT_SETTINGS = frozenset({"cookie", "cookies", "header", "headers", "option", "options", "timeout",
+                             "proxy", "proxies", "credential", "credentials", "token", "key", "language",
+                             "config"})
+# The noun a request is made on (`client.agents.query.create(...)`, `llm.chat.completions.create(...)`): the
+# call asks, it creates no record.
+REQUEST_NOUNS = frozenset({"query", "queries", "completions", "embeddings", "responses", "search", "searches",
+                           "chat"})
+# A method named by a noun that is also a write verb, called with nothing to write: an accessor
+# (`account.schedule()` returns the account's schedule).
+NOUN_ACCESSORS = frozenset({"schedule", "record", "order", "log"})
 # Calls that return a fresh copy: what is done to the copy leaves the original as it was.
 COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
 
@@ -389,6 +403,18 @@ def _is_copy(value: ast.expr) -> bool:
         return True  # `db.users.copy()`
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name in COPY_CALLS and len(value.args) == 1
+
+
+def _asks_without_writing(owner: str, func: ast.Attribute, call: ast.Call) -> bool:
+    """A write-verb call that changes nothing the task sees: a client's own set-up or lifecycle
+    (`driver.add_cookie(c)`, `driver.close()`), a request (`client.agents.query.create(...)`), a noun's
+    accessor (`account.schedule()`)."""
+    words = verb_words(func.attr)
+    if CLIENT_OBJECT.fullmatch(owner) and (func.attr in HANDLE_LIFECYCLE or CLIENT_SETTINGS & set(words[1:])):
+        return True
+    if func.attr == "create" and isinstance(func.value, ast.Attribute) and func.value.attr in REQUEST_NOUNS:
+        return True
+    return func.attr in NOUN_ACCESSORS and not call.args and not call.keywords
 
 
 def _new_container(value: ast.expr | None) -> bool:
@@ -700,7 +726,7 @@ class _Summariser:
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
         head = path.split(".", 1)[0].split("[", 1)[0]
-        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(head):
+        if kind != "read" and (BOOKKEEPING_FIELD.fullmatch(head) or CACHE_FIELD.fullmatch(head)):
             return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
         if kind == "write" and "." in path and CLIENT_OBJECT.fullmatch(head):
             return  # `client.timeout = t`: a client's configuration, not the world the task checks
@@ -756,6 +782,8 @@ class _Summariser:
             if value is not None:
                 to_locals = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)
                 self.expr(value, "local" if to_locals else "other")
+            if isinstance(s, ast.AnnAssign) and value is None:
+                return  # `self.client: Client`: a declaration, nothing is bound
             for t in targets:
                 self.assign(t, value, s)
         elif isinstance(s, ast.Delete):
@@ -1046,7 +1074,8 @@ class _Summariser:
                 owner = self.chain_state(func.value)
             unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None \
                 and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
-                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args)))
+                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args))) \
+                and not (owner is not None and _asks_without_writing(owner, func, call))
             # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
             # `conn.commit()` and `repo.index.commit(msg)` write)
             # SQL the code does not spell as a read, run on a database the tool holds (state, or the
