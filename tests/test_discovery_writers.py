@@ -193,3 +193,78 @@ def test_a_services_client_set_up_or_asked_is_no_write_and_a_record_it_creates_i
     """
     assert tools(source) == {"Search._run": False, "Schedule._run": False, "CreateAgent._run": True,
                              "Book._run": True, "Issue._run": True, "Remember._run": True}
+
+
+def test_a_file_written_moved_or_deleted_is_a_write_and_a_file_read_or_a_temp_file_is_not() -> None:
+    source = """
+    import os, shutil, tempfile
+    class WriteFile(BaseTool):
+        def _run(self, path: str, text: str, append: bool = False) -> str:
+            mode = "a" if append else "w"
+            with open(path, mode) as f:
+                f.write(text)
+            return "written"
+    class MoveFile(BaseTool):
+        def _run(self, src: str, dst: str) -> str:
+            shutil.move(src, dst)
+            return "moved"
+    class DeleteFile(BaseTool):
+        def _run(self, path: str) -> str:
+            os.remove(path)
+            return "deleted"
+    class SaveNote(BaseTool):
+        def _run(self, path: str, text: str) -> str:
+            self.root.joinpath(path).write_text(text)
+            return "saved"
+    class ReadFile(BaseTool):
+        def _run(self, path: str) -> str:
+            with open(path) as f:
+                return f.read()
+    class ReadMode(BaseTool):
+        def _run(self, path: str, binary: bool) -> str:
+            mode = "rb" if binary else "r"
+            with open(path, mode) as f:
+                return str(f.read())
+    class Speak(BaseTool):
+        def _run(self, text: str) -> str:
+            with tempfile.NamedTemporaryFile(mode="bx", suffix=".mp3", delete=False) as f:
+                f.write(synthesize(text))
+            return f.name
+    class Rename(BaseTool):
+        def _run(self, table: str) -> str:
+            return str(load(table).rename(columns={"a": "b"}))
+    """
+    assert tools(source) == {"WriteFile._run": True, "MoveFile._run": True, "DeleteFile._run": True,
+                             "SaveNote._run": True, "ReadFile._run": False, "ReadMode._run": False,
+                             "Speak._run": False, "Rename._run": False}
+
+
+PDF_TOOL = '''
+class PDFTextWritingTool(BaseTool):
+    def run(self, pdf_path: str, text: str, font_name: str = "F1", font_file: str = "") -> str:
+        """Write text into a PDF."""
+        if font_file:
+            font_name = embed_font(font_file)
+        operation = f"BT /{font_name} Tf ({text}) Tj ET"
+        with open(pdf_path, "wb") as out:
+            out.write(render(operation))
+        return "Text added."
+
+class Stamp(BaseTool):
+    def run(self, pdf_path: str, label: str = "F1") -> str:
+        """Stamp a PDF."""
+        label = "DRAFT"
+        with open(pdf_path, "wb") as out:
+            out.write(render(label))
+        return "Stamped."
+'''
+
+
+def test_tl103_sees_a_parameter_rebound_under_a_condition_as_read_on_the_other_paths(tmp_path: Path) -> None:
+    """The documented command on a file tool: `font_name` reaches the file unless a font file replaces
+    it, so it is read; `label` is replaced on every path before any read, so it never is."""
+    (tmp_path / "pdf_tools.py").write_text(PDF_TOOL)
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", "--select", "TL103",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120, check=False)
+    flagged = [line for line in proc.stdout.splitlines() if "TL103" in line]
+    assert len(flagged) == 1 and "`label`" in flagged[0], proc.stdout

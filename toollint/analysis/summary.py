@@ -45,6 +45,7 @@ from toollint.analysis.dispatch import (
     registry_target,
     same_project,
 )
+from toollint.analysis.files_written import FILES, writes_files
 from toollint.analysis.resolver import (
     ModuleSource,
     Resolved,
@@ -910,6 +911,10 @@ class _Summariser:
             taint = self.tainted_by(value) if value is not None else set()
             if isinstance(stmt, ast.AugAssign):
                 taint |= self.taint.get(target.id, set()) | ({target.id} & self.param_names)
+            elif target.id in self.param_names and not any(stmt is top for top in self.fn.body):
+                # `if font_file: font_name = embed(...)`: on the other paths the parameter's own value
+                # is what later code reads
+                taint |= self.taint.get(target.id, set())
             self.taint[target.id] = taint
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -1055,6 +1060,11 @@ class _Summariser:
             return
         self.element_lambdas(args)
         helper = self.index.resolve(call, self.cls, self.types)
+        if helper is None and writes_files(call, self.fn):
+            self.record(FILES, "write", call)  # `open(p, "w")`, `shutil.move(a, b)`: the world on disk
+            for a in args:
+                self.expr(a, "state")
+            return
         target = None
         if helper is None and isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
             target = registry_target(call, self.index.functions, self.index.registries, self.modules)
