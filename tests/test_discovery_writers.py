@@ -268,3 +268,22 @@ def test_tl103_sees_a_parameter_rebound_under_a_condition_as_read_on_the_other_p
                            str(tmp_path)], capture_output=True, text=True, timeout=120, check=False)
     flagged = [line for line in proc.stdout.splitlines() if "TL103" in line]
     assert len(flagged) == 1 and "`label`" in flagged[0], proc.stdout
+
+
+def test_the_agents_sql_run_on_a_database_wrapper_and_a_clients_resource_first_send_are_writes() -> None:
+    source = """
+    class QuerySQL(BaseTool):
+        def _run(self, query: str) -> str:
+            return self.db.run_no_throw(query)
+    class CountRows(BaseTool):
+        def _run(self, table: str) -> str:
+            return self.db.run(f"SELECT count(*) FROM {table}")
+    class SlackSend(BaseTool):
+        def _run(self, channel: str, message: str) -> str:
+            return str(self.client.chat_postMessage(channel=channel, text=message))
+    class SlackChannels(BaseTool):
+        def _run(self) -> str:
+            return str(self.client.conversations_list())
+    """
+    assert tools(source) == {"QuerySQL._run": True, "CountRows._run": False, "SlackSend._run": True,
+                             "SlackChannels._run": False}

@@ -1086,6 +1086,11 @@ class _Summariser:
                 and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
                     func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args))) \
                 and not (owner is not None and _asks_without_writing(owner, func, call))
+            # a service client's API named by resource first (`slack_client.chat_postMessage(...)`)
+            unresolved_writer = unresolved_writer or (
+                owner is not None and helper is None and CLIENT_OBJECT.fullmatch(owner) is not None
+                and any(w in WRITE_VERBS for w in verb_words(func.attr)[1:])
+                and not _asks_without_writing(owner, func, call))
             # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
             # `conn.commit()` and `repo.index.commit(msg)` write)
             # SQL the code does not spell as a read, run on a database the tool holds (state, or the
