@@ -287,3 +287,44 @@ def test_the_agents_sql_run_on_a_database_wrapper_and_a_clients_resource_first_s
     """
     assert tools(source) == {"QuerySQL._run": True, "CountRows._run": False, "SlackSend._run": True,
                              "SlackChannels._run": False}
+
+
+# -- item 1(a): a schema built from the docstrings of a list of functions -------------------------------
+
+DOCSTRING_SCHEMA = '''
+WEATHER = {"Paris": "sunny"}
+BOOKINGS = []
+
+def get_weather(city: str) -> str:
+    """Get the weather of a city.
+
+    Args:
+        city: the city
+    """
+    return WEATHER[city]
+
+def book_table(restaurant: str, seats: int) -> str:
+    """Book a table."""
+    BOOKINGS.append((restaurant, seats))
+    return "booked"
+
+def helper(city: str) -> str:
+    """Normalise a city name."""
+    return city.title()
+
+FUNCTIONS = [get_weather, book_table]
+TOOLS = [function_to_json(f) for f in FUNCTIONS]
+ALSO_RUN = [warm_up(f) for f in [helper]]
+'''
+
+
+def test_functions_a_schema_is_built_from_are_tools_and_their_neighbours_are_not(tmp_path: Path) -> None:
+    """The documented command: `toollint check --show-tools` with no configuration."""
+    (tmp_path / "agent_tools.py").write_text(DOCSTRING_SCHEMA)
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", "--show-tools",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120, check=False)
+    listed = {line.split(": ")[1].split(" [")[0]: line for line in proc.stderr.splitlines() if "] " in line
+              and "agent_tools.py" in line}
+    assert set(listed) == {"get_weather", "book_table"}, proc.stderr
+    assert "[writes]" in listed["book_table"] and "function_to_json" in listed["get_weather"]
+    assert "2 tools (1 writer)" in proc.stderr
