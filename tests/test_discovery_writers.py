@@ -328,3 +328,41 @@ def test_functions_a_schema_is_built_from_are_tools_and_their_neighbours_are_not
     assert set(listed) == {"get_weather", "book_table"}, proc.stderr
     assert "[writes]" in listed["book_table"] and "function_to_json" in listed["get_weather"]
     assert "2 tools (1 writer)" in proc.stderr
+
+
+def test_a_loop_over_a_tuple_of_state_and_a_setter_taken_from_a_dispatch_table_write() -> None:
+    source = """
+    class Phone:
+        def __init__(self):
+            self._api_description = "A phone."
+            self.inbox = []
+            self.sent = []
+            self.settings = {}
+        def clear_all(self) -> str:
+            for box in (self.inbox, self.sent):
+                box.clear()
+            return "cleared"
+        def count_all(self) -> int:
+            n = 0
+            for box in (self.inbox, self.sent):
+                n += len(box)
+            return n
+        def device_settings(self, setting: str, action: str, on: bool) -> str:
+            table = {"wifi": (self._get_wifi, self._set_wifi)}
+            if action == "set":
+                _, setter = table[setting]
+                return setter(on)
+            getter, _ = table[setting]
+            return getter()
+        def show_setting(self, setting: str) -> str:
+            table = {"wifi": (self._get_wifi, self._set_wifi)}
+            getter, _ = table[setting]
+            return getter()
+        def _set_wifi(self, on: bool) -> str:
+            self.settings["wifi"] = on
+            return "ok"
+        def _get_wifi(self) -> bool:
+            return self.settings.get("wifi")
+    """
+    assert tools(source) == {"Phone.clear_all": True, "Phone.count_all": False, "Phone.device_settings": True,
+                             "Phone.show_setting": False}

@@ -73,6 +73,7 @@ from toollint.analysis.vocabulary import (
 )
 
 MAX_HELPER_HOPS = 3
+MAX_LITERAL_LOOP = 6  # a loop over a literal tuple of state runs its body once per element, up to this many
 MAX_EXPRESSION_DEPTH = 200  # nesting (not length) of one expression the summariser follows
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -554,6 +555,9 @@ class _Summariser:
         # locals holding a new container of state's elements (`hits = [t for t in db.tx if ...]`,
         # `rest = db.tx[1:]`): changing an element changes state, changing the container does not
         self.fresh_containers: set[str] = set()
+        # literal dispatch tables (`{"wifi": (get_wifi, set_wifi)}`) and the locals taken from them
+        self.tables: dict[str, ast.Dict] = {}
+        self.callables: dict[str, list[ast.expr]] = {}
         self.aliases.update(roots)
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
@@ -787,6 +791,8 @@ class _Summariser:
                 return  # `self.client: Client`: a declaration, nothing is bound
             for t in targets:
                 self.assign(t, value, s)
+            if isinstance(s, ast.Assign) and len(targets) == 1:
+                self.bind_table(targets[0], value)
         elif isinstance(s, ast.Delete):
             for t in s.targets:
                 p = self.path(t) if not self.in_fresh_container(t) else None
@@ -820,7 +826,14 @@ class _Summariser:
             for name in names_in(s.iter):
                 if name.id in self.taint and isinstance(s.target, ast.Name):
                     self.taint[s.target.id] = set(self.taint[name.id])
-            self.block(s.body)
+            each = self.literal_paths(s.iter) if isinstance(s.target, ast.Name) else None
+            if each and isinstance(s.target, ast.Name):
+                # `for box in (self.inbox, self.sent): box.clear()`: the body runs on each of them
+                for path in each:
+                    self.aliases[s.target.id] = path
+                    self.block(s.body)
+            else:
+                self.block(s.body)
             self.block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             before = len(self.summary.writes)
@@ -932,6 +945,36 @@ class _Summariser:
                 self.expr(key, "state")
         else:
             self.expr(target, "other")
+
+    def literal_paths(self, seq: ast.expr) -> list[str] | None:
+        """The state paths a literal tuple or list of state spells (`(self.inbox, self.sent)`), or None."""
+        if not isinstance(seq, (ast.Tuple, ast.List)) or not 1 < len(seq.elts) <= MAX_LITERAL_LOOP:
+            return None
+        paths = [self.path(e) for e in seq.elts]
+        return [p for p in paths if p is not None] if all(p is not None for p in paths) else None
+
+    def bind_table(self, target: ast.expr, value: ast.expr | None) -> None:
+        """`table = {"wifi": (get_wifi, set_wifi), ...}` then `_, setter = table[name]` (or `fn =
+        table[name]`): the local names the functions the table holds at that place, so a call of it is
+        a call of each."""
+        if isinstance(target, ast.Name):
+            self.callables.pop(target.id, None)
+            if isinstance(value, ast.Dict) and value.values and all(
+                    isinstance(v, (ast.Name, ast.Attribute, ast.Tuple)) for v in value.values):
+                self.tables[target.id] = value
+                return
+            self.tables.pop(target.id, None)
+        if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                and value.value.id in self.tables):
+            return
+        rows = self.tables[value.value.id].values
+        if isinstance(target, ast.Name):
+            self.callables[target.id] = [v for v in rows if not isinstance(v, ast.Tuple)]
+        elif isinstance(target, ast.Tuple):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    self.callables[elt.id] = [v.elts[i] for v in rows
+                                              if isinstance(v, ast.Tuple) and i < len(v.elts)]
 
     def in_fresh_container(self, target: ast.expr) -> bool:
         """`hits[0] = x`, `hits.append(x)`: a slot of a new container of state's elements, not state."""
@@ -1059,6 +1102,12 @@ class _Summariser:
                 self.expr(a, ctx)
             return
         self.element_lambdas(args)
+        if isinstance(func, ast.Name) and self.callables.get(func.id):
+            candidates = self.callables.pop(func.id)  # out while followed: a table of tables is not
+            for candidate in candidates:
+                self.call(ast.copy_location(ast.Call(candidate, call.args, call.keywords), call), ctx)
+            self.callables[func.id] = candidates
+            return
         helper = self.index.resolve(call, self.cls, self.types)
         if helper is None and writes_files(call, self.fn):
             self.record(FILES, "write", call)  # `open(p, "w")`, `shutil.move(a, b)`: the world on disk
