@@ -366,3 +366,43 @@ def test_a_loop_over_a_tuple_of_state_and_a_setter_taken_from_a_dispatch_table_w
     """
     assert tools(source) == {"Phone.clear_all": True, "Phone.count_all": False, "Phone.device_settings": True,
                              "Phone.show_setting": False}
+
+
+def test_an_object_a_held_service_hands_out_writes_when_it_sends_and_not_when_filled_or_read() -> None:
+    source = """
+    class SendMessage(BaseTool):
+        def _run(self, body: str, to: str) -> str:
+            mailbox = self.account.mailbox()
+            message = mailbox.new_message()
+            message.body = body
+            message.to.add(to)
+            message.send()
+            return "sent"
+    class SendEvent(BaseTool):
+        def _run(self, subject: str) -> str:
+            calendar = self.account.schedule().get_default_calendar()
+            event = calendar.new_event()
+            event.subject = subject
+            event.save()
+            return "saved"
+    class SearchEmails(BaseTool):
+        def _run(self, query: str) -> str:
+            mailbox = self.account.mailbox()
+            found = mailbox.get_messages(query=mailbox.q().search(query))
+            out = []
+            for message in found:
+                out.append(message.subject)
+            return str(out)
+    class GetThread(BaseTool):
+        def _run(self, thread_id: str) -> str:
+            thread = self.api_resource.threads().get(id=thread_id).execute()
+            thread["messages"].append({"trimmed": True})
+            return str(thread)
+    class ReadFile(BaseTool):
+        def _run(self, name: str) -> str:
+            path = self.get_relative_path(name)
+            with path.open("r") as f:
+                return f.read()
+    """
+    assert tools(source) == {"SendMessage._run": True, "SendEvent._run": True, "SearchEmails._run": False,
+                             "GetThread._run": False, "ReadFile._run": False}

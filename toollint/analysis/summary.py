@@ -416,7 +416,11 @@ def _asks_without_writing(owner: str, func: ast.Attribute, call: ast.Call) -> bo
         return True
     if func.attr == "create" and isinstance(func.value, ast.Attribute) and func.value.attr in REQUEST_NOUNS:
         return True
-    return func.attr in NOUN_ACCESSORS and not call.args and not call.keywords
+    return _noun_accessor(func.attr, call)
+
+
+def _noun_accessor(name: str, call: ast.Call) -> bool:
+    return name in NOUN_ACCESSORS and not call.args and not call.keywords
 
 
 def _new_container(value: ast.expr | None) -> bool:
@@ -555,6 +559,8 @@ class _Summariser:
         # locals holding a new container of state's elements (`hits = [t for t in db.tx if ...]`,
         # `rest = db.tx[1:]`): changing an element changes state, changing the container does not
         self.fresh_containers: set[str] = set()
+        # locals holding an object a state-held service handed out (local -> the state it came from)
+        self.derived: dict[str, str] = {}
         # literal dispatch tables (`{"wifi": (get_wifi, set_wifi)}`) and the locals taken from them
         self.tables: dict[str, ast.Dict] = {}
         self.callables: dict[str, list[ast.expr]] = {}
@@ -921,6 +927,14 @@ class _Summariser:
                 self.fresh_containers.add(target.id)
             else:
                 self.fresh_containers.discard(target.id)
+            self.derived.pop(target.id, None)
+            if p is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+                    not is_write_verb(value.func.attr) or _noun_accessor(value.func.attr, value)):
+                # `mailbox = self.account.mailbox()`, `message = mailbox.new_message()`: an object of the
+                # service the state holds; what it sends or saves is written there
+                root = self.derived_root(value.func.value)
+                if root is not None:
+                    self.derived[target.id] = root
             taint = self.tainted_by(value) if value is not None else set()
             if isinstance(stmt, ast.AugAssign):
                 taint |= self.taint.get(target.id, set()) | ({target.id} & self.param_names)
@@ -945,6 +959,18 @@ class _Summariser:
                 self.expr(key, "state")
         else:
             self.expr(target, "other")
+
+    def derived_root(self, expr: ast.expr) -> str | None:
+        """The state (a named part of it, not a whole `self`) an access chain starts from, through calls
+        (`self.account.schedule()` -> `account`) and through locals holding an object such a chain handed
+        out (`schedule.get_default_calendar()`)."""
+        root = self.chain_state(expr)
+        if root is None:
+            base = expr
+            while isinstance(base, (ast.Attribute, ast.Subscript, ast.Call)):
+                base = base.func if isinstance(base, ast.Call) else base.value
+            root = self.derived.get(base.id) if isinstance(base, ast.Name) else None
+        return root or None
 
     def literal_paths(self, seq: ast.expr) -> list[str] | None:
         """The state paths a literal tuple or list of state spells (`(self.inbox, self.sent)`), or None."""
@@ -1131,6 +1157,9 @@ class _Summariser:
             through_calls = owner is None and is_write_verb(func.attr)
             if through_calls:
                 owner = self.chain_state(func.value)
+                if owner is None and isinstance(func.value, ast.Name) and func.attr not in MUTATORS \
+                        and func.attr not in HANDLE_LIFECYCLE:
+                    owner = self.derived.get(func.value.id)  # `message.send()`, `event.save()`
             unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None \
                 and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
                     func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args))) \
