@@ -39,15 +39,19 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts import sandbox as predicate_sandbox
-from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
-from toollint.contracts.model import Clause, Contract
+from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, load_contracts
+from toollint.contracts.model import Clause, Contract, LeftOut
 from toollint.dynamic import derived as derived_oracles
 from toollint.dynamic.checker import (
+    BUNDLED,
+    CONFIGURED,
     CONFORMS,
+    DERIVED,
     FLAKY,
     UNTESTABLE,
     VIOLATES,
     CheckOptions,
+    ClauseSet,
     ToolReport,
     check_group,
 )
@@ -184,33 +188,40 @@ def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Prof
         raise ConfigError(str(exc)) from None
 
 
-def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
+def witness_dir_of(settings: Settings, witness_dir: Path | None = None) -> Path:
+    """Where a run writes its witnesses: `witness_dir`, else `.toollint/witnesses` in the project."""
+    return Path(witness_dir) if witness_dir is not None else (
+        (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR)
+
+
+def run_confirm(sets: Sequence[Contract | ClauseSet], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                 deadline: float | None = None, profile: Profile | None = None,
                 linted: Sequence[str] = ()) -> ConfirmRun:
-    """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
+    """Check clause sets of every source (configured and bundled contracts, derived oracles: a bare
+    contract is a configured set), one warm host per adapter variant, and write a witness per violation.
     `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own;
     `linted`: the files the static pass read, from which a profile may derive adapter options.
+    Derived oracles of a tool no profile hosts and no `factory` builds are left out with a note.
     Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
     predicate_sandbox.new_run()  # slow clauses share one budget per run, beside the per-clause bound
-    # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
+    # The hooks serve the derived clause sets (tier derived): their round trips and guards.
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
                            derived=derived_oracles.Hooks())
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
+    wdir = witness_dir_of(settings, witness_dir)
     options.log_dir = wdir.parent / "logs"
-    groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
-    for c in contracts:
-        spec = worker_spec(c, conf, python, settings.project_root, profile, linted)
-        spec.max_memory = max_memory
-        key = json.dumps(spec.to_json(), sort_keys=True)
-        groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
+    hostless: list[str] = []
+    groups: dict[str, tuple[WorkerSpec, list[ClauseSet]]] = {}
+    for unit in map(ClauseSet.of, sets):
+        spec = worker_spec(unit.contract, conf, python, settings.project_root, profile, linted)
+        spec.max_memory = max_memory
+        if unit.settle is not None and spec.adapter == "toolkit" and not spec.options.get("factory"):
+            hostless.append(unit.contract.tool_name)
+            continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
+        groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(unit)
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
@@ -220,6 +231,11 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
         for row in report.violations:
             write_witness(report, row, wdir, taken)
             run.findings.append(_finding(report, row))
+    if hostless:
+        run.notes.append(
+            f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
+            "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)"
+        )
     return run
 
 
@@ -263,73 +279,20 @@ def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jo
 
 def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
     """Where `--confirm` writes the derived contracts: beside the witnesses."""
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
-    return wdir.parent / "derived"
+    return witness_dir_of(settings, witness_dir).parent / "derived"
 
 
-def run_derived(
-    tools: Sequence[derived_oracles.DerivedTool],
-    settings: Settings,
-    *,
-    python: str | None = None,
-    witness_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
-    deadline: float | None = None,
-    profile: Profile | None = None,
-    linted: Sequence[str] = (),
-    out_dir: Path | None = None,
-) -> ConfirmRun:
-    """Check flagged tools under derived oracles, one warm host per adapter variant (chosen as for a
-    contract: the tool's profile's adapter with its hints, the configuration, the linted files).
-    The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
-    conf = settings.confirm
-    request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
-    predicate_sandbox.new_run()
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
-    out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
-    run = ConfirmRun()
+def derived_checks(tools: Sequence[derived_oracles.DerivedTool], out_dir: Path
+                   ) -> list[derived_oracles.DerivedCheck]:
+    """One derived check per flagged tool, its contract to be written to `out_dir` (a tool whose name
+    another one took gets its module's name too)."""
     names: set[str] = set()
-    hostless: list[str] = []
-    groups: dict[str, tuple[WorkerSpec, list[derived_oracles.DerivedCheck]]] = {}
+    checks = []
     for tool in tools:
         stem = tool.qualname if tool.qualname not in names else f"{tool.module}.{tool.qualname}"
         names.add(stem)
-        check = derived_oracles.DerivedCheck(tool, out_dir / f"{stem}.yaml")
-        run.derived.append(check)
-        if not tool.has_oracles:
-            continue
-        spec = worker_spec(tool.skeleton(check.path), conf, python, settings.project_root, profile, linted)
-        spec.max_memory = max_memory
-        if spec.adapter == "toolkit" and not spec.options.get("factory"):
-            hostless.append(tool.name)
-            continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
-        groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(check)
-    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
-                           derived=derived_oracles.Hooks())
-    options.log_dir = wdir.parent / "logs"
-    jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    run.reports.extend(_in_parallel(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
-                                    list(groups.values()), jobs))
-    run.startup_s = list(options.startups)
-    taken: set[Path] = set()
-    for report in run.reports:
-        for row in report.violations:
-            write_witness(report, row, wdir, taken)
-            run.findings.append(_finding(report, row))
-    if hostless:
-        run.notes.append(
-            f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
-            "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)"
-        )
-    return run
+        checks.append(derived_oracles.DerivedCheck(tool, out_dir / f"{stem}.yaml"))
+    return checks
 
 
 def _finding(report: ToolReport, row: Any) -> Finding:
@@ -566,18 +529,20 @@ def draft_derived(
     written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
     if settings.benchmark:
         run_profile(settings)
-    tools = derived_oracles.derive_tools(list(findings))
+    checks = derived_checks(derived_oracles.derive_tools(list(findings)), out_dir)
     profile = run_profile(settings, linted) if not settings.confirm.adapter else None
-    run = run_derived(tools, settings, python=python, progress=progress, profile=profile, linted=linted,
-                      out_dir=out_dir)
+    run = run_confirm([c.clause_set() for c in checks if c.tool.has_oracles], settings, python=python,
+                      progress=progress, profile=profile, linted=linted)
+    run.derived.extend(checks)
     attach_derived(run)
     return run
 
 
 def attach_derived(run: ConfirmRun) -> None:
-    """Verdicts on the findings of the tools under derived oracles: from the clauses citing each, or
-    UNCHECKED with why none could be derived."""
-    by_contract = {str(r.contract.path): r for r in run.reports if r.contract is not None}
+    """Verdicts on the findings under derived oracles: from the clauses citing each, or UNCHECKED with
+    why none could be derived (after why the tool's contract did not test it, when it has one)."""
+    by_contract = {str(r.contract.path): r for r in run.reports
+                   if r.contract is not None and r.source == DERIVED}
     for check in run.derived:
         report = by_contract.get(str(check.path))
         if report is None and check.tool.has_oracles:
@@ -586,14 +551,57 @@ def attach_derived(run: ConfirmRun) -> None:
             why = check.why_unchecked(f)
             if report is not None and (why is None or report.error):
                 attach_verdict(f, report)  # a host that never started is said as such
-            else:
-                f.properties.update(
-                    verdict=UNCHECKED,
-                    verdict_scope="none",
-                    verdict_oracle="derived",
-                    clauses=[],
-                    verdict_detail=f"no derived oracle: {why or 'nothing to derive'}",
-                )
+                continue
+            before = f.properties.get("verdict_detail") if f.properties.get("verdict") == UNCHECKED else None
+            f.properties.update(
+                verdict=UNCHECKED,
+                verdict_scope="none",
+                verdict_oracle="derived",
+                clauses=[],
+                verdict_detail=(f"{before}; " if before else "")
+                + f"no derived oracle: {why or 'nothing to derive'}",
+            )
+
+
+LEFT_OUT = "LEFT_OUT"  # not tested: the finding's contract leaves its field or parameter out on purpose
+
+
+def contract_of(finding: Finding, contracts: Iterable[Contract]) -> Contract | None:
+    """The contract of the finding's tool (by name and source file), if any."""
+    name = str(finding.tool or "").rsplit(".", 1)[-1]
+    return next((c for c in contracts if name and c.tool_name == name and covers_file(c, finding.path)), None)
+
+
+def left_out_for(finding: Finding, contract: Contract | None) -> LeftOut | None:
+    """The contract's `left_out` entry for the field or parameter the finding names, if it has one."""
+    evidence = finding.evidence or Evidence()
+    for entry in contract.left_out if contract is not None else ():
+        if entry.arg is not None and entry.arg == evidence.parameter:
+            return entry
+        if entry.path is not None and evidence.state_path and path_tests(entry.path, evidence.state_path):
+            return entry
+    return None
+
+
+def attach_left_out(finding: Finding, contract: Contract, entry: LeftOut, source: str) -> None:
+    """Not tested, on purpose: the reason and the surface that allows it, as the contract says them."""
+    surface = entry.surface
+    cited = ":".join(str(x) for x in (surface.file or contract.source.file, surface.line) if x)
+    quote = (f" ({cited}: \"{surface.quote}\")" if surface.quote
+             else f" ({surface.note})" if surface.note else "")
+    finding.properties.update(
+        verdict=LEFT_OUT,
+        verdict_scope="left_out",
+        verdict_oracle="authored",
+        clauses=[],
+        verdict_reason="left_out",
+        verdict_detail=f"not tested: {source} contract {contract.path.name} leaves {entry.subject} out on "
+                       f"purpose: {entry.reason}{quote}",
+        left_out={"subject": entry.subject, "reason": entry.reason, "contract": str(contract.path),
+                  "surface": {k: v for k, v in (("tier", surface.tier), ("kind", surface.kind),
+                                                ("file", surface.file), ("line", surface.line),
+                                                ("quote", surface.quote), ("note", surface.note)) if v}},
+    )
 
 
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
@@ -649,55 +657,52 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             derive: bool = True) -> tuple[list[Finding], ConfirmRun]:
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`; `bundled=False`: no profile's
-    bundled contracts; `derive`: derived oracles for the flagged tools no contract covers."""
-    dirs: list[Path | str] = [*(bundled_library_dirs() if bundled else []), *settings.contract_dirs,
-                              *settings.confirm.contract_dirs, *contract_dirs]
+    bundled contracts; `derive`: derived oracles for the findings no contract clause tests.
+
+    One pipeline: every finding ends with the clauses of its tool's contract (configured or bundled)
+    that test it; else, when that contract leaves its field or parameter out on purpose (`left_out`),
+    LEFT_OUT with the reason; else with the derived oracle made from it (tier derived, counted apart),
+    checked in the same run; else UNCHECKED with why."""
+    library = bundled_library_dirs() if bundled else []
+    dirs: list[Path | str] = [*library, *settings.contract_dirs, *settings.confirm.contract_dirs,
+                              *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
     if settings.benchmark:  # a misspelt benchmark is an error whether or not a contract needs it
         run_profile(settings)
     contracts, errors = load_contracts(dirs)
+    bundled_files = {p.resolve() for p in contract_files(library)}
     chosen = select_contracts(contracts, findings, confirm_all, linted)
-    # Detection reads the linted files: only when some contract leaves the adapter to the run's profile.
-    needs_profile = not settings.confirm.adapter and any(
-        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
-    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
-    run = run_confirm(
-        chosen,
-        settings,
-        python=python,
-        witness_dir=witness_dir,
-        progress=progress,
-        profile=profile,
-        linted=linted or (),
-    )
-    by_tool = {r.tool: r for r in run.reports}
+    sets = [ClauseSet(c, BUNDLED if c.path.resolve() in bundled_files else CONFIGURED) for c in chosen]
+    uncovered: list[Finding] = []
+    left_out: list[tuple[Finding, Contract, LeftOut]] = []
     for f in findings:
-        report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
-        if report is None:
+        contract = contract_of(f, contracts)
+        if contract is not None and clauses_testing(f, contract)[0]:
             continue
-        attach_verdict(f, report)
-    if derive:
-        uncovered = [f for f in findings if derived_oracles.derivable(f) and not any(
-            c.tool_name == str(f.tool).rsplit(".", 1)[-1] and covers_file(c, f.path) for c in contracts)]
-        tools = derived_oracles.derive_tools(uncovered)
-        if tools:
-            if profile is None and not settings.confirm.adapter:
-                profile = run_profile(settings, linted)
-            try:
-                more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
-                                   profile=profile, linted=linted or ())
-            except ConfirmInterrupted as exc:  # the contracts' part finished: its witnesses are on disk
-                exc.witnesses = [
-                    str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")
-                ]
-                raise
-            attach_derived(more)
-            run.notes.extend(more.notes)
-            run.reports.extend(more.reports)
-            run.findings.extend(more.findings)
-            run.derived.extend(more.derived)
-            run.startup_s.extend(more.startup_s)
+        entry = left_out_for(f, contract)
+        if contract is not None and entry is not None:
+            left_out.append((f, contract, entry))
+        elif derive and derived_oracles.derivable(f):
+            uncovered.append(f)
+    checks = derived_checks(derived_oracles.derive_tools(uncovered), derived_dir(settings, witness_dir))
+    # Detection reads the linted files: only when some clause set leaves the adapter to the run's profile.
+    needs_profile = not settings.confirm.adapter and (bool(checks) or any(
+        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen))
+    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
+    sets += [c.clause_set() for c in checks if c.tool.has_oracles]
+    run = run_confirm(sets, settings, python=python, witness_dir=witness_dir, progress=progress,
+                      profile=profile, linted=linted or ())
+    run.derived.extend(checks)
+    authored = {r.tool: r for r in run.reports if r.source != DERIVED}
+    for f in findings:
+        report = authored.get((f.tool or "").rsplit(".", 1)[-1])
+        if report is not None:
+            attach_verdict(f, report)
+    for f, contract, entry in left_out:
+        attach_left_out(f, contract, entry, "the bundled" if contract.path.resolve() in bundled_files
+                        else "the configured")
+    attach_derived(run)
     out = list(run.findings)
     for e in errors:
         out.append(
