@@ -263,3 +263,19 @@ def test_a_malformed_left_out_entry_is_a_contract_error(
     out = capsys.readouterr()
     assert message in out.out + out.err, out.out + out.err
     assert "TL301" in out.out + out.err or "TL306" in out.out + out.err
+
+
+def test_a_left_out_surface_is_checked_against_the_cited_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The surface that allows leaving a field out is a citation like a clause's: its quote must be at
+    the cited line (TL304), so a reason cannot rest on a text the benchmark does not have."""
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + LEFT_OUT)
+    assert main(["contracts", "check", str(contract)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    contract.write_text(contract.read_text().replace('"Cancel an active reservation"', '"Refunds go to the card"'))
+    main(["contracts", "check", str(contract)])
+    out = capsys.readouterr().out
+    assert "TL304 [provenance-quote-mismatch] left_out users[*].balance: quote 'Refunds go to the card' not " \
+           "found at airline.py:56" in out, out

@@ -85,5 +85,6 @@ def verdict_note(finding: Finding) -> str:
         return ""
     witness = properties.get("witness")
     extra = show_path(witness) if witness else properties.get("verdict_detail")
-    tier = "derived " if properties.get("verdict_oracle") == "derived" else ""
+    # (An UNCHECKED says in its detail that no derived oracle could be made.)
+    tier = "derived " if properties.get("verdict_oracle") == "derived" and verdict != "UNCHECKED" else ""
     return f" [{tier}{verdict}{': ' + str(extra) if extra else ''}]"
