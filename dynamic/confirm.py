@@ -1,19 +1,20 @@
 """`--confirm` on the main path: turn static candidates into verdicts.
 
-`confirm_findings` picks the tools that have static findings and a contract (every benchmark
-profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
-`confirm_all`, checks them through the benchmark's host, attaches to each static finding the
-verdict of the clauses that test it (`clauses_testing`: `properties["verdict"]`, `["clauses"]`,
-`["witness"]`; CONFORMS is shown, never hidden; UNTESTABLE is never a pass; a finding no clause
-tests is UNCHECKED) and returns one TL2xx finding per confirmed (or flaky) violation, each with a
-witness file.
-
-A flagged tool no authored contract covers gets derived oracles (`toollint.dynamic.derived`): clauses
-of the tier `derived` made from its static findings, written as a contract file beside the
-witnesses (`.toollint/derived/`) and checked the same way, counted apart in every count
-(`ConfirmRun.counts(derived=...)`, the summary, each finding's `oracle` property). `bundled=False`
-(`--no-bundled-contracts`) leaves the profiles' bundled libraries out, so only configured contracts
-and derived oracles are used.
+One pipeline. `confirm_findings` picks the tools that have static findings and a contract (every
+benchmark profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
+`confirm_all`; each contract is a clause set tagged by its source (`ClauseSet`: configured, bundled).
+A finding no clause of its tool's contract tests (`clauses_testing`) gets, unless the contract leaves
+its field or parameter out on purpose (`left_out`: the finding ends LEFT_OUT with the contract's reason
+and cited surface), the derived oracles made from it (`toollint.dynamic.derived`): a clause set of the
+source `derived`, whose clauses are settled with the live host and written as a contract file beside
+the witnesses (`.toollint/derived/`). `run_confirm` checks every clause set, whatever its source, in one
+warm host per adapter variant (`check_group`) and makes one TL2xx finding (`_finding`) with a witness
+file per confirmed (or flaky) violation. Each static finding then carries the verdict of the clauses
+that test it (`properties["verdict"]`, `["clauses"]`, `["witness"]`, `["verdict_oracle"]`: authored or
+derived; CONFORMS is shown, never hidden; UNTESTABLE is never a pass; UNCHECKED, only when nothing could
+test it, says why). Derived rows are counted apart in every count (`ConfirmRun.counts(derived=...)`,
+the summary, each finding's `oracle` property). `bundled=False` (`--no-bundled-contracts`) leaves the
+profiles' bundled libraries out, so only configured contracts and derived oracles are used.
 
 Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
@@ -489,6 +490,8 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
     UNCHECKED."""
     verdict, witness, scope = verdict_for(finding, report)
     ids, _ = clauses_testing(finding, report.contract)
+    for stale in ("witness", "verdict_detail", "verdict_reason"):  # of an earlier verdict (an authored one)
+        finding.properties.pop(stale, None)
     finding.properties["verdict"] = verdict
     finding.properties["verdict_scope"] = scope
     finding.properties["verdict_oracle"] = "derived" if report.derived else "authored"
@@ -549,10 +552,13 @@ def attach_derived(run: ConfirmRun) -> None:
             continue  # never run (no host): the run's notes say so
         for f in check.tool.findings:
             why = check.why_unchecked(f)
+            # Why the derived tier decides: the tool's contract has no clause for the finding.
+            before = f.properties.get("verdict_detail") if f.properties.get("verdict") == UNCHECKED else None
             if report is not None and (why is None or report.error):
                 attach_verdict(f, report)  # a host that never started is said as such
+                if before:
+                    f.properties["derived_because"] = before
                 continue
-            before = f.properties.get("verdict_detail") if f.properties.get("verdict") == UNCHECKED else None
             f.properties.update(
                 verdict=UNCHECKED,
                 verdict_scope="none",

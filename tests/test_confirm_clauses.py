@@ -230,11 +230,13 @@ def test_a_field_the_contract_leaves_out_on_purpose_is_not_tested_and_says_why(
     balance = unpaired["users[*].balance"]
     assert (balance["verdict"], balance["verdict_reason"], balance["clauses"]) == ("LEFT_OUT", "left_out", [])
     assert balance["verdict_detail"] == (
-        "not tested: the configured contract cancel_reservation.yaml leaves users[*].balance out on purpose: "
-        'the fare goes back to the card days later, not to the balance (airline.py:56: "Cancel an active reservation")')
+        "not tested: the configured contract cancel_reservation.yaml leaves users[*].balance out on "
+        "purpose: the fare goes back to the card days later, not to the balance "
+        '(airline.py:56: "Cancel an active reservation")')
     assert balance["left_out"]["surface"]["quote"] == "Cancel an active reservation"
     assert unpaired["flights[*].available_seats"]["verdict"] == "VIOLATES"
-    assert [f["properties"]["clause"] for f in findings if f["code"].startswith("TL2")] == ["eff.seats_released"]
+    confirmed = [f["properties"]["clause"] for f in findings if f["code"].startswith("TL2")]
+    assert confirmed == ["eff.seats_released"]
     main(["check", "--confirm", "airline.py"])
     line = next(x for x in capsys.readouterr().out.splitlines() if "users[*].balance" in x)
     assert line.endswith("[LEFT_OUT: " + balance["verdict_detail"] + "]")
@@ -243,7 +245,8 @@ def test_a_field_the_contract_leaves_out_on_purpose_is_not_tested_and_says_why(
 @pytest.mark.parametrize(("entry", "message"), [
     ("  - {reason: r, surface: {tier: agent-visible, kind: docstring, line: 56, quote: q}}",
      "left_out entry must name one field ('path') or one parameter ('arg'), not neither"),
-    ("  - {path: 'users[*].balance', arg: seats, reason: r, surface: {tier: author-specified, inferred: true}}",
+    (("  - {path: 'users[*].balance', arg: seats, reason: r,\n"
+      "     surface: {tier: author-specified, inferred: true}}"),
      "left_out 'users[*].balance' must name one field ('path') or one parameter ('arg'), not both"),
     ("  - {path: 'users[*].balance', reason: r, surface: {tier: agent-visible, kind: docstring}}",
      "agent-visible provenance of left_out 'users[*].balance''s surface needs 'line', 'quote'"),
@@ -274,8 +277,9 @@ def test_a_left_out_surface_is_checked_against_the_cited_line(
     contract.write_text(contract.read_text() + LEFT_OUT)
     assert main(["contracts", "check", str(contract)]) == 0, capsys.readouterr().out
     capsys.readouterr()
-    contract.write_text(contract.read_text().replace('"Cancel an active reservation"', '"Refunds go to the card"'))
+    text = contract.read_text()
+    contract.write_text(text.replace('"Cancel an active reservation"', '"Refunds go to the card"'))
     main(["contracts", "check", str(contract)])
     out = capsys.readouterr().out
-    assert "TL304 [provenance-quote-mismatch] left_out users[*].balance: quote 'Refunds go to the card' not " \
-           "found at airline.py:56" in out, out
+    assert ("TL304 [provenance-quote-mismatch] left_out users[*].balance: quote 'Refunds go to the card' "
+            "not found at airline.py:56") in out, out
