@@ -68,12 +68,11 @@ from toollint.dynamic.checker import (
     ProbeRun,
     Scorer,
     ToolReport,
-    check_group,
     run_probe,
 )
 from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
+from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent
 
 from toollint.analysis import StatePath
 from toollint.evidence import Evidence
@@ -1368,12 +1367,6 @@ def _coherence(args: dict[str, Any], together: dict[str, set[int]]) -> int:
     return sum(1 for a, b in itertools.combinations(values, 2) if together[a] & together[b])
 
 
-def check_derived_group(checks: Sequence[DerivedCheck], spec: WorkerSpec, options: CheckOptions
-                        ) -> list[ToolReport]:
-    """The derived contracts that share one host, checked as every clause set is (`check_group`)."""
-    return check_group([c.clause_set() for c in checks], spec, options)
-
-
 def settle(check: DerivedCheck, report: ToolReport, session: HostSession, options: CheckOptions) -> None:
     """Resolve a derived contract with the live host (its state paths, its guards' bindings), write and
     load it, and put it on `report` to be checked like any contract, the round trips and extra
@@ -1421,7 +1414,6 @@ __all__ = [
     "DerivedCheck",
     "DerivedTool",
     "Hooks",
-    "check_derived_group",
     "clauses_testing",
     "derive_tools",
     "locate",
