@@ -466,6 +466,11 @@ def check_contract(
                                     f"{clause.id}: 'args.{name}' is not a parameter of {contract.tool_name} "
                                     f"(parameters: {', '.join(params) or 'none'})", clause.predicate_col or 1,
                                     clause=clause.id)
+        for entry in contract.left_out:
+            if entry.arg is not None and entry.arg not in params:
+                yield ContractError("TL308", shown, entry.line,
+                                    f"left_out: 'args.{entry.arg}' is not a parameter of "
+                                    f"{contract.tool_name} (parameters: {', '.join(params) or 'none'})")
     schema = _state_schema(contract, state_schemas or {})
     if isinstance(schema, ContractError):
         yield schema
@@ -478,6 +483,10 @@ def check_contract(
                     yield ContractError("TL308", shown, clause.predicate_line or clause.line,
                                         f"{clause.id}: state path {path!r} is not in the state schema",
                                         clause.predicate_col or 1, clause=clause.id)
+        for entry in contract.left_out:
+            if entry.path is not None and not schema_has_path(schema, entry.path):
+                yield ContractError("TL308", shown, entry.line,
+                                    f"left_out: state path {entry.path!r} is not in the state schema")
 
 
 def _state_schema(

@@ -283,3 +283,35 @@ def test_a_left_out_surface_is_checked_against_the_cited_line(
     out = capsys.readouterr().out
     assert ("TL304 [provenance-quote-mismatch] left_out users[*].balance: quote 'Refunds go to the card' "
             "not found at airline.py:56") in out, out
+
+
+def test_a_left_out_parameter_the_tool_does_not_have_is_named(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + "left_out:\n  - {arg: refund_to, reason: r, surface: {tier: "
+                        "agent-visible, kind: docstring, line: 56, quote: Cancel an active reservation}}\n")
+    main(["contracts", "check", str(contract)])
+    out = capsys.readouterr().out
+    assert ("TL308 [unknown-state-path] left_out: 'args.refund_to' is not a parameter of cancel_reservation "
+            "(parameters: reservation_id)") in out, out
+
+
+def test_a_left_out_entry_matches_the_parameter_or_the_field_a_finding_names() -> None:
+    """By parameter (TL103/TL104) or by state path (TL105, with or without the state root on either side,
+    as clauses are matched); a finding about something else keeps its own end."""
+    from toollint.contracts.model import Contract, LeftOut, Provenance, Source
+    from toollint.dynamic.confirm import left_out_for
+
+    surface = Provenance("agent-visible", line=3, quote="q", kind="docstring")
+    contract = Contract("bank:Bank.update", "b", Source("bank.py"), (), Path("c.yaml"), left_out=(
+        LeftOut("logged only", surface, arg="note"),
+        LeftOut("deferred", surface, path="agent_db.users[*].cards")))
+    by_param = left_out_for(_finding("TL103", param="note"), contract)
+    by_path = left_out_for(_finding("TL105", field="db.users[*].cards"), contract)
+    assert by_param is not None and by_param.reason == "logged only"
+    assert by_path is not None and by_path.reason == "deferred"
+    assert left_out_for(_finding("TL105", field="users[*].cards"), contract) is not None
+    assert left_out_for(_finding("TL104", param="amount"), contract) is None
+    assert left_out_for(_finding("TL105", field="db.users[*].balance"), contract) is None
+    assert left_out_for(_finding("TL103", param="note"), None) is None
