@@ -241,22 +241,16 @@ def run_confirm(sets: Sequence[Contract | ClauseSet], settings: Settings, *, pyt
 
 
 class ConfirmInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `--confirm`: its hosts were stopped. `witnesses`: the ones written before (by a
-    part of the run that had finished), each whole; nothing else was written."""
+    """Ctrl-C during `--confirm`: its hosts were stopped. Witnesses are written once every host has
+    finished, so none was written (none half)."""
 
-    def __init__(self, hosts: int, witnesses: Sequence[str] = ()) -> None:
+    def __init__(self, hosts: int) -> None:
         super().__init__()
         self.hosts = hosts
-        self.witnesses = list(witnesses)
 
     def summary(self) -> str:
-        kept = (
-            f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
-            f"(in {Path(self.witnesses[0]).parent})"
-            if self.witnesses
-            else "; no witness was written"
-        )
-        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written{kept}")
+        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written; "
+                "no witness was written")
 
 
 def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jobs: int) -> list[ToolReport]:
