@@ -243,14 +243,18 @@ def test_cli_witness_replays_and_stops_once_the_grader_is_fixed(minibench: None,
     assert cli.main(["replay", str(recipient)]) == 2
 
 
+PY = ["--python", sys.executable]
+
+
 @pytest.mark.parametrize(("args", "said"), [
-    (["/nonexistent/tree"], "not a directory"),
-    ([str(BENCH), "--only", "nothing"], "--only 'nothing'"),
-    ([str(BENCH), "--benchmark", "nosuchbench"], "nosuchbench"),
+    (["/nonexistent/tree", *PY], "not a directory"),
+    ([str(BENCH), *PY, "--only", "nothing"], "--only 'nothing'"),
+    ([str(BENCH), *PY, "--benchmark", "nosuchbench"], "nosuchbench"),
+    ([str(BENCH), "--python", "/nonexistent/python"], "no such interpreter"),
 ])
 def test_cli_bad_input_is_one_line(minibench: None, args: list[str], said: str,
                                    capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["audit-graders", *args, "--python", sys.executable]) == 2
+    assert cli.main(["audit-graders", *args]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
 

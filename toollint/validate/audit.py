@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if exc.code in (0, None) else 2
     try:
         return _run(args)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # bad input; an interpreter that cannot answer (GatewayError)
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
 
