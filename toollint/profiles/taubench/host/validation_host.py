@@ -1,0 +1,159 @@
+"""Host-side helpers of the tau-bench validation driver: run inside tau-bench's interpreter through the
+host gateway (`toollint.dynamic.protocol.evaluate_in`), stdlib + tau-bench only.
+
+Everything goes through tau-bench's own code, as its runner does (`tau_bench/run.py`):
+
+- an environment is `tau_bench.envs.get_env(domain, ..., task_split=split)`, built with the `human`
+  user strategy, which constructs no model client; its user is then replaced by `_SilentUser`, a
+  stand-in that answers every message with an empty string (no network, no stdin). Nothing the reward
+  reads comes from the user: `Env.calculate_reward` reads the database, the task's gold actions and
+  outputs, and the agent's `respond` actions;
+- a path starts from `Env.reset(task_index)` (the task's fresh database), each call is
+  `Env.step(Action(name, kwargs))`; a call of a terminate tool (`transfer_to_human_agents`) ends the
+  episode there with the reward `step` computed, as the runner would; otherwise the episode ends as when
+  the user stops, with `Env.calculate_reward()`;
+- a do-nothing agent is the empty path: `calculate_reward()` on the untouched database.
+
+`setup(src)` must come first: it puts the tau-bench checkout first on `sys.path`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from typing import Any
+
+_STATE: dict[str, Any] = {}
+
+
+def setup(src: str) -> dict[str, Any]:
+    """Import tau-bench from the checkout at `src`; the interpreter serves that tree from then on."""
+    if "src" in _STATE:
+        if _STATE["src"] != src:
+            raise ValueError(f"this interpreter already runs tau-bench from {_STATE['src']}, not {src}")
+        return {"tau_bench": _STATE["tau_bench"]}
+    sys.dont_write_bytecode = True  # never write into the audited tree
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm, imported by the user module
+    sys.path.insert(0, src)
+    import tau_bench
+
+    if not os.path.abspath(tau_bench.__file__).startswith(os.path.abspath(src)):
+        raise ValueError(f"tau_bench was imported from {tau_bench.__file__}, not from {src}")
+    _STATE.update(src=src, tau_bench=tau_bench.__file__)
+    return {"tau_bench": tau_bench.__file__}
+
+
+class _SilentUser:
+    """The user simulator's interface (`BaseUserSimulationEnv`) with no model behind it."""
+
+    def reset(self, instruction: str | None = None) -> str:
+        return ""
+
+    def step(self, content: str) -> str:
+        return ""
+
+    def get_total_cost(self) -> float:
+        return 0.0
+
+
+def _split(variant: str) -> tuple[str, str]:
+    domain, _, split = variant.partition("/")
+    return domain, split or "test"
+
+
+def _env(variant: str) -> Any:
+    cache = _STATE.setdefault("envs", {})
+    if variant not in cache:
+        from tau_bench.envs import get_env
+
+        domain, split = _split(variant)
+        env = get_env(domain, user_strategy="human", user_model="none", task_split=split, task_index=0)
+        env.user = _SilentUser()
+        cache[variant] = env
+    return cache[variant]
+
+
+def tasks(variant: str) -> list[dict[str, Any]]:
+    """Every task of the variant (`airline`, `retail`, `retail/train`, ...) with its gold actions and the
+    outputs its reward looks for in the agent's answers, in file order (the task id is the index)."""
+    env = _env(variant)
+    return [
+        {
+            "task": str(i),
+            "calls": [{"function": a.name, "args": dict(a.kwargs)} for a in task.actions],
+            "outputs": list(task.outputs),
+        }
+        for i, task in enumerate(env.tasks)
+    ]
+
+
+def registered_tools(variants: list[str]) -> dict[str, list[str]]:
+    """variant -> the tool names its environment offers an agent (`Env.tools_map`)."""
+    return {v: sorted(_env(v).tools_map) for v in variants}
+
+
+def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item's (`{"task", "calls"}`) path run through `Env.step` and graded by `Env.calculate_reward`:
+    `{"task", "reward", "verdict", "errors", "ended_by", "elapsed_s"}` (`reward` None for an unknown task).
+    A call of `respond` (`{"content": ...}`) is the agent's message to the user."""
+    from tau_bench.types import Action
+
+    env = _env(variant)
+    out: list[dict[str, Any]] = []
+    for item in items:
+        started = time.perf_counter()
+        index = _index(item.get("task"), len(env.tasks))
+        if index is None:
+            out.append({"task": item.get("task"), "reward": None, "verdict": None,
+                        "errors": [f"no task {item.get('task')!r} in {variant}"], "ended_by": None})
+            continue
+        env.reset(task_index=index)
+        errors: list[str] = []
+        result = None
+        ended_by = "user stop"
+        for i, call in enumerate(item.get("calls") or []):
+            response = env.step(Action(name=str(call["function"]), kwargs=dict(call.get("args") or {})))
+            if isinstance(response.observation, str) and response.observation.startswith(
+                ("Error:", "Unknown action")
+            ):
+                errors.append(f"{i}: {call['function']}: {response.observation[:200]}")
+            if response.done:
+                result = response.info.reward_info
+                ended_by = str(call["function"])
+                break
+        if result is None:
+            result = env.calculate_reward()
+        out.append({"task": str(index), "reward": result.reward, "verdict": result.reward >= 1.0,
+                    "errors": errors, "ended_by": ended_by,
+                    "elapsed_s": round(time.perf_counter() - started, 4)})
+    return out
+
+
+def gold_effects(variant: str, indices: list[int]) -> list[dict[str, Any]]:
+    """For tests: whether each task's gold actions change the database, found by calling the tools'
+    own `invoke` on a fresh database and comparing its JSON before and after (not by the reward code)."""
+    env = _env(variant)
+    out = []
+    for index in indices:
+        task = env.tasks[index]
+        data = env.data_load_func()
+        before = json.dumps(data, sort_keys=True)
+        for action in task.actions:
+            tool = env.tools_map.get(action.name)
+            if tool is not None:
+                with contextlib.suppress(Exception):  # a failing gold call is replayed as step would
+                    tool.invoke(data=data, **action.kwargs)
+        out.append({"task": str(index), "writes": json.dumps(data, sort_keys=True) != before,
+                    "outputs": list(task.outputs)})
+    return out
+
+
+def _index(task: Any, count: int) -> int | None:
+    try:
+        index = int(str(task))
+    except ValueError:
+        return None
+    return index if 0 <= index < count else None
