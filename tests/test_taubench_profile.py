@@ -1,0 +1,147 @@
+"""The tau-bench profile (the original tau-bench, pinned extract in shared/corpus): its task enumerator
+(read as syntax) and its driver, whose ground truth and grading run tau-bench's own code in a venv of
+its own (`taubench_python`; the checkout on its path, never installed)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from toollint.dynamic.protocol import SERVICES
+
+from toollint.profiles import get_profile
+from toollint.profiles.api import Task
+from toollint.profiles.taubench.validation import HOST_HELPERS, TaubenchDriver
+
+PROFILE = get_profile("taubench")
+AIRLINE_CANCEL = "tau_bench.envs.airline.tools.cancel_reservation:CancelReservation.invoke"
+SAMPLE = [str(i) for i in range(10, 15)]  # five airline tasks: some write, some do not
+
+
+def _split_file(checkout: Path, domain: str) -> str:
+    return (checkout / "tau_bench" / "envs" / domain / "tasks_test.py").read_text(encoding="utf-8")
+
+
+def test_the_profile_has_a_task_enumerator_and_a_driver_and_no_adapter() -> None:
+    assert PROFILE.part_names() == ["tasks", "validation"]
+    assert PROFILE.adapter_file is None and PROFILE.package == "tau_bench"
+
+
+def test_every_test_split_task_is_listed_with_the_reward_that_grades_it(taubench_checkout: Path) -> None:
+    found = PROFILE.task_enumerator()(taubench_checkout)
+    assert found.problems == []
+    by_suite: dict[str, list[Task]] = {}
+    for task in found.tasks:
+        by_suite.setdefault(task.suite, []).append(task)
+    for domain in ("airline", "retail"):
+        text = _split_file(taubench_checkout, domain)
+        tasks = by_suite[domain]
+        # counted independently: one `Task(` per entry, and the entries whose `outputs` list is not empty
+        assert len(tasks) == text.count("    Task(\n")
+        assert [t.id for t in tasks] == [f"{domain}/{i}" for i in range(len(tasks))]
+        assert all([g.qualname for g in t.graders] == ["Env.calculate_reward"] for t in tasks)
+        whole = [s for t in tasks for s in t.sites if s.kind == "whole_state"]
+        assert len(whole) == len(tasks) and {(s.path, s.how) for s in whole} == {("data", "hash")}
+        answers = [t for t in tasks if any(s.kind == "record" for s in t.sites)]
+        assert len(answers) == len(re.findall(r"outputs=\[\s*\"", text))
+        assert all(AIRLINE_CANCEL in (t.tools or ()) for t in tasks) == (domain == "airline")
+    assert len(by_suite["airline"]) == 50 and len(by_suite["retail"]) == 115
+    line = by_suite["airline"][0].line
+    assert _split_file(taubench_checkout, "airline").splitlines()[line - 1].strip() == "Task("
+
+
+def test_another_split_is_its_own_variant(taubench_checkout: Path) -> None:
+    found = PROFILE.task_enumerator()(taubench_checkout / "tau_bench", variants=["retail/dev"])
+    assert found.tasks and {t.suite for t in found.tasks} == {"retail/dev"}
+    assert found.tasks[0].id == "retail/dev/0"
+
+
+@pytest.mark.parametrize(
+    ("where", "variants", "version", "message"),
+    [
+        ("empty", (), None, "not a tau-bench checkout"),
+        ("checkout", ("hotel",), None, "unknown tau-bench domain 'hotel' (domains: airline, retail)"),
+        ("checkout", ("airline/train",), None, "unknown tau-bench split 'train' of airline (splits: test)"),
+        ("checkout", (), "9.9", "--version 9.9: the checkout at"),
+    ],
+)
+def test_bad_input_is_one_line(taubench_checkout: Path, tmp_path: Path, where: str, variants: tuple[str, ...],
+                               version: str | None, message: str) -> None:
+    root = tmp_path if where == "empty" else taubench_checkout
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        PROFILE.task_enumerator()(root, version=version, variants=variants)
+    assert "\n" not in str(info.value)
+    assert TaubenchDriver(PROFILE, SERVICES).check_package(tmp_path) is not None
+
+
+def test_trace_puts_every_airline_task_at_risk_through_the_database_hash(
+    taubench_checkout: Path, tmp_path: Path
+) -> None:
+    # the documented command (docs/trace.md): a defect of an airline tool, traced over tau-bench's tasks
+    proc = subprocess.run(
+        [sys.executable, "-m", "toollint", "trace", "--taubench", str(taubench_checkout), "--tool",
+         AIRLINE_CANCEL, "--field", "data.reservations[*].status", "--ledger", str(tmp_path / "ledger")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "50 of 50 tasks exposed (0 exact_field, 50 whole_state_hash" in proc.stdout
+    assert "115 task(s) of environments without the tool not in scope" in proc.stdout
+    # calculate_reward -> step -> calculate_reward is a real cycle: said once, not once per task
+    assert proc.stderr.count("calls helpers in a cycle") == 1
+    rows = (tmp_path / "ledger.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 51 and "tau_bench/envs/base.py:125,whole_state_hash,high" in rows[1]
+
+
+# --- the driver, in tau-bench's own interpreter ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def driver(taubench_checkout: Path) -> TaubenchDriver:
+    return TaubenchDriver(PROFILE, SERVICES).for_package(taubench_checkout)
+
+
+def test_a_null_run_passes_exactly_the_tasks_whose_gold_run_writes_nothing_and_needs_no_answer(
+    driver: TaubenchDriver, taubench_python: Path
+) -> None:
+    python = str(taubench_python)
+    with driver.interpreter(python) as worker:
+        gold = {g["task"]: g for g in worker.evaluate("tasks(variant)", module=HOST_HELPERS,
+                                                      names={"variant": "airline"})}
+        effects = worker.evaluate("gold_effects(variant, indices)", module=HOST_HELPERS,
+                                  names={"variant": "airline", "indices": [int(t) for t in SAMPLE]})
+        null = driver.grade_in(worker, "airline", [{"task": t, "calls": []} for t in SAMPLE])
+        replayed = driver.grade_in(worker, "airline",
+                                   [{"task": t, "calls": gold[t]["calls"]} for t in SAMPLE])
+    expected = {e["task"]: not e["writes"] and not e["outputs"] for e in effects}
+    assert {r["task"]: r["verdict"] for r in null} == expected
+    assert set(expected.values()) == {True, False}  # the sample holds both kinds
+    # the positive control: the gold run itself passes, with no call failing
+    assert all(r["verdict"] and not r["errors"] for r in replayed), replayed
+    assert len(gold) == 50 and all(set(g) == {"task", "calls", "outputs"} for g in gold.values())
+
+
+def test_the_driver_grades_a_wrong_run_wrong_and_names_a_task_it_does_not_know(
+    driver: TaubenchDriver, taubench_python: Path
+) -> None:
+    # airline task 1's gold run, as its task file writes it, and the same call of a reservation that is not
+    cancel = {"function": "cancel_reservation", "args": {"reservation_id": "Z7GOZK"}}
+    wrong = {"function": "cancel_reservation", "args": {"reservation_id": "NO_SUCH"}}
+    answers = driver.grade(str(taubench_python), "airline",
+                           [{"task": "1", "calls": [wrong]}, {"task": "1", "calls": [cancel]},
+                            {"task": "500", "calls": []}])
+    assert [a["verdict"] for a in answers] == [False, True, None]
+    assert answers[0]["errors"] and "Error" in answers[0]["errors"][0]
+    assert answers[2]["errors"] == ["no task '500' in airline"]
+
+
+def test_what_does_not_apply_says_so_in_one_line(driver: TaubenchDriver, taubench_checkout: Path) -> None:
+    with pytest.raises(ValueError, match="no host adapter"):
+        driver.worker_spec(sys.executable, "airline")
+    with pytest.raises(ValueError, match="not an overlay"):
+        driver.grade(sys.executable, "airline", [], pythonpath=taubench_checkout)
+    assert driver.subjects(taubench_checkout) == []
+    with pytest.raises(ValueError, match="needs its checkout first"):
+        TaubenchDriver(PROFILE, SERVICES).ground_truth(sys.executable, "airline")
