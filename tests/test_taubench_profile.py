@@ -145,3 +145,13 @@ def test_what_does_not_apply_says_so_in_one_line(driver: TaubenchDriver, taubenc
     assert driver.subjects(taubench_checkout) == []
     with pytest.raises(ValueError, match="needs its checkout first"):
         TaubenchDriver(PROFILE, SERVICES).ground_truth(sys.executable, "airline")
+
+
+def test_validate_says_the_profile_has_nothing_to_mutate(taubench_checkout: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "toollint.validate", "--benchmark", "taubench",
+         "--package", str(taubench_checkout)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("no tool module to mutate (its profile hosts none yet)")
