@@ -14,12 +14,15 @@ Everything goes through tau-bench's own code, as its runner does (`tau_bench/run
   the user stops, with `Env.calculate_reward()`;
 - a do-nothing agent is the empty path: `calculate_reward()` on the untouched database.
 
-`setup(src)` must come first: it puts the tau-bench checkout first on `sys.path`.
+`setup(src)` must come first: it puts the tau-bench checkout first on `sys.path`. tau-bench's modules
+are imported by name (`_tau_bench`) once it is there: nothing of it is installed where toollint is
+type-checked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -38,12 +41,16 @@ def setup(src: str) -> dict[str, Any]:
     sys.dont_write_bytecode = True  # never write into the audited tree
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm, imported by the user module
     sys.path.insert(0, src)
-    import tau_bench
-
+    tau_bench = _tau_bench("")
     if not os.path.abspath(tau_bench.__file__).startswith(os.path.abspath(src)):
         raise ValueError(f"tau_bench was imported from {tau_bench.__file__}, not from {src}")
     _STATE.update(src=src, tau_bench=tau_bench.__file__)
     return {"tau_bench": tau_bench.__file__}
+
+
+def _tau_bench(module: str) -> Any:
+    """`tau_bench.<module>` (the package itself for "")."""
+    return importlib.import_module("tau_bench" + (f".{module}" if module else ""))
 
 
 class _SilentUser:
@@ -67,10 +74,9 @@ def _split(variant: str) -> tuple[str, str]:
 def _env(variant: str) -> Any:
     cache = _STATE.setdefault("envs", {})
     if variant not in cache:
-        from tau_bench.envs import get_env
-
         domain, split = _split(variant)
-        env = get_env(domain, user_strategy="human", user_model="none", task_split=split, task_index=0)
+        env = _tau_bench("envs").get_env(domain, user_strategy="human", user_model="none",
+                                         task_split=split, task_index=0)
         env.user = _SilentUser()
         cache[variant] = env
     return cache[variant]
@@ -99,8 +105,7 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each item's (`{"task", "calls"}`) path run through `Env.step` and graded by `Env.calculate_reward`:
     `{"task", "reward", "verdict", "errors", "ended_by", "elapsed_s"}` (`reward` None for an unknown task).
     A call of `respond` (`{"content": ...}`) is the agent's message to the user."""
-    from tau_bench.types import Action
-
+    action = _tau_bench("types").Action
     env = _env(variant)
     out: list[dict[str, Any]] = []
     for item in items:
@@ -115,7 +120,7 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         result = None
         ended_by = "user stop"
         for i, call in enumerate(item.get("calls") or []):
-            response = env.step(Action(name=str(call["function"]), kwargs=dict(call.get("args") or {})))
+            response = env.step(action(name=str(call["function"]), kwargs=dict(call.get("args") or {})))
             if isinstance(response.observation, str) and response.observation.startswith(
                 ("Error:", "Unknown action")
             ):
