@@ -120,7 +120,43 @@ def test_a_null_run_passes_exactly_the_tasks_whose_gold_run_writes_nothing_and_n
     assert set(expected.values()) == {True, False}  # the sample holds both kinds
     # the positive control: the gold run itself passes, with no call failing
     assert all(r["verdict"] and not r["errors"] for r in replayed), replayed
-    assert len(gold) == 50 and all(set(g) == {"task", "calls", "outputs"} for g in gold.values())
+    assert len(gold) == 50
+    keys = {"task", "calls", "outputs", "instruction", "source", "grader"}
+    assert all(keys <= set(g) for g in gold.values())
+
+
+def test_the_grader_audits_keys_final_answer_and_state_digests(
+    driver: TaubenchDriver, taubench_python: Path, taubench_checkout: Path
+) -> None:
+    # airline task 2: five flight updates, and an output ("23553") the reward looks for in the answers
+    python = str(taubench_python)
+    with driver.interpreter(python) as worker:
+        rows = worker.evaluate("tasks(variant)", module=HOST_HELPERS, names={"variant": "airline"})
+        (row,) = [g for g in rows if g["task"] == "2"]
+        calls = row["calls"]
+        runs = driver.grade_in(worker, "airline", [
+            {"task": "2", "calls": calls, "final": "gold", "trace": True},
+            {"task": "2", "calls": calls, "trace": "final"},  # no final answer: the output is missing
+            {"task": "2", "calls": [], "final": "gold", "trace": True},
+            {"task": "2", "calls": calls[:1], "final": "gold", "trace": "final"},
+        ])
+    gold, silent, null, first = runs
+    assert row["outputs"] == ["23553"] and {c["function"] for c in calls} == {"update_reservation_flights"}
+    assert gold["verdict"] is True and silent["verdict"] is False and null["verdict"] is False
+    assert gold["changed"] == [True] * len(calls)
+    assert gold["start_digest"] != gold["digest"] == silent["digest"]
+    assert null["changed"] == [] and null["start_digest"] == null["digest"]
+    assert first["verdict"] is False and first["digest"] not in (gold["digest"], null["digest"])
+    # where the task is written and what grades it: the task file's `Task(` line, Env.calculate_reward
+    source, grader = row["source"], row["grader"]
+    lines = Path(source["file"]).read_text(encoding="utf-8").splitlines()
+    assert Path(source["file"]).name == "tasks_test.py" and lines[source["line"] - 1].strip() == "Task("
+    static = PROFILE.task_enumerator()(taubench_checkout, variants=["airline"])
+    assert source["line"] == next(t.line for t in static.tasks if t.id == "airline/2")
+    assert grader["name"] == "Env.calculate_reward" and Path(grader["file"]).name == "base.py"
+    base = (taubench_checkout / "tau_bench" / "envs" / "base.py").read_text(encoding="utf-8").splitlines()
+    assert base[grader["line"] - 1].strip().startswith("def calculate_reward(")
+    assert driver.audit_variants() == ["airline", "retail"]
 
 
 def test_the_driver_grades_a_wrong_run_wrong_and_names_a_task_it_does_not_know(

@@ -1,10 +1,14 @@
 """tau-bench's driver (`toollint.profiles.api.BenchmarkDriver`): ground truth and grading by the
 benchmark's own reward code, for the grader audit and the validation harness.
 
-- `ground_truth(python, variant)`: each task's gold actions (`Task.actions`) and the outputs its reward
-  looks for (`Task.outputs`), asked of tau-bench itself (`host/validation_host.py`);
+- `ground_truth(python, variant)`: each task's gold actions (`Task.actions`), the outputs its reward
+  looks for (`Task.outputs`), its instruction, where it is written and what grades it, asked of
+  tau-bench itself (`host/validation_host.py`);
 - `grade(python, variant, items)`: each item's calls run through `Env.step` from the task's fresh
-  database and graded by `Env.calculate_reward`; `{"task", "calls": []}` is a do-nothing agent.
+  database and graded by `Env.calculate_reward`; `{"task", "calls": []}` is a do-nothing agent. The
+  grader audit's item keys (`final`, `trace`) are honoured (`validation_host.grade`);
+- `audit_variants()`, `state_sample(python, variant)`: what the grader audit covers (each domain's
+  test split) and the database its tasks start from.
 
 A variant is a domain (`airline`, `retail`: the test split) or `domain/split` (`retail/train`).
 
@@ -104,7 +108,8 @@ class TaubenchDriver:
         return frozenset(t for names in found.values() for t in names)
 
     def ground_truth(self, python: str, variant: str) -> list[dict[str, Any]]:
-        """`{"task", "calls": [{"function", "args"}], "outputs": [...]}` per task, in file order."""
+        """`{"task", "calls": [{"function", "args"}], "outputs", "instruction", "source", "grader"}` per
+        task, in file order."""
         with self._helper(python) as worker:
             return list(worker.evaluate("tasks(variant)", module=HOST_HELPERS, names={"variant": variant},
                                         failure=f"could not read tau-bench's {variant} tasks"))
@@ -123,8 +128,20 @@ class TaubenchDriver:
         """`grade` in an interpreter already set up by `interpreter()` (several variants, one import)."""
         return list(worker.evaluate(
             "grade(variant, items)", module=HOST_HELPERS,
-            names={"variant": variant, "items": [{"task": i["task"], "calls": i["calls"]} for i in items]},
+            names={"variant": variant, "items": [dict(i) for i in items]},
             failure=f"grading {len(items)} tau-bench {variant} task(s)"))
+
+    # -- the grader audit (`toollint.validate.graders`) ---------------------------------------------
+
+    def audit_variants(self) -> list[str]:
+        """The test split of each domain."""
+        return list(DOMAINS)
+
+    def state_sample(self, python: str, variant: str) -> Any:
+        """The database as the variant's tasks start (where the audit harvests legal argument values)."""
+        with self._helper(python) as worker:
+            return worker.evaluate("state_sample(variant)", module=HOST_HELPERS, names={"variant": variant},
+                                   failure=f"could not read tau-bench's {variant} database")
 
     def interpreter(self, python: str) -> contextlib.AbstractContextManager[Interpreter]:
         """A warm interpreter with tau-bench imported, for several questions (`HOST_HELPERS`' functions)."""

@@ -21,8 +21,11 @@ type-checked.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import hashlib
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -83,17 +86,56 @@ def _env(variant: str) -> Any:
 
 
 def tasks(variant: str) -> list[dict[str, Any]]:
-    """Every task of the variant (`airline`, `retail`, `retail/train`, ...) with its gold actions and the
-    outputs its reward looks for in the agent's answers, in file order (the task id is the index)."""
+    """Every task of the variant (`airline`, `retail`, `retail/train`, ...) in file order (the task id is
+    the index): its gold actions, the outputs its reward looks for in the agent's answers, the user's
+    instruction, where the task is written (`source`) and the function that grades it (`grader`)."""
     env = _env(variant)
-    return [
-        {
+    file, lines = _task_lines(env)
+    grader = type(env).calculate_reward
+    where = {"file": inspect.getsourcefile(grader), "line": inspect.getsourcelines(grader)[1],
+             "name": "Env.calculate_reward"}
+    out = []
+    for i, task in enumerate(env.tasks):
+        row: dict[str, Any] = {
             "task": str(i),
             "calls": [{"function": a.name, "args": dict(a.kwargs)} for a in task.actions],
             "outputs": list(task.outputs),
+            "instruction": task.instruction,
+            "grader": where,
         }
-        for i, task in enumerate(env.tasks)
-    ]
+        if file and i < len(lines):
+            row["source"] = {"file": file, "line": lines[i]}
+        out.append(row)
+    return out
+
+
+def _task_lines(env: Any) -> tuple[str | None, list[int]]:
+    """The module holding the environment's task list, and the line of each of its entries."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("tau_bench.envs.") or not any(v is env.tasks for v in vars(module).values()):
+            continue
+        file = inspect.getsourcefile(module)
+        if file is None:
+            break
+        with open(file, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and any(
+                isinstance(t, ast.Name) and vars(module).get(t.id) is env.tasks for t in node.targets
+            ):
+                return file, [e.lineno for e in node.value.elts]
+        return file, []
+    return None, []
+
+
+def state_sample(variant: str) -> Any:
+    """The database as every task of the variant starts (`data_load_func()`)."""
+    return _env(variant).data_load_func()
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def registered_tools(variants: list[str]) -> dict[str, list[str]]:
@@ -102,9 +144,13 @@ def registered_tools(variants: list[str]) -> dict[str, list[str]]:
 
 
 def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each item's (`{"task", "calls"}`) path run through `Env.step` and graded by `Env.calculate_reward`:
+    """Each item's path (`{"task", "calls"}`) run through `Env.step` and graded by `Env.calculate_reward`:
     `{"task", "reward", "verdict", "errors", "ended_by", "elapsed_s"}` (`reward` None for an unknown task).
-    A call of `respond` (`{"content": ...}`) is the agent's message to the user."""
+    A call of `respond` (`{"content": ...}`) is the agent's message to the user. The grader audit's keys:
+    `"final": "gold"` ends the run with a `respond` holding the task's outputs (default: no final answer);
+    `"trace": true` adds `"changed"` (per call: whether it changed the database), `"start_digest"` and
+    `"digest"` (the database as the task starts and as the run ends), `"trace": "final"` the digest alone;
+    `"without_llm"` changes nothing (the reward has no LLM part)."""
     action = _tau_bench("types").Action
     env = _env(variant)
     out: list[dict[str, Any]] = []
@@ -116,24 +162,43 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "errors": [f"no task {item.get('task')!r} in {variant}"], "ended_by": None})
             continue
         env.reset(task_index=index)
+        trace = item.get("trace")
+        calls = list(item.get("calls") or [])
+        if item.get("final") == "gold" and env.task.outputs:
+            calls.append({"function": "respond", "args": {"content": " ".join(env.task.outputs)}})
         errors: list[str] = []
+        changed: list[bool] = []
+        before = _digest(env.data) if trace is True else None
+        start = before
         result = None
         ended_by = "user stop"
-        for i, call in enumerate(item.get("calls") or []):
+        for i, call in enumerate(calls):
+            if trace == "final" and call["function"] in env.terminate_tools:
+                before = _digest(env.data)  # the reward the call triggers replaces the database
             response = env.step(action(name=str(call["function"]), kwargs=dict(call.get("args") or {})))
             if isinstance(response.observation, str) and response.observation.startswith(
                 ("Error:", "Unknown action")
             ):
                 errors.append(f"{i}: {call['function']}: {response.observation[:200]}")
-            if response.done:
+            if response.done:  # the reward replaced the database with the gold run's: it is not digested
                 result = response.info.reward_info
                 ended_by = str(call["function"])
+                changed.append(False)
                 break
+            if trace is True:
+                after = _digest(env.data)
+                changed.append(after != before)
+                before = after
+        answer: dict[str, Any] = {"task": str(index), "errors": errors, "ended_by": ended_by}
+        if trace is True:
+            answer.update(changed=changed[: len(item.get("calls") or [])], start_digest=start, digest=before)
+        elif trace == "final":
+            answer["digest"] = _digest(env.data) if result is None else before
         if result is None:
             result = env.calculate_reward()
-        out.append({"task": str(index), "reward": result.reward, "verdict": result.reward >= 1.0,
-                    "errors": errors, "ended_by": ended_by,
-                    "elapsed_s": round(time.perf_counter() - started, 4)})
+        answer.update(reward=result.reward, verdict=result.reward >= 1.0,
+                      elapsed_s=round(time.perf_counter() - started, 4))
+        out.append(answer)
     return out
 
 
