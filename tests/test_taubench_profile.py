@@ -77,22 +77,40 @@ def test_bad_input_is_one_line(taubench_checkout: Path, tmp_path: Path, where: s
     assert TaubenchDriver(PROFILE, SERVICES).check_package(tmp_path) is not None
 
 
+@pytest.mark.parametrize(
+    ("tool", "field"),
+    [
+        (AIRLINE_CANCEL, "data.reservations[*].status"),  # by reference, the field in the state's form
+        ("cancel_reservation", "reservations[*].status"),  # as an agent calls it, the field as its code
+    ],
+)
 def test_trace_puts_every_airline_task_at_risk_through_the_database_hash(
-    taubench_checkout: Path, tmp_path: Path
+    taubench_checkout: Path, tmp_path: Path, tool: str, field: str
 ) -> None:
     # the documented command (docs/trace.md): a defect of an airline tool, traced over tau-bench's tasks
     proc = subprocess.run(
-        [sys.executable, "-m", "toollint", "trace", "--taubench", str(taubench_checkout), "--tool",
-         AIRLINE_CANCEL, "--field", "data.reservations[*].status", "--ledger", str(tmp_path / "ledger")],
+        [sys.executable, "-m", "toollint", "trace", "--taubench", str(taubench_checkout), "--tool", tool,
+         "--field", field, "--ledger", str(tmp_path / "ledger")],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "50 of 50 tasks exposed (0 exact_field, 50 whole_state_hash" in proc.stdout
+    assert f"{tool}:defect: 50 of 50 tasks exposed (0 exact_field, 50 whole_state_hash" in proc.stdout
     assert "115 task(s) of environments without the tool not in scope" in proc.stdout
     # calculate_reward -> step -> calculate_reward is a real cycle: said once, not once per task
     assert proc.stderr.count("calls helpers in a cycle") == 1
     rows = (tmp_path / "ledger.csv").read_text(encoding="utf-8").splitlines()
-    assert len(rows) == 51 and "tau_bench/envs/base.py:125,whole_state_hash,high" in rows[1]
+    assert len(rows) == 51
+    assert "data.reservations[*].status,airline/0,airline,Env.calculate_reward," in rows[1]
+    assert rows[1].endswith("tau_bench/envs/base.py:125,whole_state_hash,high")
+
+
+def test_a_tool_name_shared_by_both_domains_puts_both_at_risk(taubench_checkout: Path) -> None:
+    found = PROFILE.task_enumerator()(taubench_checkout)
+    shared = [t for t in found.tasks if t.tools is not None and "get_user_details" in t.tools]
+    assert len(shared) == len(found.tasks) == 165
+    roots = found.roots_of("get_user_details")
+    assert roots is not None and roots.rewrite("users[*].name") == "data.users[*].name"
+    assert roots.rewrite("data.orders[*].status") == "data.orders[*].status"
 
 
 # --- the driver, in tau-bench's own interpreter ---------------------------------------------------------

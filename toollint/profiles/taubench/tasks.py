@@ -12,7 +12,8 @@ package directory):
   database (`data`) against the gold actions' replay, and, when the task lists `outputs`, a search of the
   agent's answers (`respond` actions: agent record);
 - the tools: the `Tool` classes of the domain's `tools/__init__.py` (`ALL_TOOLS`), as
-  `tau_bench.envs.<domain>.tools.<module>:<Class>.invoke`, whose `data` is the grader's `self.data`.
+  `tau_bench.envs.<domain>.tools.<module>:<Class>.invoke` and by the name an agent calls them
+  (`cancel_reservation`), whose `data` is the grader's `self.data`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ GRADER = "Env.calculate_reward"
 GRADER_FILE = Path("envs/base.py")
 STATE = "data"  # the environment's database: `Env.data`, every tool's `data` parameter
 GRADER_STATE = {"self": ""}  # `self.data` is `data`
-TOOL_ROOTS = StateRoots(STATE)  # a tool's `data["reservations"]` is `data.reservations`
 DEFAULT_SPLIT = "test"
 
 
@@ -69,11 +69,12 @@ def tasks(package_dir: Path, version: str | None = None, variants: Sequence[str]
     shown_root = display_root or layout.checkout
     out = TaskSet(package_dir=layout.package)
     grader = _grader_sites(layout, shown_root)
+    roots = tool_roots(layout.package, domains)
     for variant in variants or domains:
         domain, _, split = variant.partition("/")
         if domain not in domains:
             raise ValueError(f"unknown tau-bench domain {domain!r} (domains: {', '.join(domains)})")
-        out.extend(domain_tasks(layout, domain, split or DEFAULT_SPLIT, shown_root, grader))
+        out.extend(domain_tasks(layout, domain, split or DEFAULT_SPLIT, shown_root, grader, roots))
     return out
 
 
@@ -155,9 +156,10 @@ def _module_file(package: Path, module: str) -> Path | None:
 
 
 def domain_tools(package: Path, domain: str) -> dict[str, str]:
-    """`module:Class.invoke` -> its file's display-free module name, for the classes `ALL_TOOLS` lists."""
-    init = package / "envs" / domain / "tools" / "__init__.py"
-    tree = _parse(init)
+    """`module:Class.invoke` -> the name an agent calls it by (its `get_info()`'s function name, else the
+    class name), for the classes the domain's `ALL_TOOLS` lists."""
+    tools_dir = package / "envs" / domain / "tools"
+    tree = _parse(tools_dir / "__init__.py")
     if isinstance(tree, str):
         return {}
     imported: dict[str, str] = {}
@@ -172,10 +174,44 @@ def domain_tools(package: Path, domain: str) -> dict[str, str]:
                 and isinstance(stmt.value, ast.List)):
             listed = [e.id for e in stmt.value.elts if isinstance(e, ast.Name)]
     base = f"{PACKAGE}.envs.{domain}.tools"
-    return {f"{base}.{imported[c]}:{c}.invoke": c for c in listed if c in imported}
+    return {f"{base}.{imported[c]}:{c}.invoke": _agent_name(tools_dir / f"{imported[c]}.py", c)
+            for c in listed if c in imported}
 
 
-def domain_tasks(layout: Layout, domain: str, split: str, shown_root: Path, grader: GraderSites) -> TaskSet:
+def _agent_name(file: Path, cls: str) -> str:
+    """`"function": {"name": ...}` in the class's `get_info()`."""
+    tree = _parse(file)
+    node = None if isinstance(tree, str) else next(
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    for inner in ast.walk(node) if node is not None else ():
+        if not isinstance(inner, ast.Dict):
+            continue
+        for key, value in zip(inner.keys, inner.values):
+            if isinstance(key, ast.Constant) and key.value == "function" and isinstance(value, ast.Dict):
+                for k, v in zip(value.keys, value.values):
+                    if isinstance(k, ast.Constant) and k.value == "name" and isinstance(v, ast.Constant):
+                        return str(v.value)
+    return cls
+
+
+def tool_roots(package: Path, domains: Sequence[str]) -> StateRoots:
+    """A tool's `data["reservations"]` is `data.reservations`; a path typed as the tool's code reads it
+    (`reservations[*].status`) is rewritten the same way, for every top-level key a domain's
+    `load_data()` returns (one mapping for all domains: a tool name repeats across them)."""
+    keys: set[str] = set()
+    for domain in domains:
+        tree = _parse(package / "envs" / domain / "data" / "__init__.py")
+        fn = None if isinstance(tree, str) else next(
+            (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "load_data"), None)
+        for node in ast.walk(fn) if fn is not None else ():
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+                keys |= {k.value for k in node.value.keys
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return StateRoots(STATE, tuple((k, f"{STATE}.{k}") for k in sorted(keys)))
+
+
+def domain_tasks(layout: Layout, domain: str, split: str, shown_root: Path, grader: GraderSites,
+                 roots: StateRoots) -> TaskSet:
     out = TaskSet(package_dir=layout.package)
     env_file = layout.package / "envs" / domain / "env.py"
     splits = _split_lists(env_file)
@@ -185,7 +221,9 @@ def domain_tasks(layout: Layout, domain: str, split: str, shown_root: Path, grad
     module, name = splits[split]
     variant = domain if split == DEFAULT_SPLIT else f"{domain}/{split}"
     tools = domain_tools(layout.package, domain)
-    out.tool_roots.update({ref: TOOL_ROOTS for ref in tools})
+    # a tool by reference or by the name an agent calls it (a name repeats across domains: same roots)
+    names = frozenset(tools) | frozenset(tools.values())
+    out.tool_roots.update({ref: roots for ref in names})
     file = _module_file(layout.package, module)
     if file is None:
         out.problems.append(Problem(display_path(env_file, shown_root), 1,
@@ -204,7 +242,7 @@ def domain_tasks(layout: Layout, domain: str, split: str, shown_root: Path, grad
         return out
     ref = GraderRef(grader.file, GRADER, GRADER_STATE, (), grader.shown)
     for index, entry in enumerate(entries):
-        task = Task(f"{variant}/{index}", shown, entry.lineno, [ref], suite=variant, tools=frozenset(tools))
+        task = Task(f"{variant}/{index}", shown, entry.lineno, [ref], suite=variant, tools=names)
         task.sites.append(ReadSite("whole_state", STATE, grader.shown, grader.hash_line, 1, GRADER, "hash",
                                    "data hash, gold vs predicted", source=str(grader.file), scope=STATE))
         if _outputs(entry):
