@@ -3,6 +3,7 @@
     python bench/taubench_null.py                 # airline and retail, test split, every task
     python bench/taubench_null.py --sample 5      # the first 5 tasks of each domain
     python bench/taubench_null.py --witness-dir DIR --json out.json
+    python bench/taubench_null.py --replay DIR/airline-12.json ...   # re-grade written witnesses
 
 The Agentic Benchmark Checklist reports that a do-nothing agent passes 38% of tau-bench's airline tasks:
 the reward is a hash of the final database against the gold run's, so a task whose gold run writes
@@ -84,6 +85,28 @@ def replay(driver: TaubenchDriver, python: str, figures: dict[str, dict[str, Any
     return held
 
 
+def replay_files(driver: TaubenchDriver, python: str, files: list[Path]) -> int:
+    """Re-grade each witness file in a fresh interpreter; 0 when every one still passes."""
+    by_variant: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for f in files:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+            by_variant.setdefault(str(data["variant"]), []).append((f, data))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"{f}: not a witness this script wrote ({type(exc).__name__}: {exc})")
+            return 2
+    held = 0
+    for variant, witnesses in by_variant.items():
+        items = [{"task": w["task"], "calls": w["calls"]} for _, w in witnesses]
+        answers = driver.grade(python, variant, items)
+        for (f, w), a in zip(witnesses, answers):
+            held += a["verdict"] is True
+            print(f"{f.name}: {variant} task {w['task']}, {len(w['calls'])} call(s): "
+                  f"{'passes' if a['verdict'] else 'fails'} (reward {a['reward']})")
+    print(f"{held} of {len(files)} witness(es) replayed: the run still passes")
+    return 0 if held == len(files) else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, help="the first N tasks of each domain (default: all)")
@@ -91,6 +114,8 @@ def main() -> int:
                         help="an interpreter with tau-bench's dependencies (default: the cached venv)")
     parser.add_argument("--witness-dir", type=Path, help="write each passing task's witness there")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="WITNESS",
+                        help="re-grade witness files this script wrote, and nothing else")
     args = parser.parse_args()
     try:
         checkout = taubench_root()
@@ -99,6 +124,8 @@ def main() -> int:
         print(f"skipped: {exc}")
         return 0
     driver = TaubenchDriver(get_profile("taubench"), SERVICES).for_package(checkout)
+    if args.replay:
+        return replay_files(driver, python, args.replay)
     started = time.perf_counter()
     figures = audit(driver, python, args.sample)
     held = replay(driver, python, figures, args.witness_dir)
