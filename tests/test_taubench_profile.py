@@ -209,3 +209,18 @@ def test_validate_says_the_profile_has_nothing_to_mutate(taubench_checkout: Path
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("no tool module to mutate (its profile hosts none yet)")
+
+
+def test_a_checkout_that_does_not_import_is_one_line(tmp_path: Path) -> None:
+    from toollint.profiles.api import GatewayError
+
+    (tmp_path / "tau_bench" / "envs").mkdir(parents=True)
+    (tmp_path / "tau_bench" / "__init__.py").write_text("import no_such_module_here\n", encoding="utf-8")
+    (tmp_path / "tau_bench" / "envs" / "base.py").write_text("", encoding="utf-8")
+    driver = TaubenchDriver(PROFILE, SERVICES).for_package(tmp_path)
+    with pytest.raises(GatewayError) as info:
+        driver.ground_truth(sys.executable, "airline")
+    assert str(info.value) == (f"tau-bench from {tmp_path.resolve()} does not import: "
+                               "ModuleNotFoundError: No module named 'no_such_module_here'")
+    with pytest.raises(ValueError, match="^cannot list tau-bench's registered tools with .*_module_here'$"):
+        driver.registered_tools(sys.executable)
