@@ -133,6 +133,13 @@ def test_a_null_run_passes_exactly_the_tasks_whose_gold_run_writes_nothing_and_n
         null = driver.grade_in(worker, "airline", [{"task": t, "calls": []} for t in SAMPLE])
         replayed = driver.grade_in(worker, "airline",
                                    [{"task": t, "calls": gold[t]["calls"]} for t in SAMPLE])
+        tools = worker.evaluate("registered_tools(variants)", module=HOST_HELPERS,
+                                names={"variants": ["airline", "retail"]})
+    # what tau-bench's environment offers an agent is what the enumerator read from its source
+    static = PROFILE.task_enumerator()(driver.layout.checkout if driver.layout else Path())
+    for domain in ("airline", "retail"):
+        task = next(t for t in static.tasks if t.suite == domain)
+        assert set(tools[domain]) == {n for n in task.tools or () if ":" not in n}
     expected = {e["task"]: not e["writes"] and not e["outputs"] for e in effects}
     assert {r["task"]: r["verdict"] for r in null} == expected
     assert set(expected.values()) == {True, False}  # the sample holds both kinds
