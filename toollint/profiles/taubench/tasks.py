@@ -24,7 +24,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toollint.profiles.api import GraderRef, Problem, ReadSite, StateRoots, Task, TaskSet, display_path
+from toollint.profiles.api import (
+    GraderRef,
+    Problem,
+    ReadSite,
+    StateRoots,
+    Task,
+    TaskSet,
+    display_path,
+    package_module_file,
+    parse_module,
+)
 
 PACKAGE = "tau_bench"
 GRADER = "Env.calculate_reward"
@@ -87,15 +97,6 @@ def _declared_version(checkout: Path) -> str | None:
     return found.group(1) if found else None
 
 
-def _parse(path: Path) -> ast.Module | str:
-    try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except SyntaxError as exc:
-        return f"does not parse: {exc.msg} (line {exc.lineno})"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot be read: {exc}"
-
-
 @dataclass(frozen=True)
 class GraderSites:
     """Where `Env.calculate_reward` hashes the database and searches the agent's answers."""
@@ -108,7 +109,7 @@ class GraderSites:
 
 def _grader_sites(layout: Layout, shown_root: Path) -> GraderSites:
     path = layout.package / GRADER_FILE
-    tree = _parse(path)
+    tree = parse_module(path)
     hash_line = outputs_line = 1
     if not isinstance(tree, str):
         cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Env"), None)
@@ -127,7 +128,7 @@ def _grader_sites(layout: Layout, shown_root: Path) -> GraderSites:
 
 def _split_lists(env_file: Path) -> dict[str, tuple[str, str]]:
     """split -> (module, list name) from the environment's `match task_split:` cases."""
-    tree = _parse(env_file)
+    tree = parse_module(env_file)
     out: dict[str, tuple[str, str]] = {}
     if isinstance(tree, str):
         return out
@@ -144,22 +145,11 @@ def _split_lists(env_file: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _module_file(package: Path, module: str) -> Path | None:
-    parts = module.split(".")
-    if parts[0] != PACKAGE:
-        return None
-    base = package.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def domain_tools(package: Path, domain: str) -> dict[str, str]:
     """`module:Class.invoke` -> the name an agent calls it by (its `get_info()`'s function name, else the
     class name), for the classes the domain's `ALL_TOOLS` lists."""
     tools_dir = package / "envs" / domain / "tools"
-    tree = _parse(tools_dir / "__init__.py")
+    tree = parse_module(tools_dir / "__init__.py")
     if isinstance(tree, str):
         return {}
     imported: dict[str, str] = {}
@@ -180,7 +170,7 @@ def domain_tools(package: Path, domain: str) -> dict[str, str]:
 
 def _agent_name(file: Path, cls: str) -> str:
     """`"function": {"name": ...}` in the class's `get_info()`."""
-    tree = _parse(file)
+    tree = parse_module(file)
     node = None if isinstance(tree, str) else next(
         (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
     for inner in ast.walk(node) if node is not None else ():
@@ -200,7 +190,7 @@ def tool_roots(package: Path, domains: Sequence[str]) -> StateRoots:
     `load_data()` returns (one mapping for all domains: a tool name repeats across them)."""
     keys: set[str] = set()
     for domain in domains:
-        tree = _parse(package / "envs" / domain / "data" / "__init__.py")
+        tree = parse_module(package / "envs" / domain / "data" / "__init__.py")
         fn = None if isinstance(tree, str) else next(
             (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "load_data"), None)
         for node in ast.walk(fn) if fn is not None else ():
@@ -224,13 +214,13 @@ def domain_tasks(layout: Layout, domain: str, split: str, shown_root: Path, grad
     # a tool by reference or by the name an agent calls it (a name repeats across domains: same roots)
     names = frozenset(tools) | frozenset(tools.values())
     out.tool_roots.update({ref: roots for ref in names})
-    file = _module_file(layout.package, module)
+    file = package_module_file(layout.package, module, PACKAGE)
     if file is None:
         out.problems.append(Problem(display_path(env_file, shown_root), 1,
                                     f"the {split} tasks' module {module} is not in the checkout"))
         return out
     shown = display_path(file, shown_root)
-    tree = _parse(file)
+    tree = parse_module(file)
     if isinstance(tree, str):
         out.problems.append(Problem(shown, 1, f"task file {tree}; the {variant} tasks cannot be listed"))
         return out
