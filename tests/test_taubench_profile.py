@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 from toollint.dynamic.protocol import SERVICES
 
 from toollint.profiles import get_profile
-from toollint.profiles.api import Task
+from toollint.profiles.api import Interpreter, Task
 from toollint.profiles.taubench.validation import HOST_HELPERS, TaubenchDriver
 
 PROFILE = get_profile("taubench")
@@ -121,11 +123,17 @@ def driver(taubench_checkout: Path) -> TaubenchDriver:
     return TaubenchDriver(PROFILE, SERVICES).for_package(taubench_checkout)
 
 
+@pytest.fixture(scope="module")
+def warm(driver: TaubenchDriver, taubench_python: Path) -> Iterator[Interpreter]:
+    """One interpreter with tau-bench imported (seconds), for the tests that grade in it."""
+    with driver.interpreter(str(taubench_python)) as worker:
+        yield worker
+
+
 def test_a_null_run_passes_exactly_the_tasks_whose_gold_run_writes_nothing_and_needs_no_answer(
-    driver: TaubenchDriver, taubench_python: Path
+    driver: TaubenchDriver, warm: Interpreter
 ) -> None:
-    python = str(taubench_python)
-    with driver.interpreter(python) as worker:
+    with nullcontext(warm) as worker:
         gold = {g["task"]: g for g in worker.evaluate("tasks(variant)", module=HOST_HELPERS,
                                                       names={"variant": "airline"})}
         effects = worker.evaluate("gold_effects(variant, indices)", module=HOST_HELPERS,
@@ -151,11 +159,10 @@ def test_a_null_run_passes_exactly_the_tasks_whose_gold_run_writes_nothing_and_n
 
 
 def test_the_grader_audits_keys_final_answer_and_state_digests(
-    driver: TaubenchDriver, taubench_python: Path, taubench_checkout: Path
+    driver: TaubenchDriver, warm: Interpreter, taubench_checkout: Path
 ) -> None:
     # airline task 2: five flight updates, and an output ("23553") the reward looks for in the answers
-    python = str(taubench_python)
-    with driver.interpreter(python) as worker:
+    with nullcontext(warm) as worker:
         rows = worker.evaluate("tasks(variant)", module=HOST_HELPERS, names={"variant": "airline"})
         (row,) = [g for g in rows if g["task"] == "2"]
         calls = row["calls"]
