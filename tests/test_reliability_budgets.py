@@ -161,17 +161,21 @@ def test_bindings_keep_the_cycle_collector_off_their_paths_and_restore_it(collec
         if phase == "start":
             collections.append(info["generation"])
 
+    predicates = [compile_predicate(source) for source in (
+        "[a.balance for a in post.accounts] == [a.balance for a in pre.accounts]",
+        "all(a.balance >= 0 for a in post.accounts) and post.accounts[0].nope == 1")]
     was_on = gc.isenabled()
     (gc.enable if collector_on else gc.disable)()
-    gc.callbacks.append(count)
     try:
-        for source in ("[a.balance for a in post.accounts] == [a.balance for a in pre.accounts]",
-                       "all(a.balance >= 0 for a in post.accounts) and post.accounts[0].nope == 1"):
-            found = bindings_module.bindings(compile_predicate(source), pre, post, {"id": "A5"})
+        for predicate in predicates:
+            gc.callbacks.append(count)  # only while bindings run
+            try:
+                found = bindings_module.bindings(predicate, pre, post, {"id": "A5"})
+            finally:
+                gc.callbacks.remove(count)
             assert found[0]["expr"] == "pre.accounts{id=A5}.balance", found
             assert gc.isenabled() is collector_on
     finally:
-        gc.callbacks.remove(count)
         (gc.enable if was_on else gc.disable)()
     assert collections == []
 
