@@ -232,3 +232,30 @@ def test_fingerprints_and_messages_do_not_change_with_confirm_on_agentdojo(
     assert verdicts == {"VIOLATES", "CONFORMS"}
     witnesses = [r["properties"]["witness"] for r in runs["elsewhere"] if "witness" in r["properties"]]
     assert witnesses and all("other/witnesses" in w for w in witnesses)
+
+
+VERDICT_BENCH = Path(__file__).parent / "fixtures" / "verdict_bench"
+
+
+def test_an_unchecked_finding_says_why_in_sarif_as_in_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`docs/confirm.md`'s verdict_bench run (a TL105 field no clause of the contract reads): the text
+    line's `[UNCHECKED: why]` is in the SARIF result's message too, and the reason in its properties."""
+    shutil.copytree(VERDICT_BENCH, tmp_path / "bench")
+    (tmp_path / "bench" / "pyproject.toml").write_text(
+        '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n'
+        '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "airline:make_airline"\nsys-path = ["."]\n',
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "bench")
+    assert main(["check", "--confirm", "--sarif-output", "out.sarif", "airline.py"]) == 1
+    text = [line for line in capsys.readouterr().out.splitlines() if "UNCHECKED" in line]
+    log = _load("out.sarif")
+    assert_valid_sarif(log)
+    untested = [r for r in log["runs"][0]["results"]
+                if r.get("properties", {}).get("verdict") in ("UNTESTABLE", "UNCHECKED")]
+    assert untested and len(untested) == len(text)
+    for result, line in zip(untested, text):
+        detail = result["properties"]["verdict_detail"]
+        note = f"[{result['properties']['verdict']}: {detail}]"
+        assert detail and result["message"]["text"].endswith(note) and line.endswith(note)
