@@ -51,12 +51,20 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds, resume_hosts, stop_hosts
+from toollint.dynamic.protocol import (
+    DEFAULT_DEADLINE,
+    WorkerSpec,
+    check_seconds,
+    resume_hosts,
+    starting_hosts,
+    stop_hosts,
+)
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
 from toollint.analysis import ELEMENT, StatePath
 from toollint.config import ConfigError
+from toollint.console import announce
 from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
@@ -214,6 +222,7 @@ def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: st
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
+    announce(progress, starting_hosts([spec for spec, _ in groups.values()], len(contracts)), len(contracts))
     run.reports.extend(_in_parallel(lambda g: check_group(g[1], g[0], options), list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     for report in run.reports:
@@ -316,6 +325,9 @@ def run_derived(
                            derived=derived_oracles.Hooks())
     options.log_dir = wdir.parent / "logs"
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
+    checked = sum(len(checks) for _, checks in groups.values())
+    announce(progress, "derived oracles: " + starting_hosts([spec for spec, _ in groups.values()], checked),
+             checked)
     run.reports.extend(_in_parallel(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
                                     list(groups.values()), jobs))
     run.startup_s = list(options.startups)
