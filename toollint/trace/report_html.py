@@ -74,6 +74,7 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;o
 th{background:#f2f2f2;overflow-wrap:normal;word-break:normal;hyphens:manual}
 table.sortable th{cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
+table.overview th{font-size:13px}
 table.counts{width:auto}table.counts td{font-variant-numeric:tabular-nums;text-align:right}
 code{background:#f6f6f6;padding:0 3px;overflow-wrap:anywhere}
 .basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;white-space:nowrap}
@@ -232,10 +233,10 @@ def _overview(found: Sequence[Section]) -> str:
         for b in BASES
     ]
     head = "".join(f"<th>{h}</th>" for h in ("tool", "field", "clauses", *bases, "exposed"))
-    # The count columns are as wide as their longest header word ("collection_", "unresolved") in bold,
+    # The count columns are as wide as their longest header word ("collection_", "unresolved") at 13 px,
     # whatever the screen; tool, field and clauses share the rest.
     widths = "<colgroup><col style=\"width:16%\"><col style=\"width:24%\"><col>" + \
-             "<col style=\"width:7.6em\">" * 5 + "</colgroup>"
+             "<col style=\"width:7em\">" * 5 + "</colgroup>"
     body = []
     for i, s in enumerate(found):
         counts = s.counts()
