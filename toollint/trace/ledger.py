@@ -128,7 +128,7 @@ class Ledger:
             if row.defect in ids:
                 rank = BASES.index(row.basis)
                 strongest[row.task] = min(rank, strongest.get(row.task, rank))
-        counts = {b: 0 for b in BASES}
+        counts: dict[str, int] = {b: 0 for b in BASES}
         for rank in strongest.values():
             counts[BASES[rank]] += 1
         return {**counts, "exposed": len(strongest)}

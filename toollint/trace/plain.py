@@ -113,12 +113,12 @@ def witness_facts(data: Any, path: str = "") -> WitnessFacts | None:
     if not isinstance(data, dict) or not isinstance(data.get("probe"), dict):
         return None
     probe: dict[str, Any] = data["probe"]
-    clause = data.get("clause") if isinstance(data.get("clause"), dict) else {}
-    result = probe.get("result") if isinstance(probe.get("result"), dict) else {}
-    evaluation = data.get("evaluation") if isinstance(data.get("evaluation"), dict) else {}
-    partner = data.get("partner") if isinstance(data.get("partner"), dict) else None
+    clause = _dict(data.get("clause"))
+    result = _dict(probe.get("result"))
+    evaluation = _dict(data.get("evaluation"))
+    partner = data["partner"] if isinstance(data.get("partner"), dict) else None
     varied = probe.get("varied") or (partner.get("varied") if partner is not None else None)
-    prov = clause.get("provenance") if isinstance(clause.get("provenance"), dict) else None
+    prov = clause["provenance"] if isinstance(clause.get("provenance"), dict) else None
     sequence = [*_list(probe.get("before")), {"tool": probe.get("tool"), "args": probe.get("args")},
                 *_list(probe.get("after"))]
     return WitnessFacts(
