@@ -21,22 +21,13 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from test_dynamic_cli import CONFIG as BANK_CONFIG  # the fixture bank's host, as docs/confirm.md has it
 
 from toollint.trace.plain import sentence, witness_facts
 from toollint.trace.readsites import BASES
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CONFIG = """
-[tool.toollint]
-contract-dirs = ["contracts"]
-tool-decorators = ["tool"]
-
-[tool.toollint.confirm]
-adapter = "toolkit"
-factory = "bank:make_bank"
-sys-path = ["."]
-deadline = 3
-
+CONFIG = BANK_CONFIG + """
 [tool.toollint.trace.tasks]
 frozen_balance = "graders.py:grade_frozen_balance"
 statuses = "graders.py:grade_statuses"

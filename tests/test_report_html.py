@@ -19,6 +19,7 @@ import struct
 import subprocess
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_report_cli import bank_report
@@ -138,10 +139,12 @@ def _png(data: bytes) -> tuple[int, int, int]:
     return width, height, len(set(zlib.decompress(idat)))
 
 
-def _layout(chromium: str, tmp_path: Path, html: str) -> dict[str, float]:
+def _layout(chromium: str, tmp_path: Path, html: str, script: str = MEASURE,
+            width: int = SCREEN[0]) -> dict[str, Any]:
+    """What `script` (run in the page at `width`) measured, as the JSON it put in the page's title."""
     page = tmp_path / "measured.html"
-    page.write_text(html.replace("</body>", MEASURE), encoding="utf-8")
-    proc = _run(chromium, tmp_path / "profile", "--dump-dom", f"--window-size={SCREEN[0]},{SCREEN[1]}",
+    page.write_text(html.replace("</body>", script), encoding="utf-8")
+    proc = _run(chromium, tmp_path / "profile", "--dump-dom", f"--window-size={width},{SCREEN[1]}",
                 page.as_uri())
     found = re.search(r"<title>(\{.*?\})</title>", proc.stdout)
     assert found is not None, proc.stderr[-2000:]
@@ -261,13 +264,7 @@ def test_the_cli_report_shows_sentences_replay_commands_and_the_legend(
                 cli_report.as_uri())
     assert shot.exists(), proc.stderr[-2000:]
     assert _png(shot.read_bytes())[2] > 50  # the top of the page: the defects' sentences, not blank
-    page = tmp_path / "measured.html"
-    page.write_text(html.replace("</body>", MEASURE_WORDS), encoding="utf-8")
-    proc = _run(chromium, tmp_path / "profile", "--dump-dom", f"--window-size={width},{SCREEN[1]}",
-                page.as_uri())
-    found = re.search(r"<title>(\{.*?\})</title>", proc.stdout)
-    assert found is not None, proc.stderr[-2000:]
-    layout = json.loads(found.group(1).replace("&quot;", '"'))
+    layout = _layout(chromium, tmp_path, html, MEASURE_WORDS, width)
     assert layout["viewport"] == width and layout["width"] <= width  # nothing scrolls sideways
     assert len(layout["sentences"]) == 7
     assert any("withdraw_unchecked took 100.0 from account A2's balance" in t for t in layout["sentences"])
