@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from test_dynamic_cli import CONFIG as BANK_CONFIG  # the fixture bank's host, as docs/confirm.md has it
 
-from toollint.trace.plain import sentence, witness_facts
+from toollint.trace.plain import sentence, thing, witness_facts
 from toollint.trace.readsites import BASES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -267,6 +267,20 @@ def test_a_round_trip_names_the_calls_and_what_stayed_changed() -> None:
     assert facts is not None
     assert sentence(facts) == ("book_reservation(flight='F1') then cancel_reservation(reservation_id='R9') "
                                "left flight F1's available_seats changed: the undo did not undo it.")
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    ("/agent_db/lines/{line_id=L1003}/data_refueling_gb", "line L1003's data_refueling_gb"),
+    ("/agent_db/bills/{bill_id=B1003}/line_items/0", "bill B1003's line_items"),  # an entry's index left out
+    ("/agent_db/reservations/XEHM4B/payment_history/1", "reservation XEHM4B's payment_history"),
+    ("pre.agent_db.flights['HAT005'].dates['2024-05-20'].available_seats['basic_economy']",
+     "flight HAT005's dates['2024-05-20'].available_seats['basic_economy']"),
+    ("post.accounts{id=A1}.balance", "account A1's balance"),
+    ("/stats/calls", "stats.calls"),
+    ("/agent_db/users/mia_li_3668/name", "agent_db.users.mia_li_3668.name"),  # a key like a field name
+])
+def test_state_paths_in_words(path: str, words: str) -> None:
+    assert thing(path) == words
 
 
 @pytest.mark.parametrize("data", [None, [], {"probe": "x"}, {"code": "TL201"}])

@@ -173,19 +173,35 @@ def _reply(value: Any) -> str | None:
 # --- words for paths and values -------------------------------------------------------------------
 
 
-def _segments(path: str) -> list[str]:
-    """`/agent_db/lines/{line_id=L1003}/x` and `pre.agent_db.lines{line_id=L1003}.x` alike, split."""
+_FIELD = re.compile(r"^[a-z_][a-z0-9_]*$")
+# One step of a dotted path: a name, `{key=value}`, `['key']` or `[0]`.
+_STEP = re.compile(
+    r"(?P<name>[A-Za-z_]\w*)|\{[^=}]+=(?P<keyed>[^}]*)\}|\[(?P<sub>'[^']*'|\"[^\"]*\"|[^\]]*)\]")
+
+
+def _segments(path: str) -> list[tuple[str, str | None]]:
+    """(name, key) steps of a state path, in the diff's pointer form (`/agent_db/lines/{line_id=L1003}/x`,
+    `/agent_db/reservations/XEHM4B/x`: a step that is no field name is the key of the one before) or
+    the bindings' dotted form (`pre.agent_db.lines{line_id=L1003}.x`, `flights['HAT005'].x`). List
+    indexes are left out: they say where an entry sits, not what it is."""
+    out: list[tuple[str, str | None]] = []
     if path.startswith("/"):
-        parts = path.strip("/").split("/")
-        out: list[str] = []
-        for part in parts:  # the diff writes the key as its own segment: join it to its collection
-            if part.startswith("{") and out:
-                out[-1] += part
-            else:
-                out.append(part)
+        for part in path.strip("/").split("/"):
+            keyed = part.startswith("{") and "=" in part
+            key = part[1:-1].partition("=")[2] if keyed else part
+            if out and out[-1][1] is None and (keyed or not _FIELD.match(part)) and not part.isdigit():
+                out[-1] = (out[-1][0], key)
+            elif part and not part.isdigit():
+                out.append((part, None))
         return out
-    parts = path.split(".")
-    return parts[1:] if parts and parts[0] in ("pre", "post") else parts
+    for m in _STEP.finditer(path):
+        if m.group("name"):
+            out.append((m.group("name"), None))
+            continue
+        key = m.group("keyed") if m.group("keyed") is not None else m.group("sub").strip("'\"")
+        if out and out[-1][1] is None and not key.isdigit():
+            out[-1] = (out[-1][0], key)
+    return out[1:] if out and out[0][0] in ("pre", "post") else out
 
 
 def _singular(name: str) -> str:
@@ -201,23 +217,21 @@ def _singular(name: str) -> str:
 def thing(path: str) -> str:
     """A state path in words: `/agent_db/lines/{line_id=L1003}/data_refueling_gb` ->
     `line L1003's data_refueling_gb`; `/agent_db/bills/{bill_id=B1}/line_items/0` -> `bill B1's
-    line_items`; a path with no keyed record is shown dotted (`agent_db.stats.calls`)."""
-    segments = [s for s in _segments(path) if s and not s.isdigit()]
-    owner, rest = "", segments
-    for i, segment in enumerate(segments):
-        keyed = _KEYED.match(segment)
-        if keyed:
-            owner = f"{_singular(keyed.group('coll').rsplit('.', 1)[-1])} {keyed.group('value')}"
-            rest = segments[i + 1:]
-    if not owner:
-        return ".".join(segments) or "the state"
-    return f"{owner}'s {'.'.join(rest)}" if rest else owner
+    line_items`; `flights['F1'].dates['2024-05-20'].seats` -> `flight F1's dates['2024-05-20'].seats`.
+    The first record named by its key is the owner; a path with none is shown dotted (`stats.calls`)."""
+    segments = _segments(path)
+    first = next((i for i, (_, key) in enumerate(segments) if key is not None), None)
+    if first is None:
+        return ".".join(name for name, _ in segments) or "the state"
+    name, key = segments[first]
+    rest = ".".join(n + (f"[{k!r}]" if k is not None else "") for n, k in segments[first + 1:])
+    owner = f"{_singular(name)} {key}"
+    return f"{owner}'s {rest}" if rest else owner
 
 
-def _entity(path: str) -> str | None:
-    """The keyed record a path lies in (`lines{line_id=L1003}`), if any."""
-    found = [s for s in _segments(path) if _KEYED.match(s)]
-    return found[-1] if found else None
+def _entity(path: str) -> tuple[str, str] | None:
+    """The first record a path names by its key (`('lines', 'L1003')`), if any."""
+    return next(((n, k) for n, k in _segments(path) if k is not None), None)
 
 
 def value_text(value: Any) -> str:
@@ -277,7 +291,7 @@ def surface_text(surface: Surface | None) -> str:
         about = f" about {surface.about}" if surface.about else ""
         return f"toollint derived this check from its {surface.finding or 'static'} finding{where}{about}"
     if surface.quote:
-        quote = _LABEL.sub("", surface.quote.strip())
+        quote = _LABEL.sub("", surface.quote.strip().lstrip("#").strip())
         if len(quote) > MAX_QUOTE_CHARS:
             quote = quote[: MAX_QUOTE_CHARS - 3] + "..."
         return f"{SURFACE_WORDS.get(surface.kind or '', 'its documentation says')} \u201c{quote}\u201d"
