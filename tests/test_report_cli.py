@@ -292,3 +292,29 @@ def test_every_basis_is_in_the_legend() -> None:
     from toollint.trace.report_html import BASIS_MEANING
 
     assert tuple(BASIS_MEANING) == BASES
+
+
+def test_a_derived_defect_is_as_confident_as_the_weakest_finding_it_confirmed() -> None:
+    """An authored clause's reproduced violation is the TL2xx finding's confidence (high); a derived
+    oracle rests on the premise of the static finding it was derived from, so that bounds it."""
+    from toollint.evidence import Confidence, Evidence, EvidenceKind, Premise
+    from toollint.model import Finding
+    from toollint.trace.ledger import Defect
+    from toollint.trace.report_html import confidence
+
+    witness = "w/set_subject.arg.subject.arg.1.json"
+    own = Finding("TL202", "m", "t.py", 3, properties={"clause": "arg.subject", "witness": witness,
+                                                        "confirmed": {"agrees": True, "runs": 2}})
+    premise = Premise('"" is legal for subject', EvidenceKind.TYPE, "the annotation `str`")
+    static = Finding("TL104", "m", "t.py", 5, properties={"verdict": "VIOLATES", "witness": witness},
+                     evidence=Evidence(parameter="subject", premises=(premise,)))
+    derived = Defect("d", "m:set_subject", "arg.subject", ("x",), code="TL202", witness=witness,
+                     tier="derived")
+    level, why = confidence(derived, [own, static])
+    assert level is Confidence.LOW
+    assert why == ("a check toollint derived from TL104, reproduced in 2 fresh runs; its premise: "
+                   '"" is legal for subject: the annotation `str`')
+    authored = Defect("d", "m:set_subject", "arg.subject", ("x",), code="TL202", witness=witness,
+                      tier="agent-visible")
+    assert confidence(authored, [own, static]) == (
+        Confidence.HIGH, "a clause of an authored contract, reproduced in 2 fresh runs")

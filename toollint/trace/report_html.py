@@ -341,7 +341,8 @@ def confidence(defect: Defect, findings: Sequence[Finding]) -> tuple[Confidence,
     if static:
         weakest = min(static, key=lambda f: f.confidence)
         level = min(level, weakest.confidence)
-        premise = next((p.describe() for p in weakest.evidence.premises), "") if weakest.evidence else ""
+        deciding = weakest.evidence.deciding if weakest.evidence is not None else None
+        premise = deciding.describe() if deciding is not None else ""
         return level, (f"a check toollint derived from {weakest.code}{again}"
                        + (f"; its premise: {premise}" if premise else ""))
     return level, f"a check toollint derived from a static finding{again}"
