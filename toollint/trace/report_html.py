@@ -20,6 +20,7 @@ the CSV/JSON beside the report.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;o
 th{background:#f2f2f2;overflow-wrap:normal;word-break:normal;hyphens:manual}
 table.sortable th{cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
-table.overview th{font-size:13px}
+table.overview th{font-size:13px}table.overview td,table.overview code{overflow-wrap:normal}
 table.counts{width:auto}table.counts td{font-variant-numeric:tabular-nums;text-align:right}
 code{background:#f6f6f6;padding:0 3px;overflow-wrap:anywhere}
 .basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;white-space:nowrap}
@@ -214,10 +215,16 @@ def _anchor(index: int) -> str:
     return f"field-{index}"
 
 
-def _clauses(section: Section, ledger: Ledger | None = None) -> str:
+def _breakable(name: str) -> str:
+    """`name` escaped, breakable only after a `.`, `_` or `[` (a narrow column never splits a word)."""
+    return re.sub(r"([._\[])", r"\1<wbr>", escape(name))
+
+
+def _clauses(section: Section, ledger: Ledger | None = None, breakable: bool = False) -> str:
     """The section's clauses; with the ledger, each a link to its defect's sentence."""
     def one(d: Defect) -> str:
-        code = f"<code>{escape(d.clause or d.id)}</code>"
+        name = d.clause or d.id
+        code = f"<code>{_breakable(name) if breakable else escape(name)}</code>"
         if ledger is not None:
             code = f"<a href=\"#{_defect_anchor(ledger, d)}\">{code}</a>"
         return code + (f" ({escape(d.code)})" if d.code else "")
@@ -241,9 +248,9 @@ def _overview(found: Sequence[Section]) -> str:
     for i, s in enumerate(found):
         counts = s.counts()
         cells = [
-            f'<a href="#{_anchor(i)}">{escape(_short_tool(s.tool))}</a>',
-            f"<code>{escape(s.field)}</code>",
-            _clauses(s),
+            f'<a href="#{_anchor(i)}">{_breakable(_short_tool(s.tool))}</a>',
+            f"<code>{_breakable(s.field)}</code>",
+            _clauses(s, breakable=True),
             *(str(counts[b]) for b in BASES),
             str(len(s.rows)),
         ]
