@@ -615,7 +615,7 @@ SERVICES = HostServices()
 
 
 def starting_hosts(specs: Sequence[WorkerSpec], tools: int) -> str:
-    """`starting 2 tau2 hosts for 3 tools`: what the first seconds of a run (the hosts' imports) do."""
+    """`starting 2 toolkit hosts for 3 tools`: what the first seconds of a run (the hosts' imports) do."""
     by_adapter = Counter(spec.adapter for spec in specs)
     hosts = ", ".join(f"{n} {adapter} host{'s' if n != 1 else ''}" for adapter, n in by_adapter.items())
     return f"starting {hosts or 'no host'} for {tools} tool{'s' if tools != 1 else ''}"
