@@ -78,14 +78,17 @@ def show_path(path: str | Path, cwd: str | None = None) -> str:
 
 def verdict_note(finding: Finding) -> str:
     """` [VIOLATES: .toollint/witnesses/x.json]`, ` [CONFORMS]`, ` [UNTESTABLE: why]`, or "" when
-    `--confirm` put no verdict on the finding. TL2xx findings are verdicts themselves: no note."""
+    `--confirm` put no verdict on the finding; a derived oracle's verdict says so (` [derived VIOLATES:
+    ...]`). TL2xx findings are verdicts themselves: no note."""
     properties: dict[str, Any] = finding.properties
     verdict = properties.get("verdict")
     if not verdict or not finding.code.startswith("TL1"):
         return ""
     witness = properties.get("witness")
     extra = show_path(witness) if witness else properties.get("verdict_detail")
-    return f" [{verdict}{': ' + str(extra) if extra else ''}]"
+    # (An UNCHECKED says in its detail that no derived oracle could be made.)
+    tier = "derived " if properties.get("verdict_oracle") == "derived" and verdict != "UNCHECKED" else ""
+    return f" [{tier}{verdict}{': ' + str(extra) if extra else ''}]"
 
 
 # The verdicts that decide a finding: any other (UNTESTABLE, UNCHECKED, ...) leaves it untested.
