@@ -156,20 +156,25 @@ def test_findings_confirm_did_not_confirm_are_listed_with_why(
     assert "bank.py:91 TL104" in text and "refuted: the clauses testing it conform" in text
 
 
-def test_an_unchecked_finding_says_why_in_the_report(tmp_path: Path) -> None:
-    """verdict_bench (`docs/confirm.md`): a TL105 field no clause reads is UNCHECKED; the report, as
-    the text line, says which contract and which field."""
+def test_an_untested_finding_says_why_in_the_report(tmp_path: Path) -> None:
+    """verdict_bench (`docs/confirm.md`), its contract leaving `users[*].balance` out on purpose: the
+    TL105 on that field ends LEFT_OUT, and the report, as the text line, says why."""
+    from test_confirm_clauses import LEFT_OUT
+
     shutil.copytree(FIXTURES / "verdict_bench", tmp_path / "bench")
     (tmp_path / "bench" / "pyproject.toml").write_text(
         '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n'
         '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "airline:make_airline"\nsys-path = ["."]\n',
         encoding="utf-8")
+    contract = tmp_path / "bench" / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + LEFT_OUT)
     proc = toollint(["check", "--confirm", "--report", "r.html", "airline.py"], tmp_path / "bench")
-    notes = re.findall(r"\[(UNCHECKED|UNTESTABLE): (.+)\]$", proc.stdout, re.MULTILINE)
-    assert notes, proc.stdout
+    notes = re.findall(r"\[(LEFT_OUT|UNCHECKED|UNTESTABLE): (.+)\]$", proc.stdout, re.MULTILINE)
+    assert [verdict for verdict, _ in notes] == ["LEFT_OUT"], proc.stdout
     text = text_of((tmp_path / "bench" / "r.html").read_text(encoding="utf-8"))
     for verdict, why in notes:
         assert f"{verdict} {why}" in text
+    assert "1 not tested, 0 refuted" in text
     assert proc.stderr.splitlines()[-1] == "report: r.html"
 
 
