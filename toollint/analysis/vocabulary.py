@@ -52,11 +52,11 @@ def is_write_verb(name: str) -> bool:
 # A called name that returns benchmark state (`get_current_context()`), besides the profiles' own.
 STATE_ACCESSOR = re.compile(r"^get_(?:current_)?(?:context|state|db|database|env|environment|world|store)$")
 
-# A private attribute named like this is the tool object's own bookkeeping (a client, a cache, a rate
-# limiter's clock), not benchmark state: writing it does not make a tool a writer.
+# A private attribute named like this is the tool object's own bookkeeping (a client, a cache or memo
+# of computed answers, a rate limiter's clock), not benchmark state: writing it does not make a tool a writer.
 BOOKKEEPING_FIELD = re.compile(
     r"_\w*(?:cache|cached|client|clients|credential|credentials|session|lock|time|timestamp|logger|conn|"
-    r"connection|sdk|pool|token|tokens|counter|initialized|initialised|loaded)"
+    r"connection|sdk|pool|token|tokens|counter|initialized|initialised|loaded|lookup|memo|memos)"
 )
 
 # -- calls that only show text --------------------------------------------------------------------
