@@ -231,7 +231,7 @@ def signal_tools(layout: Layout, domain: str) -> frozenset[str]:
     toolkit (banking_knowledge's comes from a builder function, not a class)."""
     declared: dict[str, set[bool | None]] = {}
     for path in sorted((layout.package / "domains" / domain).glob("*.py")):
-        tree = _parse(path)
+        tree = parse_module(path)
         if isinstance(tree, str):
             continue
         for node in ast.walk(tree):
