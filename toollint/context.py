@@ -84,9 +84,10 @@ class ModuleContext:
 
         return analyze_module(self.tree, self.settings, self.module_name, self.disk_path, self.source)
 
-    @property
+    @cached_property
     def disk_path(self) -> str:
-        """The file on disk, when there is one: helpers imported from other modules are read from there."""
+        """The file on disk, when there is one: helpers imported from other modules are read from there
+        (asked once per file: the rules and the engine each ask)."""
         import os
 
         return self.path if self.path and os.path.isfile(self.path) else ""
