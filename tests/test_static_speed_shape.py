@@ -16,30 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cache import TOOLS as CACHE_TOOLS
+from test_cache import WRITES as STORE
 
 from toollint.engine import lint_paths
 from toollint.settings import Settings
 
-TOOLS = '''\
-from pkg.writes import save_email
-
-
-def is_tool(kind):
-    return lambda f: f
-
-
-class AccountTools:
-    def __init__(self, db) -> None:
-        self.db = db
-
-    @is_tool("WRITE")
-    def change_email(self, user_id: str, new_email: str) -> str:
-        # if not user_id:
-        #     raise ValueError("no user")
-        save_email(self.db, user_id, new_email)
-        return "Email updated successfully."
-'''
-STORE = 'def save_email(db, user_id, email):\n    db.users[user_id]["email"] = email\n'
+# test_cache's tool module, its helper renamed so that it is linted after the tool that reaches it
+TOOLS = CACHE_TOOLS.replace("from pkg.store import", "from pkg.writes import")
 GRADER = '''\
 def evaluate(final_state, gold_state, trajectory):
     return final_state == gold_state
