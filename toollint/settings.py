@@ -12,7 +12,6 @@ table by hand.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import types
 import typing
@@ -305,6 +304,8 @@ def _type_error(name: str, value: Any, tp: Any, where: str) -> str:
 
 
 def _did_you_mean(name: str, keys: Mapping[str, Any], cls: type) -> str:
+    import difflib  # only a misspelt key pays for it
+
     spelled = name.replace("_" if cls.SEPARATOR == "-" else "-", cls.SEPARATOR)  # type: ignore[attr-defined]
     close = difflib.get_close_matches(spelled, list(keys), n=1, cutoff=0.6)
     if close:
