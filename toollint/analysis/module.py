@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
+from toollint.analysis.effects import declaration
 from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.resolver import ModuleSource
@@ -76,10 +77,18 @@ class ModuleAnalysis:
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
 
+    def declaration(self, tool: ToolInfo) -> tuple[list[str], tuple[str, ...]]:
+        """What the model is told the tool is (its class's `name`/`description`, or its own name and doc),
+        and its class's docstring."""
+        classes = (n for n in ast.walk(self.tree)
+                   if isinstance(n, ast.ClassDef) and n.name == tool.class_name)
+        cls = next(classes, None) if tool.class_name else None
+        return declaration(tool.node, cls), (ast.get_docstring(cls) or "",) if cls is not None else ()
+
     def facts(self) -> list[ToolFact]:
         out = []
         for tool in self.tools:
-            writes, why = writer_reason(tool, self.summaries.get(tool.qualname))
+            writes, why = writer_reason(tool, self.summaries.get(tool.qualname), *self.declaration(tool))
             out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, writes, why, tool.found_by))
         for tool, reason in self.too_complex:
             out.append(

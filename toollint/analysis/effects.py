@@ -1,0 +1,264 @@
+"""Writes outside the state the analysis sees: a tool whose effect lands in a database, a shell or a
+remote service it reaches through a call the summariser cannot follow.
+
+The summary lists such calls (`FunctionSummary.external`, and the state-free calls it used opaquely)
+without deciding: a search that POSTs its query reaches the same `requests.post` as a webhook that
+triggers an applet. `outside_write` decides from evidence of three kinds, each with a confidence:
+
+- `runs the agent's code` (high): one of the tool's own arguments is handed to a command, code or SQL
+  runner (`subprocess.run(cmd)`, `self.process.run(commands)`, `session.execute(text(sql_query))`),
+  unless the SQL is spelled as a read or the tool declares itself read-only ("only SELECT").
+- `writing SQL` (high): a statement the code spells as INSERT, UPDATE, DELETE, ... run on a connection.
+- `declared action` (medium): what the model is told the tool does (its name, its `description` or the
+  first line of its docstring) starts with an action verb (`close_session`, "Click on an element",
+  "Invokes an automation") and its code reaches a call the analysis cannot follow. A declaration that
+  only searches, reads or answers is no evidence, whatever its code POSTs.
+
+The rules' own notion of a writer (`is_writer`, state paths) is untouched: this only classes the tool
+for `--show-tools`, the tool facts and the discovery counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from toollint.analysis.dispatch import read_only_sql
+from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
+from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
+
+Kind = Literal["runs the agent's code", "writing SQL", "declared action"]
+
+# module functions that run a command or a program
+COMMAND_RUNNERS = frozenset({
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call",
+    "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
+})
+# methods that run SQL on a connection, a cursor or a session
+SQL_RUNNERS = frozenset({"execute", "executemany", "executescript", "execute_statement", "exec_driver_sql"})
+# methods that run code, on a receiver named as something that runs it (`self.process.run(cmds)`)
+CODE_RUNNERS = frozenset({"run", "run_python", "run_code", "exec_run", "exec_command", "notebook_exec"})
+RUNNER_RECEIVER = re.compile(r"process|shell|sandbox|session|container|terminal|kernel|bash", re.IGNORECASE)
+WRITING_SQL = re.compile(r"^\s*\(?\s*(?:insert|update|delete|replace|merge|upsert)\b", re.IGNORECASE)
+PAYLOAD_KEYWORDS = frozenset({"statement", "sql", "query", "operation", "command", "cmd", "code", "args",
+                              "commands", "script"})
+VALIDATOR = re.compile(r"validat|check|sanitiz|is_safe|read_only|readonly", re.IGNORECASE)
+READ_ONLY_CLAIM = re.compile(r"\bonly\s+(?:valid\s+)?(?:select|read)\b|\bread[- ]only\b", re.IGNORECASE)
+# verbs a declaration opens with that act on something beyond the answer (besides the writing verbs)
+ACTION_VERBS = (WRITE_VERBS - {"open", "return"}) | {"click", "trigger", "invoke", "text", "email", "notify",
+                                                    "deploy", "star"}
+# the words a description puts before its verb ("Use this tool to close ...", "A tool that sends ...")
+_LEAD_IN = re.compile(r"^\s*(?:(?:use\s+)?(?:this\s+)?(?:a\s+)?tool\s+(?:that|to|for)\s+|this\s+tool\s+|"
+                      r"use\s+this\s+to\s+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class OutsideWrite:
+    kind: Kind
+    confidence: Literal["high", "medium"]
+    callee: str
+    line: int
+
+    def describe(self) -> str:
+        return f"{self.kind} ({self.confidence}): `{self.callee}` at line {self.line}"
+
+
+def declaration(tool_node: ast.AST, class_node: ast.ClassDef | None) -> list[str]:
+    """What the model is told the tool is: the class's constant `name` and `description`, else the
+    function's name and the first line of its docstring."""
+    if class_node is not None:
+        out = []
+        for s in class_node.body:
+            target = s.target if isinstance(s, ast.AnnAssign) else s.targets[0] if isinstance(s, ast.Assign) \
+                else None
+            value = getattr(s, "value", None)
+            if isinstance(target, ast.Name) and target.id in ("name", "description") and isinstance(
+                    value, ast.Constant) and isinstance(value.value, str) and value.value.strip():
+                out.append(value.value)
+        return out
+    name = getattr(tool_node, "name", "")
+    doc = ast.get_docstring(tool_node) if isinstance(tool_node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+        else None
+    return [name] + ([doc.strip().splitlines()[0]] if doc and doc.strip() else [])
+
+
+def _declared_verb(texts: list[str]) -> str | None:
+    for text in texts:
+        if " " not in text.strip():  # a name: `close_multion_session`
+            word = first_word(text.strip())
+        else:
+            rest = _LEAD_IN.sub("", text)
+            match = re.match(r"\s*([A-Za-z]+)", rest)
+            word = match.group(1).lower() if match else ""
+            word = word[:-1] if word.endswith("s") and word[:-1] in ACTION_VERBS else word  # "Invokes"
+        if word in ACTION_VERBS:
+            return word
+    return None
+
+
+def _param_names(fn: ast.AST) -> set[str]:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    args = fn.args
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - FRAMEWORK_PARAMS
+    # `_run(self, **kwargs)`: the agent's arguments arrive as the keywords
+    return names | {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+
+
+def _carries(value: ast.expr, names: set[str]) -> bool:
+    """`value` is one of `names` as text: itself, an item of it, a string built from it (not a value
+    some other call computed from it, such as a statement built around the agent's parameters)."""
+    if isinstance(value, ast.Name):
+        return value.id in names
+    if isinstance(value, (ast.Subscript, ast.Starred)):
+        return _carries(value.value, names)
+    if isinstance(value, ast.JoinedStr):  # `f"PRAGMA table_info({t})"`: the code spells the statement
+        if value.values and isinstance(value.values[0], ast.Constant) and str(value.values[0].value).strip():
+            return False
+        return any(isinstance(v, ast.FormattedValue) and _carries(v.value, names) for v in value.values)
+    if isinstance(value, ast.BinOp):
+        if isinstance(value.left, ast.Constant) and str(value.left.value).strip():
+            return False
+        return _carries(value.left, names) or _carries(value.right, names)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return any(_carries(e, names) for e in value.elts)
+    if isinstance(value, ast.Call):  # `kwargs.get("query")`, `text(sql)`, `code.strip()`
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in ("get", "strip", "format", "pop"):
+            return _carries(func.value, names) or any(_carries(a, names) for a in value.args[1:])
+        return isinstance(func, ast.Name) and len(value.args) == 1 and _carries(value.args[0], names)
+    return False
+
+
+def _agent_values(fn: ast.AST, names: set[str]) -> set[str]:
+    """`names` and the locals of `fn` computed from them (two passes: `cmd = [py, code]`)."""
+    names = set(names)
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    for _ in range(2):
+        for a in assigns:
+            if _carries(a.value, names):
+                names |= {t.id for t in a.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _agent_map(summary: FunctionSummary) -> dict[int, set[str]]:
+    """For the tool and each helper it reaches (in call order), the names holding the agent's values: a
+    helper's parameter does only where some call of it passes one (`_execute_query(arguments["query"])`,
+    not `_execute_query("SELECT name FROM sqlite_master")`)."""
+    out = {id(summary.node): _agent_values(summary.node, _param_names(summary.node))}
+    done: list[ast.AST] = [summary.node]
+    for helper in summary.helpers:
+        params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+        skip = 1 if params[:1] in (["self"], ["cls"]) else 0
+        passed: set[str] = set()
+        for fn in done:
+            for c in ast.walk(fn):
+                if isinstance(c, ast.Call) and call_name(c).rsplit(".", 1)[-1] == helper.name:
+                    for i, a in enumerate(c.args):
+                        if i + skip < len(params) and _carries(a, out[id(fn)]):
+                            passed.add(params[i + skip])
+                    passed |= {kw.arg for kw in c.keywords if kw.arg and _carries(kw.value, out[id(fn)])}
+        out[id(helper)] = _agent_values(helper, passed)
+        done.append(helper)
+    return out
+
+
+def _enclosing(summary: FunctionSummary, node: ast.AST) -> ast.AST:
+    for fn in [summary.node, *summary.helpers]:
+        if any(n is node for n in ast.walk(fn)):
+            return fn
+    return summary.node
+
+
+def _select_guard(summary: FunctionSummary) -> bool:
+    """`if not query.strip().upper().startswith("SELECT"): raise ...`: only reads get through."""
+    for fn in [summary.node, *summary.helpers]:
+        for n in ast.walk(fn):
+            test = n.test if isinstance(n, ast.If) else None
+            check = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+            if isinstance(check, ast.Call) and call_name(check).endswith("startswith") and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, str) and read_only_sql(c)
+                    for a in check.args for c in ast.walk(a)):
+                return True
+    return False
+
+
+def _runs_agent_code(call: ast.Call, summary: FunctionSummary, read_only: bool,
+                     agents: dict[int, set[str]]) -> Kind | None:
+    name = call_name(call)
+    attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    receiver = name.rsplit(".", 1)[0] if "." in name else ""
+    sql = attr in SQL_RUNNERS
+    if not (name in COMMAND_RUNNERS or sql or (attr in CODE_RUNNERS and RUNNER_RECEIVER.search(receiver))):
+        return None
+    # what is run: the first argument, or the keyword that names it (`statement=query`)
+    args = call.args[:1] or [kw.value for kw in call.keywords if kw.arg in PAYLOAD_KEYWORDS]
+    if sql and call.args and isinstance(call.args[0], (ast.Constant, ast.JoinedStr)):
+        return "writing SQL" if WRITING_SQL.match(_text(call.args[0])) else None
+    if sql and (read_only or (call.args and read_only_sql(call.args[0]))):
+        return None
+    fn = _enclosing(summary, call)
+    agent = agents.get(id(fn), set())
+    if not any(_carries(a, agent) for a in args):
+        return None
+    if sql and (_validated(args, fn, agent) or _select_guard(summary)):
+        return None
+    return "runs the agent's code"
+    return None
+
+
+def _text(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
+    return ""
+
+
+def _effect_named(callee: str) -> bool:
+    """`requests.post`, `client.send_message`: not `Image.open` (a file read, most often)."""
+    last = callee.rsplit(".", 1)[-1]
+    return last in EXTERNAL_EFFECT_CALLS or any(w in ACTION_VERBS for w in verb_words(last))
+
+
+def _validated(name_args: list[ast.expr], fn: ast.AST, agent: set[str]) -> bool:
+    """The agent's SQL goes through a validator first (`valid, msg = self._validate_query(sql)`)."""
+    carried = {n.id for a in name_args for n in ast.walk(a) if isinstance(n, ast.Name) and n.id in agent}
+    return any(isinstance(c, ast.Call) and VALIDATOR.search(call_name(c).rsplit(".", 1)[-1])
+               and any(isinstance(a, ast.Name) and a.id in carried for a in c.args)
+               for c in ast.walk(fn))
+
+
+def outside_write(summary: FunctionSummary, declared: list[str],
+                  docs: tuple[str, ...] = ()) -> OutsideWrite | None:
+    """Evidence that the tool changes something outside the state the analysis sees, or None. `docs`:
+    what the developer wrote beside it (its class's docstring), read only for a read-only claim."""
+    docs = (*docs, ast.get_docstring(summary.node) or "")
+    read_only = any(READ_ONLY_CLAIM.search(t) for t in [*declared, *docs])
+    calls = [e.node for e in summary.external] + [o.node for o in summary.opaque if o.how == "call"]
+    seen: set[int] = set()
+    agents = _agent_map(summary)
+    for fn in [summary.node, *summary.helpers]:  # also the runners the summary used no state with
+        calls += [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+    for node in calls:
+        call = node if isinstance(node, ast.Call) else None
+        if call is None or id(call) in seen:
+            continue
+        seen.add(id(call))
+        kind = _runs_agent_code(call, summary, read_only, agents)
+        if kind is not None:
+            return OutsideWrite(kind, "high", call_name(call), call.lineno)
+    verb = None if read_only else _declared_verb(declared)
+    if verb is None:
+        return None
+    # a call named as an effect (`requests.post`, `client.send`), or one named by the declared verb
+    # itself (declared "click", `page.click(selector)`): not a constructor or a form it fills in
+    reached = [(e.callee, e.node) for e in summary.external if _effect_named(e.callee)] + [
+        (o.callee, o.node) for o in summary.opaque if o.how == "call" and verb in verb_words(o.callee)]
+    if reached:
+        callee, node = reached[0]
+        return OutsideWrite("declared action", "medium", f"{callee} (declared: {verb})",
+                            getattr(node, "lineno", summary.node.lineno))
+    return None
