@@ -256,7 +256,8 @@ def outside_write(summary: FunctionSummary, declared: list[str],
     # a call named as an effect (`requests.post`, `client.send`), or one named by the declared verb
     # itself (declared "click", `page.click(selector)`): not a constructor or a form it fills in
     reached = [(e.callee, e.node) for e in summary.external if _effect_named(e.callee)] + [
-        (o.callee, o.node) for o in summary.opaque if o.how == "call" and verb in verb_words(o.callee)]
+        (call_name(c), c) for c in calls if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+        and id(c) not in summary.helper_calls and verb in verb_words(c.func.attr)]
     if reached:
         callee, node = reached[0]
         return OutsideWrite("declared action", "medium", f"{callee} (declared: {verb})",

@@ -1,0 +1,191 @@
+"""Issue 22: writes outside the state the analysis sees (a database, a shell, a remote service), each
+shape beside its nearest look-alike that only reads (`toollint.analysis.effects`). The hand lists
+these came from are in bench/discovery_counts.json; `python bench/discovery.py` compares them."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+from toollint.analysis import analyze_module
+from toollint.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def writers(source: str) -> dict[str, bool]:
+    """qualname -> writes, as the tool facts (`--show-tools`) say."""
+    text = dedent(source)
+    return {f.qualname: f.writes for f in analyze_module(ast.parse(text), Settings(), source=text).facts()}
+
+
+def test_the_agents_command_or_code_run_is_a_write_and_a_query_to_a_search_wrapper_is_not() -> None:
+    source = """
+    import subprocess
+    from langchain_core.tools import BaseTool
+
+    class Terminal(BaseTool):
+        name: str = "terminal"
+        description: str = "Run shell commands on this machine."
+        def _run(self, commands: str) -> str:
+            return self.process.run(commands)
+
+    class Interpreter(BaseTool):
+        name: str = "code"
+        description: str = "Interprets Python code."
+        def _run(self, code: str) -> str:
+            cmd = ["python3", "-c", code]
+            return subprocess.run(cmd, capture_output=True).stdout
+
+    class Search(BaseTool):
+        name: str = "search"
+        description: str = "Search the web. Input should be a search query."
+        def _run(self, query: str) -> str:
+            return self.api_wrapper.run(query)
+
+    class Version(BaseTool):
+        name: str = "version"
+        description: str = "Tell the installed version."
+        def _run(self, package: str) -> str:
+            return subprocess.run(["pip", "show", "pip"], capture_output=True).stdout
+    """
+    assert writers(source) == {"Terminal._run": True, "Interpreter._run": True, "Search._run": False,
+                               "Version._run": False}
+
+
+def test_the_agents_sql_writes_unless_read_only_by_guard_validator_or_spelling() -> None:
+    source = """
+    from langchain_core.tools import BaseTool
+
+    class Query(BaseTool):
+        name: str = "sql"
+        description: str = "Converts natural language to SQL queries and executes them."
+        def _run(self, sql_query: str) -> str:
+            return self.session.execute(text(sql_query))
+
+    class Guarded(BaseTool):
+        name: str = "read_query"
+        description: str = "Execute a SELECT query."
+        def _run(self, query: str) -> str:
+            if not query.strip().upper().startswith("SELECT"):
+                raise ValueError("only SELECT")
+            return self._execute(query)
+        def _execute(self, q: str) -> str:
+            return self.cursor.execute(q)
+
+    class Validated(BaseTool):
+        name: str = "search_db"
+        description: str = "Search a database's tables."
+        def _run(self, search_query: str) -> str:
+            valid, message = self._validate_query(search_query)
+            if not valid:
+                return message
+            return self.cursor.execute(search_query)
+
+    class Describe(BaseTool):
+        name: str = "describe_table"
+        description: str = "Describe a table."
+        def _run(self, table: str) -> str:
+            return self._execute(f"PRAGMA table_info({table})")
+        def _execute(self, q: str) -> str:
+            return self.cursor.execute(q)
+    """
+    assert writers(source) == {"Query._run": True, "Guarded._run": False, "Validated._run": False,
+                               "Describe._run": False}
+
+
+def test_sql_spelled_as_a_write_on_a_connection_is_one_and_a_spelled_read_is_not() -> None:
+    source = """
+    from mcp.server.fastmcp import FastMCP
+    mcp = FastMCP("memory")
+
+    async def save(pool, content: str) -> None:
+        async with pool.acquire() as conn:
+            await conn.execute("INSERT INTO memories (content) VALUES ($1)", content)
+
+    async def load(pool, content: str) -> list:
+        async with pool.acquire() as conn:
+            return await conn.fetch("SELECT content FROM memories WHERE content = $1", content)
+
+    @mcp.tool()
+    async def remember(content: str) -> str:
+        await save(POOL, content)
+        return "remembered"
+
+    @mcp.tool()
+    async def recall(content: str) -> list:
+        return await load(POOL, content)
+    """
+    assert writers(source) == {"remember": True, "recall": False}
+
+
+def test_a_declared_action_reaching_an_effect_is_a_write_and_a_declared_read_is_not() -> None:
+    source = """
+    import requests
+    from PIL import Image as PILImage
+    from langchain_core.tools import BaseTool
+    from mcp.server.fastmcp import FastMCP
+    mcp = FastMCP("demo")
+
+    class Click(BaseTool):
+        name: str = "click_element"
+        description: str = "Click on an element with the given CSS selector"
+        def _run(self, selector: str) -> str:
+            page = get_current_page(self.sync_browser)
+            page.click(selector)
+            return "clicked"
+
+    class Navigate(BaseTool):
+        name: str = "navigate_browser"
+        description: str = "Navigate a browser to the specified URL"
+        def _run(self, url: str) -> str:
+            page = get_current_page(self.sync_browser)
+            page.goto(url)
+            return "navigated"
+
+    class WebSearch(BaseTool):
+        name: str = "web_search"
+        description: str = "Search the web and return the results."
+        def _run(self, query: str) -> str:
+            return requests.post(URL, json={"q": query}).text
+
+    class Invoke(BaseTool):
+        name: str = "invoke_automation"
+        description: str = "Invokes an automation using the API"
+        def _run(self, prompt: str) -> str:
+            return requests.post(URL, json={"prompt": prompt}).text
+
+    @mcp.tool()
+    def create_thumbnail(image_path: str) -> bytes:
+        \"\"\"Create a thumbnail from an image\"\"\"
+        img = PILImage.open(image_path)
+        return img.tobytes()
+
+    @mcp.tool()
+    def close_session(session_id: str) -> str:
+        \"\"\"Close the browser session.\"\"\"
+        client.close_session(session_id)
+        return "closed"
+    """
+    assert writers(source) == {"Click._run": True, "Navigate._run": False, "WebSearch._run": False,
+                               "Invoke._run": True, "create_thumbnail": False, "close_session": True}
+
+
+def test_show_tools_says_why_a_tool_writes_outside(tmp_path: Path) -> None:
+    """The documented command: `toollint check --show-tools` with no configuration."""
+    (tmp_path / "tools.py").write_text(dedent("""
+        from langchain_core.tools import BaseTool
+
+        class Terminal(BaseTool):
+            name: str = "terminal"
+            description: str = "Run shell commands on this machine."
+            def _run(self, commands: str) -> str:
+                return self.process.run(commands)
+    """))
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--isolated", "--show-tools",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert "Terminal._run [writes] writes outside the state it sees: runs the agent's code (high): " \
+           "`self.process.run` at line 8" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
