@@ -174,6 +174,53 @@ def test_a_declared_action_reaching_an_effect_is_a_write_and_a_declared_read_is_
                                "Invoke._run": True, "create_thumbnail": False, "close_session": True}
 
 
+def test_a_configured_action_run_or_a_webhook_posted_is_a_write_and_listing_actions_is_not() -> None:
+    source = """
+    import requests
+    from langchain_core.tools import BaseTool
+
+    class RunAction(BaseTool):
+        def _run(self, **kwargs) -> str:
+            return self.service.run_action(self.action.id, kwargs)
+
+    class PlatformAction(BaseTool):
+        def _run(self, **kwargs) -> str:
+            url = f"{BASE}/actions/{self.action_name}/execute"
+            return requests.post(url=url, json=kwargs).text
+
+    class ListActions(BaseTool):
+        name: str = "list_actions"
+        description: str = "This tool returns a list of the user's exposed actions."
+        def _run(self, _: str = "") -> str:
+            return self.api_wrapper.list_as_str()
+
+    class Webhook(BaseTool):
+        \"\"\"IFTTT Webhook: the url to hit with the json event.\"\"\"
+        def _run(self, tool_input: str) -> str:
+            return requests.post(self.url, data={"this": tool_input}).text
+
+    class Rerank(BaseTool):
+        \"\"\"Rerank documents with the reranking service.\"\"\"
+        def _run(self, query: str) -> str:
+            return requests.post(self.url, json={"q": query}).text
+
+    class Store(BaseTool):
+        name: str = "knowledge_source_url"
+        description: str = "This calls the services to analyze & store data from a url."
+        def _run(self, url: str) -> str:
+            return requests.post(API, data={"url": url}).text
+
+    class SpeechToText(BaseTool):
+        name: str = "speech_to_text"
+        description: str = "Useful for when you have to convert audio to text."
+        def _run(self, url: str) -> str:
+            return requests.post(API, data={"url": url}).text
+    """
+    assert writers(source) == {"RunAction._run": True, "PlatformAction._run": True, "ListActions._run": False,
+                               "Webhook._run": True, "Rerank._run": False, "Store._run": True,
+                               "SpeechToText._run": False}
+
+
 def test_show_tools_says_why_a_tool_writes_outside(tmp_path: Path) -> None:
     """The documented command: `toollint check --show-tools` with no configuration."""
     (tmp_path / "tools.py").write_text(dedent("""

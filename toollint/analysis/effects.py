@@ -29,7 +29,8 @@ from toollint.analysis.dispatch import read_only_sql
 from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
 
-Kind = Literal["runs the agent's code", "writing SQL", "declared action"]
+Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
+               "posts to a webhook"]
 
 # module functions that run a command or a program
 COMMAND_RUNNERS = frozenset({
@@ -44,11 +45,15 @@ RUNNER_RECEIVER = re.compile(r"process|shell|sandbox|session|container|terminal|
 WRITING_SQL = re.compile(r"^\s*\(?\s*(?:insert|update|delete|replace|merge|upsert)\b", re.IGNORECASE)
 PAYLOAD_KEYWORDS = frozenset({"statement", "sql", "query", "operation", "command", "cmd", "code", "args",
                               "commands", "script"})
+RUN_WORDS = frozenset({"run", "execute", "trigger", "invoke", "perform"})
+ACTION_FIELDS = frozenset({"action_id", "action_name"})  # a tool built for one action (`self.action_id`)
 VALIDATOR = re.compile(r"validat|check|sanitiz|is_safe|read_only|readonly", re.IGNORECASE)
 READ_ONLY_CLAIM = re.compile(r"\bonly\s+(?:valid\s+)?(?:select|read)\b|\bread[- ]only\b", re.IGNORECASE)
 # verbs a declaration opens with that act on something beyond the answer (besides the writing verbs)
 ACTION_VERBS = (WRITE_VERBS - {"open", "return"}) | {"click", "trigger", "invoke", "text", "email", "notify",
                                                     "deploy", "star"}
+NOUNS = frozenset({"text", "email", "star", "record", "mark", "post"})  # "convert audio to text"
+PURPOSE = re.compile(r"\bto\s+([a-z]+)(?:\s*(?:&|and|or)\s*([a-z]+))?\b")
 # the words a description puts before its verb ("Use this tool to close ...", "A tool that sends ...")
 _LEAD_IN = re.compile(r"^\s*(?:(?:use\s+)?(?:this\s+)?(?:a\s+)?tool\s+(?:that|to|for)\s+|this\s+tool\s+|"
                       r"use\s+this\s+to\s+)", re.IGNORECASE)
@@ -93,6 +98,11 @@ def _declared_verb(texts: list[str]) -> str | None:
             match = re.match(r"\s*([A-Za-z]+)", rest)
             word = match.group(1).lower() if match else ""
             word = word[:-1] if word.endswith("s") and word[:-1] in ACTION_VERBS else word  # "Invokes"
+            # the purpose its first sentence gives: "This calls the service to analyze & store data"
+            purpose = PURPOSE.search(re.split(r"\.\s", text.strip(), maxsplit=1)[0])
+            if word not in ACTION_VERBS and purpose is not None:
+                verbs = [w.lower() for w in purpose.groups() if w and w.lower() in ACTION_VERBS - NOUNS]
+                word = verbs[0] if verbs else word
         if word in ACTION_VERBS:
             return word
     return None
@@ -206,7 +216,38 @@ def _runs_agent_code(call: ast.Call, summary: FunctionSummary, read_only: bool,
     if sql and (_validated(args, fn, agent) or _select_guard(summary)):
         return None
     return "runs the agent's code"
-    return None
+
+
+def _local_value(name: str, fn: ast.AST) -> ast.expr | None:
+    values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return values[0] if len(values) == 1 else None
+
+
+def _runs_configured_action(call: ast.Call, summary: FunctionSummary) -> bool:
+    """`service.run_action(self.action.id, ...)`, `self.composio_action(**kw)`, a POST to
+    `f"{base}/actions/{self.action_name}/execute"`: the tool runs the third-party action it was built
+    for (an automation platform's: send an email, create a task), not a search of it."""
+    if id(call) in summary.helper_calls:
+        return False
+    func = call.func
+    words = verb_words(func.attr) if isinstance(func, ast.Attribute) else []
+    if "action" in words and (words[-1] == "action" and isinstance(func, ast.Attribute)
+                              and call_name(call).startswith("self.") and len(words) > 1
+                              or any(w in RUN_WORDS for w in words)):
+        return True
+    fn = _enclosing(summary, call)
+    args = [*call.args, *(kw.value for kw in call.keywords)]
+    args += [v for a in args if isinstance(a, ast.Name) and (v := _local_value(a.id, fn)) is not None]
+    return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
+               or isinstance(n, ast.Attribute) and n.attr == "id" and isinstance(n.value, ast.Attribute)
+               and n.value.attr == "action" for a in args for n in ast.walk(a))
+
+
+def dotted_root(node: ast.expr) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _text(node: ast.expr) -> str:
@@ -250,7 +291,16 @@ def outside_write(summary: FunctionSummary, declared: list[str],
         kind = _runs_agent_code(call, summary, read_only, agents)
         if kind is not None:
             return OutsideWrite(kind, "high", call_name(call), call.lineno)
-    verb = None if read_only else _declared_verb(declared)
+    if read_only:
+        return None
+    for node in calls:
+        if isinstance(node, ast.Call) and _runs_configured_action(node, summary):
+            return OutsideWrite("runs a configured action", "medium", call_name(node), node.lineno)
+    posts = [e for e in summary.external if e.callee.rsplit(".", 1)[-1] in ("post", "put", "patch")]
+    if posts and any("webhook" in t.lower() for t in [*declared, *docs]):
+        return OutsideWrite("posts to a webhook", "medium", posts[0].callee,
+                            getattr(posts[0].node, "lineno", summary.node.lineno))
+    verb = _declared_verb(declared)
     if verb is None:
         return None
     # a call named as an effect (`requests.post`, `client.send`), or one named by the declared verb
