@@ -221,6 +221,33 @@ def test_a_configured_action_run_or_a_webhook_posted_is_a_write_and_listing_acti
                                "SpeechToText._run": False}
 
 
+def test_a_tool_built_per_mode_writes_when_the_prompts_beside_it_declare_a_write(tmp_path: Path) -> None:
+    tool = dedent("""
+        from langchain_core.tools import BaseTool
+
+        class ServiceAction(BaseTool):
+            api_wrapper: ServiceAPIWrapper
+            mode: str
+            name: str = ""
+            description: str = ""
+            def _run(self, instructions: str) -> str:
+                return self.api_wrapper.run(self.mode, instructions)
+    """)
+    for name, prompts in (("tasks", "GET_TASK_PROMPT = '...'\nCREATE_TASK_PROMPT = '...'\n"),
+                          ("media", "SEARCH_MEDIA_PROMPT = '...'\nGET_CAPTIONS_PROMPT = '...'\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tool.py").write_text(tool)
+        (tmp_path / name / "prompt.py").write_text(prompts)
+    found = {}
+    for name in ("tasks", "media"):
+        path = tmp_path / name / "tool.py"
+        analysis = analyze_module(ast.parse(tool), Settings(), f"{name}.tool", str(path), tool)
+        found[name] = [(f.writes, f.why) for f in analysis.facts()]
+    assert found["tasks"][0][0] and "CREATE_TASK_PROMPT" in found["tasks"][0][1]
+    assert found["media"] == [
+        (False, "may write outside the state it sees: `self.api_wrapper.run` (not followed)")]
+
+
 def test_show_tools_says_why_a_tool_writes_outside(tmp_path: Path) -> None:
     """The documented command: `toollint check --show-tools` with no configuration."""
     (tmp_path / "tools.py").write_text(dedent("""

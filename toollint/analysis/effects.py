@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from toollint.analysis.dispatch import read_only_sql
@@ -30,7 +31,7 @@ from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, ca
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
-               "posts to a webhook"]
+               "posts to a webhook", "runs a declared writing mode"]
 
 # module functions that run a command or a program
 COMMAND_RUNNERS = frozenset({
@@ -272,10 +273,33 @@ def _validated(name_args: list[ast.expr], fn: ast.AST, agent: set[str]) -> bool:
                for c in ast.walk(fn))
 
 
+def mode_prompts(class_node: ast.ClassDef, path: str) -> tuple[str, ...]:
+    """A tool class built once per mode (a `mode` field, its `description` left empty for the toolkit
+    to fill) declares its modes in the prompts module beside it (`prompt.py`: `CREATE_FILE_PROMPT`,
+    `GET_ISSUES_PROMPT`): the names of those prompts, when the class is such a tool."""
+    fields = {t.target.id: t.value for t in class_node.body
+              if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
+    empty = isinstance(fields.get("description"), ast.Constant) and not getattr(
+        fields["description"], "value", "x")
+    if "mode" not in fields or not empty or not path:
+        return ()
+    for name in ("prompt.py", "prompts.py"):
+        prompts = Path(path).with_name(name)
+        if prompts.is_file():
+            try:
+                tree = ast.parse(prompts.read_text(encoding="utf-8", errors="replace"))
+            except SyntaxError:
+                return ()
+            return tuple(t.id for s in tree.body if isinstance(s, ast.Assign) for t in s.targets
+                         if isinstance(t, ast.Name) and t.id.endswith("PROMPT"))
+    return ()
+
+
 def outside_write(summary: FunctionSummary, declared: list[str],
-                  docs: tuple[str, ...] = ()) -> OutsideWrite | None:
+                  docs: tuple[str, ...] = (), modes: tuple[str, ...] = ()) -> OutsideWrite | None:
     """Evidence that the tool changes something outside the state the analysis sees, or None. `docs`:
-    what the developer wrote beside it (its class's docstring), read only for a read-only claim."""
+    what the developer wrote beside it (its class's docstring), read only for a read-only claim;
+    `modes`: the prompts its modes are declared by (`mode_prompts`)."""
     docs = (*docs, ast.get_docstring(summary.node) or "")
     read_only = any(READ_ONLY_CLAIM.search(t) for t in [*declared, *docs])
     calls = [e.node for e in summary.external] + [o.node for o in summary.opaque if o.how == "call"]
@@ -296,6 +320,13 @@ def outside_write(summary: FunctionSummary, declared: list[str],
     for node in calls:
         if isinstance(node, ast.Call) and _runs_configured_action(node, summary):
             return OutsideWrite("runs a configured action", "medium", call_name(node), node.lineno)
+    writing_modes = [m for m in modes if any(w in WRITE_VERBS - {"open", "return"} for w in verb_words(m))]
+    for node in calls:  # `self.api_wrapper.run(self.mode, query)`, where a mode creates or updates
+        if writing_modes and isinstance(node, ast.Call) and id(node) not in summary.helper_calls and any(
+                isinstance(a, ast.Attribute) and a.attr == "mode" and dotted_root(a) == "self"
+                for a in node.args):
+            return OutsideWrite("runs a declared writing mode", "medium",
+                                f"{call_name(node)} (modes: {', '.join(writing_modes[:3])})", node.lineno)
     posts = [e for e in summary.external if e.callee.rsplit(".", 1)[-1] in ("post", "put", "patch")]
     if posts and any("webhook" in t.lower() for t in [*declared, *docs]):
         return OutsideWrite("posts to a webhook", "medium", posts[0].callee,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
-from toollint.analysis.effects import declaration
+from toollint.analysis.effects import declaration, mode_prompts
 from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.resolver import ModuleSource
@@ -77,13 +77,16 @@ class ModuleAnalysis:
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
 
-    def declaration(self, tool: ToolInfo) -> tuple[list[str], tuple[str, ...]]:
+    def declaration(self, tool: ToolInfo) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
         """What the model is told the tool is (its class's `name`/`description`, or its own name and doc),
-        and its class's docstring."""
+        its class's docstring, and the prompts its modes are declared by."""
         classes = (n for n in ast.walk(self.tree)
                    if isinstance(n, ast.ClassDef) and n.name == tool.class_name)
         cls = next(classes, None) if tool.class_name else None
-        return declaration(tool.node, cls), (ast.get_docstring(cls) or "",) if cls is not None else ()
+        if cls is None:
+            return declaration(tool.node, None), (), ()
+        path = self.module.path if self.module is not None else ""
+        return declaration(tool.node, cls), (ast.get_docstring(cls) or "",), mode_prompts(cls, path)
 
     def facts(self) -> list[ToolFact]:
         out = []

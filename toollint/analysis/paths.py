@@ -34,7 +34,7 @@ def claims_to_write(tool: ToolInfo) -> bool:
 
 
 def writer_reason(tool: ToolInfo, summary: FunctionSummary | None, declared: list[str] | None = None,
-                  docs: tuple[str, ...] = ()) -> tuple[bool, str]:
+                  docs: tuple[str, ...] = (), modes: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether a tool writes, and why, in words for `--show-tools`. `declared`: what the model is told
     the tool is (`toollint.analysis.effects.declaration`), for writes outside the state it sees."""
     if summary is None:
@@ -55,7 +55,7 @@ def writer_reason(tool: ToolInfo, summary: FunctionSummary | None, declared: lis
             True,
             f"declared a writer by {tool.declared_by or 'its marker'}; writes nothing the analysis sees",
         )
-    outside = outside_write(summary, declared or [], docs)
+    outside = outside_write(summary, declared or [], docs, modes)
     if outside is not None:
         return True, f"writes outside the state it sees: {outside.describe()}"
     if summary.external:
