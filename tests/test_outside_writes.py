@@ -248,6 +248,28 @@ def test_a_tool_built_per_mode_writes_when_the_prompts_beside_it_declare_a_write
         (False, "may write outside the state it sees: `self.api_wrapper.run` (not followed)")]
 
 
+def test_a_function_looked_up_by_a_writing_name_and_called_writes_and_a_reading_name_does_not() -> None:
+    source = """
+    import importlib
+    from mcp.server.fastmcp import FastMCP
+    mcp = FastMCP("apps")
+
+    def _get_app_func(app: str, suffix: str):
+        return getattr(importlib.import_module(f"apps.{app}"), f"{app}_{suffix}")
+
+    @mcp.tool()
+    def app_account(app: str, action: str) -> dict:
+        if action == "delete":
+            return _get_app_func(app, "delete_account")()
+        return _get_app_func(app, "show_account")()
+
+    @mcp.tool()
+    def app_profile(app: str) -> dict:
+        return _get_app_func(app, "show_profile")()
+    """
+    assert writers(source) == {"app_account": True, "app_profile": False}
+
+
 def test_show_tools_says_why_a_tool_writes_outside(tmp_path: Path) -> None:
     """The documented command: `toollint check --show-tools` with no configuration."""
     (tmp_path / "tools.py").write_text(dedent("""

@@ -31,7 +31,8 @@ from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, ca
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
-               "posts to a webhook", "runs a declared writing mode"]
+               "posts to a webhook", "runs a declared writing mode",
+               "calls a function looked up by a writing name"]
 
 # module functions that run a command or a program
 COMMAND_RUNNERS = frozenset({
@@ -327,6 +328,13 @@ def outside_write(summary: FunctionSummary, declared: list[str],
                 for a in node.args):
             return OutsideWrite("runs a declared writing mode", "medium",
                                 f"{call_name(node)} (modes: {', '.join(writing_modes[:3])})", node.lineno)
+    for node in calls:  # `_get_app_func(app, "delete_account")()`: a function the tree does not hold
+        looked_up = node.func if isinstance(node, ast.Call) else None
+        if isinstance(looked_up, ast.Call) and any(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) and "_" in a.value
+                and first_word(a.value) in WRITE_VERBS - {"open", "return"} for a in looked_up.args):
+            return OutsideWrite("calls a function looked up by a writing name", "medium",
+                                f"{call_name(looked_up)}(...)", node.lineno)
     posts = [e for e in summary.external if e.callee.rsplit(".", 1)[-1] in ("post", "put", "patch")]
     if posts and any("webhook" in t.lower() for t in [*declared, *docs]):
         return OutsideWrite("posts to a webhook", "medium", posts[0].callee,
