@@ -270,6 +270,50 @@ def test_a_function_looked_up_by_a_writing_name_and_called_writes_and_a_reading_
     assert writers(source) == {"app_account": True, "app_profile": False}
 
 
+def test_a_branch_building_an_action_the_environment_runs_writes_and_a_search_or_answer_does_not() -> None:
+    source = """
+    class Shop:
+        def start(self, session):
+            env = make_env()
+            while True:
+                tool_calls = session.action().tool_calls
+                tool_call = tool_calls[0]
+                func_name = tool_call["function"]["name"]
+                arguments = list(json.loads(tool_call["function"]["arguments"]).values())
+                if func_name == "search_action":
+                    action = f"search[{arguments[0]}]"
+                elif func_name == "click_action":
+                    action = f"click[{arguments[0]}]"
+                observation, reward, done, info = env.step(action)
+
+    class Shell:
+        @staticmethod
+        def _extract_function(func_name, arguments):
+            ret = {"action": None, "content": None}
+            if func_name == "bash_action":
+                ret["action"] = "bash"
+                ret["content"] = arguments[0]
+            if func_name == "answer_action":
+                ret["action"] = "commit"
+                ret["content"] = arguments[0]
+            return ret
+
+        async def _round(self, session, container, call):
+            data = self._extract_function(call["name"], call["arguments"])
+            if data["action"] == "commit":
+                return data["content"]
+            elif data["action"] == "bash":
+                await self._run_bash(container, data["content"])
+
+        async def _run_bash(self, container, command):
+            return await container.execute(command)
+    """
+    found = writers(source)
+    assert {k: v for k, v in found.items() if "[" in k} == {
+        "Shop.start[search_action]": False, "Shop.start[click_action]": True,
+        "Shell._extract_function[bash_action]": True, "Shell._extract_function[answer_action]": False}
+
+
 def test_show_tools_says_why_a_tool_writes_outside(tmp_path: Path) -> None:
     """The documented command: `toollint check --show-tools` with no configuration."""
     (tmp_path / "tools.py").write_text(dedent("""

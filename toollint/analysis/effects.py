@@ -352,3 +352,68 @@ def outside_write(summary: FunctionSummary, declared: list[str],
         return OutsideWrite("declared action", "medium", f"{callee} (declared: {verb})",
                             getattr(node, "lineno", summary.node.lineno))
     return None
+
+
+# calls that carry out an action the agent chose (`env.step(action)`, `container.execute(command)`)
+STEP_CALLS = frozenset({"step", "execute", "execute_shell", "execute_command", "exec_run", "act"})
+_BRANCH = re.compile(r"(?:\w+\.)*(\w+)\[([^\]]+)\]")
+
+
+def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
+    """The locals a branch binds, and the constant it puts under each key of a record
+    (`ret["action"] = "bash"` -> {"action": "bash"})."""
+    names: set[str] = set()
+    keys: dict[str, str] = {}
+    for node in (n for s in body for n in ast.walk(s)):
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                names.add(t.id)
+            elif isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and isinstance(
+                    node.value, ast.Constant) and isinstance(node.value.value, str):
+                keys[str(t.slice.value)] = node.value.value
+    return names, keys
+
+
+def _steps(fn: ast.AST, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[ast.Call]:
+    """The step calls in `fn` and in the methods of its class it calls (one hop)."""
+    calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
+    hop = [c for c in calls if isinstance(c.func, ast.Attribute) and call_name(c).startswith("self.")
+           and c.func.attr in methods]
+    calls += [n for c in hop for n in ast.walk(methods[c.func.attr]) if isinstance(n, ast.Call)]  # type: ignore[union-attr]
+    return [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in STEP_CALLS]
+
+
+def deferred_action(tool_node: ast.AST, qualname: str, cls: str | None,
+                    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> OutsideWrite | None:
+    """A branch of a dispatcher that only builds the action the environment then carries out: the
+    dispatcher steps the environment with the local the branch set (`action = f"click[{x}]"` ...
+    `env.step(action)`), for a branch whose name declares an action (click, not search); or a caller
+    of the dispatcher, on the action constant the branch put in its record (`ret["action"] = "bash"`),
+    executes it (`if action == "bash": ... container.execute(command)`)."""
+    match = _BRANCH.fullmatch(qualname)
+    body = getattr(tool_node, "body", [])
+    if match is None or cls is None or match.group(1) not in methods:
+        return None
+    dispatcher = methods[match.group(1)]
+    names, keys = _assigned(body)
+    inside = range(getattr(tool_node, "lineno", 0), (getattr(tool_node, "end_lineno", 0) or 0) + 1)
+    for call in _steps(dispatcher, {}):  # a step after the branch, of what the branch set
+        if call.lineno not in inside and any(isinstance(a, ast.Name) and a.id in names for a in call.args) \
+                and _declared_verb([match.group(2)]):
+            return OutsideWrite("forwards an action to the environment", "medium", call_name(call),
+                                call.lineno)
+    action = keys.get("action")
+    if action is None:
+        return None
+    for caller in methods.values():
+        for node in ast.walk(caller):
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and any(
+                    isinstance(c, ast.Constant) and c.value == action for c in node.test.comparators) \
+                    and any(isinstance(c, ast.Call) and call_name(c).endswith(f"self.{match.group(1)}")
+                            for c in ast.walk(caller)):
+                for call in _steps(ast.Module(body=node.body, type_ignores=[]), methods):
+                    return OutsideWrite("forwards an action to the environment", "medium", call_name(call),
+                                        call.lineno)
+    return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
-from toollint.analysis.effects import declaration, mode_prompts
+from toollint.analysis.effects import declaration, deferred_action, mode_prompts
 from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.resolver import ModuleSource
@@ -92,6 +92,11 @@ class ModuleAnalysis:
         out = []
         for tool in self.tools:
             writes, why = writer_reason(tool, self.summaries.get(tool.qualname), *self.declaration(tool))
+            if not writes and tool.class_name and tool.qualname.endswith("]"):
+                later = deferred_action(tool.node, tool.qualname, tool.class_name,
+                                        self.index.methods.get(tool.class_name, {}))
+                writes, why = (True, f"writes outside the state it sees: {later.describe()}") if later else (
+                    writes, why)
             out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, writes, why, tool.found_by))
         for tool, reason in self.too_complex:
             out.append(
