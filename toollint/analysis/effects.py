@@ -93,8 +93,8 @@ def declaration(tool_node: ast.AST, class_node: ast.ClassDef | None) -> list[str
 
 def _declared_verb(texts: list[str]) -> str | None:
     for text in texts:
-        if " " not in text.strip():  # a name: `close_multion_session`
-            word = first_word(text.strip())
+        if " " not in text.strip():  # a name: `close_multion_session` (a private one the model never sees)
+            word = first_word(text.strip()) if not text.startswith("_") else ""
         else:
             rest = _LEAD_IN.sub("", text)
             match = re.match(r"\s*([A-Za-z]+)", rest)
