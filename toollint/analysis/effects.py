@@ -32,7 +32,7 @@ from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_wo
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
                "posts to a webhook", "runs a declared writing mode",
-               "calls a function looked up by a writing name"]
+               "calls a function looked up by a writing name", "forwards an action to the environment"]
 
 # module functions that run a command or a program
 COMMAND_RUNNERS = frozenset({
@@ -330,7 +330,7 @@ def outside_write(summary: FunctionSummary, declared: list[str],
                                 f"{call_name(node)} (modes: {', '.join(writing_modes[:3])})", node.lineno)
     for node in calls:  # `_get_app_func(app, "delete_account")()`: a function the tree does not hold
         looked_up = node.func if isinstance(node, ast.Call) else None
-        if isinstance(looked_up, ast.Call) and any(
+        if isinstance(node, ast.Call) and isinstance(looked_up, ast.Call) and any(
                 isinstance(a, ast.Constant) and isinstance(a.value, str) and "_" in a.value
                 and first_word(a.value) in WRITE_VERBS - {"open", "return"} for a in looked_up.args):
             return OutsideWrite("calls a function looked up by a writing name", "medium",
@@ -379,9 +379,9 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
 def _steps(fn: ast.AST, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[ast.Call]:
     """The step calls in `fn` and in the methods of its class it calls (one hop)."""
     calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
-    hop = [c for c in calls if isinstance(c.func, ast.Attribute) and call_name(c).startswith("self.")
-           and c.func.attr in methods]
-    calls += [n for c in hop for n in ast.walk(methods[c.func.attr]) if isinstance(n, ast.Call)]  # type: ignore[union-attr]
+    hop = [c.func.attr for c in calls
+           if isinstance(c.func, ast.Attribute) and call_name(c).startswith("self.") and c.func.attr in methods]
+    calls += [n for name in hop for n in ast.walk(methods[name]) if isinstance(n, ast.Call)]
     return [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in STEP_CALLS]
 
 
