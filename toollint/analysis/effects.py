@@ -379,8 +379,8 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
 def _steps(fn: ast.AST, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[ast.Call]:
     """The step calls in `fn` and in the methods of its class it calls (one hop)."""
     calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
-    hop = [c.func.attr for c in calls
-           if isinstance(c.func, ast.Attribute) and call_name(c).startswith("self.") and c.func.attr in methods]
+    hop = [c.func.attr for c in calls if isinstance(c.func, ast.Attribute)
+           and c.func.attr in methods and call_name(c).startswith("self.")]
     calls += [n for name in hop for n in ast.walk(methods[name]) if isinstance(n, ast.Call)]
     return [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in STEP_CALLS]
 
