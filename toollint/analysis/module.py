@@ -80,9 +80,7 @@ class ModuleAnalysis:
     def declaration(self, tool: ToolInfo) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
         """What the model is told the tool is (its class's `name`/`description`, or its own name and doc),
         its class's docstring, and the prompts its modes are declared by."""
-        classes = (n for n in ast.walk(self.tree)
-                   if isinstance(n, ast.ClassDef) and n.name == tool.class_name)
-        cls = next(classes, None) if tool.class_name else None
+        cls = self.index.classes.get(tool.class_name) if tool.class_name else None
         if cls is None:
             return declaration(tool.node, None), (), ()
         path = self.module.path if self.module is not None else ""
@@ -91,7 +89,10 @@ class ModuleAnalysis:
     def facts(self) -> list[ToolFact]:
         out = []
         for tool in self.tools:
-            writes, why = writer_reason(tool, self.summaries.get(tool.qualname), *self.declaration(tool))
+            summary = self.summaries.get(tool.qualname)
+            # the declaration is read only for a tool the state analysis sees write nothing
+            told = self.declaration(tool) if summary is not None and not summary.writes else ([], (), ())
+            writes, why = writer_reason(tool, summary, *told)
             if not writes and tool.class_name and tool.qualname.endswith("]"):
                 later = deferred_action(tool.node, tool.qualname, tool.class_name,
                                         self.index.methods.get(tool.class_name, {}))
