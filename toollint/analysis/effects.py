@@ -215,9 +215,20 @@ def _runs_agent_code(call: ast.Call, summary: FunctionSummary, read_only: bool,
     agent = agents.get(id(fn), set())
     if not any(_carries(a, agent) for a in args):
         return None
+    if sql and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and _scratch(
+            _local_value(call.func.value.id, fn)):
+        return None  # `db = SQLiteDatabase(":memory:")`: a scratch database the tool opens and drops
     if sql and (_validated(args, fn, agent) or _select_guard(summary)):
         return None
     return "runs the agent's code"
+
+
+def _scratch(opened: ast.expr | None) -> bool:
+    """A store opened from constants alone (`sqlite3.connect(":memory:")`), not from where the tool's
+    database lives (`Session()` bound elsewhere, `connect(self.uri)`)."""
+    return isinstance(opened, ast.Call) and bool(opened.args) and all(
+        isinstance(a, ast.Constant) for a in opened.args) and any(
+        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in opened.args)
 
 
 def _local_value(name: str, fn: ast.AST) -> ast.expr | None:
