@@ -56,12 +56,20 @@ from toollint.dynamic.checker import (
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds, resume_hosts, stop_hosts
+from toollint.dynamic.protocol import (
+    DEFAULT_DEADLINE,
+    WorkerSpec,
+    check_seconds,
+    resume_hosts,
+    starting_hosts,
+    stop_hosts,
+)
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
 from toollint.analysis import ELEMENT, StatePath
 from toollint.config import ConfigError
+from toollint.console import announce
 from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
@@ -226,6 +234,9 @@ def run_confirm(sets: Sequence[Contract | ClauseSet], settings: Settings, *, pyt
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
+    units = [unit for _, grouped in groups.values() for unit in grouped]  # the progress line counts these
+    tools = len({unit.contract.tool_name for unit in units})
+    announce(progress, starting_hosts([spec for spec, _ in groups.values()], tools), len(units))
     run.reports.extend(_in_parallel(lambda g: check_group(g[1], g[0], options), list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     for report in run.reports:
