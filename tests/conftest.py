@@ -19,7 +19,9 @@ from _corpora import (  # noqa: F401 - shared with bench/
     VenvError,
     ensure_agentdojo_venv,
     ensure_tau2_venv,
+    ensure_taubench_venv,
     tau2_root,
+    taubench_root,
 )
 
 
@@ -79,6 +81,26 @@ def tau2_python(tau2_checkout: Path) -> Path:
     """The interpreter of a cached Python 3.12 venv holding tau2-bench's dependencies (not tau2)."""
     try:
         return ensure_tau2_venv()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    except VenvError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def taubench_checkout() -> Path:
+    """The original tau-bench (`TOOLLINT_TAUBENCH`, else the pinned extract in shared/corpus)."""
+    try:
+        return taubench_root()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def taubench_python(taubench_checkout: Path) -> Path:
+    """The interpreter of a cached venv holding tau-bench's dependencies (not tau-bench)."""
+    try:
+        return ensure_taubench_venv()
     except Unavailable as exc:
         pytest.skip(str(exc))
     except VenvError as exc:

@@ -248,6 +248,28 @@ def display_path(path: Path, root: Path) -> str:
         return str(path)
 
 
+def parse_module(path: Path) -> ast.Module | str:
+    """A benchmark's Python file as syntax, or why it cannot be read (one line, for a `Problem`)."""
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        return f"does not parse: {exc.msg} (line {exc.lineno})"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot be read: {exc}"
+
+
+def package_module_file(package: Path, module: str, top: str) -> Path | None:
+    """`top.a.b` -> `<package>/a/b.py` (or `a/b/__init__.py`), for `package` the directory of `top`."""
+    parts = module.split(".")
+    if parts[0] != top:
+        return None
+    base = package.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def module_constants(tree: ast.Module) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in tree.body:

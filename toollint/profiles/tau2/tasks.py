@@ -42,6 +42,8 @@ from toollint.profiles.api import (
     Task,
     TaskSet,
     display_path,
+    package_module_file,
+    parse_module,
     read_task_file,
 )
 from toollint.profiles.tau2.patterns import PATTERNS
@@ -143,32 +145,11 @@ def _declared_version(checkout: Path) -> str | None:
 # --- toolkits -------------------------------------------------------------------------------------
 
 
-def _parse(path: Path) -> ast.Module | str:
-    try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except SyntaxError as exc:
-        return f"does not parse: {exc.msg} (line {exc.lineno})"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot be read: {exc}"
-
-
-def module_file(package: Path, module: str) -> Path | None:
-    """`tau2.domains.telecom.tools` -> `<package>/domains/telecom/tools.py`."""
-    parts = module.split(".")
-    if parts[0] != PACKAGE:
-        return None
-    base = package.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: Path) -> dict[str, Toolkit]:
     """env_type -> the toolkit `get_environment()` of the domain builds for it."""
     env_file = layout.package / "domains" / domain / "environment.py"
     shown = display_path(env_file, shown_root)
-    tree = _parse(env_file)
+    tree = parse_module(env_file)
     if isinstance(tree, str):
         problems.append(
             Problem(shown, 1, f"environment file {tree}; the {domain} tasks are traced as unresolved")
@@ -202,7 +183,7 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
             continue
         cls = node.value.func.id
         module = imports.get(cls) or (f"{PACKAGE}.domains.{domain}.environment" if cls in local else "")
-        file = module_file(layout.package, module) if module else None
+        file = package_module_file(layout.package, module, PACKAGE) if module else None
         if file is None:
             problems.append(
                 Problem(
@@ -220,7 +201,7 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
 
 
 def _read_toolkit(kit: Toolkit, problems: list[Problem], shown_root: Path) -> None:
-    tree = _parse(kit.file)
+    tree = parse_module(kit.file)
     if isinstance(tree, str):
         problems.append(Problem(display_path(kit.file, shown_root), 1, f"toolkit file {tree}"))
         return
@@ -250,7 +231,7 @@ def signal_tools(layout: Layout, domain: str) -> frozenset[str]:
     toolkit (banking_knowledge's comes from a builder function, not a class)."""
     declared: dict[str, set[bool | None]] = {}
     for path in sorted((layout.package / "domains" / domain).glob("*.py")):
-        tree = _parse(path)
+        tree = parse_module(path)
         if isinstance(tree, str):
             continue
         for node in ast.walk(tree):
@@ -286,7 +267,7 @@ def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) 
     out = EvaluatorSites()
     path = layout.package / EVALUATOR_ENV
     shown = display_path(path, shown_root)
-    tree = _parse(path)
+    tree = parse_module(path)
     method = _method(tree, "EnvironmentEvaluator", "calculate_reward") if not isinstance(tree, str) else None
     if method is not None:
         hashed: dict[str, str] = {}  # variable -> the root whose hash it holds
@@ -319,7 +300,7 @@ def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) 
         )
     for reward, (rel, cls) in RECORD_GRADERS.items():
         file = layout.package / rel
-        tree = _parse(file)
+        tree = parse_module(file)
         method = _method(tree, cls, "calculate_reward") if not isinstance(tree, str) else None
         line = method.lineno if method is not None else 1
         out.record[reward] = ReadSite("record", "", display_path(file, shown_root), line, 1,
@@ -350,7 +331,7 @@ def task_files(layout: Layout, domain: str) -> list[Path]:
 
 
 def _task_set_path(layout: Layout, domain: str) -> Path | None:
-    tree = _parse(layout.package / "domains" / domain / "utils.py")
+    tree = parse_module(layout.package / "domains" / domain / "utils.py")
     if isinstance(tree, str):
         return None
     values: dict[str, Path] = {"DATA_DIR": layout.data}
