@@ -74,9 +74,10 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
+from toollint.dynamic.restorable import Unrestorable, unrestorable, values_at
 
 from toollint.analysis import StatePath
-from toollint.evidence import Evidence
+from toollint.evidence import Confidence, Evidence
 from toollint.files import guess_module_name
 from toollint.model import Finding
 from toollint.profiles import profile_for_package
@@ -119,6 +120,9 @@ class ArgOracle:
     param: str
     falsy_legal: bool
     basis: Basis
+    # TL104 whose premise that the dropped falsy value is legal rests on no more than a type or a name:
+    # why, said on the clause (`provenance.note`); the clause is then UNTESTABLE `legality_unknown`.
+    legality_unknown: str | None = None
 
 
 @dataclass
@@ -136,6 +140,9 @@ class RoundTripOracle:
     undo: str
     field_path: str  # the analysis's path of the field the partner writes (`db.flights[*]...`)
     basis: Basis
+    # The do's write is one no undo gives back (an id counter, an append-only log), when the snapshot
+    # shows the shape too: then no round trip is demanded (`restorable.py`).
+    keeps: Unrestorable | None = None
 
 
 @dataclass(frozen=True)
@@ -271,14 +278,15 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
             return
         fn = tool.source.function(tool.qualname)
         annotation = tool_parameters(fn, tool.source.tree)[param].annotation if fn is not None else None
-        legal = finding.code == "TL104" or falsy_legal(annotation)
+        unknown = legality_unknown(evidence) if finding.code == "TL104" else None
+        legal = unknown is None if finding.code == "TL104" else falsy_legal(annotation)
         existing = next((a for a in tool.args if a.param == param), None)
         if existing is not None:
             existing.falsy_legal = existing.falsy_legal or legal
             tool.note(finding, f"tested by arg.{param}, derived from the {existing.basis.code} on line "
                                f"{existing.basis.line}")
             return
-        tool.args.append(ArgOracle(param, legal, Basis.of(finding, lines)))
+        tool.args.append(ArgOracle(param, legal, Basis.of(finding, lines), unknown))
     elif finding.code == "TL102":
         guard = _guard(evidence, finding.line, lines)
         if isinstance(guard, str):
@@ -297,7 +305,12 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         do, undo = (
             (partner_name, tool.name) if props.get("role", "undo") == "undo" else (tool.name, partner_name)
         )
-        tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines)))
+        keeps = None
+        writer = tool.source.function(partner)
+        if do == partner_name and writer is not None and finding.related and tool.source.tree is not None:
+            leaf = StatePath.parse(field_path).leaf
+            keeps = unrestorable(tool.source.tree, writer, finding.related[0].line, leaf)
+        tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines), keeps))
     elif finding.code == "TL101":
         reply = _returned(tool, finding.line)
         if reply is None:
@@ -316,6 +329,21 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
                                "said to ask for a write")
             return
         tool.phantoms.append(PhantomOracle(reply, writes, Basis.of(finding, lines, "return")))
+
+
+def legality_unknown(evidence: Evidence) -> str | None:
+    """Why a TL104's falsy value cannot be probed as a legal input, or None when it can: only the
+    benchmark's data, schema or code (or the tool's own docstring, which the agent reads) establishes
+    that an agent may send it. A value legal by its type alone (an empty IBAN is a `str`) is no probe
+    of legal input, and an oracle sending it would confirm its own premise."""
+    premise = evidence.deciding
+    if premise is None:
+        return "the finding states no premise that the falsy value is legal"
+    if premise.confidence > Confidence.LOW:
+        return None
+    return (f"{premise.describe()} ({premise.kind.value} evidence only): neither the benchmark's data, its "
+            f"schema nor its code establishes that an agent may send it (a kept contract that knows it is "
+            f"says `falsy_legal: true`)")
 
 
 def _guard(
@@ -708,6 +736,7 @@ class DerivedClause:
     predicate: str | None = None
     description: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None  # provenance.note: what a maintainer should know before keeping the clause
 
 
 def render(tool: DerivedTool, clauses: Sequence[DerivedClause]) -> str:
@@ -755,6 +784,8 @@ def render(tool: DerivedTool, clauses: Sequence[DerivedClause]) -> str:
         if b.kind:
             out.append(f"      kind: {b.kind}")
         out += [f"      line: {b.line}", f"      quote: {_q(b.quote)}"]
+        if c.note:
+            out.append(f"      note: {_q(c.note)}")
     return "\n".join(out) + "\n"
 
 
@@ -781,12 +812,16 @@ def static_clauses(tool: DerivedTool, pristine: Any, meta: dict[str, Any]) -> Re
         if params and a.param not in params:
             out.unresolved[a.basis] = f"the host does not list `{a.param}` among the tool's parameters"
             continue
-        out.clauses.append(DerivedClause(f"arg.{a.param}", a.basis, extra={"falsy_legal": a.falsy_legal}))
+        out.clauses.append(DerivedClause(f"arg.{a.param}", a.basis, extra={"falsy_legal": a.falsy_legal},
+                                         note=a.legality_unknown))
     used: set[str] = set()
     for rt in tool.round_trips:
         segs = resolve_path(rt.field_path, pristine)
         if segs is None:
             out.unresolved[rt.basis] = f"the field `{rt.field_path}` is not in the state snapshot"
+            continue
+        if rt.keeps is not None and rt.keeps.holds_on(values_at(pristine, segs)):
+            out.unresolved[rt.basis] = rt.keeps.why
             continue
         cid = f"eff.undoes_{_slug(rt.do, 24)}_{_slug(segs[-1], 24)}"
         while cid in used:
