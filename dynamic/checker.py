@@ -108,6 +108,7 @@ class ProbeRun:
     error: WorkerError | None = None
     succeeded: bool = False  # status ok and the success clause (if any) reads success
     pres_hold: bool = False  # every precondition true on the pre-state
+    notes: list[str] = field(default_factory=list)  # the host's: state left out of its snapshots
     # Each predicate's outcome on this run (by id of the Predicate), evaluated in the sandbox in one
     # round trip when the run is first scored: True/False, or the PredicateTypeError it raised.
     outcomes: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -696,6 +697,7 @@ def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, t
     run.pristine_hash = resp.get("pristine_hash") or pristine_hash
     run.pre = resp.get("pre", pristine)
     run.post = resp.get("post")
+    run.notes = list(resp.get("notes") or [])
     return run
 
 

@@ -60,7 +60,7 @@ from toollint.config import ConfigError
 from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
-from toollint.profiles import Profile, ProfileError, find_profile, select_profile
+from toollint.profiles import NO_PROFILE, Profile, ProfileError, find_profile, select_profile
 from toollint.settings import UNLIMITED, ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
@@ -566,7 +566,7 @@ def draft_derived(
     written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
     if settings.benchmark:
         run_profile(settings)
-    tools = derived_oracles.derive_tools(list(findings))
+    tools = derived_oracles.derive_tools(list(findings), profiles=settings.benchmark != NO_PROFILE)
     profile = run_profile(settings, linted) if not settings.confirm.adapter else None
     run = run_derived(tools, settings, python=python, progress=progress, profile=profile, linted=linted,
                       out_dir=out_dir)
@@ -633,6 +633,10 @@ def summary_lines(run: ConfirmRun) -> list[str]:
                 by_reason.setdefault(why.replace(f"{r.tool}: ", "", 1), []).append(r.tool)
         for why, names in by_reason.items():  # one line per reason: a host that cannot start is one line
             lines.append(f"{label}: UNTESTABLE {', '.join(names)}: {why}")
+    # What a host left out of its snapshots (state with no JSON form): said once, not fatal.
+    notes = dict.fromkeys(n for r in run.reports for n in [*r.hello.get("notes", ()), *(
+        n for p in r.runs for n in p.notes)])
+    lines += [f"confirm: {n}" for n in notes]
     if run.derived:
         unchecked = sum(1 for c in run.derived for f in c.tool.findings if c.why_unchecked(f))
         if unchecked:
@@ -650,6 +654,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`; `bundled=False`: no profile's
     bundled contracts; `derive`: derived oracles for the flagged tools no contract covers."""
+    bundled = bundled and settings.benchmark != NO_PROFILE  # the bundled contracts are the profiles'
     dirs: list[Path | str] = [*(bundled_library_dirs() if bundled else []), *settings.contract_dirs,
                               *settings.confirm.contract_dirs, *contract_dirs]
     if settings.project_root is not None:
@@ -680,7 +685,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     if derive:
         uncovered = [f for f in findings if derived_oracles.derivable(f) and not any(
             c.tool_name == str(f.tool).rsplit(".", 1)[-1] and covers_file(c, f.path) for c in contracts)]
-        tools = derived_oracles.derive_tools(uncovered)
+        tools = derived_oracles.derive_tools(uncovered, profiles=settings.benchmark != NO_PROFILE)
         if tools:
             if profile is None and not settings.confirm.adapter:
                 profile = run_profile(settings, linted)

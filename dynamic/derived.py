@@ -212,15 +212,17 @@ def derivable(finding: Finding) -> bool:
     return finding.code in DERIVED_CODES and bool(finding.tool) and not finding.suppressed
 
 
-def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None = None) -> list[DerivedTool]:
-    """One `DerivedTool` per flagged tool (by file and qualified name), its oracles from its findings."""
+def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None = None, *,
+                 profiles: bool = True) -> list[DerivedTool]:
+    """One `DerivedTool` per flagged tool (by file and qualified name), its oracles from its findings.
+    `profiles=False` (`benchmark = "none"`): no profile's adapter or hints, the configured host only."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for f in findings:
         if derivable(f):
             groups.setdefault((f.path, str(f.tool)), []).append(f)
     out = []
     for (path, qualname), group in groups.items():
-        tool = _tool(path, qualname, read)
+        tool = _tool(path, qualname, read, profiles)
         if tool is None:
             continue
         tool.findings = group
@@ -230,7 +232,8 @@ def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None 
     return out
 
 
-def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> DerivedTool | None:
+def _tool(path: str, qualname: str, read: Callable[[str], str] | None, profiles: bool = True
+          ) -> DerivedTool | None:
     try:
         text = read(path) if read is not None else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -248,8 +251,10 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> Derive
     else:
         package, rel = None, str(file)
     src = ToolSource(file, rel, package or "", module, qualname, text)
-    profile = profile_for_package(package)
+    profile = profile_for_package(package) if profiles else None
     adapter = _adapter_hints(src, fn, source.tree)
+    if not profiles:  # the configured adapter serves it, whatever package it is in
+        adapter = {k: v for k, v in adapter.items() if k in ("depends", "frame")}
     start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
     return DerivedTool(
         fn.name,

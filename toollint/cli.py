@@ -70,7 +70,7 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
     """The first step of every `toollint check` run: `benchmark = "NAME"` must name a registered
     profile, in a static run too (which never picks one), so a typo is said, not silently kept."""
     name, config = ctx.settings.benchmark, ctx.settings.config_file
-    if name and profiles.find_profile(name) is None:
+    if name and name != profiles.NO_PROFILE and profiles.find_profile(name) is None:
         where = f"'benchmark' in {config} [tool.toollint]" if config else "'benchmark' in [tool.toollint]"
         raise ConfigError(f"{where}: {profiles.unknown_profile_message(name)}")
     return result
