@@ -308,7 +308,7 @@ def run_derived(
             continue
         spec = worker_spec(tool.skeleton(check.path), conf, python, settings.project_root, profile, linted)
         spec.max_memory = max_memory
-        if spec.adapter == "toolkit" and not spec.options.get("factory"):
+        if spec.adapter == "toolkit" and not spec.options.get("factory") and not spec.options.get("classes"):
             hostless.append(tool.name)
             continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
         groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(check)

@@ -1459,7 +1459,12 @@ def _check_one(
     start = time.perf_counter()
     skeleton = tool.skeleton(check.path)
     report = ToolReport(tool.name, skeleton, spec=spec, derived=True, hello=hello)
-    meta = metas.get(tool.name)
+    # A host may list a tool by the name the agent calls rather than its function's (tau-bench's
+    # `CancelPendingOrder.invoke` is `cancel_pending_order`): matched by qualified name then.
+    meta = metas.get(tool.name) or next(
+        (m for m in metas.values() if m.get("qualname") == tool.qualname), None)
+    if meta is not None:
+        report.tool = str(meta.get("name") or tool.name)
     if meta is None:
         report.error = missing_tool(tool.name, len(metas), spec.adapter, hello)
         return report

@@ -61,6 +61,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     ),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
+    "confirm": ("toollint.dynamic.starter", "main", "set up --confirm for a benchmark no profile hosts"),
 }
 
 # What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the

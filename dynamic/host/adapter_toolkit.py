@@ -75,7 +75,15 @@ class ToolkitAdapter:
         for entry in reversed(options.get("sys_path") or []):
             if entry not in sys.path:
                 sys.path.insert(0, str(entry))
-        self.classes: list[type] = [_resolve(r, "classes") for r in options.get("classes") or []]
+        self.classes: list[type] = []
+        self.import_notes: list[str] = []  # classes left out: their module would not import here
+        for ref in options.get("classes") or []:
+            try:
+                self.classes.append(_resolve(ref, "classes"))
+            except ImportError as exc:  # one API's optional dependency must not stop the others
+                self.import_notes.append(f"{ref} left out: {type(exc).__name__}: {exc}")
+        if options.get("classes") and not self.classes:
+            raise ImportError("no class of `classes` imports: " + "; ".join(self.import_notes))
         self.tool_classes: list[type] = [_resolve(r, "tool_classes")
                                          for r in options.get("tool_classes") or []]
         self.call_name = str(options.get("call") or "invoke")
@@ -120,13 +128,17 @@ class ToolkitAdapter:
         if self.tool_classes:
             return self._class_tools()
         if isinstance(env, Toolkits):
-            out: dict[str, Callable[..., Any]] = {}
-            for obj in env.instances.values():
+            found: list[tuple[str, str, Callable[..., Any]]] = []
+            for cls_name, obj in env.instances.items():
                 for name in self.tool_names or [n for n in dir(type(obj)) if not n.startswith("_")]:
                     fn = getattr(obj, name, None)
-                    if callable(fn) and name not in out:
-                        out[name] = fn
-            return out
+                    if callable(fn) and name in dir(type(obj)):
+                        found.append((cls_name, name, fn))
+            counts: dict[str, int] = {}
+            for _c, name, _f in found:
+                counts[name] = counts.get(name, 0) + 1
+            # a name two classes share is called by its class too (`TicketAPI.logout`)
+            return {(name if counts[name] == 1 else f"{c}.{name}"): fn for c, name, fn in found}
         out = {}
         names = self.tool_names
         if names is None:
@@ -183,8 +195,8 @@ class ToolkitAdapter:
         return self.snapshot_notes()
 
     def snapshot_notes(self) -> list[str]:
-        return [f"state at {path} has no JSON form ({kind}): left out of every snapshot"
-                for path, kind in (p.split("\t") for p in self.skipped)]
+        return [*self.import_notes, *(f"state at {path} has no JSON form ({kind}): left out of every snapshot"
+                                      for path, kind in (p.split("\t") for p in self.skipped))]
 
     def build(self, task_id: str | None) -> None:
         if task_id:
