@@ -268,7 +268,7 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None, profiles:
         fn.end_lineno or fn.lineno,
         list(tool_parameters(fn, source.tree)),
         adapter,
-        profile.name if profile is not None else (package or "project"),
+        profile.name if profile is not None else (package or "project") if profiles else "none",
     )
 
 

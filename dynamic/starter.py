@@ -330,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"toolkit host builds (module-level tool functions need a factory: docs/confirm.md)\n")
         return 1
     group, others = groups[0], groups[1:]
-    base = (target.resolve().parent if target is not None else Path.cwd())
+    base = (target if target is not None else _target_pyproject(path.resolve())).resolve().parent
     header = True
     if args.write and target is not None and target.exists():
         has_table, has_confirm = has_confirm_table(target)
