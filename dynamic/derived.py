@@ -314,7 +314,8 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         writer = tool.source.function(partner)
         if do == partner_name and writer is not None and finding.related and tool.source.tree is not None:
             leaf = StatePath.parse(field_path).leaf
-            keeps = unrestorable(tool.source.tree, writer, finding.related[0].line, leaf)
+            if leaf:
+                keeps = unrestorable(tool.source.tree, writer, finding.related[0].line, leaf)
         tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines), keeps))
     elif finding.code == "TL101":
         reply = _returned(tool, finding.line)

@@ -82,7 +82,7 @@ def _changes_otherwise(tree: ast.Module, leaf: str) -> str | None:
                     and node.func.attr in REMOVES:
                 hit = _leaf(node.func.value) == leaf
             if hit:
-                return f"{fn.name} (line {node.lineno})"
+                return f"{fn.name} (line {getattr(node, 'lineno', fn.lineno)})"
     return None
 
 
@@ -122,7 +122,8 @@ def _counter(tree: ast.Module, writer: ast.FunctionDef | ast.AsyncFunctionDef, i
 
 def _log(tree: ast.Module, writer: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
          leaf: str) -> Unrestorable | None:
-    item = call.args[-1] if call.func.attr == "insert" else call.args[0]  # type: ignore[union-attr]
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    item = call.args[-1] if method == "insert" else call.args[0]
     if isinstance(item, (ast.Name, ast.Attribute)):
         shown = ast.unparse(item)
         keyed = any(isinstance(n, ast.Subscript) and ast.unparse(n.slice) == shown for n in ast.walk(writer))

@@ -135,8 +135,7 @@ def unknown_profile_message(name: str) -> str:
     names = registry().names()
     close = difflib.get_close_matches(name, names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return (f"unknown benchmark {name!r}{hint} (profiles: {', '.join(names) or 'none'}; "
-            f"\"{NO_PROFILE}\" for no profile)")
+    return f"unknown benchmark {name!r}{hint} (profiles: {', '.join(names) or 'none'})"
 
 
 def profile_for_package(package: str | None) -> Profile | None:
