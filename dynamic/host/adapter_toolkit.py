@@ -114,14 +114,18 @@ class ToolkitAdapter:
     def _class_tools(self) -> dict[str, Callable[..., Any]]:
         """`tool_classes`: each class's `call` method, taking the state first, by its agent-facing name."""
         out: dict[str, Callable[..., Any]] = {}
+        self.schemas: dict[str, dict[str, Any]] = {}
         for cls in self.tool_classes:
-            name = _snake(cls.__name__)
             info = getattr(cls, "get_info", None)
             try:
-                given = info()["function"]["name"] if callable(info) else None
+                function = info()["function"] if callable(info) else {}
             except Exception:  # noqa: BLE001 - a schema that does not build leaves the class's name
-                given = None
-            out[str(given or name)] = getattr(cls, self.call_name)
+                function = {}
+            name = str(function.get("name") or _snake(cls.__name__))
+            out[name] = getattr(cls, self.call_name)
+            if isinstance(function.get("parameters"), dict) and function["parameters"].get("properties"):
+                # the schema the agent is given: its types and enums are the values the tool accepts
+                self.schemas[name] = function["parameters"]
         return out
 
     def _tools(self, env: Any) -> dict[str, Callable[..., Any]]:
@@ -173,6 +177,10 @@ class ToolkitAdapter:
                                       "required": p.default is inspect.Parameter.empty}
             except (TypeError, ValueError):
                 pass
+            schema = getattr(self, "schemas", {}).get(name)
+            if schema is not None:  # what the signature requires, where the schema does not say
+                params = dict(schema, required=sorted(set(schema.get("required") or ())
+                                                      | {p for p, i in params.items() if i["required"]}))
             qualname = getattr(fn, "__qualname__", name)
             tools.append({"name": name, "doc": inspect.getdoc(fn) or "", "parameters": params,
                           "file": file, "line": line, "frame": None, "qualname": qualname})
@@ -263,7 +271,9 @@ class ToolkitAdapter:
 def _annotation(annotation: Any) -> str | None:
     if annotation is inspect.Parameter.empty:
         return None
-    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    if isinstance(annotation, (str, type)):
+        return annotation if isinstance(annotation, str) else annotation.__name__
+    return str(annotation).replace("typing.", "")  # `Optional[str]`, not its bare `Optional`
 
 
 def _plain(value: Any) -> Any:
