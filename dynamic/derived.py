@@ -187,6 +187,8 @@ class DerivedTool:
     phantoms: list[PhantomOracle] = field(default_factory=list)
     # finding -> why no oracle (or no clause) could be derived for it
     unchecked: dict[int, str] = field(default_factory=dict)
+    # the name the host lists it by, when not its function's (tau-bench's `invoke` is `cancel_order`)
+    host_name: str | None = None
 
     @property
     def tool_ref(self) -> str:
@@ -940,7 +942,7 @@ def watched_clauses(
             tried += 1
             run = run_probe(
                 worker,
-                Probe("search", dict(args), tool=tool.name),
+                Probe("search", dict(args), tool=tool.host_name or tool.name),
                 pristine,
                 pristine_hash,
                 tags,
@@ -1100,7 +1102,7 @@ class GuardLine:
             yield cls(None, clause.id)
             return
         # The point is the comment's line: the watch fires on the first line run at or past it.
-        spec = {"function": report.tool.rsplit(".", 1)[-1], "file": report.contract.source.file,
+        spec = {"function": report.contract.tool_name, "file": report.contract.source.file,
                 "params": sorted(plan.params), "points": [{"id": clause.id, "line": prov.line,
                                                            "condition": condition}]}
         try:
@@ -1465,7 +1467,7 @@ def _check_one(
     meta = metas.get(tool.name) or next(
         (m for m in metas.values() if m.get("qualname") == tool.qualname), None)
     if meta is not None:
-        report.tool = str(meta.get("name") or tool.name)
+        report.tool = tool.host_name = str(meta.get("name") or tool.name)
     if meta is None:
         report.error = missing_tool(tool.name, len(metas), spec.adapter, hello)
         return report

@@ -49,7 +49,7 @@ def test_the_starter_confirms_tool_classes_with_nothing_hand_written(
 ) -> None:
     assert main(["confirm", "init", "shop", "-o", "toollint.toml"]) == 0
     err = capsys.readouterr().err
-    assert "2 tool(s) of 2 class(es); wrote toollint.toml: run `toollint check --confirm --config " \
+    assert "3 tool(s) of 3 class(es); wrote toollint.toml: run `toollint check --confirm --config " \
         "toollint.toml shop`" in err
     text = (shop / "toollint.toml").read_text()
     assert 'benchmark = "none"' in text and 'factory = "shop.data:load_data"' in text
@@ -64,6 +64,11 @@ def test_the_starter_confirms_tool_classes_with_nothing_hand_written(
     confirmed = next(f for f in findings if f["code"] == "TL202")
     # on the benchmark's own tool file, by the name the agent calls it
     assert confirmed["filename"] == "shop/tools/cancel_order.py" and confirmed["tool"] == "cancel_order"
+    # a commented-out guard in a tool class: watched inside `invoke`, called as `return_order`
+    guard = next(f for f in findings if f["code"] == "TL102")
+    assert guard["properties"]["verdict"] == "VIOLATES"
+    unenforced = next(f for f in findings if f["code"] == "TL201")
+    assert unenforced["filename"] == "shop/tools/return_order.py" and unenforced["tool"] == "return_order"
     # the lock has no JSON form: left out of the snapshots, the run goes on and says so
     assert "confirm: state at /lock has no JSON form (lock): left out of every snapshot" in err
 
