@@ -169,6 +169,7 @@ def discover(path: Path, extra: Sequence[Path] = ()) -> list[Toolkit]:
     methods = Toolkit("classes")
     tool_classes = Toolkit("tool-classes")
     builders: dict[str, list[str]] = {}
+    class_writes: dict[str, list[str]] = {}
     for m in modules:
         analysis = analyze_module(m.tree, module_name=m.name, path=str(m.path))
         classes = _classes(m.tree)
@@ -182,6 +183,7 @@ def discover(path: Path, extra: Sequence[Path] = ()) -> list[Toolkit]:
             summary = analysis.summaries.get(tool.qualname)
             written = [w.path for w in (summary.writes if summary else [])]
             group.writes = list(dict.fromkeys([*group.writes, *written]))
+            class_writes.setdefault(ref, []).extend(written)
             group.roots.add(_import_root(m))
             if static:
                 if ref not in group.classes:
@@ -205,15 +207,18 @@ def discover(path: Path, extra: Sequence[Path] = ()) -> list[Toolkit]:
         else:
             methods.problems.append(f"{ref} needs constructor arguments and no function of the code "
                                     f"builds one: write one and name it as `factory`")
-    if tool_classes.classes:
-        near = tool_classes.classes[0].partition(":")[0]
-        loaders = _loaders([*modules, *context], near)
-        if loaders:
-            tool_classes.factory = loaders[0]
-        else:
-            tool_classes.problems.append("no zero-argument data loader (load_data, get_db, ...) was found "
-                                         "for the state the tool classes are given: name one as `factory`")
-    return [g for g in (methods, tool_classes) if g.classes]
+    by_loader: dict[str | None, Toolkit] = {}
+    for ref in tool_classes.classes:  # each tool class with the data loader nearest to it (a domain's)
+        loaders = _loaders([*modules, *context], ref.partition(":")[0])
+        group = by_loader.setdefault(loaders[0] if loaders else None, Toolkit(
+            "tool-classes", factory=loaders[0] if loaders else None, roots=tool_classes.roots))
+        group.classes.append(ref)
+        group.writes = list(dict.fromkeys([*group.writes, *class_writes.get(ref, [])]))
+    for loader, group in by_loader.items():
+        if loader is None:
+            group.problems.append("no zero-argument data loader (load_data, get_db, ...) was found for the "
+                                  "state the tool classes are given: name one as `factory`")
+    return [g for g in (methods, *by_loader.values()) if g.classes]
 
 
 def _toml_list(values: Sequence[str]) -> str:
@@ -263,8 +268,10 @@ def render(group: Toolkit, *, base: Path, python: str | None, others: Sequence[T
         lines.append(f"# the writers write: {shown}")
     lines += [f"# to do: {p}" for p in group.problems]
     for other in others:
-        lines.append(f"# also found, for a configuration of its own: {other.form} "
-                     f"{', '.join(other.classes[:4])}")
+        more = f" (+{len(other.classes) - 3} more)" if len(other.classes) > 3 else ""
+        lines.append(f"# also found, for a configuration of its own (`confirm init` on their folder): "
+                     f"{other.form} {', '.join(other.classes[:3])}{more}"
+                     + (f", state from {other.factory}" if other.factory else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -172,3 +172,14 @@ def test_taubench_with_its_profile_off_is_hosted_from_the_starter(tmp_path: Path
         assert refused["result"]["value"] == "Error: order not found" and refused["diff"] == []
     assert sys.executable  # toollint's own interpreter never imported tau_bench
     assert "tau_bench" not in sys.modules
+
+
+@pytest.mark.skipif(not TAUBENCH.is_dir(), reason="no shared corpus tau-bench at ../shared/corpus/tau-bench")
+def test_each_domain_gets_its_own_data_loader(capsys: pytest.CaptureFixture[str]) -> None:
+    """tau-bench's root holds two domains: the tool classes of one, with that domain's `load_data`; the
+    other is named as found, with its own loader, never given the first one's state."""
+    assert main(["confirm", "init", str(TAUBENCH)]) == 0
+    out = capsys.readouterr().out
+    assert 'factory = "tau_bench.envs.retail.data:load_data"' in out
+    assert "tau_bench.envs.airline.tools" not in out.split("# also found")[0]
+    assert "state from tau_bench.envs.airline.data:load_data" in out
