@@ -250,6 +250,26 @@ def starter_corpus(name: str, work: Path, judgements: dict[str, dict[str, str]])
         print(f"    {judged:>9}  {end}{why}  {key}")
     bad = tally["false/confirmed"]
     print(f"  ends: {dict(sorted(tally.items()))}; judged false and confirmed: {bad}")
+    if not tally:  # nothing to confirm: show the starter's host is up, with what it serves
+        from toollint.contracts.model import Contract, Source
+        from toollint.dynamic.confirm import worker_spec
+        from toollint.dynamic.protocol import Worker, WorkerError
+
+        from toollint.config import load_settings
+
+        settings = load_settings(config)
+        spec = worker_spec(Contract("x:y", "", Source(""), (), config), settings.confirm, None,
+                           settings.project_root)
+        try:
+            with Worker(spec) as worker:
+                hello = worker.start()
+                state = worker.request("pristine")["state"]
+            files = {Path(str(t.get("file"))).parent.as_posix() for t in hello["tools"]}
+            roots = sorted(state) if isinstance(state, dict) else "?"
+            print(f"  no static finding to confirm; the starter's host serves {len(hello['tools'])} tools "
+                  f"(from {', '.join(sorted(files))}), state {roots}, notes {hello.get('notes') or []}")
+        except WorkerError as exc:
+            print(f"  no static finding to confirm; the starter's host did not start: {exc}")
     return tally
 
 
