@@ -286,7 +286,9 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         fn = tool.source.function(tool.qualname)
         annotation = tool_parameters(fn, tool.source.tree)[param].annotation if fn is not None else None
         unknown = legality_unknown(evidence) if finding.code == "TL104" else None
-        legal = unknown is None if finding.code == "TL104" else falsy_legal(annotation)
+        # TL103 states no premise about falsy values: only a `bool`'s False is legal by its schema alone
+        legal = unknown is None if finding.code == "TL104" else falsy_legal(annotation) and any(
+            isinstance(n, ast.Name) and n.id == "bool" for n in ast.walk(annotation or ast.Constant(None)))
         existing = next((a for a in tool.args if a.param == param), None)
         if existing is not None:
             existing.falsy_legal = existing.falsy_legal or legal
