@@ -273,7 +273,9 @@ def _annotation(annotation: Any) -> str | None:
         return None
     if isinstance(annotation, (str, type)):
         return annotation if isinstance(annotation, str) else annotation.__name__
-    return str(annotation).replace("typing.", "")  # `Optional[str]`, not its bare `Optional`
+    # `Optional[str]`, not its bare `Optional`; `List[str]` read as the `list[str]` it is
+    text = str(annotation).replace("typing.", "")
+    return re.sub(r"\b(List|Dict|Set|FrozenSet|Tuple)\[", lambda m: m.group(1).lower() + "[", text)
 
 
 def _plain(value: Any) -> Any:
