@@ -183,3 +183,20 @@ def test_each_domain_gets_its_own_data_loader(capsys: pytest.CaptureFixture[str]
     assert 'factory = "tau_bench.envs.retail.data:load_data"' in out
     assert "tau_bench.envs.airline.tools" not in out.split("# also found")[0]
     assert "state from tau_bench.envs.airline.data:load_data" in out
+
+
+def test_api_classes_with_a_scenario_loader_need_no_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """BFCL's form, on a fixture (the corpus test above runs when the corpus is there)."""
+    project = tmp_path / "api"
+    shutil.copytree(HERE / "fixtures" / "starter_api", project)
+    monkeypatch.chdir(project)
+    assert main(["confirm", "init", ".", "-o", "toollint.toml"]) == 0
+    text = (project / "toollint.toml").read_text()
+    assert 'classes = ["ticket_api:TicketAPI"]' in text and 'load = "_load_scenario"' in text
+    assert "factory" not in text
+    capsys.readouterr()
+    main(["check", "--confirm", "--config", "toollint.toml", "--output-format", "json", "ticket_api.py"])
+    findings = json.loads(capsys.readouterr().out)
+    assert [f["properties"]["verdict"] for f in findings if f["code"] == "TL103"] == ["VIOLATES"]
+    assert any(f["code"] == "TL202" and f["filename"] == "ticket_api.py" for f in findings)
