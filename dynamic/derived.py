@@ -187,7 +187,7 @@ class DerivedTool:
     phantoms: list[PhantomOracle] = field(default_factory=list)
     # finding -> why no oracle (or no clause) could be derived for it
     unchecked: dict[int, str] = field(default_factory=dict)
-    # the name the host lists it by, when not its function's (tau-bench's `invoke` is `cancel_order`)
+    # the name the host lists it by, when not its function's (a tool class's `invoke` is `cancel_order`)
     host_name: str | None = None
 
     @property
@@ -1464,7 +1464,7 @@ def _check_one(
     start = time.perf_counter()
     skeleton = tool.skeleton(check.path)
     report = ToolReport(tool.name, skeleton, spec=spec, derived=True, hello=hello)
-    # A host may list a tool by the name the agent calls rather than its function's (tau-bench's
+    # A host may list a tool by the name the agent calls rather than its function's (a tool class's
     # `CancelPendingOrder.invoke` is `cancel_pending_order`): matched by qualified name then.
     meta = metas.get(tool.name) or next(
         (m for m in metas.values() if m.get("qualname") == tool.qualname), None)

@@ -5,9 +5,9 @@ benchmark without a profile that used to be a hand-written factory, `tools` and 
 discovery already knows most of it; this writes it down:
 
 - **toolkit classes** (tools are methods): the classes, built with no arguments (`classes`), each
-  given its scenario by the loader the code has (`load = "_load_scenario"`, BFCL's); a class whose
+  given its scenario by the loader the code has (`load = "_load_scenario"`); a class whose
   constructor needs arguments gets the module-level function that builds one (`factory`), if any;
-- **tool classes** (`Tool.invoke(data, ...)`, tau-bench's): the classes (`tool-classes`) and, as the
+- **tool classes** (`Tool.invoke(data, ...)`): the classes (`tool-classes`) and, as the
   state they are given, the data loader nearest to them (`factory = "pkg.data:load_data"`);
 - where the benchmark is imported from (`sys-path`), `benchmark = "none"` (no profile's help), and,
   as comments, the state the writers write.
@@ -140,8 +140,8 @@ def _loaders(modules: Sequence[_Module], near: str) -> list[str]:
 
 
 def _named_as_imported(modules: list[_Module]) -> None:
-    """Module names as the code imports itself: `from bfcl_eval.eval_checker...long_context import`
-    in a tree with no `__init__.py` says the tree is imported from above `bfcl_eval`."""
+    """Module names as the code imports itself: `from suite.apis.clock import ...`
+    in a tree with no `__init__.py` says the tree is imported from above `suite`."""
     files = {Path(os.path.abspath(m.path)): m for m in modules}
     for m in modules:
         for node in ast.walk(m.tree):

@@ -139,7 +139,7 @@ class ConfirmSettings:
     reset: str | None = field(default=None, metadata=meta(check=_one_of("rebuild", "deepcopy")))
     tools: list[str] | None = None
     clock_modules: list[str] | None = None
-    # Instead of a factory: toolkit classes built with no arguments, one instance each (BFCL's APIs),
+    # Instead of a factory: toolkit classes built with no arguments, one instance each (API classes),
     # each then given `scenario` (default {}) by its loader method `load` (`_load_scenario`), if set.
     classes: list[str] | None = None
     load: str | None = None

@@ -13,10 +13,10 @@ Options (from ``[tool.toollint.confirm]``):
 - ``clock_modules``: module prefixes whose ``datetime`` and ``time`` names get the frozen clock;
 - ``classes`` (instead of ``factory``): ``"module:Class"`` toolkits built with no arguments, one
   instance each, whose public methods are tools; ``load`` names a scenario loader method each is
-  then given ``scenario`` (default ``{}``) by (BFCL's ``_load_scenario``); the state is each
+  then given ``scenario`` (default ``{}``) by (``_load_scenario``); the state is each
   instance's public attributes, by class name;
 - ``tool_classes``: ``"module:Class"`` tools whose static method ``call`` (default ``invoke``) takes
-  the state first (tau-bench's ``Tool.invoke(data, ...)``); ``factory`` returns that state (a data
+  the state first (``Tool.invoke(data, ...)``); ``factory`` returns that state (a data
   loader); a tool's name is the one its ``get_info()`` gives the agent, else the class's in snake case.
 
 State is turned into JSON from pydantic models, dataclasses, dicts, lists and public attributes of
@@ -56,7 +56,7 @@ def _snake(name: str) -> str:
 
 
 class Toolkits:
-    """`classes`: several toolkit classes served as one environment (a BFCL task's involved APIs)."""
+    """`classes`: several toolkit classes served as one environment (the APIs one task involves)."""
 
     def __init__(self, classes: list[type], load: str | None, scenario: dict[str, Any]) -> None:
         self.instances: dict[str, Any] = {}
@@ -168,7 +168,7 @@ class ToolkitAdapter:
                 line = inspect.getsourcelines(fn)[1]
             except (OSError, TypeError):
                 file, line = None, None
-            params = {}
+            params: dict[str, Any] = {}
             try:
                 for i, p in enumerate(inspect.signature(fn).parameters.values()):
                     if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (self.tool_classes and i == 0):
