@@ -6,10 +6,15 @@
 Each code base of `shared/corpus` and each snapshot of `shared/benchmarks` is linted as a new user
 would (`toollint check --isolated`: no configuration at all), and for each the script prints the
 tools, writers and graders found beside the hand count kept in `bench/discovery_counts.json` (each
-count there says how it was made: by reading which files, or by which shape counted). The targets
-(issue 22): tools at the hand count, writers at least 95% of it, and no reader counted as a writer
-in the sample read (`reader_sample`: tools read and found to write nothing; any of them classed a
-writer is printed). `--list` prints each tool found.
+count there says how it was made: by reading which files, or by which shape counted). Writers are
+counted by name: `writer_names` lists every tool read by hand and found to change the benchmark's or
+the world's state (files, databases, in-memory state a grader or a later call sees, external
+services), each as `qualname` or, where a qualname repeats across files, `path/in/target.py::qualname`;
+`judgements` gives the reason where the call was not plain (for writers and for readers alike). The
+script compares the name sets: a hand writer discovery does not class as a writer is printed as
+missed, and a tool discovery classes as a writer that is not on the hand list is printed as a reader
+counted as a writer. The targets (issue 22): tools at the hand count, writers found at least 95% of
+the hand list, and no reader counted as a writer. `--list` prints each tool found.
 
 `--share PATH` prints discovery's share of a static run on PATH (issue 22: at most 10% on tau2's
 `src/`): alternately, the static run as its user starts it (`toollint check --isolated --no-cache
@@ -41,11 +46,60 @@ class HandCount:
     name: str
     target: str  # relative to the shared folder
     tools: int | None
-    writers: int | None
+    writer_names: tuple[str, ...] | None  # None: writers not counted by hand
     graders: int | None
     how: str
-    reader_sample: tuple[str, ...] = ()  # qualnames read and found to write nothing
-    writer_sample: tuple[str, ...] = ()  # qualnames read and found to write
+    judgements: tuple[tuple[str, str], ...] = ()  # (tool, why it is or is not a writer)
+
+    @property
+    def writers(self) -> int | None:
+        return None if self.writer_names is None else len(self.writer_names)
+
+
+@dataclass(frozen=True)
+class FoundTool:
+    path: str  # relative to the code base's folder
+    qualname: str
+    writes: bool
+    declared_only: bool = False  # a writer by its declaration alone: the analysis sees no write
+
+
+@dataclass(frozen=True)
+class WriterComparison:
+    """The writers discovery found beside the hand list, name by name."""
+
+    found: int  # tools discovery classes as writers
+    matched: int  # hand writers discovery classes as writers
+    missed: tuple[str, ...]  # hand writers discovery does not class as writers
+    not_tools: tuple[str, ...]  # hand writers discovery does not find as tools at all
+    readers_as_writers: tuple[str, ...]  # found writers the hand list does not hold, by their code
+    declared_readers: tuple[str, ...]  # found writers the hand list does not hold, by declaration alone
+
+
+def _matches(entry: str, tool: FoundTool) -> bool:
+    """`qualname` matches a tool of that qualname anywhere; `path::qualname` the one in that file."""
+    path, sep, qualname = entry.rpartition("::")
+    if not sep:
+        return tool.qualname == entry
+    return tool.qualname == qualname and (tool.path == path or tool.path.endswith("/" + path))
+
+
+def _key(tool: FoundTool, tools: list[FoundTool]) -> str:
+    """How a found tool is named in the report: its qualname, with its file when the qualname repeats."""
+    repeated = sum(t.qualname == tool.qualname for t in tools) > 1
+    return f"{tool.path}::{tool.qualname}" if repeated else tool.qualname
+
+
+def compare_writers(tools: list[FoundTool], hand: tuple[str, ...]) -> WriterComparison:
+    writers = [t for t in tools if t.writes]
+    missed = tuple(e for e in hand if not any(_matches(e, t) for t in writers))
+    not_tools = tuple(e for e in missed if not any(_matches(e, t) for t in tools))
+    extra = [t for t in writers if not any(_matches(e, t) for e in hand)]
+    # A tool declared a writer whose code writes nothing is TL101's phantom, not the analysis seeing a
+    # write that is not there: reported apart.
+    return WriterComparison(len(writers), len(hand) - len(missed), missed, not_tools,
+                            tuple(_key(t, tools) for t in extra if not t.declared_only),
+                            tuple(_key(t, tools) for t in extra if t.declared_only))
 
 
 def shared_dir() -> Path:
@@ -60,9 +114,17 @@ def shared_dir() -> Path:
 
 def load_counts() -> list[HandCount]:
     raw = json.loads(COUNTS.read_text())
-    return [HandCount(name, c["target"], c.get("tools"), c.get("writers"), c.get("graders"), c["how"],
-                      tuple(c.get("reader_sample", ())), tuple(c.get("writer_sample", ())))
-            for name, c in raw.items()]
+    out = []
+    for name, c in raw.items():
+        names = c.get("writer_names")
+        out.append(HandCount(name, c["target"], c.get("tools"), None if names is None else tuple(names),
+                             c.get("graders"), c["how"], tuple(c.get("judgements", {}).items())))
+    return out
+
+
+def _relative(path: str, target: Path) -> str:
+    p = Path(path)
+    return p.relative_to(target).as_posix() if p.is_relative_to(target) else p.as_posix()
 
 
 def _ratio(found: int, hand: int | None) -> str:
@@ -140,26 +202,30 @@ def main() -> int:
         result: RunResult = lint_paths([target], settings)
         tools = [(r.path, t) for r in result.files for t in r.tools or []]
         graders = [g for r in result.files for g in r.graders or []]
-        writers = {t.qualname for _, t in tools if t.writes}
+        # (`why` is the only mark a tool fact carries of a writer by declaration alone)
+        found = [FoundTool(_relative(path, target), t.qualname, t.writes,
+                           "writes nothing the analysis" in t.why) for path, t in tools]
+        hand = count.writer_names
+        cmp = compare_writers(found, hand or ())
+        writers = _ratio(cmp.matched, count.writers) if hand is not None else _ratio(cmp.found, None)
         print(f"{count.name:<22} {result.file_count:>5}  {_ratio(len(tools), count.tools):>18}  "
-              f"{_ratio(len(writers), count.writers):>18}  {_ratio(len(graders), count.graders):>18}")
-        wrong = [q for q in count.reader_sample if q in writers]
-        missed = [q for q in count.writer_sample if q not in writers]
-        found_names = {t.qualname for _, t in tools}
-        absent = [q for q in (*count.reader_sample, *count.writer_sample) if q not in found_names]
-        for q in wrong:
-            print(f"    reader counted as a writer: {q}")
-        for q in missed:
-            print(f"    writer not counted: {q}")
-        for q in absent:
-            print(f"    sampled tool not found: {q}")
-        problems += len(wrong) + len(absent)
-        if count.writers and len(writers) < 0.95 * count.writers:
-            problems += 1
+              f"{writers:>18}  {_ratio(len(graders), count.graders):>18}")
+        if hand is not None:
+            print(f"    {'':<18} readers counted as writers: {len(cmp.readers_as_writers)} "
+                  f"(found {cmp.found} writers)")
+            for q in cmp.missed:
+                print(f"    writer missed: {q}{' (not found as a tool)' if q in cmp.not_tools else ''}")
+            for q in cmp.readers_as_writers:
+                print(f"    reader counted as a writer: {q}")
+            for q in cmp.declared_readers:
+                print(f"    declared a writer, writes nothing (TL101's phantom, not counted): {q}")
+            problems += len(cmp.readers_as_writers)
+            if len(hand) and cmp.matched < 0.95 * len(hand):
+                problems += 1
         if args.list:
             for path, t in tools:
-                print(f"    {Path(path).relative_to(target) if Path(path).is_relative_to(target) else path}:"
-                      f"{t.line}: {t.qualname} [{'writes' if t.writes else 'reads'}] {t.found_by}")
+                print(f"    {_relative(path, target)}:{t.line}: {t.qualname} "
+                      f"[{'writes' if t.writes else 'reads'}] {t.found_by}")
     print("\nhow each hand count was made: bench/discovery_counts.json (`how`)")
     return 1 if problems else 0
 

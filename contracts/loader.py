@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +23,7 @@ from toollint.contracts.model import (
     DRAFT_SUFFIX,
     Clause,
     Contract,
+    LeftOut,
     OnViolation,
     Provenance,
     RoundTrip,
@@ -389,6 +390,12 @@ def _parse_contract(path: Path, shown: str) -> tuple[Contract | None, list[Contr
         if clause is not None:
             clauses.append(clause)
     errors.extend(_id_errors(clauses, shown))
+    left_out: list[LeftOut] = []
+    for raw in data.get("left_out", []):
+        entry, entry_errors = _left_out(raw, shown)
+        errors.extend(entry_errors)
+        if entry is not None:
+            left_out.append(entry)
     src = data["source"]
     contract = Contract(
         tool=data["tool"],
@@ -400,6 +407,7 @@ def _parse_contract(path: Path, shown: str) -> tuple[Contract | None, list[Contr
         adapter=_plain(data.get("adapter", {})),
         description=data.get("description"),
         line=getattr(data, "line", 1),
+        left_out=tuple(left_out),
     )
     return contract, errors
 
@@ -433,50 +441,7 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         err("TL301", f"clause {cid!r} must say whether falsy values are legal ('falsy_legal: true/false')")
 
     prov_raw: LineDict = raw["provenance"]
-    tier = prov_raw["tier"]
-    if tier == "author-specified":
-        if prov_raw.get("inferred") is not True:
-            err("TL301", f"author-specified provenance of {cid!r} must say 'inferred: true'", "provenance")
-        if "quote" in prov_raw:
-            err("TL301", f"author-specified provenance of {cid!r} has no source to quote; remove 'quote'",
-                "provenance")
-    elif tier == DERIVED:
-        # Derived clauses cite the static finding they test, not a declared text (the validator
-        # re-lints the cited line to check the claim).
-        missing = [k for k in ("line", "quote", "finding") if k not in prov_raw]
-        if missing:
-            err("TL301", f"derived provenance of {cid!r} needs {', '.join(repr(k) for k in missing)}",
-                "provenance")
-        if prov_raw.get("inferred"):
-            err("TL306", f"{cid!r} is derived from a finding, not inferred; remove 'inferred'", "provenance")
-    else:
-        missing = [k for k in ("line", "quote", "kind") if k not in prov_raw]
-        if missing:
-            err("TL301", f"{tier} provenance of {cid!r} needs {', '.join(repr(k) for k in missing)}",
-                "provenance")
-        if prov_raw.get("inferred"):
-            err("TL306", f"{cid!r} cites a source yet says 'inferred: true'; inferred clauses are "
-                "author-specified", "provenance")
-    for key in ("finding", "about"):
-        if key in prov_raw and tier != DERIVED:
-            err(
-                "TL301",
-                f"{key!r} is only allowed in derived provenance, not in {tier} provenance of {cid!r}",
-                "provenance",
-            )
-    provenance = Provenance(
-        tier=tier,
-        file=prov_raw.get("file"),
-        line=prov_raw.get("line"),
-        quote=prov_raw.get("quote"),
-        kind=prov_raw.get("kind"),
-        inferred=bool(prov_raw.get("inferred", False)),
-        commit=prov_raw.get("commit"),
-        note=prov_raw.get("note"),
-        yaml_line=prov_raw.line,
-        finding=prov_raw.get("finding"),
-        about=prov_raw.get("about"),
-    )
+    provenance = _provenance(prov_raw, repr(cid), lambda code, message: err(code, message, "provenance"))
 
     source = raw.get("predicate")
     predicate: Predicate | None = None
@@ -524,6 +489,73 @@ def _build_clause(raw: LineDict, shown: str) -> tuple[Clause | None, list[Contra
         predicate_col=pcol,
     )
     return clause, errors
+
+
+def _left_out(raw: LineDict, shown: str) -> tuple[LeftOut | None, list[ContractError]]:
+    """One `left_out` entry: a field (`path`) or a parameter (`arg`), never both, with its reason and the
+    cited surface that allows leaving it out (an authored tier: a derived finding allows nothing)."""
+    errors: list[ContractError] = []
+    what = raw.get("path") or (f"args.{raw['arg']}" if raw.get("arg") else None)
+    label = f"left_out {what!r}" if what else "a left_out entry"
+
+    def err(code: str, message: str, key: str | None = None) -> None:
+        at = raw.key_pos.get(key, (raw.line, 1))[0] if key else raw.line
+        errors.append(ContractError(code, shown, at, message))
+
+    if ("path" in raw) == ("arg" in raw):
+        err("TL301", f"{label} must name one field ('path') or one parameter ('arg'), not "
+            f"{'both' if 'path' in raw else 'neither'}")
+    surface: LineDict = raw["surface"]
+    if surface["tier"] == DERIVED:
+        err("TL306", f"the surface of {label} is a finding toollint derived; cite the benchmark's own text "
+            "(its docstring, policy or a maintainer's comment) that allows leaving it out", "surface")
+    provenance = _provenance(surface, f"{label}'s surface",
+                             lambda code, message: err(code, message, "surface"))
+    if errors:
+        return None, errors
+    return LeftOut(raw["reason"], provenance, raw.get("path"), raw.get("arg"), raw.line), errors
+
+
+def _provenance(prov_raw: LineDict, what: str, err: Callable[[str, str], None]) -> Provenance:
+    """A clause's provenance or a left-out entry's surface (`what` names it in messages), its tier's
+    requirements checked: what it cites, or that it is inferred."""
+    tier = prov_raw["tier"]
+    if tier == "author-specified":
+        if prov_raw.get("inferred") is not True:
+            err("TL301", f"author-specified provenance of {what} must say 'inferred: true'")
+        if "quote" in prov_raw:
+            err("TL301", f"author-specified provenance of {what} has no source to quote; remove 'quote'")
+    elif tier == DERIVED:
+        # Derived clauses cite the static finding they test, not a declared text (the validator
+        # re-lints the cited line to check the claim).
+        missing = [k for k in ("line", "quote", "finding") if k not in prov_raw]
+        if missing:
+            err("TL301", f"derived provenance of {what} needs {', '.join(repr(k) for k in missing)}")
+        if prov_raw.get("inferred"):
+            err("TL306", f"{what} is derived from a finding, not inferred; remove 'inferred'")
+    else:
+        missing = [k for k in ("line", "quote", "kind") if k not in prov_raw]
+        if missing:
+            err("TL301", f"{tier} provenance of {what} needs {', '.join(repr(k) for k in missing)}")
+        if prov_raw.get("inferred"):
+            err("TL306", f"{what} cites a source yet says 'inferred: true'; inferred clauses are "
+                "author-specified")
+    for key in ("finding", "about"):
+        if key in prov_raw and tier != DERIVED:
+            err("TL301", f"{key!r} is only allowed in derived provenance, not in {tier} provenance of {what}")
+    return Provenance(
+        tier=tier,
+        file=prov_raw.get("file"),
+        line=prov_raw.get("line"),
+        quote=prov_raw.get("quote"),
+        kind=prov_raw.get("kind"),
+        inferred=bool(prov_raw.get("inferred", False)),
+        commit=prov_raw.get("commit"),
+        note=prov_raw.get("note"),
+        yaml_line=prov_raw.line,
+        finding=prov_raw.get("finding"),
+        about=prov_raw.get("about"),
+    )
 
 
 def _id_errors(clauses: Iterable[Clause], shown: str) -> Iterator[ContractError]:

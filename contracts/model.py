@@ -108,6 +108,23 @@ class Clause:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A field (`path`) or parameter (`arg`) the contract leaves out on purpose, and the surface that
+    allows it (a deferred effect, a policy): a finding about it is not tested, for this `reason`, instead
+    of being left to an oracle that would call the omission a defect."""
+
+    reason: str
+    surface: Provenance
+    path: str | None = None  # a state path, as a predicate reads it (`agent_db.users[*].payment_methods`)
+    arg: str | None = None  # a parameter of the tool
+    line: int = 0  # 1-based line of the entry in the contract file
+
+    @property
+    def subject(self) -> str:
+        return self.path or f"args.{self.arg}"
+
+
+@dataclass(frozen=True)
 class Source:
     file: str
     package: str | None = None  # importable package the file path is relative to, e.g. "mybench"
@@ -126,6 +143,7 @@ class Contract:
     adapter: dict[str, Any] = field(default_factory=dict)
     description: str | None = None
     line: int = 1
+    left_out: tuple[LeftOut, ...] = ()  # what the contract leaves out on purpose, each with its reason
 
     @property
     def module(self) -> str:

@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, parse_contract
-from toollint.contracts.model import AGENT_VISIBLE_KINDS, DERIVED, MAINTAINER_KINDS, Clause, Contract
+from toollint.contracts.model import (
+    AGENT_VISIBLE_KINDS,
+    DERIVED,
+    MAINTAINER_KINDS,
+    Clause,
+    Contract,
+    Provenance,
+)
 
 from toollint.analysis import depends_roots, type_aliases
 from toollint.model import Finding
@@ -444,6 +451,10 @@ def check_contract(
         if source is None and (clause.provenance.file or contract.source.file) == contract.source.file:
             continue  # the missing file is reported once, above
         yield from _check_provenance(contract, clause, resolver)
+    for entry in contract.left_out:
+        if source is not None or (entry.surface.file or contract.source.file) != contract.source.file:
+            yield from _check_cited(contract, entry.surface, f"left_out {entry.subject}", entry.line,
+                                    resolver)
     if fn is not None:
         params = tool_parameters(fn, source.tree if source is not None else None)
         for clause in contract.clauses:
@@ -455,6 +466,11 @@ def check_contract(
                                     f"{clause.id}: 'args.{name}' is not a parameter of {contract.tool_name} "
                                     f"(parameters: {', '.join(params) or 'none'})", clause.predicate_col or 1,
                                     clause=clause.id)
+        for entry in contract.left_out:
+            if entry.arg is not None and entry.arg not in params:
+                yield ContractError("TL308", shown, entry.line,
+                                    f"left_out: 'args.{entry.arg}' is not a parameter of "
+                                    f"{contract.tool_name} (parameters: {', '.join(params) or 'none'})")
     schema = _state_schema(contract, state_schemas or {})
     if isinstance(schema, ContractError):
         yield schema
@@ -467,6 +483,10 @@ def check_contract(
                     yield ContractError("TL308", shown, clause.predicate_line or clause.line,
                                         f"{clause.id}: state path {path!r} is not in the state schema",
                                         clause.predicate_col or 1, clause=clause.id)
+        for entry in contract.left_out:
+            if entry.path is not None and not schema_has_path(schema, entry.path):
+                yield ContractError("TL308", shown, entry.line,
+                                    f"left_out: state path {entry.path!r} is not in the state schema")
 
 
 def _state_schema(
@@ -501,16 +521,23 @@ def profile_state_schemas(contracts: Iterable[Contract], python: str, services: 
 def _check_provenance(
     contract: Contract, clause: Clause, resolver: SourceResolver
 ) -> Iterator[ContractError]:
-    prov = clause.provenance
-    shown = str(contract.path)
-    at = prov.yaml_line or clause.line
-
-    def err(code: str, message: str) -> ContractError:
-        return ContractError(code, shown, at, f"{clause.id}: {message}", clause=clause.id)
-
-    if prov.tier == DERIVED:
+    if clause.provenance.tier == DERIVED:
         yield from _check_derived(contract, clause, resolver)
         return
+    yield from _check_cited(contract, clause.provenance, clause.id, clause.line, resolver)
+
+
+def _check_cited(
+    contract: Contract, prov: Provenance, label: str, line: int, resolver: SourceResolver
+) -> Iterator[ContractError]:
+    """What an authored provenance (a clause's, or a `left_out` entry's surface, `label`) cites: the
+    quote at the cited line, of the kind and tier it says."""
+    shown = str(contract.path)
+    at = prov.yaml_line or line
+
+    def err(code: str, message: str) -> ContractError:
+        return ContractError(code, shown, at, f"{label}: {message}", clause=label)
+
     if prov.tier == "author-specified":
         if prov.kind is not None:
             yield err("TL306", f"author-specified clause names a source kind {prov.kind!r}; "

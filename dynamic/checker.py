@@ -174,6 +174,7 @@ class ToolReport:
     spec: WorkerSpec | None = None
     elapsed_s: float = 0.0
     derived: bool = False  # a contract of derived clauses (`toollint.dynamic.derived`), counted apart
+    source: str = ""  # the clause set's source (`ClauseSet.source`): configured, bundled or derived
 
     @property
     def clause_rows(self) -> list[ClauseResult]:
@@ -740,9 +741,56 @@ def run_sequence(worker: Worker, probe: Probe, pristine_hash: str, tags: dict[st
     return run
 
 
-def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckOptions) -> list[ToolReport]:
-    """Check the contracts that share one host (one adapter variant): one warm worker for all of them."""
-    reports = [ToolReport(c.tool_name, c, spec=spec, derived=c.derived) for c in contracts]
+# Where a clause set comes from: a contract the project configured (`contract_dirs`), one a benchmark
+# profile bundles, or derived oracles made from the static findings (counted apart everywhere).
+CONFIGURED, BUNDLED, DERIVED = "configured", "bundled", "derived"
+SOURCES = (CONFIGURED, BUNDLED, DERIVED)
+
+
+@dataclass
+class HostSession:
+    """One started host, as every tool checked in it sees it."""
+
+    worker: Worker
+    hello: dict[str, Any]
+    tools: dict[str, dict[str, Any]]  # the host's tool metadata, by name
+    pristine: Any
+    pristine_hash: str
+    tags: dict[str, list[str]]  # the host's volatile and derived path globs
+
+
+class Settle(Protocol):
+    """Settles a clause set's clauses with the live host: puts the contract on `report`, or an error."""
+
+    def __call__(self, report: ToolReport, session: HostSession, options: CheckOptions) -> None: ...
+
+
+@dataclass
+class ClauseSet:
+    """One tool's clauses from one source (`SOURCES`), the unit a host checks: a loaded contract
+    (configured or bundled: the authored tiers), or derived oracles, whose contract is a skeleton (enough
+    to choose the host) until `settle` resolves their clauses with the live host."""
+
+    contract: Contract
+    source: str = CONFIGURED
+    settle: Settle | None = None
+
+    @property
+    def derived(self) -> bool:
+        return self.source == DERIVED or self.contract.derived
+
+    @classmethod
+    def of(cls, item: Contract | ClauseSet) -> ClauseSet:
+        return item if isinstance(item, ClauseSet) else cls(item)  # a kept derived contract stays derived
+
+
+def check_group(sets: Sequence[Contract | ClauseSet], spec: WorkerSpec, options: CheckOptions
+                ) -> list[ToolReport]:
+    """Check the clause sets that share one host (one adapter variant), whatever their source: one warm
+    worker for all of them. A contract is a clause set of configured (or kept derived) clauses."""
+    units = [ClauseSet.of(s) for s in sets]
+    reports = [ToolReport(u.contract.tool_name, u.contract, spec=spec, derived=u.derived, source=u.source)
+               for u in units]
     log = options.log_dir / f"{_slug(spec)}.log" if options.log_dir else None
     worker = Worker(spec, log_path=log, deadline=options.deadline, startup_deadline=options.startup_deadline)
     try:
@@ -758,19 +806,29 @@ def check_group(contracts: Sequence[Contract], spec: WorkerSpec, options: CheckO
             "volatile": list(hello.get("volatile_paths") or []),
             "derived": list(hello.get("derived_paths") or []),
         }
-        for report in reports:
+        session = HostSession(worker, hello, tools, pristine, pristine_hash, tags)
+        for unit, report in zip(units, reports):
             assert report.contract is not None
             if options.progress:
                 options.progress(report.tool)
             start = time.perf_counter()
             report.hello = hello
-            meta = tools.get(report.tool)
+            # A host may list a tool by the name the agent calls rather than its function's (a tool
+            # class's `CancelOrder.invoke` is `cancel_order`): matched by qualified name then.
+            meta = tools.get(report.tool) or next(
+                (m for m in tools.values() if m.get("qualname") == report.contract.qualname), None)
+            if meta is not None:
+                report.tool = str(meta.get("name") or report.tool)
             if meta is None:
                 report.error = missing_tool(report.tool, len(tools), spec.adapter, hello)
                 report.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, report.error, clause=c)
                                for c in report.contract.counted_clauses]
                 continue
             report.meta = meta
+            if unit.settle is not None:
+                unit.settle(report, session, options)
+                if report.error is not None:
+                    continue
             _check_tool(report, worker, pristine, pristine_hash, tags, options)
             report.elapsed_s = time.perf_counter() - start
     finally:
@@ -862,12 +920,6 @@ def _check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash
         for row in report.rows:
             if row.verdict == UNTESTABLE and row.reason == NO_STATE:
                 row.reason, row.detail = UNSUPPORTED, f"not probed: {report.error}"
-
-
-# The per-tool check, for the derived oracles' own groups (`toollint.dynamic.derived.check_derived_group`).
-def check_tool(report: ToolReport, worker: Worker, pristine: Any, pristine_hash: str,
-               tags: dict[str, list[str]], options: CheckOptions) -> None:
-    _check_tool(report, worker, pristine, pristine_hash, tags, options)
 
 
 def _run_plan(report: ToolReport, plan: Plan, scorer: Scorer, execute: Callable[[Probe], ProbeRun],

@@ -1,19 +1,20 @@
 """`--confirm` on the main path: turn static candidates into verdicts.
 
-`confirm_findings` picks the tools that have static findings and a contract (every benchmark
-profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
-`confirm_all`, checks them through the benchmark's host, attaches to each static finding the
-verdict of the clauses that test it (`clauses_testing`: `properties["verdict"]`, `["clauses"]`,
-`["witness"]`; CONFORMS is shown, never hidden; UNTESTABLE is never a pass; a finding no clause
-tests is UNCHECKED) and returns one TL2xx finding per confirmed (or flaky) violation, each with a
-witness file.
-
-A flagged tool no authored contract covers gets derived oracles (`toollint.dynamic.derived`): clauses
-of the tier `derived` made from its static findings, written as a contract file beside the
-witnesses (`.toollint/derived/`) and checked the same way, counted apart in every count
-(`ConfirmRun.counts(derived=...)`, the summary, each finding's `oracle` property). `bundled=False`
-(`--no-bundled-contracts`) leaves the profiles' bundled libraries out, so only configured contracts
-and derived oracles are used.
+One pipeline. `confirm_findings` picks the tools that have static findings and a contract (every
+benchmark profile's bundled contracts plus configured `contracts/` dirs), or every contracted tool with
+`confirm_all`; each contract is a clause set tagged by its source (`ClauseSet`: configured, bundled).
+A finding no clause of its tool's contract tests (`clauses_testing`) gets, unless the contract leaves
+its field or parameter out on purpose (`left_out`: the finding ends LEFT_OUT with the contract's reason
+and cited surface), the derived oracles made from it (`toollint.dynamic.derived`): a clause set of the
+source `derived`, whose clauses are settled with the live host and written as a contract file beside
+the witnesses (`.toollint/derived/`). `run_confirm` checks every clause set, whatever its source, in one
+warm host per adapter variant (`check_group`) and makes one TL2xx finding (`_finding`) with a witness
+file per confirmed (or flaky) violation. Each static finding then carries the verdict of the clauses
+that test it (`properties["verdict"]`, `["clauses"]`, `["witness"]`, `["verdict_oracle"]`: authored or
+derived; CONFORMS is shown, never hidden; UNTESTABLE is never a pass; UNCHECKED, only when nothing could
+test it, says why). Derived rows are counted apart in every count (`ConfirmRun.counts(derived=...)`,
+the summary, each finding's `oracle` property). `bundled=False` (`--no-bundled-contracts`) leaves the
+profiles' bundled libraries out, so only configured contracts and derived oracles are used.
 
 Configuration, `[tool.toollint.confirm]`: ``adapter`` (a profile's name, toolkit, or a path to an
 adapter file), ``python`` (the benchmark's interpreter), ``factory``/``sys_path``/``state``/
@@ -39,24 +40,36 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts import sandbox as predicate_sandbox
-from toollint.contracts.loader import ContractError, bundled_library_dirs, load_contracts
-from toollint.contracts.model import Clause, Contract
+from toollint.contracts.loader import ContractError, bundled_library_dirs, contract_files, load_contracts
+from toollint.contracts.model import Clause, Contract, LeftOut
 from toollint.dynamic import derived as derived_oracles
 from toollint.dynamic.checker import (
+    BUNDLED,
+    CONFIGURED,
     CONFORMS,
+    DERIVED,
     FLAKY,
     UNTESTABLE,
     VIOLATES,
     CheckOptions,
+    ClauseSet,
     ToolReport,
     check_group,
 )
-from toollint.dynamic.protocol import DEFAULT_DEADLINE, WorkerSpec, check_seconds, resume_hosts, stop_hosts
+from toollint.dynamic.protocol import (
+    DEFAULT_DEADLINE,
+    WorkerSpec,
+    check_seconds,
+    resume_hosts,
+    starting_hosts,
+    stop_hosts,
+)
 from toollint.dynamic.witness import sentence, write_witness
 
 from toollint import registry
 from toollint.analysis import ELEMENT, StatePath
 from toollint.config import ConfigError
+from toollint.console import announce
 from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
@@ -184,62 +197,72 @@ def run_profile(settings: Settings, linted: Sequence[str] | None = None) -> Prof
         raise ConfigError(str(exc)) from None
 
 
-def run_confirm(contracts: Sequence[Contract], settings: Settings, *, python: str | None = None,
+def witness_dir_of(settings: Settings, witness_dir: Path | None = None) -> Path:
+    """Where a run writes its witnesses: `witness_dir`, else `.toollint/witnesses` in the project."""
+    return Path(witness_dir) if witness_dir is not None else (
+        (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR)
+
+
+def run_confirm(sets: Sequence[Contract | ClauseSet], settings: Settings, *, python: str | None = None,
                 witness_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                 deadline: float | None = None, profile: Profile | None = None,
                 linted: Sequence[str] = ()) -> ConfirmRun:
-    """Check `contracts`, one warm host per adapter variant, and write a witness per violation.
+    """Check clause sets of every source (configured and bundled contracts, derived oracles: a bare
+    contract is a configured set), one warm host per adapter variant, and write a witness per violation.
     `profile`: the run's profile, whose adapter serves contracts that name no adapter of their own;
     `linted`: the files the static pass read, from which a profile may derive adapter options.
+    Derived oracles of a tool no profile hosts and no `factory` builds are left out with a note.
     Raises ConfigError for a bad limit, before any host starts."""
     conf = settings.confirm
     request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
     predicate_sandbox.new_run()  # slow clauses share one budget per run, beside the per-clause bound
-    # The hooks serve derived contracts a maintainer kept (tier derived): their round trips and guards.
+    # The hooks serve the derived clause sets (tier derived): their round trips and guards.
     options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
                            derived=derived_oracles.Hooks())
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
+    wdir = witness_dir_of(settings, witness_dir)
     options.log_dir = wdir.parent / "logs"
-    groups: dict[str, tuple[WorkerSpec, list[Contract]]] = {}
-    for c in contracts:
-        spec = worker_spec(c, conf, python, settings.project_root, profile, linted)
-        spec.max_memory = max_memory
-        key = json.dumps(spec.to_json(), sort_keys=True)
-        groups.setdefault(key, (spec, []))[1].append(c)
     run = ConfirmRun()
+    hostless: list[str] = []
+    groups: dict[str, tuple[WorkerSpec, list[ClauseSet]]] = {}
+    for unit in map(ClauseSet.of, sets):
+        spec = worker_spec(unit.contract, conf, python, settings.project_root, profile, linted)
+        spec.max_memory = max_memory
+        if unit.settle is not None and spec.adapter == "toolkit" and not spec.options.get("factory") \
+                and not spec.options.get("classes"):
+            hostless.append(unit.contract.tool_name)
+            continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
+        groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(unit)
     taken: set[Path] = set()
     # Groups are independent processes; run them side by side (start-up dominates the wall time).
     jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
+    units = [unit for _, grouped in groups.values() for unit in grouped]  # the progress line counts these
+    tools = len({unit.contract.tool_name for unit in units})
+    announce(progress, starting_hosts([spec for spec, _ in groups.values()], tools), len(units))
     run.reports.extend(_in_parallel(lambda g: check_group(g[1], g[0], options), list(groups.values()), jobs))
     run.startup_s = list(options.startups)
     for report in run.reports:
         for row in report.violations:
             write_witness(report, row, wdir, taken)
             run.findings.append(_finding(report, row))
+    if hostless:
+        run.notes.append(
+            f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
+            "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)"
+        )
     return run
 
 
 class ConfirmInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `--confirm`: its hosts were stopped. `witnesses`: the ones written before (by a
-    part of the run that had finished), each whole; nothing else was written."""
+    """Ctrl-C during `--confirm`: its hosts were stopped. Witnesses are written once every host has
+    finished, so none was written (none half)."""
 
-    def __init__(self, hosts: int, witnesses: Sequence[str] = ()) -> None:
+    def __init__(self, hosts: int) -> None:
         super().__init__()
         self.hosts = hosts
-        self.witnesses = list(witnesses)
 
     def summary(self) -> str:
-        kept = (
-            f"; the {len(self.witnesses)} witness file(s) of the part that had finished were written whole "
-            f"(in {Path(self.witnesses[0]).parent})"
-            if self.witnesses
-            else "; no witness was written"
-        )
-        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written{kept}")
+        return (f"--confirm interrupted: {self.hosts} benchmark host(s) stopped; no report was written; "
+                "no witness was written")
 
 
 def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jobs: int) -> list[ToolReport]:
@@ -263,73 +286,20 @@ def _in_parallel(check: Callable[[Any], list[ToolReport]], groups: list[Any], jo
 
 def derived_dir(settings: Settings, witness_dir: Path | None = None) -> Path:
     """Where `--confirm` writes the derived contracts: beside the witnesses."""
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
-    return wdir.parent / "derived"
+    return witness_dir_of(settings, witness_dir).parent / "derived"
 
 
-def run_derived(
-    tools: Sequence[derived_oracles.DerivedTool],
-    settings: Settings,
-    *,
-    python: str | None = None,
-    witness_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
-    deadline: float | None = None,
-    profile: Profile | None = None,
-    linted: Sequence[str] = (),
-    out_dir: Path | None = None,
-) -> ConfirmRun:
-    """Check flagged tools under derived oracles, one warm host per adapter variant (chosen as for a
-    contract: the tool's profile's adapter with its hints, the configuration, the linted files).
-    The derived contracts go to `out_dir` (default: beside the witnesses, `derived_dir`)."""
-    conf = settings.confirm
-    request_deadline, startup_deadline, max_memory = confirm_limits(settings, deadline)
-    predicate_sandbox.new_run()
-    wdir = (
-        Path(witness_dir)
-        if witness_dir is not None
-        else (settings.project_root or Path.cwd()) / DEFAULT_WITNESS_DIR
-    )
-    out_dir = out_dir if out_dir is not None else derived_dir(settings, witness_dir)
-    run = ConfirmRun()
+def derived_checks(tools: Sequence[derived_oracles.DerivedTool], out_dir: Path
+                   ) -> list[derived_oracles.DerivedCheck]:
+    """One derived check per flagged tool, its contract to be written to `out_dir` (a tool whose name
+    another one took gets its module's name too)."""
     names: set[str] = set()
-    hostless: list[str] = []
-    groups: dict[str, tuple[WorkerSpec, list[derived_oracles.DerivedCheck]]] = {}
+    checks = []
     for tool in tools:
         stem = tool.qualname if tool.qualname not in names else f"{tool.module}.{tool.qualname}"
         names.add(stem)
-        check = derived_oracles.DerivedCheck(tool, out_dir / f"{stem}.yaml")
-        run.derived.append(check)
-        if not tool.has_oracles:
-            continue
-        spec = worker_spec(tool.skeleton(check.path), conf, python, settings.project_root, profile, linted)
-        spec.max_memory = max_memory
-        if spec.adapter == "toolkit" and not spec.options.get("factory") and not spec.options.get("classes"):
-            hostless.append(tool.name)
-            continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
-        groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(check)
-    options = CheckOptions(deadline=request_deadline, startup_deadline=startup_deadline, progress=progress,
-                           derived=derived_oracles.Hooks())
-    options.log_dir = wdir.parent / "logs"
-    jobs = max(1, min(len(groups), int(conf.jobs or os.cpu_count() or 1)))
-    run.reports.extend(_in_parallel(lambda g: derived_oracles.check_derived_group(g[1], g[0], options),
-                                    list(groups.values()), jobs))
-    run.startup_s = list(options.startups)
-    taken: set[Path] = set()
-    for report in run.reports:
-        for row in report.violations:
-            write_witness(report, row, wdir, taken)
-            run.findings.append(_finding(report, row))
-    if hostless:
-        run.notes.append(
-            f"confirm: derived oracles need a host for {', '.join(hostless)}: no benchmark profile "
-            "hosts them; set `factory` in [tool.toollint.confirm] (docs/confirm.md)"
-        )
-    return run
+        checks.append(derived_oracles.DerivedCheck(tool, out_dir / f"{stem}.yaml"))
+    return checks
 
 
 def _finding(report: ToolReport, row: Any) -> Finding:
@@ -526,6 +496,8 @@ def attach_verdict(finding: Finding, report: ToolReport) -> None:
     UNCHECKED."""
     verdict, witness, scope = verdict_for(finding, report)
     ids, _ = clauses_testing(finding, report.contract)
+    for stale in ("witness", "verdict_detail", "verdict_reason"):  # of an earlier verdict (an authored one)
+        finding.properties.pop(stale, None)
     finding.properties["verdict"] = verdict
     finding.properties["verdict_scope"] = scope
     finding.properties["verdict_oracle"] = "derived" if report.derived else "authored"
@@ -566,34 +538,83 @@ def draft_derived(
     written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
     if settings.benchmark:
         run_profile(settings)
-    tools = derived_oracles.derive_tools(list(findings), profiles=settings.benchmark != NO_PROFILE)
+    profiles = settings.benchmark != NO_PROFILE
+    checks = derived_checks(derived_oracles.derive_tools(list(findings), profiles=profiles), out_dir)
     profile = run_profile(settings, linted) if not settings.confirm.adapter else None
-    run = run_derived(tools, settings, python=python, progress=progress, profile=profile, linted=linted,
-                      out_dir=out_dir)
+    run = run_confirm([c.clause_set() for c in checks if c.tool.has_oracles], settings, python=python,
+                      progress=progress, profile=profile, linted=linted)
+    run.derived.extend(checks)
     attach_derived(run)
     return run
 
 
 def attach_derived(run: ConfirmRun) -> None:
-    """Verdicts on the findings of the tools under derived oracles: from the clauses citing each, or
-    UNCHECKED with why none could be derived."""
-    by_contract = {str(r.contract.path): r for r in run.reports if r.contract is not None}
+    """Verdicts on the findings under derived oracles: from the clauses citing each, or UNCHECKED with
+    why none could be derived (after why the tool's contract did not test it, when it has one)."""
+    by_contract = {str(r.contract.path): r for r in run.reports
+                   if r.contract is not None and r.source == DERIVED}
     for check in run.derived:
         report = by_contract.get(str(check.path))
         if report is None and check.tool.has_oracles:
             continue  # never run (no host): the run's notes say so
         for f in check.tool.findings:
             why = check.why_unchecked(f)
+            # Why the derived tier decides: the tool's contract has no clause for the finding.
+            before = f.properties.get("verdict_detail") if f.properties.get("verdict") == UNCHECKED else None
             if report is not None and (why is None or report.error):
                 attach_verdict(f, report)  # a host that never started is said as such
-            else:
-                f.properties.update(
-                    verdict=UNCHECKED,
-                    verdict_scope="none",
-                    verdict_oracle="derived",
-                    clauses=[],
-                    verdict_detail=f"no derived oracle: {why or 'nothing to derive'}",
-                )
+                if before:
+                    f.properties["derived_because"] = before
+                continue
+            f.properties.update(
+                verdict=UNCHECKED,
+                verdict_scope="none",
+                verdict_oracle="derived",
+                clauses=[],
+                verdict_detail=(f"{before}; " if before else "")
+                + f"no derived oracle: {why or 'nothing to derive'}",
+            )
+
+
+LEFT_OUT = "LEFT_OUT"  # not tested: the finding's contract leaves its field or parameter out on purpose
+
+
+def contract_of(finding: Finding, contracts: Iterable[Contract]) -> Contract | None:
+    """The contract of the finding's tool (by name and source file), if any."""
+    name = str(finding.tool or "").rsplit(".", 1)[-1]
+    return next((c for c in contracts if name and c.tool_name == name and covers_file(c, finding.path)), None)
+
+
+def left_out_for(finding: Finding, contract: Contract | None) -> LeftOut | None:
+    """The contract's `left_out` entry for the field or parameter the finding names, if it has one."""
+    evidence = finding.evidence or Evidence()
+    for entry in contract.left_out if contract is not None else ():
+        if entry.arg is not None and entry.arg == evidence.parameter:
+            return entry
+        if entry.path is not None and evidence.state_path and path_tests(entry.path, evidence.state_path):
+            return entry
+    return None
+
+
+def attach_left_out(finding: Finding, contract: Contract, entry: LeftOut, source: str) -> None:
+    """Not tested, on purpose: the reason and the surface that allows it, as the contract says them."""
+    surface = entry.surface
+    cited = ":".join(str(x) for x in (surface.file or contract.source.file, surface.line) if x)
+    quote = (f" ({cited}: \"{surface.quote}\")" if surface.quote
+             else f" ({surface.note})" if surface.note else "")
+    finding.properties.update(
+        verdict=LEFT_OUT,
+        verdict_scope="left_out",
+        verdict_oracle="authored",
+        clauses=[],
+        verdict_reason="left_out",
+        verdict_detail=f"not tested: {source} contract {contract.path.name} leaves {entry.subject} out on "
+                       f"purpose: {entry.reason}{quote}",
+        left_out={"subject": entry.subject, "reason": entry.reason, "contract": str(contract.path),
+                  "surface": {k: v for k, v in (("tier", surface.tier), ("kind", surface.kind),
+                                                ("file", surface.file), ("line", surface.line),
+                                                ("quote", surface.quote), ("note", surface.note)) if v}},
+    )
 
 
 def confirm_findings(findings: list[Finding], settings: Settings, *, confirm_all: bool = False,
@@ -653,56 +674,54 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             derive: bool = True) -> tuple[list[Finding], ConfirmRun]:
     """`confirm_findings`, also returning the run itself (for its counts and per-tool verdicts).
     `linted`: the files the static pass read, which bound `confirm_all`; `bundled=False`: no profile's
-    bundled contracts; `derive`: derived oracles for the flagged tools no contract covers."""
+    bundled contracts; `derive`: derived oracles for the findings no contract clause tests.
+
+    One pipeline: every finding ends with the clauses of its tool's contract (configured or bundled)
+    that test it; else, when that contract leaves its field or parameter out on purpose (`left_out`),
+    LEFT_OUT with the reason; else with the derived oracle made from it (tier derived, counted apart),
+    checked in the same run; else UNCHECKED with why."""
     bundled = bundled and settings.benchmark != NO_PROFILE  # the bundled contracts are the profiles'
-    dirs: list[Path | str] = [*(bundled_library_dirs() if bundled else []), *settings.contract_dirs,
-                              *settings.confirm.contract_dirs, *contract_dirs]
+    library = bundled_library_dirs() if bundled else []
+    dirs: list[Path | str] = [*library, *settings.contract_dirs, *settings.confirm.contract_dirs,
+                              *contract_dirs]
     if settings.project_root is not None:
         dirs = [p if Path(p).is_absolute() else settings.project_root / p for p in dirs]
     if settings.benchmark:  # a misspelt benchmark is an error whether or not a contract needs it
         run_profile(settings)
     contracts, errors = load_contracts(dirs)
+    bundled_files = {p.resolve() for p in contract_files(library)}
     chosen = select_contracts(contracts, findings, confirm_all, linted)
-    # Detection reads the linted files: only when some contract leaves the adapter to the run's profile.
-    needs_profile = not settings.confirm.adapter and any(
-        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen)
-    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
-    run = run_confirm(
-        chosen,
-        settings,
-        python=python,
-        witness_dir=witness_dir,
-        progress=progress,
-        profile=profile,
-        linted=linted or (),
-    )
-    by_tool = {r.tool: r for r in run.reports}
+    sets = [ClauseSet(c, BUNDLED if c.path.resolve() in bundled_files else CONFIGURED) for c in chosen]
+    uncovered: list[Finding] = []
+    left_out: list[tuple[Finding, Contract, LeftOut]] = []
     for f in findings:
-        report = by_tool.get((f.tool or "").rsplit(".", 1)[-1])
-        if report is None:
+        contract = contract_of(f, contracts)
+        if contract is not None and clauses_testing(f, contract)[0]:
             continue
-        attach_verdict(f, report)
-    if derive:
-        uncovered = [f for f in findings if derived_oracles.derivable(f) and not any(
-            c.tool_name == str(f.tool).rsplit(".", 1)[-1] and covers_file(c, f.path) for c in contracts)]
-        tools = derived_oracles.derive_tools(uncovered, profiles=settings.benchmark != NO_PROFILE)
-        if tools:
-            if profile is None and not settings.confirm.adapter:
-                profile = run_profile(settings, linted)
-            try:
-                more = run_derived(tools, settings, python=python, witness_dir=witness_dir, progress=progress,
-                                   profile=profile, linted=linted or ())
-            except ConfirmInterrupted as exc:  # the contracts' part finished: its witnesses are on disk
-                exc.witnesses = [
-                    str(f.properties["witness"]) for f in run.findings if f.properties.get("witness")
-                ]
-                raise
-            attach_derived(more)
-            run.notes.extend(more.notes)
-            run.reports.extend(more.reports)
-            run.findings.extend(more.findings)
-            run.derived.extend(more.derived)
-            run.startup_s.extend(more.startup_s)
+        entry = left_out_for(f, contract)
+        if contract is not None and entry is not None:
+            left_out.append((f, contract, entry))
+        elif derive and derived_oracles.derivable(f):
+            uncovered.append(f)
+    tools = derived_oracles.derive_tools(uncovered, profiles=settings.benchmark != NO_PROFILE)
+    checks = derived_checks(tools, derived_dir(settings, witness_dir))
+    # Detection reads the linted files: only when some clause set leaves the adapter to the run's profile.
+    needs_profile = not settings.confirm.adapter and (bool(checks) or any(
+        not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen))
+    profile = run_profile(settings, linted) if needs_profile or settings.benchmark else None
+    sets += [c.clause_set() for c in checks if c.tool.has_oracles]
+    run = run_confirm(sets, settings, python=python, witness_dir=witness_dir, progress=progress,
+                      profile=profile, linted=linted or ())
+    run.derived.extend(checks)
+    authored = {r.tool: r for r in run.reports if r.source != DERIVED}
+    for f in findings:
+        report = authored.get((f.tool or "").rsplit(".", 1)[-1])
+        if report is not None:
+            attach_verdict(f, report)
+    for f, contract, entry in left_out:
+        attach_left_out(f, contract, entry, "the bundled" if contract.path.resolve() in bundled_files
+                        else "the configured")
+    attach_derived(run)
     out = list(run.findings)
     for e in errors:
         out.append(

@@ -62,18 +62,17 @@ from toollint.dynamic.checker import (
     VIOLATES,
     CheckOptions,
     ClauseResult,
+    ClauseSet,
     Execute,
+    HostSession,
     ProbeRun,
     Scorer,
     ToolReport,
-    check_tool,
-    finish_reports,
-    missing_tool,
     run_probe,
 )
 from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
-from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent, WorkerSpec
+from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent
 from toollint.dynamic.restorable import Unrestorable, unrestorable, values_at
 
 from toollint.analysis import StatePath
@@ -1053,6 +1052,11 @@ class DerivedCheck:
     unresolved: dict[Basis, str] = field(default_factory=dict)
     contract: Contract | None = None
 
+    def clause_set(self) -> ClauseSet:
+        """The derived oracles as one clause set: the skeleton chooses the host, `settle` the clauses."""
+        return ClauseSet(self.tool.skeleton(self.path), DERIVED,
+                         lambda report, session, options: settle(self, report, session, options))
+
     def why_unchecked(self, finding: Finding) -> str | None:
         static = self.tool.why_unchecked(finding)
         if static is not None:
@@ -1408,72 +1412,13 @@ def _coherence(args: dict[str, Any], together: dict[str, set[int]]) -> int:
     return sum(1 for a, b in itertools.combinations(values, 2) if together[a] & together[b])
 
 
-def check_derived_group(checks: Sequence[DerivedCheck], spec: WorkerSpec, options: CheckOptions
-                        ) -> list[ToolReport]:
-    """The derived contracts that share one host: resolve each with the live host (its state paths,
-    its guards' bindings), write and load it, and check it like any contract (`check_tool`), the
-    round trips and extra violating calls coming from `Hooks`. The same re-run confirmation follows."""
-    reports: list[ToolReport] = []
-    variant = "-".join(str(v) for v in spec.options.values() if isinstance(v, (str, int)))
-    log = f"derived-{spec.adapter}-{variant}".replace("/", "_").replace(":", "_")[:80] + ".log"
-    worker = Worker(spec, log_path=options.log_dir / log if options.log_dir else None,
-                    deadline=options.deadline, startup_deadline=options.startup_deadline)
-    try:
-        try:
-            hello = worker.start()
-            pristine_resp = worker.request("pristine")
-        except WorkerError as exc:
-            for check in checks:
-                skeleton = check.tool.skeleton(check.path)
-                report = ToolReport(check.tool.name, skeleton, spec=spec, derived=True)
-                report.error = f"{spec.adapter} host unusable: {exc}"
-                reports.append(report)
-            return reports
-        pristine, pristine_hash = pristine_resp["state"], pristine_resp["state_hash"]
-        metas = {t["name"]: t for t in hello.get("tools", [])}
-        tags = {
-            "volatile": list(hello.get("volatile_paths") or []),
-            "derived": list(hello.get("derived_paths") or []),
-        }
-        for check in checks:
-            if options.progress:
-                options.progress(check.tool.name)
-            reports.append(
-                _check_one(check, worker, hello, metas, pristine, pristine_hash, tags, options, spec)
-            )
-    finally:
-        worker.close()
-        options.startups.append(worker.startup_s)
-    return finish_reports(reports, spec, options, tags)
-
-
-def _check_one(
-    check: DerivedCheck,
-    worker: Worker,
-    hello: dict[str, Any],
-    metas: dict[str, Any],
-    pristine: Any,
-    pristine_hash: str,
-    tags: dict[str, list[str]],
-    options: CheckOptions,
-    spec: WorkerSpec,
-) -> ToolReport:
-    import time
-
-    tool = check.tool
-    start = time.perf_counter()
-    skeleton = tool.skeleton(check.path)
-    report = ToolReport(tool.name, skeleton, spec=spec, derived=True, hello=hello)
-    # A host may list a tool by the name the agent calls rather than its function's (a tool class's
-    # `CancelPendingOrder.invoke` is `cancel_pending_order`): matched by qualified name then.
-    meta = metas.get(tool.name) or next(
-        (m for m in metas.values() if m.get("qualname") == tool.qualname), None)
-    if meta is not None:
-        report.tool = tool.host_name = str(meta.get("name") or tool.name)
-    if meta is None:
-        report.error = missing_tool(tool.name, len(metas), spec.adapter, hello)
-        return report
-    report.meta = meta
+def settle(check: DerivedCheck, report: ToolReport, session: HostSession, options: CheckOptions) -> None:
+    """Resolve a derived contract with the live host (its state paths, its guards' bindings), write and
+    load it, and put it on `report` to be checked like any contract, the round trips and extra
+    violating calls coming from `Hooks`; or say on `report.error` why it does not load."""
+    tool, worker, meta = check.tool, session.worker, report.meta
+    tool.host_name = report.tool  # the name the host lists it by (checker.check_group matched it)
+    pristine, pristine_hash, tags = session.pristine, session.pristine_hash, session.tags
     resolved = static_clauses(tool, pristine, meta)
     first, errors = load_derived(render(tool, resolved.clauses), check.path)
     if first is not None and not errors and (tool.guards or tool.phantoms):
@@ -1496,11 +1441,8 @@ def _check_one(
     check.unresolved = resolved.unresolved
     if first is None or errors:
         report.error = f"{tool.name}: the derived contract does not load: {errors[0] if errors else 'empty'}"
-        return report
+        return
     check.contract = report.contract = first
-    check_tool(report, worker, pristine, pristine_hash, tags, options)
-    report.elapsed_s = time.perf_counter() - start
-    return report
 
 
 def counts(reports: Iterable[ToolReport]) -> dict[str, int]:
@@ -1518,7 +1460,6 @@ __all__ = [
     "DerivedCheck",
     "DerivedTool",
     "Hooks",
-    "check_derived_group",
     "clauses_testing",
     "derive_tools",
     "locate",

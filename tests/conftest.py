@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,18 @@ from _corpora import (  # noqa: F401 - shared with bench/
     ensure_tau2_venv,
     tau2_root,
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_seal_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The witness seal key (`$XDG_CACHE_HOME/toollint/witness-seal.key`) in a folder of the test
+    session's own, for this process and every toollint it starts: tests never write the user's
+    ~/.cache/toollint. (Only the seal key reads XDG_CACHE_HOME; the cached benchmark venvs stay under
+    ~/.cache/toollint-tests, found from the home folder.)"""
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
 
 
 def _ensure_agentdojo_venv() -> Path:

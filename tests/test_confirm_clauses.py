@@ -171,34 +171,147 @@ def test_three_unpaired_fields_one_tested_get_one_verdict(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The issue's case: TL105 flags the fields `cancel_reservation` never touches (two: the history a
-    closing cancel keeps is not owed); its contract tests one (seats). Only that finding is VIOLATES;
-    the other says no clause tests it."""
+    closing cancel keeps is not owed); its contract tests one (seats), which gets that clause's verdict.
+    The other, which no clause tests, is not left UNCHECKED (issue 23): the derived round trip made from
+    the finding runs in the same pipeline, and its verdict is the derived tier's, counted apart."""
     code = main(["check", "--confirm", "--output-format", "json", "airline.py"])
     findings = json.loads(capsys.readouterr().out)
     assert code == 1
     unpaired = {f["properties"]["field"]: f["properties"] for f in findings if f["code"] == "TL105"}
-    assert {k: (v["verdict"], v["verdict_scope"], v["clauses"]) for k, v in unpaired.items()} == {
-        "flights[*].available_seats": ("VIOLATES", "state", ["eff.seats_released"]),
-        "users[*].balance": ("UNCHECKED", "none", []),
+    assert {k: (v["verdict"], v["verdict_scope"], v["verdict_oracle"], v["clauses"])
+            for k, v in unpaired.items()} == {
+        "flights[*].available_seats": ("VIOLATES", "state", "authored", ["eff.seats_released"]),
+        "users[*].balance": ("VIOLATES", "derived", "derived", ["eff.undoes_book_reservation_balance"]),
         # users[*].history is not flagged: a cancel that closes the reservation keeps its history (issue 21)
     }
     assert unpaired["flights[*].available_seats"]["witness"].endswith(
         "cancel_reservation.eff.seats_released.happy.1.json")
-    assert "witness" not in unpaired["users[*].balance"]
-    assert (
-        unpaired["users[*].balance"]["verdict_detail"]
-        == "no clause of cancel_reservation.yaml tests users[*].balance"
-    )
-    assert [(f["code"], f["properties"]["clause"]) for f in findings if f["code"].startswith("TL2")] == [
-        ("TL203", "eff.seats_released")]
+    assert unpaired["users[*].balance"]["witness"].endswith(
+        "cancel_reservation.eff.undoes_book_reservation_balance.round_trip.1.json")
+    confirmed = [(f["code"], f["properties"]["clause"], f["properties"]["oracle"], f["properties"]["tier"])
+                 for f in findings if f["code"].startswith("TL2")]
+    assert sorted(confirmed) == [
+        ("TL203", "eff.seats_released", "authored", "agent-visible"),
+        ("TL203", "eff.undoes_book_reservation_balance", "derived", "derived")]
 
 
-def test_the_text_output_says_which_findings_no_clause_tests(
+def test_the_text_output_labels_the_derived_verdict(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     main(["check", "--confirm", "airline.py"])
-    lines = [x for x in capsys.readouterr().out.splitlines() if "TL105" in x]
+    captured = capsys.readouterr()
+    lines = [x for x in captured.out.splitlines() if "TL105" in x]
     assert len(lines) == 2
-    assert [x.rsplit(" [", 1)[1] for x in lines if "users" in x] == [
-        "UNCHECKED: no clause of cancel_reservation.yaml tests users[*].balance]"]
+    assert [x.rsplit(" [", 1)[1].split(":")[0] for x in lines if "users" in x] == ["derived VIOLATES"]
     assert any("flights[*].available_seats" in x and "[VIOLATES: " in x for x in lines)
+    # Authored and derived rows are counted on lines of their own, never together.
+    assert "confirm: 1 tool(s): 1 VIOLATES" in captured.err
+    assert "confirm: derived oracles: 1 tool(s): 1 VIOLATES" in captured.err
+
+
+LEFT_OUT = """left_out:
+  - path: users[*].balance
+    reason: the fare goes back to the card days later, not to the balance
+    surface: {tier: agent-visible, kind: docstring, line: 56, quote: "Cancel an active reservation"}
+"""
+
+
+def test_a_field_the_contract_leaves_out_on_purpose_is_not_tested_and_says_why(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contract that leaves a field out on purpose says so, with the surface that allows it: the
+    finding ends LEFT_OUT with that reason, and no derived oracle calls the omission a defect."""
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + LEFT_OUT)
+    code = main(["check", "--confirm", "--output-format", "json", "airline.py"])
+    findings = json.loads(capsys.readouterr().out)
+    assert code == 1
+    unpaired = {f["properties"]["field"]: f["properties"] for f in findings if f["code"] == "TL105"}
+    balance = unpaired["users[*].balance"]
+    assert (balance["verdict"], balance["verdict_reason"], balance["clauses"]) == ("LEFT_OUT", "left_out", [])
+    assert balance["verdict_detail"] == (
+        "not tested: the configured contract cancel_reservation.yaml leaves users[*].balance out on "
+        "purpose: the fare goes back to the card days later, not to the balance "
+        '(airline.py:56: "Cancel an active reservation")')
+    assert balance["left_out"]["surface"]["quote"] == "Cancel an active reservation"
+    assert unpaired["flights[*].available_seats"]["verdict"] == "VIOLATES"
+    confirmed = [f["properties"]["clause"] for f in findings if f["code"].startswith("TL2")]
+    assert confirmed == ["eff.seats_released"]
+    main(["check", "--confirm", "airline.py"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "users[*].balance" in x)
+    assert line.endswith("[LEFT_OUT: " + balance["verdict_detail"] + "]")
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("  - {reason: r, surface: {tier: agent-visible, kind: docstring, line: 56, quote: q}}",
+     "left_out entry must name one field ('path') or one parameter ('arg'), not neither"),
+    (("  - {path: 'users[*].balance', arg: seats, reason: r,\n"
+      "     surface: {tier: author-specified, inferred: true}}"),
+     "left_out 'users[*].balance' must name one field ('path') or one parameter ('arg'), not both"),
+    ("  - {path: 'users[*].balance', reason: r, surface: {tier: agent-visible, kind: docstring}}",
+     "agent-visible provenance of left_out 'users[*].balance''s surface needs 'line', 'quote'"),
+    ("  - {path: 'users[0].balance', reason: r, surface: {tier: author-specified, inferred: true}}",
+     "'users[0].balance' is not well-formed in left_out > [0] > path"),
+    ("  - {path: 'users[*].balance', surface: {tier: author-specified, inferred: true}}",
+     "missing required key 'reason' in left_out > [0]"),
+    ("  - {arg: seats, reason: r, surface: {tier: derived, finding: TL105, line: 3, quote: q}}",
+     "the surface of left_out 'args.seats' is a finding toollint derived; cite the benchmark's own text"),
+])
+def test_a_malformed_left_out_entry_is_a_contract_error(
+    project: Path, capsys: pytest.CaptureFixture[str], entry: str, message: str
+) -> None:
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + "left_out:\n" + entry + "\n")
+    main(["contracts", "check", str(contract)])
+    out = capsys.readouterr()
+    assert message in out.out + out.err, out.out + out.err
+    assert "TL301" in out.out + out.err or "TL306" in out.out + out.err
+
+
+def test_a_left_out_surface_is_checked_against_the_cited_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The surface that allows leaving a field out is a citation like a clause's: its quote must be at
+    the cited line (TL304), so a reason cannot rest on a text the benchmark does not have."""
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + LEFT_OUT)
+    assert main(["contracts", "check", str(contract)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    text = contract.read_text()
+    contract.write_text(text.replace('"Cancel an active reservation"', '"Refunds go to the card"'))
+    main(["contracts", "check", str(contract)])
+    out = capsys.readouterr().out
+    assert ("TL304 [provenance-quote-mismatch] left_out users[*].balance: quote 'Refunds go to the card' "
+            "not found at airline.py:56") in out, out
+
+
+def test_a_left_out_parameter_the_tool_does_not_have_is_named(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    contract = project / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + "left_out:\n  - {arg: refund_to, reason: r, surface: {tier: "
+                        "agent-visible, kind: docstring, line: 56, quote: Cancel an active reservation}}\n")
+    main(["contracts", "check", str(contract)])
+    out = capsys.readouterr().out
+    assert ("TL308 [unknown-state-path] left_out: 'args.refund_to' is not a parameter of cancel_reservation "
+            "(parameters: reservation_id)") in out, out
+
+
+def test_a_left_out_entry_matches_the_parameter_or_the_field_a_finding_names() -> None:
+    """By parameter (TL103/TL104) or by state path (TL105, with or without the state root on either side,
+    as clauses are matched); a finding about something else keeps its own end."""
+    from toollint.contracts.model import Contract, LeftOut, Provenance, Source
+    from toollint.dynamic.confirm import left_out_for
+
+    surface = Provenance("agent-visible", line=3, quote="q", kind="docstring")
+    contract = Contract("bank:Bank.update", "b", Source("bank.py"), (), Path("c.yaml"), left_out=(
+        LeftOut("logged only", surface, arg="note"),
+        LeftOut("deferred", surface, path="agent_db.users[*].cards")))
+    by_param = left_out_for(_finding("TL103", param="note"), contract)
+    by_path = left_out_for(_finding("TL105", field="db.users[*].cards"), contract)
+    assert by_param is not None and by_param.reason == "logged only"
+    assert by_path is not None and by_path.reason == "deferred"
+    assert left_out_for(_finding("TL105", field="users[*].cards"), contract) is not None
+    assert left_out_for(_finding("TL104", param="amount"), contract) is None
+    assert left_out_for(_finding("TL105", field="db.users[*].balance"), contract) is None
+    assert left_out_for(_finding("TL103", param="note"), None) is None

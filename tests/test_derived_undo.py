@@ -119,9 +119,9 @@ def test_a_falsy_value_legal_by_its_type_alone_is_untestable_and_says_so(
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in out + err
     text = {line.split(": TL", 1)[0]: line for line in out.splitlines() if ": TL104 " in line}
-    assert "[VIOLATES: " in text["bank.py:137:12"]  # `limit`: 0.0 is in the benchmark's accounts.json
+    assert "VIOLATES: " in text["bank.py:137:12"]  # `limit`: 0.0 is in the benchmark's accounts.json
     copies = text["bank.py:178:12"]
-    assert "[UNTESTABLE: legality_unknown (0 is legal for copies: only its annotation `int` admits" in copies
+    assert "UNTESTABLE: legality_unknown (0 is legal for copies: only its annotation `int` admits" in copies
     capsys.readouterr()
     main(["check", "--confirm", "--confidence", "low", "--output-format", "json", "bank.py"])
     findings = json.loads(capsys.readouterr().out)

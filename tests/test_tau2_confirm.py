@@ -76,7 +76,9 @@ def test_the_command_confirms_both_published_defects(command: CommandRun) -> Non
     ]
     seats = next(line for line in unpaired if "available_seats" in line)
     assert "[VIOLATES: " in seats  # db.flights[*]...available_seats in the code, agent_db.flights[*]... read
-    assert all("[UNCHECKED: " in line for line in unpaired if line != seats)
+    # The other, users' payment_methods, the bundled contract leaves out on purpose (a deferred refund).
+    assert all("[LEFT_OUT: not tested: the bundled contract cancel_reservation.yaml leaves " in line
+               for line in unpaired if line != seats)
 
 
 def test_refuel_data_refuels_and_bills_a_suspended_line_its_customer_owns(command: CommandRun) -> None:

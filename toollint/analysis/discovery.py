@@ -53,7 +53,7 @@ from toollint.analysis.dispatch import (
     reply_calls,
 )
 from toollint.analysis.families import all_patterns
-from toollint.analysis.patterns import CompiledPatterns
+from toollint.analysis.patterns import declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
@@ -267,28 +267,6 @@ def _marker_text(dec: ast.expr) -> str:
     return text
 
 
-def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:
-    """What a tool marker declares about writing: `mutates_state=`/`readOnlyHint=` (anywhere in the
-    call) first, then a kind argument (`ToolType.WRITE`)."""
-    if not isinstance(dec, ast.Call):
-        return None, ""
-    for sub in ast.walk(dec):
-        if isinstance(sub, ast.Call):
-            for kw in sub.keywords:
-                if kw.arg in patterns.writer_keywords and isinstance(kw.value, ast.Constant) and \
-                        isinstance(kw.value.value, bool):
-                    writes = kw.value.value == patterns.writer_keywords[kw.arg]
-                    return writes, f"`{kw.arg}={kw.value.value}`"
-    for arg in [*dec.args, *(k.value for k in dec.keywords)]:
-        text = dotted(arg) or (
-            arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
-        )
-        kind = text.rsplit(".", 1)[-1].upper()
-        if kind in patterns.writer_kinds:
-            return patterns.writer_kinds[kind], f"`{text}`"
-    return None, ""
-
-
 @dataclass
 class _Scope:
     """Where a function sits: its class, the functions around it, the state they bind."""
@@ -325,6 +303,7 @@ class _Discoverer:
         )
         self.dispatches = self._name_dispatches()
         self.registry_members = self._registry_members()
+        self.docstring_declared = docstring_schema_functions(tree)
         # names a function-calling schema of this module's package shows the model (read once per directory)
         self.package_declared: frozenset[str] = package_declarations(self.directory) if self.directory \
             else frozenset()
@@ -859,6 +838,16 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    """A module function the module turns into a function-calling schema from its docstring."""
+    builder = d.docstring_declared.get(fn.name)
+    if builder is None or scope.cls is not None or scope.outer:
+        return False
+    d.add(fn, scope, "generic",
+          f"declared to the model by `{builder}(...)`, a schema built from its docstring")
+    return True
+
+
 def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function (or public method) whose name a function-calling schema of its package declares to
     the model."""
@@ -986,6 +975,7 @@ FINDERS: tuple[Finder, ...] = (
     _by_name_dispatch,
     _by_registration,
     _by_registry,
+    _by_docstring_schema,
     _by_declaration,
     _by_configuration,
     _by_request_kind,
@@ -1045,7 +1035,8 @@ def _pattern_name(pattern: ast.pattern) -> str | None:
 
 def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.stmt]) -> FunctionNode:
     """A stand-in function for one dispatcher branch: the dispatcher's parameters, the branch's body
-    after the plain assignments the dispatcher makes before its branches (`board = ctx.state`)."""
+    after the plain assignments and the `global`/`nonlocal` declarations the dispatcher makes before its
+    branches (`board = ctx.state`)."""
     stand_in = copy.copy(fn)
     stand_in.name = re.sub(r"\W", "_", tool_name)
     prefix: list[ast.stmt] = []
@@ -1053,13 +1044,49 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
         for stmt in fn.body:
             if stmt.lineno >= line or isinstance(stmt, (ast.If, ast.Match, ast.Return, ast.Raise)):
                 break
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                prefix.append(stmt)
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Global, ast.Nonlocal)):
+                prefix.append(stmt)  # (`nonlocal enabled` before the branches: a branch's rebinding writes)
     stand_in.body = [*prefix, *body]
     stand_in.decorator_list = []
     stand_in.lineno = line
     stand_in.end_lineno = max((getattr(s, "end_lineno", None) or s.lineno for s in body), default=line)
     return stand_in
+
+
+# A call that builds a function-calling schema from a function's signature and docstring
+# (`function_to_json(f)`, `get_json_schema(f)`, `convert_to_openai_function(f)`, `function_to_schema(f)`).
+_SCHEMA_BUILDER = re.compile(r"(?:\w+_)?(?:(?:function|func|fn|tool|callable)s?_?to_?"
+                             r"(?:json|schema|tool|openai)|get_json_schema|convert_to_openai_(?:function|tool)"
+                             r"|function_schema)\w*")
+
+
+def docstring_schema_functions(tree: ast.Module) -> dict[str, str]:
+    """Names in a module-level list of functions (`FUNCTIONS = [get_weather, book_table]`) that the
+    module maps a schema builder over (`[function_to_json(f) for f in FUNCTIONS]`, `map(get_json_schema,
+    FUNCTIONS)`) -> the builder's name: the model is shown those functions. Modules with no such list
+    (nearly all) cost a look at their top-level statements."""
+    lists = {t.id: [e.id for e in node.value.elts if isinstance(e, ast.Name)] for node in tree.body
+             if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple))
+             and node.value.elts and all(isinstance(e, ast.Name) for e in node.value.elts)
+             for t in node.targets if isinstance(t, ast.Name)}
+    if not lists:
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) \
+                and isinstance(node.elt, ast.Call) and len(node.generators) == 1:
+            call, gen = node.elt, node.generators[0]
+            builder = dotted(call.func).rsplit(".", 1)[-1]
+            if isinstance(gen.iter, ast.Name) and gen.iter.id in lists and isinstance(gen.target, ast.Name) \
+                    and _SCHEMA_BUILDER.fullmatch(builder) \
+                    and any(isinstance(a, ast.Name) and a.id == gen.target.id for a in call.args[:1]):
+                out.update(dict.fromkeys(lists[gen.iter.id], builder))
+        elif isinstance(node, ast.Call) and len(node.args) == 2 and dotted(node.func) == "map":
+            builder = dotted(node.args[0]).rsplit(".", 1)[-1]
+            seq = node.args[1]
+            if isinstance(seq, ast.Name) and seq.id in lists and _SCHEMA_BUILDER.fullmatch(builder):
+                out.update(dict.fromkeys(lists[seq.id], builder))
+    return out
 
 
 @dataclass(frozen=True)

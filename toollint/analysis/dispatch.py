@@ -303,7 +303,8 @@ def unused_locals(fn: FunctionNode) -> list[ast.Name]:
 # sqlite3.connect(path)`): the store outside the process a tool changes through it.
 STORE_HANDLE = re.compile(r"(?:\w+_)?(?:repo|repository|db|database|conn|connection|store)")
 # What runs SQL text on a database handle (DB-API `execute`, sqlite3's `executescript`).
-SQL_EXECUTE = frozenset({"execute", "executemany", "executescript"})
+# (`db.run(sql)`, `db.run_no_throw(sql)`: a SQL database wrapper's way to run a statement)
+SQL_EXECUTE = frozenset({"execute", "executemany", "executescript", "run", "run_no_throw"})
 # The first word of a statement that only reads; a literal holding a writing keyword is not one.
 _READ_ONLY_SQL = re.compile(r"\s*\(?\s*(?:select|with|show|explain|describe|desc)\b", re.IGNORECASE)
 _WRITING_SQL = re.compile(r"\b(?:insert|update|delete|replace|create|drop|alter|truncate|merge)\b",

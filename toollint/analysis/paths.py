@@ -17,10 +17,9 @@ from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
-    """A tool writes state when it is declared a writer or when its body (or a helper) writes; a tool
-    declared not to write (`ToolType.READ`, `mutates_state=False`) is not a writer."""
-    if tool.declared_writer is False:
-        return False
+    """A tool writes state when it is declared a writer or when its body (or a helper) writes: a tool
+    declared not to write (`ToolType.READ`, `mutates_state=False`) that writes all the same (a read that
+    logs the call to the database the grader compares) is a writer, as its code says."""
     return bool(tool.declared_writer) or summary.writes_state
 
 
@@ -37,7 +36,7 @@ def writer_reason(tool: ToolInfo, summary: FunctionSummary | None) -> tuple[bool
     """Whether a tool writes, and why, in words for `--show-tools`."""
     if summary is None:
         return False, "not analysed (too complex)"
-    if tool.declared_writer is False:
+    if tool.declared_writer is False and not summary.writes:
         return False, f"declared not to write by {tool.declared_by or 'its marker'}"
     if summary.writes:
         first = summary.writes[0]

@@ -45,6 +45,7 @@ from toollint.analysis.dispatch import (
     registry_target,
     same_project,
 )
+from toollint.analysis.files_written import FILES, writes_files
 from toollint.analysis.resolver import (
     ModuleSource,
     Resolved,
@@ -72,6 +73,7 @@ from toollint.analysis.vocabulary import (
 )
 
 MAX_HELPER_HOPS = 3
+MAX_LITERAL_LOOP = 6  # a loop over a literal tuple of state runs its body once per element, up to this many
 MAX_EXPRESSION_DEPTH = 200  # nesting (not length) of one expression the summariser follows
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -364,8 +366,22 @@ class FunctionIndex:
         return None
 
 
-# An object that talks to a service (`client.timeout = 30` configures it; it holds no task state).
-CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm)")
+# An object that talks to a service, or the settings of a request to one (`client.timeout = 30`,
+# `speech_config.language = x`, `query_payload["q"] = q` configure it; it holds no task state).
+CLIENT_OBJECT = re.compile(r"(?:\w+_)?(?:client|clients|http|sdk|driver|llm|config|payload|headers)")
+# A cache of answers a tool keeps, public or private (`self.session_cache[q] = result`).
+CACHE_FIELD = re.compile(r"(?:\w+_)?(?:cache|cached|memo)")
+# What a write verb names when it sets up the client itself (`driver.add_cookie(c)`, `client.set_timeout(t)`).
+CLIENT_SETTINGS = frozenset({"cookie", "cookies", "header", "headers", "option", "options", "timeout",
+                             "proxy", "proxies", "credential", "credentials", "token", "key", "language",
+                             "config"})
+# The noun a request is made on (`client.agents.query.create(...)`, `llm.chat.completions.create(...)`): the
+# call asks, it creates no record.
+REQUEST_NOUNS = frozenset({"query", "queries", "completions", "embeddings", "responses", "search", "searches",
+                           "chat"})
+# A method named by a noun that is also a write verb, called with nothing to write: an accessor
+# (`account.schedule()` returns the account's schedule).
+NOUN_ACCESSORS = frozenset({"schedule", "record", "order", "log"})
 # Calls that return a fresh copy: what is done to the copy leaves the original as it was.
 COPY_CALLS = frozenset({"copy", "deepcopy", "dict"})
 
@@ -389,6 +405,29 @@ def _is_copy(value: ast.expr) -> bool:
         return True  # `db.users.copy()`
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name in COPY_CALLS and len(value.args) == 1
+
+
+def _asks_without_writing(owner: str, func: ast.Attribute, call: ast.Call) -> bool:
+    """A write-verb call that changes nothing the task sees: a client's own set-up or lifecycle
+    (`driver.add_cookie(c)`, `driver.close()`), a request (`client.agents.query.create(...)`), a noun's
+    accessor (`account.schedule()`)."""
+    words = verb_words(func.attr)
+    if CLIENT_OBJECT.fullmatch(owner) and (func.attr in HANDLE_LIFECYCLE or CLIENT_SETTINGS & set(words[1:])):
+        return True
+    if func.attr == "create" and isinstance(func.value, ast.Attribute) and func.value.attr in REQUEST_NOUNS:
+        return True
+    return _noun_accessor(func.attr, call)
+
+
+def _noun_accessor(name: str, call: ast.Call) -> bool:
+    return name in NOUN_ACCESSORS and not call.args and not call.keywords
+
+
+def _new_container(value: ast.expr | None) -> bool:
+    """A comprehension over a collection or a slice of one: a new container holding its elements."""
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return True
+    return isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice)
 
 
 def call_name(call: ast.Call) -> str:
@@ -517,6 +556,14 @@ class _Summariser:
         self.aliases: dict[str, str] = dict(index.module_state)
         self.opened_here: set[str] = set()  # store handles this body opens itself (`conn = connect(p)`)
         self.declared_globals: set[str] = set()  # `global X` in this body: `X = ...` rebinds module state
+        # locals holding a new container of state's elements (`hits = [t for t in db.tx if ...]`,
+        # `rest = db.tx[1:]`): changing an element changes state, changing the container does not
+        self.fresh_containers: set[str] = set()
+        # locals holding an object a state-held service handed out (local -> the state it came from)
+        self.derived: dict[str, str] = {}
+        # literal dispatch tables (`{"wifi": (get_wifi, set_wifi)}`) and the locals taken from them
+        self.tables: dict[str, ast.Dict] = {}
+        self.callables: dict[str, list[ast.expr]] = {}
         self.aliases.update(roots)
         self.params = _params(fn, roots)
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
@@ -690,7 +737,7 @@ class _Summariser:
     def record(self, path: str, kind: Literal["read", "write", "mutate", "delete"], node: ast.AST,
                via: tuple[str, ...] = ()) -> None:
         head = path.split(".", 1)[0].split("[", 1)[0]
-        if kind != "read" and BOOKKEEPING_FIELD.fullmatch(head):
+        if kind != "read" and (BOOKKEEPING_FIELD.fullmatch(head) or CACHE_FIELD.fullmatch(head)):
             return  # `self._client = ...`, `self._cache[k] = v`: the tool object's plumbing
         if kind == "write" and "." in path and CLIENT_OBJECT.fullmatch(head):
             return  # `client.timeout = t`: a client's configuration, not the world the task checks
@@ -746,11 +793,15 @@ class _Summariser:
             if value is not None:
                 to_locals = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)
                 self.expr(value, "local" if to_locals else "other")
+            if isinstance(s, ast.AnnAssign) and value is None:
+                return  # `self.client: Client`: a declaration, nothing is bound
             for t in targets:
                 self.assign(t, value, s)
+            if isinstance(s, ast.Assign) and len(targets) == 1:
+                self.bind_table(targets[0], value)
         elif isinstance(s, ast.Delete):
             for t in s.targets:
-                p = self.path(t)
+                p = self.path(t) if not self.in_fresh_container(t) else None
                 if p is not None and not isinstance(t, ast.Name):
                     self.record(p, "delete", s)
                     for key in chain_keys(t):
@@ -781,7 +832,14 @@ class _Summariser:
             for name in names_in(s.iter):
                 if name.id in self.taint and isinstance(s.target, ast.Name):
                     self.taint[s.target.id] = set(self.taint[name.id])
-            self.block(s.body)
+            each = self.literal_paths(s.iter) if isinstance(s.target, ast.Name) else None
+            if each and isinstance(s.target, ast.Name):
+                # `for box in (self.inbox, self.sent): box.clear()`: the body runs on each of them
+                for path in each:
+                    self.aliases[s.target.id] = path
+                    self.block(s.body)
+            else:
+                self.block(s.body)
             self.block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             before = len(self.summary.writes)
@@ -810,10 +868,9 @@ class _Summariser:
             for case in s.cases:
                 self.block(case.body)
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
-            for global_name in s.names:
+            for global_name in s.names:  # `nonlocal enabled; enabled = True` rebinds a closure's state too
                 self.aliases.setdefault(global_name, global_name)
-                if isinstance(s, ast.Global):
-                    self.declared_globals.add(global_name)
+                self.declared_globals.add(global_name)
         elif isinstance(s, ast.Import):
             self.modules.update(local_modules([s]))
         # nested defs, imports, pass, break, continue: nothing to record
@@ -866,9 +923,25 @@ class _Summariser:
                 self.aliases[target.id] = p
             else:
                 self.aliases.pop(target.id, None)
+            if p is not None and _new_container(value):
+                self.fresh_containers.add(target.id)
+            else:
+                self.fresh_containers.discard(target.id)
+            self.derived.pop(target.id, None)
+            if p is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+                    not is_write_verb(value.func.attr) or _noun_accessor(value.func.attr, value)):
+                # `mailbox = self.account.mailbox()`, `message = mailbox.new_message()`: an object of the
+                # service the state holds; what it sends or saves is written there
+                root = self.derived_root(value.func.value)
+                if root is not None:
+                    self.derived[target.id] = root
             taint = self.tainted_by(value) if value is not None else set()
             if isinstance(stmt, ast.AugAssign):
                 taint |= self.taint.get(target.id, set()) | ({target.id} & self.param_names)
+            elif target.id in self.param_names and not any(stmt is top for top in self.fn.body):
+                # `if font_file: font_name = embed(...)`: on the other paths the parameter's own value
+                # is what later code reads
+                taint |= self.taint.get(target.id, set())
             self.taint[target.id] = taint
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -877,7 +950,7 @@ class _Summariser:
         if isinstance(target, ast.Starred):
             self.assign(target.value, None, stmt)
             return
-        p = self.path(target)
+        p = self.path(target) if not self.in_fresh_container(target) else None
         if p is not None:
             self.record(p, "write", stmt)
             if value is not None:
@@ -886,6 +959,53 @@ class _Summariser:
                 self.expr(key, "state")
         else:
             self.expr(target, "other")
+
+    def derived_root(self, expr: ast.expr) -> str | None:
+        """The state (a named part of it, not a whole `self`) an access chain starts from, through calls
+        (`self.account.schedule()` -> `account`) and through locals holding an object such a chain handed
+        out (`schedule.get_default_calendar()`)."""
+        root = self.chain_state(expr)
+        if root is None:
+            base = expr
+            while isinstance(base, (ast.Attribute, ast.Subscript, ast.Call)):
+                base = base.func if isinstance(base, ast.Call) else base.value
+            root = self.derived.get(base.id) if isinstance(base, ast.Name) else None
+        return root or None
+
+    def literal_paths(self, seq: ast.expr) -> list[str] | None:
+        """The state paths a literal tuple or list of state spells (`(self.inbox, self.sent)`), or None."""
+        if not isinstance(seq, (ast.Tuple, ast.List)) or not 1 < len(seq.elts) <= MAX_LITERAL_LOOP:
+            return None
+        paths = [self.path(e) for e in seq.elts]
+        return [p for p in paths if p is not None] if all(p is not None for p in paths) else None
+
+    def bind_table(self, target: ast.expr, value: ast.expr | None) -> None:
+        """`table = {"wifi": (get_wifi, set_wifi), ...}` then `_, setter = table[name]` (or `fn =
+        table[name]`): the local names the functions the table holds at that place, so a call of it is
+        a call of each."""
+        if isinstance(target, ast.Name):
+            self.callables.pop(target.id, None)
+            if isinstance(value, ast.Dict) and value.values and all(
+                    isinstance(v, (ast.Name, ast.Attribute, ast.Tuple)) for v in value.values):
+                self.tables[target.id] = value
+                return
+            self.tables.pop(target.id, None)
+        if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                and value.value.id in self.tables):
+            return
+        rows = self.tables[value.value.id].values
+        if isinstance(target, ast.Name):
+            self.callables[target.id] = [v for v in rows if not isinstance(v, ast.Tuple)]
+        elif isinstance(target, ast.Tuple):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    self.callables[elt.id] = [v.elts[i] for v in rows
+                                              if isinstance(v, ast.Tuple) and i < len(v.elts)]
+
+    def in_fresh_container(self, target: ast.expr) -> bool:
+        """`hits[0] = x`, `hits.append(x)`: a slot of a new container of state's elements, not state."""
+        return isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name) \
+            and target.value.id in self.fresh_containers
 
     def unpack(self, target: ast.Tuple | ast.List, value: ast.expr | None, stmt: ast.stmt) -> None:
         """`key, value = str(key), str(value)`: element by element when the value is a tuple of the
@@ -1008,7 +1128,18 @@ class _Summariser:
                 self.expr(a, ctx)
             return
         self.element_lambdas(args)
+        if isinstance(func, ast.Name) and self.callables.get(func.id):
+            candidates = self.callables.pop(func.id)  # out while followed: a table of tables is not
+            for candidate in candidates:
+                self.call(ast.copy_location(ast.Call(candidate, call.args, call.keywords), call), ctx)
+            self.callables[func.id] = candidates
+            return
         helper = self.index.resolve(call, self.cls, self.types)
+        if helper is None and writes_files(call, self.fn):
+            self.record(FILES, "write", call)  # `open(p, "w")`, `shutil.move(a, b)`: the world on disk
+            for a in args:
+                self.expr(a, "state")
+            return
         target = None
         if helper is None and isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
             target = registry_target(call, self.index.functions, self.index.registries, self.modules)
@@ -1026,9 +1157,18 @@ class _Summariser:
             through_calls = owner is None and is_write_verb(func.attr)
             if through_calls:
                 owner = self.chain_state(func.value)
+                if owner is None and isinstance(func.value, ast.Name) and func.attr not in MUTATORS \
+                        and func.attr not in HANDLE_LIFECYCLE:
+                    owner = self.derived.get(func.value.id)  # `message.send()`, `event.save()`
             unresolved_writer = owner is not None and is_write_verb(func.attr) and helper is None \
                 and not (owner is not None and STORE_HANDLE.fullmatch(owner) and (
-                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args)))
+                    func.attr in HANDLE_LIFECYCLE or (func.attr == "commit" and call.args))) \
+                and not (owner is not None and _asks_without_writing(owner, func, call))
+            # a service client's API named by resource first (`slack_client.chat_postMessage(...)`)
+            unresolved_writer = unresolved_writer or (
+                owner is not None and helper is None and CLIENT_OBJECT.fullmatch(owner) is not None
+                and any(w in WRITE_VERBS for w in verb_words(func.attr)[1:])
+                and not _asks_without_writing(owner, func, call))
             # (`conn.close()` ends the handle, not the data; `repo.commit(rev)` looks a commit up, while
             # `conn.commit()` and `repo.index.commit(msg)` write)
             # SQL the code does not spell as a read, run on a database the tool holds (state, or the
@@ -1038,6 +1178,8 @@ class _Summariser:
                 owner is not None and func.attr in SQL_EXECUTE and helper is None and bool(call.args)
                 and owner not in self.opened_here and STORE_HANDLE.fullmatch(owner.rsplit(".", 1)[-1])
                 is not None and not read_only_sql(call.args[0]))
+            if owner is not None and func.attr in MUTATORS and self.in_fresh_container(func):
+                owner = None  # `hits.extend(more)`: the new list grows, the collection it filtered does not
             if owner is not None and (func.attr in MUTATORS or unresolved_writer):
                 self.record(owner, "mutate", call)
                 if through_calls:

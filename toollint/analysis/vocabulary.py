@@ -52,11 +52,11 @@ def is_write_verb(name: str) -> bool:
 # A called name that returns benchmark state (`get_current_context()`), besides the profiles' own.
 STATE_ACCESSOR = re.compile(r"^get_(?:current_)?(?:context|state|db|database|env|environment|world|store)$")
 
-# A private attribute named like this is the tool object's own bookkeeping (a client, a cache, a rate
-# limiter's clock), not benchmark state: writing it does not make a tool a writer.
+# A private attribute named like this is the tool object's own bookkeeping (a client, a cache or memo
+# of computed answers, a rate limiter's clock), not benchmark state: writing it does not make a tool a writer.
 BOOKKEEPING_FIELD = re.compile(
     r"_\w*(?:cache|cached|client|clients|credential|credentials|session|lock|time|timestamp|logger|conn|"
-    r"connection|sdk|pool|token|tokens|counter|initialized|initialised|loaded)"
+    r"connection|sdk|pool|token|tokens|counter|initialized|initialised|loaded|lookup|memo|memos)"
 )
 
 # -- calls that only show text --------------------------------------------------------------------
@@ -181,12 +181,22 @@ NEGATED_REPLY = re.compile(
     re.IGNORECASE,
 )
 STATUS_REPLY = re.compile(r"\b(?:is|are)\s+(?:currently|still|now\s+not|presently)\b", re.IGNORECASE)
+# A reply about the tool's own run, not about state: "Example tool executed successfully", "Tool with
+# logging executed successfully" (placeholders and SDK examples). Every tool that returns has run, so
+# the sentence claims no change; the words between are not success words ("Tool saved and executed"
+# still claims the save).
+TOOL_RAN = re.compile(
+    r"\b(?:tool|function)(?:\s+(?!" + SUCCESS_WORDS.pattern + r")\w+){0,3}?\s+(?:was\s+|has\s+been\s+)?"
+    r"(?:executed|ran|run|called|invoked|completed|finished)(?:\s+successfully)?\b",
+    re.IGNORECASE,
+)
 
 
 def reply_claims_success(text: str) -> bool:
     """The constant text of a reply claims that something was done: a success word, and no error
-    word, no negation and no description of a standing state ("is currently logged in")."""
-    return bool(SUCCESS_WORDS.search(text)) and not FAILURE_WORDS.search(text) \
+    word, no negation and no description of a standing state ("is currently logged in"); a sentence
+    saying only that the tool itself ran claims nothing."""
+    return bool(SUCCESS_WORDS.search(TOOL_RAN.sub(" ", text))) and not FAILURE_WORDS.search(text) \
         and not NEGATED_REPLY.search(text) and not STATUS_REPLY.search(text)
 
 

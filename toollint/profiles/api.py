@@ -74,7 +74,7 @@ class ReadSite:
     line: int
     col: int = 1
     grader: str = ""
-    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / ...
+    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / signal / ...
     detail: str = ""  # the callee of an opaque call, the record parameter, why a grader is missing
     via: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes

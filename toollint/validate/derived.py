@@ -21,12 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toollint.dynamic.checker import CheckOptions, ToolReport
+from toollint.dynamic.checker import CheckOptions, ToolReport, check_group
 from toollint.dynamic.derived import (
     DerivedCheck,
     DerivedTool,
     Hooks,
-    check_derived_group,
     derivable,
     derive_tools,
 )
@@ -86,7 +85,7 @@ class DerivedRunner(DynamicRunner):
             reports: list[ToolReport] = []
             for spec, checks in groups.values():
                 options = CheckOptions(deadline=self.host.deadline, confirm=True, derived=Hooks())
-                reports.extend(check_derived_group(checks, spec, options))
+                reports.extend(check_group([c.clause_set() for c in checks], spec, options))
             return reports
         finally:
             self.target.write_text(self.original, encoding="utf-8")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollint.analysis.patterns import compile_patterns, declared_writer
 from toollint.profiles.api import (
     GraderRef,
     Problem,
@@ -43,8 +44,10 @@ from toollint.profiles.api import (
     display_path,
     read_task_file,
 )
+from toollint.profiles.tau2.patterns import PATTERNS
 
 PACKAGE = "tau2"
+_MARKERS = compile_patterns([PATTERNS])  # what a tool marker declares about writing
 # `EnvFunctionCall.env_type` -> the environment attribute holding that toolkit, and its snapshot root
 TOOLKITS = {"assistant": ("tools", "agent_db"), "user": ("user_tools", "user_db")}
 TOOLKIT_STATE = {"self": ""}  # a toolkit method's `self.db.lines` is `db.lines` before the roots apply
@@ -240,6 +243,24 @@ def _read_toolkit(kit: Toolkit, problems: list[Problem], shown_root: Path) -> No
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
 
 
+def signal_tools(layout: Layout, domain: str) -> frozenset[str]:
+    """The tools of a domain whose every marker says they change no state (`ToolType.GENERIC`,
+    `mutates_state=False`): `transfer_to_human_agents` only signals, so a gold action of it leaves no
+    state to read back. Read from the domain's modules, however `get_environment()` builds the
+    toolkit (banking_knowledge's comes from a builder function, not a class)."""
+    declared: dict[str, set[bool | None]] = {}
+    for path in sorted((layout.package / "domains" / domain).glob("*.py")):
+        tree = _parse(path)
+        if isinstance(tree, str):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for marker in node.decorator_list:
+                    if _decorator_name(marker) in ("is_tool", "is_discoverable_tool"):
+                        declared.setdefault(node.name, set()).add(declared_writer(marker, _MARKERS)[0])
+    return frozenset(name for name, writes in declared.items() if writes == {False})
+
+
 def _decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
@@ -359,6 +380,7 @@ def _path_value(node: ast.expr, values: dict[str, Path]) -> Path | None:
 def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: EvaluatorSites) -> TaskSet:
     out = TaskSet(package_dir=layout.package)
     kits = toolkits(layout, domain, out.problems, shown_root)
+    signals = signal_tools(layout, domain)
     tools = frozenset(kit.ref(t) for kit in kits.values() for t in kit.tools)
     for kit in kits.values():
         out.tool_roots.update({kit.ref(t): kit.roots for t in kit.tools})
@@ -384,7 +406,7 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
             task = Task(
                 f"{domain}/{entry['id']}", shown, lines.get(str(entry["id"]), 1), suite=domain, tools=tools
             )
-            _criteria(task, entry, domain, kits, evaluator, out.problems, shown_root)
+            _criteria(task, entry, domain, kits, evaluator, out.problems, shown_root, signals)
             out.tasks.append(task)
     return out
 
@@ -400,7 +422,8 @@ def _id_lines(text: str) -> dict[str, int]:
 
 
 def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, Toolkit],
-              evaluator: EvaluatorSites, problems: list[Problem], shown_root: Path) -> None:
+              evaluator: EvaluatorSites, problems: list[Problem], shown_root: Path,
+              signals: frozenset[str] = frozenset()) -> None:
     criteria = entry.get("evaluation_criteria")
     if criteria is None:
         return  # the evaluator rewards a task without criteria 1.0, from nothing
@@ -467,7 +490,7 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
                             site.line,
                             1,
                             site.grader,
-                            "action",
+                            "signal" if name in signals else "action",  # a signal is no write to check
                             str(name),
                             source=site.source,
                         )
