@@ -173,14 +173,48 @@ def ensure_tau2_venv(extras: Sequence[str] = ()) -> Path:
     return py
 
 
+# --- tau-bench (the original, in shared/corpus) ------------------------------------------------------
+
+TAUBENCH_COMMIT = "59a200c6"  # the pinned extract under shared/corpus/tau-bench
+# What `tau_bench.envs` imports (types.py: pydantic; envs/user.py: litellm), at the versions tau2's venv
+# resolved here; setup.py's model clients (openai, anthropic, ...) serve the agents, never the reward.
+TAUBENCH_REQUIREMENTS = ("litellm==1.82.6", "pydantic==2.14.4")
+
+
+def taubench_root() -> Path:
+    """The tau-bench checkout: `TOOLLINT_TAUBENCH`, else the pinned extract in a `shared/corpus/` beside
+    the repository or one of its parent folders."""
+    env = os.environ.get("TOOLLINT_TAUBENCH")
+    if env:
+        root = Path(env).expanduser()
+        if not (root / "tau_bench" / "envs" / "base.py").is_file():
+            raise Unavailable(f"TOOLLINT_TAUBENCH={env} is not a tau-bench checkout (no tau_bench/envs)")
+        return root.resolve()
+    for base in Path(__file__).resolve().parents:
+        candidate = base / "shared" / "corpus" / "tau-bench"
+        if (candidate / "tau_bench" / "envs" / "base.py").is_file():
+            return candidate
+    raise Unavailable("tau-bench not found (no shared/corpus/tau-bench; set TOOLLINT_TAUBENCH)")
+
+
+def ensure_taubench_venv() -> Path:
+    """The interpreter of a cached venv holding tau-bench's dependencies (never tau-bench: the driver puts
+    the checkout on its path). Raises `Unavailable` without the checkout, `VenvError` when pip fails."""
+    taubench_root()
+    return ensure_venv(f"venv-taubench-{TAUBENCH_COMMIT}", list(TAUBENCH_REQUIREMENTS))
+
+
 # --- per benchmark profile, as data (a new profile adds its entries here, nothing else) ------------------
 
 # The cached interpreter a profile's tests and bench runs use; a profile not listed needs --python.
-INTERPRETERS: dict[str, Callable[[], Path]] = {"agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv}
+INTERPRETERS: dict[str, Callable[[], Path]] = {
+    "agentdojo": ensure_agentdojo_venv, "tau2": ensure_tau2_venv, "taubench": ensure_taubench_venv,
+}
 # What a profile's run lints, for a benchmark checked out rather than installed: its adapter is told the
 # checkout from there (the profile's host_options), as `toollint check --confirm DIR` does.
 LINTED_TREES: dict[str, Callable[[], list[str]]] = {
-    "tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")]
+    "tau2": lambda: [str(tau2_root() / "src" / "tau2" / "domains")],
+    "taubench": lambda: [str(taubench_root() / "tau_bench" / "envs")],
 }
 
 

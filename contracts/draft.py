@@ -63,6 +63,7 @@ class ToolSource:
     module: str
     qualname: str
     text: str
+    top_level: bool = False  # a module directly in a search dir, no package: `file` is its own name
 
 
 def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | None = None) -> ToolSource:
@@ -73,10 +74,12 @@ def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | No
     parts = module.split(".")
     package = parts[0]
     rel_parts = parts[1:]
-    candidates: list[tuple[Path, Path]] = []  # (package dir, file)
+    candidates: list[tuple[Path, Path]] = []  # (the dir `file` is cited relative to, file)
     for base in search:
         for pkg_dir in ((base / package), base) if base.name == package else ((base / package),):
-            candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts).with_suffix(".py")))
+            module_file = pkg_dir.joinpath(*rel_parts).with_suffix(".py")
+            # `tools:save` with `--src DIR` may name DIR/tools.py, a top-level module: no package dir
+            candidates.append((pkg_dir if rel_parts else module_file.parent, module_file))
             candidates.append((pkg_dir, pkg_dir.joinpath(*rel_parts, "__init__.py")))
     if resolver is not None and not search:
         mapped_dir = resolver.package_dir(package)
@@ -89,7 +92,8 @@ def locate_tool(tool_ref: str, search: list[Path], resolver: SourceResolver | No
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise DraftError(f"cannot read {file}: {exc}") from None
-            return ToolSource(file, file.relative_to(pkg_dir).as_posix(), package, module, qualname, text)
+            return ToolSource(file, file.relative_to(pkg_dir).as_posix(), package, module, qualname, text,
+                              top_level=not rel_parts and file.name != "__init__.py")
     where = ", ".join(str(s) for s in search) or f"the installed {package!r} package"
     raise DraftError(f"module {module!r} not found under {where} (pass --src DIR)")
 
@@ -383,7 +387,8 @@ def _render(tool_ref: str, benchmark: str, src: ToolSource, adapter: dict[str, o
         f"tool: {tool_ref}",
         f"benchmark: {_scalar(benchmark)}",
         "source:",
-        f"  package: {_scalar(src.package)}",
+        # a top-level module is no package: its file is found beside the contract or in the roots
+        *([] if src.top_level else [f"  package: {_scalar(src.package)}"]),
         f"  file: {_scalar(src.rel)}",
         "adapter:",
     ]

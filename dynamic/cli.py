@@ -169,6 +169,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             "--confirm: no static (TL1xx) finding selects a tool to probe; select TL1 or use --confirm-all"
         )
     progress = console.progress("confirm")
+    progress.status("loading contracts and choosing the tools to probe")
     try:
         found, run = confirm(static, ctx.settings, confirm_all=options.confirm_all, python=python,
                              witness_dir=options.witness_dir, progress=progress,

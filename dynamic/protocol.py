@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -611,3 +612,10 @@ class HostServices:
 
 
 SERVICES = HostServices()
+
+
+def starting_hosts(specs: Sequence[WorkerSpec], tools: int) -> str:
+    """`starting 2 toolkit hosts for 3 tools`: what the first seconds of a run (the hosts' imports) do."""
+    by_adapter = Counter(spec.adapter for spec in specs)
+    hosts = ", ".join(f"{n} {adapter} host{'s' if n != 1 else ''}" for adapter, n in by_adapter.items())
+    return f"starting {hosts or 'no host'} for {tools} tool{'s' if tools != 1 else ''}"

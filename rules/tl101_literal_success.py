@@ -54,7 +54,8 @@ def update_scheduled_transaction(account: Annotated[dict, Depends("bank_account"
 Medium. A reply is a success claim only when its constant text has a success word and no error
 or no-op word, no negation and no description of a standing state: `{"error": ...}` replies, "Card
 already registered", honest no-ops such as "Roaming was already enabled" and "No user is currently
-logged in" never fire. A path without a write is a false claim only when the call asked for a
+logged in", and a sentence only about the tool's own run ("Example tool executed successfully": a
+tool that returns has run) never fire. A path without a write is a false claim only when the call asked for a
 change: an optional-field updater whose every write sits under `if field is not None:` is silent
 (its no-write path is a call that changed nothing), and so is a write made certain by a found flag
 (`found = True` right after the write, `if not found: raise` after the loop). A helper's write that

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,22 @@ from _corpora import (  # noqa: F401 - shared with bench/
     VenvError,
     ensure_agentdojo_venv,
     ensure_tau2_venv,
+    ensure_taubench_venv,
     tau2_root,
+    taubench_root,
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_seal_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The witness seal key (`$XDG_CACHE_HOME/toollint/witness-seal.key`) in a folder of the test
+    session's own, for this process and every toollint it starts: tests never write the user's
+    ~/.cache/toollint. (Only the seal key reads XDG_CACHE_HOME; the cached benchmark venvs stay under
+    ~/.cache/toollint-tests, found from the home folder.)"""
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
 
 
 def _ensure_agentdojo_venv() -> Path:
@@ -66,6 +81,26 @@ def tau2_python(tau2_checkout: Path) -> Path:
     """The interpreter of a cached Python 3.12 venv holding tau2-bench's dependencies (not tau2)."""
     try:
         return ensure_tau2_venv()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    except VenvError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="session")
+def taubench_checkout() -> Path:
+    """The original tau-bench (`TOOLLINT_TAUBENCH`, else the pinned extract in shared/corpus)."""
+    try:
+        return taubench_root()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def taubench_python(taubench_checkout: Path) -> Path:
+    """The interpreter of a cached venv holding tau-bench's dependencies (not tau-bench)."""
+    try:
+        return ensure_taubench_venv()
     except Unavailable as exc:
         pytest.skip(str(exc))
     except VenvError as exc:

@@ -192,3 +192,24 @@ def test_path_with_a_null_character(cwd: Path, capsys: pytest.CaptureFixture[str
     code, out, err = run(capsys, "a\0b.py")
     assert (code, out) == (2, [])
     assert err.splitlines()[0] == "toollint: error: 'a\\x00b.py': no such file or directory"
+
+
+def test_contracts_draft_of_a_tool_in_a_top_level_module(cwd: Path) -> None:
+    """`toollint contracts draft mod:func --src DIR` where DIR/mod.py is a module with no package: the
+    draft cites the file by its own name (it crashed with a pathlib ValueError), and it checks."""
+    import subprocess
+    import sys
+
+    (cwd / "tools.py").write_text(
+        'DB = {"notes": {}}\n\n\ndef save_note(note_id: str, text: str) -> str:\n'
+        '    """Save a note."""\n    DB["notes"][note_id] = text\n    return "Note saved."\n'
+    )
+    draft = subprocess.run([sys.executable, "-m", "toollint", "contracts", "draft", "tools:save_note",
+                            "--src", ".", "-o", "save_note.yaml"],
+                           cwd=cwd, capture_output=True, text=True, check=False)
+    assert draft.returncode == 0 and "Traceback" not in draft.stderr, draft.stderr
+    text = (cwd / "save_note.yaml").read_text()
+    assert '  file: "tools.py"\n' in text and "package:" not in text and "quote: \"Save a note.\"" in text
+    check = subprocess.run([sys.executable, "-m", "toollint", "contracts", "check", "save_note.yaml"],
+                           cwd=cwd, capture_output=True, text=True, check=False)
+    assert check.returncode == 0 and "Traceback" not in check.stderr, check.stdout + check.stderr

@@ -95,6 +95,7 @@ ALL = [b for doc in DOCS for b in blocks(doc)]
 # `<!-- example: NAME needs: agentdojo -->`: the example runs against the real benchmark, with `$PY` its
 # interpreter and `$AD` its installed package (the transcript shows `$AD` where the run prints the path);
 # `needs: tau2`: `$TAU2` the pinned checkout, `$PY` the venv of its dependencies, `$TL` toollint's package.
+# `needs: taubench`: `$TAUBENCH` the original tau-bench's pinned checkout (shared/corpus/tau-bench).
 NEEDS = {m[1]: m[2] for doc in DOCS for m in EXAMPLE_START.finditer(doc.read_text(encoding="utf-8")) if m[2]}
 FRAGMENTS = [b for b in ALL if b.example is None and b.lang]
 EXAMPLES: dict[str, list[Block]] = {}
@@ -251,6 +252,8 @@ def test_worked_example_runs_as_shown(name: str, tmp_path: Path, request: pytest
                              "TL": str(TOOLLINT_PACKAGE)}
         if any("$PY" in block.text for block in EXAMPLES[name]):
             scratch.variables["PY"] = str(request.getfixturevalue("tau2_python"))
+    elif NEEDS.get(name) == "taubench":  # `$TAUBENCH` the original tau-bench's pinned checkout
+        scratch.variables = {"TAUBENCH": str(request.getfixturevalue("taubench_checkout"))}
     else:
         assert name not in NEEDS, f"example {name} needs {NEEDS[name]}, which no fixture provides"
     ran = 0

@@ -314,3 +314,18 @@ def test_ctrl_c_during_replay_is_one_line_not_a_traceback(
     monkeypatch.setattr(replay_module, "replay", interrupted)
     assert replay_main([str(witness_file)]) == 2
     assert capsys.readouterr().out == "NOT REPLAYED: interrupted\n"
+
+
+def test_the_seal_key_lives_in_the_sessions_folder_never_the_users_cache(
+        witness_file: Path, private_seal_key: Path) -> None:
+    """Sealing a witness (here, and in every toollint a test starts) writes the key under the test
+    session's XDG_CACHE_HOME (tests/conftest.py), not the user's ~/.cache/toollint."""
+    from toollint.dynamic.witness import seal_key_path
+
+    key = private_seal_key / "toollint" / "witness-seal.key"
+    assert seal_key_path() == key and not key.is_relative_to(Path.home() / ".cache")
+    assert key.is_file() and len(key.read_bytes()) == 32  # --confirm sealed `witness_file` with it
+    child = subprocess.run(
+        [sys.executable, "-c", "from toollint.dynamic.witness import seal_key_path; print(seal_key_path())"],
+        capture_output=True, text=True, check=True)
+    assert child.stdout.strip() == str(key)

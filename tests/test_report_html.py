@@ -1,6 +1,9 @@
 """The HTML report in a real headless Chromium: it renders, it fits a 1,400 px screen (every task
 table column visible, nothing scrolling sideways), a one-tool report of 1,135 exposed tasks stays a
 page or two tall, and `#sort=...` sorts the task tables (by basis: by exposure, not alphabetically).
+The report `toollint check --confirm --ledger l --report r.html` writes on the fixture bank (as the
+README shows it) is screenshot on two screen widths: each defect's sentence, its replay command and
+the legend of the bases are on the page, and no column header breaks inside a word.
 
 Chromium: Debian's `chromium`, installed with apt-get when missing and possible; the tests skip with
 a one-line reason otherwise. Each run gets a fresh profile directory and no background networking.
@@ -16,8 +19,10 @@ import struct
 import subprocess
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_report_cli import bank_report
 from test_trace_html import DEFECT, task_tables
 
 from toollint.config import resolve_settings
@@ -134,10 +139,12 @@ def _png(data: bytes) -> tuple[int, int, int]:
     return width, height, len(set(zlib.decompress(idat)))
 
 
-def _layout(chromium: str, tmp_path: Path, html: str) -> dict[str, float]:
+def _layout(chromium: str, tmp_path: Path, html: str, script: str = MEASURE,
+            width: int = SCREEN[0]) -> dict[str, Any]:
+    """What `script` (run in the page at `width`) measured, as the JSON it put in the page's title."""
     page = tmp_path / "measured.html"
-    page.write_text(html.replace("</body>", MEASURE), encoding="utf-8")
-    proc = _run(chromium, tmp_path / "profile", "--dump-dom", f"--window-size={SCREEN[0]},{SCREEN[1]}",
+    page.write_text(html.replace("</body>", script), encoding="utf-8")
+    proc = _run(chromium, tmp_path / "profile", "--dump-dom", f"--window-size={width},{SCREEN[1]}",
                 page.as_uri())
     found = re.search(r"<title>(\{.*?\})</title>", proc.stdout)
     assert found is not None, proc.stderr[-2000:]
@@ -205,3 +212,63 @@ def test_task_tables_sort_in_chromium(fixture_ledger: Ledger, chromium: str, tmp
     if fragment != "#sort=basis":
         unsorted = task_tables(render_report(fixture_ledger))[0]
         assert [r[column] for r in unsorted[1:]] != values  # the page's script did the sorting
+
+
+# What a reader of the CLI's report must see, measured in the page: the sentences, the replay commands
+# and the legend rendered (not hidden, not off the side), and every column header's words each on one
+# line (a word's text range has one box per line it spans).
+MEASURE_WORDS = """<script>
+(function(){
+  function shown(e){
+    var r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.right <= innerWidth;
+  }
+  var broken = [], overflowing = [];
+  document.querySelectorAll('th').forEach(function(th){
+    if (th.scrollWidth > th.clientWidth + 1) overflowing.push(th.textContent);
+    var walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT), node;
+    while ((node = walk.nextNode())) {
+      var re = /\\S+/g, m;
+      while ((m = re.exec(node.data))) {
+        var range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        var lines = {};
+        Array.prototype.forEach.call(range.getClientRects(), function(r){ lines[Math.round(r.top)] = 1; });
+        if (Object.keys(lines).length > 1) broken.push(m[0]);
+      }
+    }
+  });
+  var pick = function(sel){ return Array.prototype.filter.call(document.querySelectorAll(sel), shown)
+                                 .map(function(e){ return e.textContent; }); };
+  document.title = JSON.stringify({width: document.documentElement.scrollWidth, viewport: innerWidth,
+    sentences: pick('p.sentence'), replays: pick('code.replay'),
+    legend: pick('table.legend tbody td:first-child'),
+    headers: document.querySelectorAll('th').length, broken: broken, overflowing: overflowing});
+})();
+</script></body>"""
+
+
+@pytest.fixture(scope="module")
+def cli_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    proc, project = bank_report(tmp_path_factory.mktemp("report-html-cli"))
+    assert proc.returncode == 1, proc.stderr
+    return project / "r.html"
+
+
+@pytest.mark.parametrize("width", [SCREEN[0], 1024])
+def test_the_cli_report_shows_sentences_replay_commands_and_the_legend(
+    cli_report: Path, chromium: str, tmp_path: Path, width: int
+) -> None:
+    html = cli_report.read_text(encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    proc = _run(chromium, tmp_path / "profile", f"--screenshot={shot}", f"--window-size={width},{SCREEN[1]}",
+                cli_report.as_uri())
+    assert shot.exists(), proc.stderr[-2000:]
+    assert _png(shot.read_bytes())[2] > 50  # the top of the page: the defects' sentences, not blank
+    layout = _layout(chromium, tmp_path, html, MEASURE_WORDS, width)
+    assert layout["viewport"] == width and layout["width"] <= width  # nothing scrolls sideways
+    assert len(layout["sentences"]) == 7
+    assert any("withdraw_unchecked took 100.0 from account A2's balance" in t for t in layout["sentences"])
+    assert len(layout["replays"]) == 7 and all(t.startswith("toollint replay .toollint/witnesses/")
+                                               for t in layout["replays"])
+    assert layout["legend"] == list(BASES)
+    assert layout["headers"] > 20 and layout["broken"] == [] and layout["overflowing"] == []

@@ -307,6 +307,29 @@ def test_properties_pass_through(project: Path) -> None:
     assert res["properties"]["tool"] == "BankingTools.update"
 
 
+@pytest.mark.parametrize(("verdict", "detail", "shown"), [
+    ("UNTESTABLE", "worker_crashed: eff.amount_set", True),
+    ("UNCHECKED", "no clause of update.yaml tests amount", True),
+    ("CONFORMS", None, False),
+    ("VIOLATES", None, False),
+])
+def test_an_untested_verdict_says_why_in_the_message_and_a_property(
+    project: Path, verdict: str, detail: str | None, shown: bool
+) -> None:
+    """UNTESTABLE and UNCHECKED carry their reason in the result's message (what code scanning shows) and
+    in `properties.verdict_detail`; a decided verdict leaves the message alone. The fingerprint is the
+    finding's own message's either way."""
+    properties: dict[str, Any] = {"verdict": verdict}
+    if detail:
+        properties["verdict_detail"] = detail
+    plain = _log([_tl104()], root=project)["runs"][0]["results"][0]
+    res = _log([_tl104(properties=properties)], root=project)["runs"][0]["results"][0]
+    expected = f"{plain['message']['text']} [{verdict}: {detail}]" if shown else plain["message"]["text"]
+    assert res["message"]["text"] == expected
+    assert res["properties"].get("verdict_detail") == detail
+    assert res["partialFingerprints"] == plain["partialFingerprints"]
+
+
 def test_path_outside_root_is_an_absolute_uri(
     project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

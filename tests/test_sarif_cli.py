@@ -4,6 +4,7 @@ GitHub profile (`test_sarif.assert_valid_sarif`)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,36 @@ def test_fingerprints_and_messages_do_not_change_with_confirm_on_agentdojo(
     assert verdicts == {"VIOLATES", "CONFORMS"}
     witnesses = [r["properties"]["witness"] for r in runs["elsewhere"] if "witness" in r["properties"]]
     assert witnesses and all("other/witnesses" in w for w in witnesses)
+
+
+VERDICT_BENCH = Path(__file__).parent / "fixtures" / "verdict_bench"
+
+
+def test_an_untested_finding_says_why_in_sarif_as_in_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`docs/confirm.md`'s verdict_bench run, its contract leaving `users[*].balance` out on purpose:
+    the text line's `[LEFT_OUT: why]` is in the SARIF result's message too, and the reason in its
+    properties (so would an UNTESTABLE's or an UNCHECKED's be)."""
+    from test_confirm_clauses import LEFT_OUT
+
+    shutil.copytree(VERDICT_BENCH, tmp_path / "bench")
+    (tmp_path / "bench" / "pyproject.toml").write_text(
+        '[tool.toollint]\ncontract-dirs = ["contracts"]\ntool-decorators = ["tool"]\n\n'
+        '[tool.toollint.confirm]\nadapter = "toolkit"\nfactory = "airline:make_airline"\nsys-path = ["."]\n',
+        encoding="utf-8")
+    contract = tmp_path / "bench" / "contracts" / "cancel_reservation.yaml"
+    contract.write_text(contract.read_text() + LEFT_OUT)
+    monkeypatch.chdir(tmp_path / "bench")
+    assert main(["check", "--confirm", "--sarif-output", "out.sarif", "airline.py"]) == 1
+    text = [line for line in capsys.readouterr().out.splitlines()
+            if re.search(r"\[(LEFT_OUT|UNCHECKED|UNTESTABLE): ", line)]
+    log = _load("out.sarif")
+    assert_valid_sarif(log)
+    untested = [r for r in log["runs"][0]["results"]
+                if r.get("properties", {}).get("verdict") not in (None, "VIOLATES", "FLAKY", "CONFORMS")]
+    assert untested and len(untested) == len(text)
+    for result, line in zip(untested, text):
+        detail = result["properties"]["verdict_detail"]
+        note = f"[{result['properties']['verdict']}: {detail}]"
+        assert detail and result["message"]["text"].endswith(note) and line.endswith(note)

@@ -275,3 +275,23 @@ def test_bench_tau2_prints_the_exposure_figures_beside_the_papers(
     } == {"exposed": 1135, "exact_field": 1120, "collection_only": 15, "traced": 2285}
     assert figures["cancel_reservation"]["whole_state_hash"] == 50
     assert figures["refuel_data"]["cross_domain"] == figures["cancel_reservation"]["cross_domain"] == 0
+
+
+def test_a_task_graded_by_calls_of_a_signalling_tool_is_not_an_ungrounded_oracle(
+        tau2_checkout: Path, tmp_path: Path) -> None:
+    """`toollint check --ledger FILE` on the checkout, no configuration. banking_knowledge's tasks
+    004/008/012/014 are graded only by a call of `transfer_to_human_agents` (`ToolType.GENERIC`: it
+    changes no state, so there is nothing to read back); the tasks whose gold actions call writing
+    tools (`call_discoverable_agent_tool`, `log_verification`: `ToolType.WRITE`) still are TL401."""
+    ledger = tmp_path / "ledger"
+    proc = subprocess.run([sys.executable, "-m", "toollint", "check", "--ledger", str(ledger),
+                           str(tau2_checkout)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr
+    flagged = {line.split("task ", 1)[1].split(":", 1)[0] for line in proc.stdout.splitlines()
+               if " TL401 " in line}
+    assert flagged == {f"banking_knowledge/task_0{n}" for n in ("32", "33", "34", "35", "83")}, flagged
+    tasks = {t.id: t for t in tau2_tasks(tau2_checkout).tasks}
+    assert [(s.how, s.detail) for s in tasks["banking_knowledge/task_004"].sites if s.kind == "record"] == [
+        ("signal", "transfer_to_human_agents")]
+    assert ("action", "call_discoverable_agent_tool") in {
+        (s.how, s.detail) for s in tasks["banking_knowledge/task_035"].sites}

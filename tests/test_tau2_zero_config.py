@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from html import escape, unescape
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,28 @@ def test_every_printed_replay_still_violates_with_no_flags(
         replayed = toollint([*command.split()[1:], "--repeat", "1"], cwd, timeout=300)
         assert replayed.returncode == 1, replayed.stdout + replayed.stderr
         assert replayed.stdout.startswith("STILL VIOLATES pre.line_active (TL201)"), replayed.stdout
+
+
+def test_the_report_says_the_defect_in_one_sentence_with_the_replay_command(
+        telecom: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    """Issue 23, item 7: the report of the README's command names refuel_data's defect in words a reader
+    who never read the paper follows, gives the replay command the terminal printed, and the run ends
+    with the report's path and the tasks at risk by basis."""
+    proc, cwd = telecom
+    html = (cwd / "r.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+    said = re.search(r"refuel_data added [\d.]+ to line (L\d+)'s data_refueling_gb \([\d.]+ -> [\d.]+\)"
+                     r"[^;]*, although line \1's status is 'Suspended'; its docstring says "
+                     r"\u201cLine status must be Active\u201d\.", text)
+    assert said is not None, text[:3000]
+    assert "Confidence: high" in text and "What the bases mean" in text
+    for command in printed_replays(proc.stdout):
+        assert f'<code class="replay">{command}</code>' in html
+    traced = json.loads((cwd / "l.json").read_text())["tasks_traced"]
+    assert proc.stderr.splitlines()[-3:-1] == [
+        (f"at risk: 1135 of {traced} graded task(s) from 1 confirmed defect(s): 1120 exact_field, "
+         "0 whole_state_hash, 15 collection_only, 0 unresolved"),
+        "report: r.html"], proc.stderr
 
 
 def test_a_moved_checkout_or_interpreter_is_one_line_naming_the_flag(
@@ -174,3 +197,13 @@ def test_an_untestable_finding_says_why_in_text_and_json() -> None:
     assert verdict_note(finding) == f" [UNTESTABLE: {expected}]"
     props = finding_to_dict(finding)["properties"]
     assert props["verdict_detail"] == expected and props["verdict_reason"] == "no_state"
+    # ... and in SARIF (the result's message and its properties) and the HTML report
+    from toollint.reporters.sarif import SarifOptions, render_sarif
+    from toollint.trace.ledger import Ledger
+    from toollint.trace.report_html import render_report
+
+    (result,) = json.loads(render_sarif([finding], SarifOptions()))["runs"][0]["results"]
+    assert result["message"]["text"] == f"m [UNTESTABLE: {expected}]"
+    assert result["properties"]["verdict_detail"] == expected
+    html = render_report(Ledger(), [finding])
+    assert f"<td>UNTESTABLE</td><td>{escape(expected)}</td>" in html

@@ -73,7 +73,8 @@ def test_report_is_self_contained_and_complete(ledger: Ledger) -> None:
     html = render_report(ledger)
     # Nothing loaded from elsewhere: no src/href but in-page anchors, no CSS url() or @import.
     assert not re.search(r"\bsrc\s*=|url\(|@import", html)
-    assert set(re.findall(r"\bhref\s*=\s*\"([^\"]*)\"", html)) <= {f"#field-{i}" for i in range(10)}
+    anchors = {f"#field-{i}" for i in range(10)} | {f"#defect-{i}" for i in range(10)}
+    assert set(re.findall(r"\bhref\s*=\s*\"([^\"]*)\"", html)) <= anchors
     assert re.findall(r"https?://[^\"' ]+", html) == ["http://www.w3.org/2000/svg"]
     assert html.count("<svg") == 1 and "<script>" in html
     assert "witness/refuel_suspended.json" in html and "db.lines[*].data_balance" in html

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import importlib
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toollint import __version__, baseline, fixes, profiles, registry
+from toollint import __version__, baseline, fixes, registry
 from toollint.console import Console
 from toollint.dynamic import cli as confirm_cli
 from toollint.errors import (
@@ -63,6 +61,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
     "audit-graders": ("toollint.validate.audit", "main",
                       "run each task's graders on wrong runs: vacuous graders, unchecked effects and fields"),
+    "confirm": ("toollint.dynamic.starter", "main", "set up --confirm for a benchmark no profile hosts"),
 }
 
 # What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the
@@ -72,7 +71,11 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
     """The first step of every `toollint check` run: `benchmark = "NAME"` must name a registered
     profile, in a static run too (which never picks one), so a typo is said, not silently kept."""
     name, config = ctx.settings.benchmark, ctx.settings.config_file
-    if name and profiles.find_profile(name) is None:
+    if not name:
+        return result
+    from toollint import profiles  # the profile registry: only a run whose configuration names one
+
+    if name != profiles.NO_PROFILE and profiles.find_profile(name) is None:
         where = f"'benchmark' in {config} [tool.toollint]" if config else "'benchmark' in [tool.toollint]"
         raise ConfigError(f"{where}: {profiles.unknown_profile_message(name)}")
     return result
@@ -269,6 +272,8 @@ def _misspelt_command(word: str, commands: set[str]) -> str | None:
     not a missing file (`toollint PATH...` still means `check`)."""
     if not word or word.startswith("-") or os.path.lexists(word) or any(c in word for c in "/\\."):
         return None
+    import difflib
+
     close = difflib.get_close_matches(word, sorted(commands), n=1, cutoff=0.6)
     if not close:
         return None
@@ -401,6 +406,8 @@ def run_rule(args: argparse.Namespace, console: Console) -> int:
 
 
 def _print_json(value: object) -> None:
+    import json
+
     json.dump(value, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

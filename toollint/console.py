@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 ColorChoice = str  # "auto", "always" or "never"
@@ -82,26 +83,47 @@ class Style:
 
 
 class Progress:
-    """One line redrawn in place on a terminal (`\\r` and erase-line); nothing anywhere else."""
+    """One line redrawn in place on a terminal (`\\r` and erase-line); nothing anywhere else:
+    `confirm [3/12] 41 s refuel_data`. Calling it counts an item; `status` says what is starting
+    (a host, a task enumeration) without counting; `expect` adds to the total. The time is since the
+    run started (`started`, a `time.monotonic()` value)."""
 
-    def __init__(self, stream: TextIO, label: str, enabled: bool) -> None:
+    def __init__(self, stream: TextIO, label: str, enabled: bool, started: float | None = None) -> None:
         self.stream = stream
         self.label = label
         self.enabled = enabled
         self.count = 0
+        self.total = 0
+        self.shown = False  # something is on the line, for `done` to erase
         self.width = 100
+        self.started = time.monotonic() if started is None else started
 
     def __call__(self, item: str) -> None:
         self.count += 1
+        self._show(item)
+
+    def expect(self, items: int) -> None:
+        self.total += items
+
+    def status(self, text: str) -> None:
+        self._show(text)
+
+    def line(self, text: str) -> str:
+        counted = f"[{self.count}/{self.total}] " if self.total else f"[{self.count}] " if self.count else ""
+        elapsed = time.monotonic() - self.started
+        return printable(f"{self.label} {counted}{elapsed:.0f} s {text}")[: self.width]
+
+    def _show(self, text: str) -> None:
         if self.enabled:
-            line = printable(f"{self.label} [{self.count}] {item}")[: self.width]
-            self.stream.write(f"\r\033[K{line}")
+            self.shown = True
+            self.stream.write(f"\r\033[K{self.line(text)}")
             self.stream.flush()
 
     def done(self) -> None:
-        if self.enabled and self.count:
+        if self.enabled and self.shown:
             self.stream.write("\r\033[K")
             self.stream.flush()
+            self.shown = False
 
 
 class Console:
@@ -113,6 +135,7 @@ class Console:
         self._stream = stream
         self.quiet = quiet
         self.color_choice = color
+        self.started = time.monotonic()  # the run's start: progress lines show the time since
 
     @property
     def stream(self) -> TextIO:
@@ -144,4 +167,12 @@ class Console:
             tty = self.stream.isatty()
         except (AttributeError, ValueError):
             tty = False
-        return Progress(self.stream, label, enabled=tty and not self.quiet)
+        return Progress(self.stream, label, enabled=tty and not self.quiet, started=self.started)
+
+
+def announce(progress: Callable[[str], None] | None, text: str, expect: int = 0) -> None:
+    """Say on a progress line what is starting, and how many items are to come (a plain callback, as
+    library callers pass, is not told)."""
+    if isinstance(progress, Progress):
+        progress.expect(expect)
+        progress.status(text)

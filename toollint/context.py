@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,28 @@ def _comments_in(source: str, line_offset: int = 0) -> list[Comment]:
     return out
 
 
+def _nodes_spanning(node: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """`node` and the nodes below it whose lines take in one of `lines` (sorted): a string covering a
+    line lies inside every node around it, so a node that spans none of them is not looked into (most
+    of a function's statements). Nodes without a position (`arguments`) are looked into, decorators
+    count for the lines above their `def`, and an f-string is taken whole."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        first = getattr(current, "lineno", None)
+        if first is not None:
+            first = min([first, *(d.lineno for d in getattr(current, "decorator_list", ()))])
+            last = getattr(current, "end_lineno", None) or first
+            at = bisect.bisect_left(lines, first)
+            if at == len(lines) or lines[at] > last:
+                continue
+        if isinstance(current, ast.JoinedStr):
+            yield from ast.walk(current)
+            continue
+        yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
 @dataclass
 class ModuleContext:
     path: str  # as shown to the user
@@ -60,9 +84,10 @@ class ModuleContext:
 
         return analyze_module(self.tree, self.settings, self.module_name, self.disk_path, self.source)
 
-    @property
+    @cached_property
     def disk_path(self) -> str:
-        """The file on disk, when there is one: helpers imported from other modules are read from there."""
+        """The file on disk, when there is one: helpers imported from other modules are read from there
+        (asked once per file: the rules and the engine each ask)."""
         import os
 
         return self.path if self.path and os.path.isfile(self.path) else ""
@@ -111,7 +136,7 @@ class ModuleContext:
         if not candidates:  # most functions: no walk for the strings
             return []
         in_string: set[int] = set()
-        for sub in ast.walk(node):
+        for sub in _nodes_spanning(node, candidates):
             if isinstance(sub, (ast.Constant, ast.JoinedStr)) and (sub.end_lineno or sub.lineno) > sub.lineno:
                 in_string.update(range(sub.lineno + 1, (sub.end_lineno or sub.lineno) + 1))
         out = []

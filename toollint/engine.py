@@ -541,8 +541,8 @@ def lint_paths(
             for i, position in enumerate(todo, 1):
                 path, shown, config = work[position]
                 linted.append(read_and_lint(path, shown, *configs.entry(config)))
-                if i % GC_EVERY == 0:
-                    gc.collect()
+                if i % GC_EVERY == 0 and len(todo) - i >= GC_EVERY // 4:
+                    gc.collect()  # not when the run is about to end: a collection then frees nothing it needs
     finally:
         gc.unfreeze()  # a caller that lints again (a test session, an editor) may collect it after all
         if was_enabled:

@@ -31,12 +31,10 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import difflib
 import io
 import os
 import re
 import sys
-import textwrap
 import time
 import tokenize
 import warnings
@@ -104,6 +102,8 @@ def uncomment_guard(finding: Finding, source: str) -> Fix | None:
     fix = Fix(f"Uncomment the guard{what}", tuple(edits), safe=False)
     # The guard on its own must parse; whether it fits where it stands is checked with the file's
     # other fixes, in one parse (see fix_source).
+    import textwrap
+
     return fix if parses(textwrap.dedent("\n".join(e.replacement for e in edits)) + "\n") else None
 
 
@@ -238,6 +238,8 @@ def _culprit(accepted: list[tuple[Finding, Fix]], error_line: int) -> int:
 
 
 def unified_diff(outcome: FileFixes) -> str:
+    import difflib  # only --diff shows one
+
     return "".join(
         difflib.unified_diff(
             outcome.original.splitlines(keepends=True),

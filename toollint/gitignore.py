@@ -183,12 +183,12 @@ def _read(file: Path, base: Path) -> IgnoreFile | None:
 @lru_cache(maxsize=1024)
 def repository_root(directory: str) -> str | None:
     """The nearest directory at or above `directory` holding `.git` (a directory, or a file for
-    worktrees and submodules)."""
-    current = Path(directory)
-    for candidate in (current, *current.parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
-    return None
+    worktrees and submodules). Each directory is looked at once per process: its parent's answer is
+    memoised for the walk's other directories below it."""
+    if os.path.exists(os.path.join(directory, ".git")):
+        return str(Path(directory))
+    parent = os.path.dirname(directory) or ("." if directory not in ("", ".") else "")  # `a` -> `.`
+    return repository_root(parent) if parent and parent != directory else None
 
 
 class GitIgnore:

@@ -12,7 +12,6 @@ table by hand.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import types
 import typing
@@ -115,6 +114,11 @@ class ConfirmSettings:
         "reset",
         "tools",
         "clock_modules",
+        "classes",
+        "load",
+        "scenario",
+        "tool_classes",
+        "call",
     )
 
     adapter: str | None = None  # a benchmark profile's name, toolkit, or a path to an adapter file
@@ -134,6 +138,15 @@ class ConfirmSettings:
     reset: str | None = field(default=None, metadata=meta(check=_one_of("rebuild", "deepcopy")))
     tools: list[str] | None = None
     clock_modules: list[str] | None = None
+    # Instead of a factory: toolkit classes built with no arguments, one instance each (API classes),
+    # each then given `scenario` (default {}) by its loader method `load` (`_load_scenario`), if set.
+    classes: list[str] | None = None
+    load: str | None = None
+    scenario: dict[str, Any] | None = None
+    # Tools that are classes whose static method `call` (default `invoke`) takes the state first:
+    # `Tool.invoke(data, ...)`; the state is what `factory` returns (a data loader).
+    tool_classes: list[str] | None = None
+    call: str | None = None
 
     def adapter_options(self) -> dict[str, Any]:
         """The toolkit-adapter keys that were set, for the host."""
@@ -305,6 +318,8 @@ def _type_error(name: str, value: Any, tp: Any, where: str) -> str:
 
 
 def _did_you_mean(name: str, keys: Mapping[str, Any], cls: type) -> str:
+    import difflib  # only a misspelt key pays for it
+
     spelled = name.replace("_" if cls.SEPARATOR == "-" else "-", cls.SEPARATOR)  # type: ignore[attr-defined]
     close = difflib.get_close_matches(spelled, list(keys), n=1, cutoff=0.6)
     if close:

@@ -53,7 +53,7 @@ from toollint.analysis.dispatch import (
     reply_calls,
 )
 from toollint.analysis.families import all_patterns
-from toollint.analysis.patterns import CompiledPatterns
+from toollint.analysis.patterns import declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
@@ -265,28 +265,6 @@ def _marker_text(dec: ast.expr) -> str:
         args = ast.unparse(dec)[len(ast.unparse(target)):]
         text += args if len(args) <= 30 else "(...)"
     return text
-
-
-def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:
-    """What a tool marker declares about writing: `mutates_state=`/`readOnlyHint=` (anywhere in the
-    call) first, then a kind argument (`ToolType.WRITE`)."""
-    if not isinstance(dec, ast.Call):
-        return None, ""
-    for sub in ast.walk(dec):
-        if isinstance(sub, ast.Call):
-            for kw in sub.keywords:
-                if kw.arg in patterns.writer_keywords and isinstance(kw.value, ast.Constant) and \
-                        isinstance(kw.value.value, bool):
-                    writes = kw.value.value == patterns.writer_keywords[kw.arg]
-                    return writes, f"`{kw.arg}={kw.value.value}`"
-    for arg in [*dec.args, *(k.value for k in dec.keywords)]:
-        text = dotted(arg) or (
-            arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
-        )
-        kind = text.rsplit(".", 1)[-1].upper()
-        if kind in patterns.writer_kinds:
-            return patterns.writer_kinds[kind], f"`{text}`"
-    return None, ""
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toollint.analysis.discovery import Rejection, ToolInfo, discover, module_state_names
+from toollint.analysis.effects import declaration, deferred_action, mode_prompts
 from toollint.analysis.families import all_patterns
 from toollint.analysis.paths import writer_reason
 from toollint.analysis.resolver import ModuleSource
@@ -76,10 +77,27 @@ class ModuleAnalysis:
     def summary(self, tool: ToolInfo) -> FunctionSummary:
         return self.summaries[tool.qualname]
 
+    def declaration(self, tool: ToolInfo) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+        """What the model is told the tool is (its class's `name`/`description`, or its own name and doc),
+        its class's docstring, and the prompts its modes are declared by."""
+        cls = self.index.classes.get(tool.class_name) if tool.class_name else None
+        if cls is None:
+            return declaration(tool.node, None), (), ()
+        path = self.module.path if self.module is not None else ""
+        return declaration(tool.node, cls), (ast.get_docstring(cls) or "",), mode_prompts(cls, path)
+
     def facts(self) -> list[ToolFact]:
         out = []
         for tool in self.tools:
-            writes, why = writer_reason(tool, self.summaries.get(tool.qualname))
+            summary = self.summaries.get(tool.qualname)
+            # the declaration is read only for a tool the state analysis sees write nothing
+            told = self.declaration(tool) if summary is not None and not summary.writes else ([], (), ())
+            writes, why = writer_reason(tool, summary, *told)
+            if not writes and tool.class_name and tool.qualname.endswith("]"):
+                later = deferred_action(tool.node, tool.qualname, tool.class_name,
+                                        self.index.methods.get(tool.class_name, {}))
+                writes, why = (True, f"writes outside the state it sees: {later.describe()}") if later else (
+                    writes, why)
             out.append(ToolFact(tool.qualname, tool.node.lineno, tool.profile, writes, why, tool.found_by))
         for tool, reason in self.too_complex:
             out.append(

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
+from toollint.analysis.effects import outside_write
 from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
 
@@ -32,8 +33,10 @@ def claims_to_write(tool: ToolInfo) -> bool:
     return bool(tool.roots) and is_write_verb(tool.name)
 
 
-def writer_reason(tool: ToolInfo, summary: FunctionSummary | None) -> tuple[bool, str]:
-    """Whether a tool writes, and why, in words for `--show-tools`."""
+def writer_reason(tool: ToolInfo, summary: FunctionSummary | None, declared: list[str] | None = None,
+                  docs: tuple[str, ...] = (), modes: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """Whether a tool writes, and why, in words for `--show-tools`. `declared`: what the model is told
+    the tool is (`toollint.analysis.effects.declaration`), for writes outside the state it sees."""
     if summary is None:
         return False, "not analysed (too complex)"
     if tool.declared_writer is False and not summary.writes:
@@ -52,6 +55,9 @@ def writer_reason(tool: ToolInfo, summary: FunctionSummary | None) -> tuple[bool
             True,
             f"declared a writer by {tool.declared_by or 'its marker'}; writes nothing the analysis sees",
         )
+    outside = outside_write(summary, declared or [], docs, modes)
+    if outside is not None:
+        return True, f"writes outside the state it sees: {outside.describe()}"
     if summary.external:
         return False, f"may write outside the state it sees: `{summary.external[0].callee}` (not followed)"
     if not tool.roots and not summary.reads:

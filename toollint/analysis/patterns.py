@@ -24,6 +24,7 @@ mean is fixed here.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -237,3 +238,33 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
                             replies, tuple(graders), dispatcher_keywords)
+
+
+def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:
+    """What a tool marker declares about writing: `mutates_state=`/`readOnlyHint=` (anywhere in the
+    call) first, then a kind argument (`ToolType.WRITE`). Here, beside the marker types, so that a
+    profile's task reader reads markers as discovery does."""
+    if not isinstance(dec, ast.Call):
+        return None, ""
+    for sub in ast.walk(dec):
+        if isinstance(sub, ast.Call):
+            for kw in sub.keywords:
+                if kw.arg in patterns.writer_keywords and isinstance(kw.value, ast.Constant) and \
+                        isinstance(kw.value.value, bool):
+                    writes = kw.value.value == patterns.writer_keywords[kw.arg]
+                    return writes, f"`{kw.arg}={kw.value.value}`"
+    for arg in [*dec.args, *(k.value for k in dec.keywords)]:
+        text = _dotted(arg) or (
+            arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+        )
+        kind = text.rsplit(".", 1)[-1].upper()
+        if kind in patterns.writer_kinds:
+            return patterns.writer_kinds[kind], f"`{text}`"
+    return None, ""
+
+
+def _dotted(expr: ast.expr) -> str:
+    if isinstance(expr, ast.Attribute):
+        inner = _dotted(expr.value)
+        return f"{inner}.{expr.attr}" if inner else ""
+    return expr.id if isinstance(expr, ast.Name) else ""

@@ -181,12 +181,22 @@ NEGATED_REPLY = re.compile(
     re.IGNORECASE,
 )
 STATUS_REPLY = re.compile(r"\b(?:is|are)\s+(?:currently|still|now\s+not|presently)\b", re.IGNORECASE)
+# A reply about the tool's own run, not about state: "Example tool executed successfully", "Tool with
+# logging executed successfully" (placeholders and SDK examples). Every tool that returns has run, so
+# the sentence claims no change; the words between are not success words ("Tool saved and executed"
+# still claims the save).
+TOOL_RAN = re.compile(
+    r"\b(?:tool|function)(?:\s+(?!" + SUCCESS_WORDS.pattern + r")\w+){0,3}?\s+(?:was\s+|has\s+been\s+)?"
+    r"(?:executed|ran|run|called|invoked|completed|finished)(?:\s+successfully)?\b",
+    re.IGNORECASE,
+)
 
 
 def reply_claims_success(text: str) -> bool:
     """The constant text of a reply claims that something was done: a success word, and no error
-    word, no negation and no description of a standing state ("is currently logged in")."""
-    return bool(SUCCESS_WORDS.search(text)) and not FAILURE_WORDS.search(text) \
+    word, no negation and no description of a standing state ("is currently logged in"); a sentence
+    saying only that the tool itself ran claims nothing."""
+    return bool(SUCCESS_WORDS.search(TOOL_RAN.sub(" ", text))) and not FAILURE_WORDS.search(text) \
         and not NEGATED_REPLY.search(text) and not STATUS_REPLY.search(text)
 
 
@@ -323,3 +333,21 @@ for _a, _b in VERB_PAIRS:
     PARTNERS[_b] = PARTNERS.get(_b, frozenset()) | {_a}
 # Words between a verb and its noun that do not name the noun (`invite_user_to_slack`).
 CONNECTIVES = frozenset({"to", "from", "in", "into", "on", "of", "for", "a", "an", "the", "at", "by", "with"})
+
+
+def split_name(name: str) -> tuple[str, frozenset[str]] | None:
+    """`check_in_passenger` -> ("check_in", {"passenger"}); nouns are singularised, connectives
+    dropped, so `invite_user_to_slack` and `remove_user_from_slack` share {"user", "slack"}."""
+    parts = name.lower().strip("_").split("_")
+    for size in (2, 1):
+        verb = "_".join(parts[:size])
+        if verb in PARTNERS and len(parts) > size:
+            nouns = {p[:-1] if p.endswith("s") and len(p) > 3 else p for p in parts[size:]} - CONNECTIVES
+            return verb, frozenset(nouns)
+    return None
+
+
+def undoes(undo: str, do: str) -> bool:
+    """`remove_user_from_slack` undoes `invite_user_to_slack`: verb partners on the same nouns."""
+    a, b = split_name(undo), split_name(do)
+    return a is not None and b is not None and a[0] in PARTNERS[b[0]] and a[1] == b[1]

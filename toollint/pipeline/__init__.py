@@ -52,6 +52,9 @@ class StepContext:
     errors: list[str] = field(default_factory=list)  # problems that did not stop the run (exit 2)
     # Why a run that asked for testing (`--confirm`) could test nothing; it then never reads as a pass.
     untested: str | None = None
+    # Lines said last, after the summary (where the report went, the tasks at risk): the end of a long
+    # run is where its reader looks.
+    closing: list[str] = field(default_factory=list)
 
     def error(self, message: str) -> None:
         """A problem that does not stop the run: said now, and the run exits 2."""

@@ -213,6 +213,8 @@ def report(ctx: StepContext, result: RunResult) -> int:
         console.write_line(summary(result.reported, result.suppressed_count, checked=result.checked_count,
                                    tools=result.tool_count, writers=result.writer_count,
                                    style=console.style, graders=result.grader_count))
+    for line in ctx.closing:
+        console.note(line)
     if result.missing or result.unusable or result.unlisted or result.internal_errors or ctx.errors:
         return EXIT_ERROR
     if nothing_tested:

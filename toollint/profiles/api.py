@@ -74,7 +74,7 @@ class ReadSite:
     line: int
     col: int = 1
     grader: str = ""
-    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / ...
+    how: str = "read"  # read / compare / call / computed / deepdiff / reward_basis / action / signal / ...
     detail: str = ""  # the callee of an opaque call, the record parameter, why a grader is missing
     via: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # for whole-state diffs: paths the diff excludes
@@ -246,6 +246,28 @@ def display_path(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def parse_module(path: Path) -> ast.Module | str:
+    """A benchmark's Python file as syntax, or why it cannot be read (one line, for a `Problem`)."""
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        return f"does not parse: {exc.msg} (line {exc.lineno})"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot be read: {exc}"
+
+
+def package_module_file(package: Path, module: str, top: str) -> Path | None:
+    """`top.a.b` -> `<package>/a/b.py` (or `a/b/__init__.py`), for `package` the directory of `top`."""
+    parts = module.split(".")
+    if parts[0] != top:
+        return None
+    base = package.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def module_constants(tree: ast.Module) -> dict[str, Any]:

@@ -4,8 +4,9 @@ writes it (imported only when chosen, so a plain run never pays for the SARIF or
 Every writer has the signature `write(report: Report, stream: TextIO) -> None`. `Report` holds all
 the run's findings, suppressed ones included (SARIF may keep them); the other formats show
 `report.reported`. What `--confirm` learned about a finding is in its `properties`; each writer
-renders it in its own way (`verdict_note` for the text-like formats, properties in JSON and SARIF),
-so messages and fingerprints never depend on the format or on `--confirm`.
+renders it in its own way (`verdict_note` for the text-like formats, properties in JSON and SARIF,
+where a finding left untested also says why in the result's message: `untested_note`), so a
+finding's own message and its fingerprints never depend on the format or on `--confirm`.
 """
 
 from __future__ import annotations
@@ -88,3 +89,16 @@ def verdict_note(finding: Finding) -> str:
     # (An UNCHECKED says in its detail that no derived oracle could be made.)
     tier = "derived " if properties.get("verdict_oracle") == "derived" and verdict != "UNCHECKED" else ""
     return f" [{tier}{verdict}{': ' + str(extra) if extra else ''}]"
+
+
+# The verdicts that decide a finding: any other (UNTESTABLE, UNCHECKED, ...) leaves it untested.
+DECIDED = ("VIOLATES", "FLAKY", "CONFORMS")
+
+
+def untested_note(finding: Finding) -> str:
+    """` [UNTESTABLE: why]`, ` [UNCHECKED: why]`: the verdict of a static finding `--confirm` could not
+    decide, with its reason (`verdict_detail`); "" for a decided verdict, no verdict, or a TL2xx."""
+    verdict = finding.properties.get("verdict")
+    if not verdict or verdict in DECIDED or not finding.code.startswith("TL1"):
+        return ""
+    return verdict_note(finding)

@@ -34,7 +34,7 @@ from toollint.evidence import Confidence
 from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
 from toollint.registry import Rule, all_rules, docs_uri
-from toollint.reporters import Report
+from toollint.reporters import Report, untested_note
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -236,7 +236,9 @@ def _result(
     if f.code in rule_index:
         result["ruleIndex"] = rule_index[f.code]
     result["level"] = rule_level.get(f.code, "warning")
-    result["message"] = {"text": printable(f.message)}
+    # A finding --confirm could not decide says why where a reader looks (the message), not only in
+    # properties.verdict_detail; the fingerprints are the finding's own message's, so they stay put.
+    result["message"] = {"text": printable(f.message + untested_note(f))}
     result["locations"] = [files.location(f.path, f.line, f.col, f.end_line, f.end_col)]
     result["partialFingerprints"] = partial
     if f.evidence is not None:  # SARIF's 0-100 priority: how far the premise's evidence goes

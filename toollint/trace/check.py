@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from toollint.engine import RunResult
     from toollint.pipeline import StepContext
+    from toollint.trace.ledger import Ledger
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -40,13 +41,18 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     settings = ctx.settings
     root = settings.project_root or Path.cwd()
     python = ctx.options.confirm.python or settings.confirm.python
+    progress = ctx.console.progress("trace")
     if has_source(settings.trace):
+        progress.status("reading the tasks [tool.toollint.trace] names")
         tasks = tasks_from_config(settings.trace, root, python=python, benchmark=settings.benchmark)
     else:  # nothing configured: the tasks of the benchmark the linted files belong to
+        progress.status("enumerating the graded tasks of the benchmark the linted files lie in")
         files = [r.path for r in result.files]
         tasks = linted_tasks(files, settings.trace, python, settings.benchmark, display_root=root)
     confirmed = [f for f in result.findings if f.code.startswith("TL2") and not f.suppressed]
+    progress.status(f"tracing {len(confirmed)} confirmed finding(s) over {len(tasks.tasks)} task(s)")
     ledger = trace_findings(confirmed, tasks)
+    progress.done()  # before the warnings, which would otherwise land on the progress line
     if not confirmed:
         ctx.console.warn("--ledger/--report: no confirmed (TL2xx) finding to trace")
     if not tasks.tasks:  # said once, not once per defect
@@ -58,9 +64,10 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     for defect_id, reason in ledger.untraced.items() if tasks.tasks else ():
         ctx.console.warn(f"trace: {defect_id}: nothing traced: {reason}")
     try:
-        write_outputs(ledger, ledger_path, report_path, confirmed)
+        write_outputs(ledger, ledger_path, report_path, [f for f in result.findings if not f.suppressed])
     except TraceUsageError as exc:
         raise UsageError(str(exc)) from None
+    ctx.closing += closing_lines(ledger, ledger_path, report_path)
     if "TL401" in Selection.from_settings(settings).enabled:
         by_path = {r.path: r for r in result.files}
         # the static rule already reported the graders it linted, at the same line: once is enough
@@ -75,3 +82,25 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
                 result.files.append(target)
             target.findings.append(finding)
     return result
+
+
+def closing_lines(ledger: Ledger, ledger_path: Path | None, report_path: Path | None) -> list[str]:
+    """What the run's last lines say: the tasks at risk by basis (authored contracts and derived
+    oracles apart, never summed), then where the report and ledger went."""
+    from toollint.trace.readsites import BASES
+
+    lines = []
+    oracles = sorted({d.oracle for d in ledger.defects})
+    for oracle in oracles or ["authored"]:
+        risk = ledger.tasks_at_risk(oracle if len(oracles) > 1 else None)
+        defects = sum(1 for d in ledger.defects if d.oracle == oracle)
+        apart = "derived oracles" if oracle == "derived" else "authored contracts"
+        by = f" ({apart})" if len(oracles) > 1 else ""
+        lines.append(f"at risk{by}: {risk['exposed']} of {ledger.tasks_traced} graded task(s) from {defects} "
+                     f"confirmed defect(s): " + ", ".join(f"{risk[b]} {b}" for b in BASES))
+    if report_path is not None:
+        lines.append(f"report: {report_path}")
+    if ledger_path is not None:
+        base = ledger_path.with_suffix("") if ledger_path.suffix in (".csv", ".json") else ledger_path
+        lines.append(f"ledger: {base.with_name(base.name + '.csv')}, {base.with_name(base.name + '.json')}")
+    return lines

@@ -118,6 +118,21 @@ class Ledger:
             out[oracle] = {**counts, "exposed": sum(counts.values()), "defects": len(ids)}
         return out
 
+    def tasks_at_risk(self, oracle: str | None = None) -> dict[str, int]:
+        """Distinct tasks at risk, each counted once under the strongest basis any defect exposes it by
+        (`oracle`: only the defects of "authored" contracts, or of "derived" oracles); `exposed` is
+        their number. `totals` counts (defect, task) rows instead."""
+        ids = {d.id for d in self.defects if oracle is None or d.oracle == oracle}
+        strongest: dict[str, int] = {}
+        for row in self.rows:
+            if row.defect in ids:
+                rank = BASES.index(row.basis)
+                strongest[row.task] = min(rank, strongest.get(row.task, rank))
+        counts: dict[str, int] = {b: 0 for b in BASES}
+        for rank in strongest.values():
+            counts[BASES[rank]] += 1
+        return {**counts, "exposed": len(strongest)}
+
     def rows_of(self, defect_id: str) -> list[LedgerRow]:
         return [r for r in self.rows if r.defect == defect_id]
 
@@ -296,7 +311,9 @@ def ungrounded_oracle(
     if any(flow is None for _, flow in flows):
         return None
     actions = [s for s in task.sites if s.kind == "record" and s.how == "action"]
-    credited = [(ref, d) for ref, flow in flows if flow is not None for d in flow.credited]
+    # a write the run itself undoes is graded from the record by necessity (GraderFlow.undone)
+    credited = [(ref, d) for ref, flow in flows if flow is not None and flow.undone is None
+                for d in flow.credited]
     reads: list[str | None] = [r.resource for _, flow in flows if flow is not None for r in flow.reads]
     reads += [None for s in task.sites if s.live_state]
     targets = frozenset().union(*(flow.targets for _, flow in flows if flow is not None))

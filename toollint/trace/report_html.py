@@ -6,7 +6,11 @@ one section, not two). Sections are ordered by exposure, most exposed first, and
 names them all. Each section has the per-basis counts, a picture (inline SVG, Sankey-like) of tool ->
 field -> grader read site -> basis with edge widths by exposed-task count, where the graders read the
 field (one line per read site, with its task count), and the exposed tasks as a table of four columns
-(task, basis, grader, read site) that fits the screen, folded when long. Witness probes are folded.
+(task, basis, grader, read site) that fits the screen, folded when long. Each defect is said in one
+plain sentence built from its witness and the surface its clause cites (`toollint.trace.plain`), with
+its confidence, the call, and the `toollint replay` command that re-runs it; the raw witness probe is
+folded beneath. A legend says what each basis means; the static findings `--confirm` did not confirm
+are listed with their verdict and its reason. Column headers break only between words.
 Task tables sort by any column (a few lines of inline script); by basis means by exposure, strongest
 first (`exact_field`, `whole_state_hash`, `collection_only`, `unresolved`), and `#sort=basis`,
 `#sort=task` or `#sort=task-desc` in the URL opens every table sorted. The full ten-column ledger is
@@ -16,6 +20,7 @@ the CSV/JSON beside the report.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,9 +29,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from toollint import registry
+from toollint.evidence import Confidence
 from toollint.model import Finding
 from toollint.trace.ledger import Defect, Ledger, LedgerRow
-from toollint.trace.readsites import BASES
+from toollint.trace.plain import WitnessFacts, read_witness_facts, sentence, witness_facts
+from toollint.trace.readsites import BASES, CONFIDENCE
 
 # How a grader's read exposes the field, per basis: only exact_field reads the field itself.
 _HOW = {
@@ -36,6 +44,17 @@ _HOW = {
     "unresolved": "makes a read toollint cannot resolve, counted as exposing",
 }
 
+# The legend: what a grader does with the field, per basis, for a reader who never read the method.
+BASIS_MEANING: dict[str, str] = {
+    "exact_field": "A grader reads the very field the defect leaves wrong: the task's verdict follows it.",
+    "whole_state_hash": "A grader compares the whole state (a hash or an equality of the database), which "
+                        "holds the field: any wrong value changes the verdict.",
+    "collection_only": "A grader reads only the collection holding the field (its size, membership or a "
+                       "search in it), not the field itself.",
+    "unresolved": "A grader makes a read toollint cannot follow (a call into other code, a name computed "
+                  "at run time); counted as exposing, so it may overstate.",
+}
+DECIDED = ("VIOLATES", "FLAKY", "CONFORMS")  # any other verdict leaves a finding untested
 MAX_SITE_NODES = 12
 MAX_WITNESS_CHARS = 4000
 OPEN_TASK_ROWS = 25  # a task table longer than this is folded
@@ -53,14 +72,20 @@ h1{font-size:20px}h2{font-size:17px;margin:28px 0 6px}h3{font-size:15px;margin:1
 section{border-top:1px solid #ddd;padding-top:4px}
 table{border-collapse:collapse;margin:6px 0;width:100%;table-layout:fixed}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
-th{background:#f2f2f2}table.sortable th{cursor:pointer;user-select:none}
+th{background:#f2f2f2;overflow-wrap:normal;word-break:normal;hyphens:manual}
+table.sortable th{cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
+table.overview th{font-size:13px}table.overview td,table.overview code{overflow-wrap:normal}
 table.counts{width:auto}table.counts td{font-variant-numeric:tabular-nums;text-align:right}
 code{background:#f6f6f6;padding:0 3px;overflow-wrap:anywhere}
 .basis{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;white-space:nowrap}
 .muted{color:#666}summary{cursor:pointer;color:#1f5f99}
 pre{background:#f6f6f6;padding:6px;overflow:auto;max-height:320px}
 svg.flow{width:100%;height:auto;max-width:1010px}svg text{font:12px system-ui,sans-serif}
+.defect{border-left:4px solid #c0392b;padding:2px 10px;margin:10px 0;background:#fdf6f5}
+.defect p{margin:4px 0}p.sentence{font-size:15px}
+code.replay{background:#1f2933;color:#f5f7fa;padding:2px 6px}
+table.legend{width:auto}table.legend td:first-child{white-space:nowrap}
 """
 
 _SCRIPT = """
@@ -135,7 +160,10 @@ def sections(ledger: Ledger) -> list[Section]:
 
 
 def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
+    """The report. `findings`: the run's findings (`check --confirm`), for each defect's confidence
+    and the static findings left unconfirmed; none from `toollint trace`."""
     found = sections(ledger)
+    at_risk = ledger.tasks_at_risk()
     parts = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -143,16 +171,20 @@ def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Score at risk</h1>",
         (
-            f"<p>{ledger.tasks_traced} task(s) traced, {len(ledger.defects)} defect(s), "
-            f"{len(found)} field(s) at risk. "
+            f"<p><b>{at_risk['exposed']} of {ledger.tasks_traced} graded task(s) at risk</b> "
+            f"({', '.join(f'{at_risk[b]} {_words(b)}' for b in BASES)}), from {len(ledger.defects)} "
+            f"confirmed defect(s) in {len(found)} field(s). "
             "Exposure is not reach: a listed task's verdict is derived from the state the defect "
             "leaves wrong, "
             "whether or not an agent's trajectory ever triggers the defect.</p>"
         ),
+        _defects(ledger, found, findings),
         _overview(found),
+        _legend(),
         _quiet_defects(ledger, found),
     ]
     parts += [_section(ledger, s, i) for i, s in enumerate(found)]
+    parts.append(_unconfirmed(findings))
     if ledger.untraced:
         parts.append("<h2>Not traced</h2><ul>")
         parts += [f"<li><code>{escape(d)}</code>: {escape(why)}</li>" for d, why in ledger.untraced.items()]
@@ -183,9 +215,21 @@ def _anchor(index: int) -> str:
     return f"field-{index}"
 
 
-def _clauses(section: Section) -> str:
-    return ", ".join(f"<code>{escape(d.clause or d.id)}</code>" + (f" ({escape(d.code)})" if d.code else "")
-                     for d in section.defects)
+def _breakable(name: str) -> str:
+    """`name` escaped, breakable only after a `.`, `_` or `[` (a narrow column never splits a word)."""
+    return re.sub(r"([._\[])", r"\1<wbr>", escape(name))
+
+
+def _clauses(section: Section, ledger: Ledger | None = None, breakable: bool = False) -> str:
+    """The section's clauses; with the ledger, each a link to its defect's sentence."""
+    def one(d: Defect) -> str:
+        name = d.clause or d.id
+        code = f"<code>{_breakable(name) if breakable else escape(name)}</code>"
+        if ledger is not None:
+            code = f"<a href=\"#{_defect_anchor(ledger, d)}\">{code}</a>"
+        return code + (f" ({escape(d.code)})" if d.code else "")
+
+    return ", ".join(one(d) for d in section.defects)
 
 
 def _overview(found: Sequence[Section]) -> str:
@@ -196,15 +240,17 @@ def _overview(found: Sequence[Section]) -> str:
         for b in BASES
     ]
     head = "".join(f"<th>{h}</th>" for h in ("tool", "field", "clauses", *bases, "exposed"))
-    widths = "<colgroup><col style=\"width:19%\"><col style=\"width:26%\"><col style=\"width:15%\">" + \
-             "<col style=\"width:8%\">" * 5 + "</colgroup>"
+    # The count columns are as wide as their longest header word ("collection_", "unresolved") at 13 px,
+    # whatever the screen; tool, field and clauses share the rest.
+    widths = "<colgroup><col style=\"width:16%\"><col style=\"width:24%\"><col>" + \
+             "<col style=\"width:7em\">" * 5 + "</colgroup>"
     body = []
     for i, s in enumerate(found):
         counts = s.counts()
         cells = [
-            f'<a href="#{_anchor(i)}">{escape(_short_tool(s.tool))}</a>',
-            f"<code>{escape(s.field)}</code>",
-            _clauses(s),
+            f'<a href="#{_anchor(i)}">{_breakable(_short_tool(s.tool))}</a>',
+            f"<code>{_breakable(s.field)}</code>",
+            _clauses(s, breakable=True),
             *(str(counts[b]) for b in BASES),
             str(len(s.rows)),
         ]
@@ -237,7 +283,7 @@ def _section(ledger: Ledger, s: Section, index: int) -> str:
     first = s.defects[0]
     out = [f"<section class=\"field\" id=\"{_anchor(index)}\">",
            f"<h2>{escape(_short_tool(s.tool))} &rarr; <code>{escape(s.field)}</code></h2>",
-           f"<p>Clauses: {_clauses(s)}. Tool <code>{escape(s.tool)}</code>"]
+           f"<p>Clauses: {_clauses(s, ledger)}. Tool <code>{escape(s.tool)}</code>"]
     if first.tool_file:
         out.append(f" at <code>{escape(first.tool_file)}:{first.tool_line}</code>")
     out.append(f". {ledger.totals(first.id)['traced']} task(s) in scope.</p>")
@@ -249,14 +295,155 @@ def _section(ledger: Ledger, s: Section, index: int) -> str:
     out.append("<table class=\"counts\"><tr>" + "".join(f"<th>{_badge(b)}</th>" for b in BASES)
                + "<th>exposed</th></tr><tr>" + "".join(f"<td>{counts[b]}</td>" for b in BASES)
                + f"<td>{len(s.rows)}</td></tr></table>")
-    witnesses = [d for d in s.defects if d.witness not in (None, "")]
-    for d in witnesses:
-        out.append(f"<p>Witness of <code>{escape(d.clause or d.id)}</code>: {_witness(d.witness)}</p>")
     out.append(_graph(s))
     out.append(_read_sites(s))
     out.append(_task_table(s))
     out.append("</section>")
     return "".join(out)
+
+
+def _words(basis: str) -> str:
+    return basis  # the ledger's own name, so the report, the CSV and the terminal agree
+
+
+def _legend() -> str:
+    rows = "".join(
+        f"<tr><td>{_badge(b)}</td><td>{escape(BASIS_MEANING[b])}</td><td>{CONFIDENCE[b]}</td></tr>"
+        for b in BASES
+    )
+    return ("<h2 id=\"bases\">What the bases mean <span class=\"muted\" style=\"font-weight:normal;"
+            "font-size:14px\">(a task exposed by several reads counts once, under the strongest)</span></h2>"
+            "<table class=\"legend\"><thead><tr><th>basis</th><th>what the task's grader does</th>"
+            f"<th>confidence</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _matching(defect: Defect, findings: Sequence[Finding]) -> list[Finding]:
+    """The defect's own TL2xx finding(s), and the static findings whose verdict is its witness."""
+    witness = str(defect.witness) if defect.witness not in (None, "") else None
+    out = []
+    for f in findings:
+        props = f.properties
+        if f.code.startswith("TL2"):
+            if f.code == defect.code and props.get("clause") == defect.clause and \
+                    (witness is None or str(props.get("witness")) == witness):
+                out.append(f)
+        elif witness is not None and str(props.get("witness")) == witness:
+            out.append(f)
+    return out
+
+
+def confidence(defect: Defect, findings: Sequence[Finding]) -> tuple[Confidence, str]:
+    """How far a confirmed defect can be trusted (`Finding.confidence`), and why. A clause of an
+    authored contract states its own premise, so its reproduced violation is the TL2xx finding's
+    confidence; a derived oracle's premise is the static finding's it was derived from, so the weakest
+    of those it confirmed bounds it."""
+    own = [f for f in _matching(defect, findings) if f.code.startswith("TL2")]
+    static = [f for f in _matching(defect, findings) if not f.code.startswith("TL2")]
+    level = min([f.confidence for f in own] or [Confidence.HIGH])
+    reruns = [f.properties["confirmed"] for f in own if isinstance(f.properties.get("confirmed"), dict)]
+    runs = reruns[0].get("runs") if reruns else None
+    again = f", reproduced in {runs} fresh runs" if runs else ""
+    if defect.oracle != "derived":
+        return level, f"a clause of an authored contract{again}"
+    if static:
+        weakest = min(static, key=lambda f: f.confidence)
+        level = min(level, weakest.confidence)
+        deciding = weakest.evidence.deciding if weakest.evidence is not None else None
+        premise = deciding.describe() if deciding is not None else ""
+        return level, (f"a check toollint derived from {weakest.code}{again}"
+                       + (f"; its premise: {premise}" if premise else ""))
+    return level, f"a check toollint derived from a static finding{again}"
+
+
+def _defect_anchor(ledger: Ledger, defect: Defect) -> str:
+    return f"defect-{ledger.defects.index(defect)}"
+
+
+def _defects(ledger: Ledger, found: Sequence[Section], findings: Sequence[Finding]) -> str:
+    """Each confirmed defect once, in words, with links to the fields it puts at risk."""
+    if not ledger.defects:
+        return ""
+    out = [f"<h2>Confirmed defect{'s' if len(ledger.defects) != 1 else ''}</h2>"]
+    for defect in ledger.defects:
+        fields = [(i, s) for i, s in enumerate(found) if defect in s.defects]
+        links = ", ".join(
+            f"<a href=\"#{_anchor(i)}\"><code>{escape(s.field)}</code></a> ({len(s.rows)} task(s))"
+            for i, s in fields)
+        at_risk = f" Puts at risk: {links}." if links else ""
+        out.append(_defect(defect, findings, _defect_anchor(ledger, defect), at_risk))
+    return "".join(out)
+
+
+def _defect(defect: Defect, findings: Sequence[Finding], anchor: str, at_risk: str) -> str:
+    """The defect in words: its sentence; clause, confidence and the fields it puts at risk; the replay
+    command; the call, reply and state diff folded beneath."""
+    facts: WitnessFacts | None = None
+    if isinstance(defect.witness, dict):
+        facts = witness_facts(defect.witness)
+    elif defect.witness not in (None, ""):
+        facts = read_witness_facts(str(defect.witness))
+    level, why = confidence(defect, findings)
+    rule = registry.get(defect.code) if defect.code else None
+    clause = f"<code>{escape(defect.clause or defect.id)}</code>" + (
+        f" ({escape(defect.code)}{' ' + escape(rule.hint) if rule is not None and rule.hint else ''})"
+        if defect.code else "")
+    oracle = ", a derived oracle" if defect.oracle == "derived" else ""
+    out = [f"<div class=\"defect\" id=\"{anchor}\">"]
+    if facts is not None:
+        out.append(f"<p class=\"sentence\"><b>{escape(sentence(facts))}</b></p>")
+    out.append(f"<p>Clause {clause}{oracle}. Confidence: <b>{level.name.lower()}</b> "
+               f"<span class=\"muted\">({escape(why)})</span>.{at_risk}</p>")
+    if facts is not None:
+        out.append(f"<p>Re-run it{_replay_dir(facts.replay, defect.witness)}: "
+                   f"<code class=\"replay\">{escape(facts.replay)}</code></p>")
+    if defect.witness not in (None, ""):
+        call = f"Call: <code>{escape(facts.call(300))}</code>. " if facts is not None else ""
+        out.append(f"<div class=\"muted\">{call}Witness: {_witness(defect.witness)}</div>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def _replay_dir(command: str, witness: Any) -> str:
+    """` (in DIR, where the check ran)` when the printed command names the witness relative to the
+    directory the check ran in; that directory is the witness file's path less the relative one."""
+    shown = command.removeprefix("toollint replay ").strip()
+    if not shown or Path(shown).is_absolute():
+        return ""
+    full = str(witness) if isinstance(witness, (str, Path)) else ""
+    base = full[: -len(shown)].rstrip("/\\") if full.endswith(shown) and full != shown else str(Path.cwd())
+    return f" <span class=\"muted\">(in {escape(base)}, where the check ran)</span>"
+
+
+def _unconfirmed(findings: Sequence[Finding]) -> str:
+    """The static findings `--confirm` left unconfirmed: untested ones with the reason, refuted ones."""
+    rows = []
+    for f in findings:
+        verdict = f.properties.get("verdict")
+        if not f.code.startswith("TL1") or not verdict or verdict in ("VIOLATES", "FLAKY"):
+            continue
+        if verdict == "CONFORMS":
+            clauses = ", ".join(str(c) for c in f.properties.get("clauses") or [])
+            why = "refuted: " + (f"the clauses testing it conform ({clauses})" if clauses else "it conforms")
+        else:
+            why = str(f.properties.get("verdict_detail") or "no reason recorded")
+        rows.append((verdict == "CONFORMS", f, verdict, why))
+    if not rows:
+        return ""
+    rows.sort(key=lambda r: (r[0], r[1].path, r[1].line))
+    body = "".join(
+        f"<tr><td><code>{escape(f.path)}:{f.line}</code> {escape(f.code)} {escape(f.message)}</td>"
+        f"<td>{escape(verdict)}</td><td>{escape(why)}</td></tr>"
+        for _, f, verdict, why in rows
+    )
+    untested = sum(1 for refuted, *_ in rows if not refuted)
+    table = ("<table class=\"unconfirmed\"><colgroup><col style=\"width:50%\"><col style=\"width:9em\"><col>"
+             "</colgroup><thead><tr><th>static finding</th><th>verdict</th><th>why</th></tr></thead>"
+             f"<tbody>{body}</tbody></table>")
+    summary = f"{untested} not tested, {len(rows) - untested} refuted"
+    if len(rows) > OPEN_TASK_ROWS:
+        table = f"<details><summary>{summary}</summary>{table}</details>"
+    return (f"<h2 id=\"unconfirmed\">Findings --confirm did not confirm</h2><p>{summary}: a finding not "
+            f"tested is neither a pass nor a failure; each says why.</p>{table}")
 
 
 def _read_sites(s: Section) -> str:
@@ -318,7 +505,7 @@ def _pre(data: Any) -> str:
     body = json.dumps(data, indent=2, ensure_ascii=False, default=str)
     if len(body) > MAX_WITNESS_CHARS:
         body = body[:MAX_WITNESS_CHARS] + "\n..."
-    return f"<details><summary>probe</summary><pre>{escape(body)}</pre></details>"
+    return (f"<details><summary>probe</summary><pre>{escape(body)}</pre></details>")
 
 
 def _graph(s: Section) -> str:

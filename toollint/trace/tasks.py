@@ -48,10 +48,11 @@ def task_sites(task: Task, cache: ModuleCache, problems: list[Problem] | None = 
                                  ref.display or str(ref.file), ref.roots)
             sites += [_with_exclusions(s, task.diff_exclusions) for s in found]
             cycles = sorted({s.detail for s in found if s.detail.endswith("(helper cycle)")})
-            if cycles and problems is not None:
+            said = f"grader {ref.qualname} calls helpers in a cycle ({', '.join(cycles)})"
+            # One warning per grader, naming the first task: a grader shared by every task says it once.
+            if cycles and problems is not None and not any(said in p.message for p in problems):
                 problems.append(Problem(ref.display or str(ref.file), found[0].line if found else 1,
-                                        f"task {task.id}: grader {ref.qualname} calls helpers in a cycle "
-                                        f"({', '.join(cycles)}); what they read is traced as unresolved"))
+                                        f"task {task.id}: {said}; what they read is traced as unresolved"))
         except GraderError as exc:
             if problems is not None:
                 problems.append(Problem(ref.display or str(ref.file), exc.line,

@@ -167,7 +167,11 @@ def _subjects(args: argparse.Namespace) -> list[Subject]:
                 registered = driver.registered_tools(args.benchmark_python)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        out.extend(driver.subjects(args.package, python, modules, registered))
+        found = driver.subjects(args.package, python, modules, registered)
+        if not found and not modules:
+            raise UsageError(f"{driver.label} at {args.package}: no tool module to mutate (its profile "
+                             "hosts none yet)")
+        out.extend(found)
     if args.minibank is not None:
         if not (args.minibank / "bank.py").is_file():
             raise UsageError(f"{args.minibank}: not the minibank fixture (no bank.py inside)")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollint.analysis.patterns import compile_patterns, declared_writer
 from toollint.profiles.api import (
     GraderRef,
     Problem,
@@ -41,10 +42,14 @@ from toollint.profiles.api import (
     Task,
     TaskSet,
     display_path,
+    package_module_file,
+    parse_module,
     read_task_file,
 )
+from toollint.profiles.tau2.patterns import PATTERNS
 
 PACKAGE = "tau2"
+_MARKERS = compile_patterns([PATTERNS])  # what a tool marker declares about writing
 # `EnvFunctionCall.env_type` -> the environment attribute holding that toolkit, and its snapshot root
 TOOLKITS = {"assistant": ("tools", "agent_db"), "user": ("user_tools", "user_db")}
 TOOLKIT_STATE = {"self": ""}  # a toolkit method's `self.db.lines` is `db.lines` before the roots apply
@@ -140,32 +145,11 @@ def _declared_version(checkout: Path) -> str | None:
 # --- toolkits -------------------------------------------------------------------------------------
 
 
-def _parse(path: Path) -> ast.Module | str:
-    try:
-        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except SyntaxError as exc:
-        return f"does not parse: {exc.msg} (line {exc.lineno})"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"cannot be read: {exc}"
-
-
-def module_file(package: Path, module: str) -> Path | None:
-    """`tau2.domains.telecom.tools` -> `<package>/domains/telecom/tools.py`."""
-    parts = module.split(".")
-    if parts[0] != PACKAGE:
-        return None
-    base = package.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: Path) -> dict[str, Toolkit]:
     """env_type -> the toolkit `get_environment()` of the domain builds for it."""
     env_file = layout.package / "domains" / domain / "environment.py"
     shown = display_path(env_file, shown_root)
-    tree = _parse(env_file)
+    tree = parse_module(env_file)
     if isinstance(tree, str):
         problems.append(
             Problem(shown, 1, f"environment file {tree}; the {domain} tasks are traced as unresolved")
@@ -199,7 +183,7 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
             continue
         cls = node.value.func.id
         module = imports.get(cls) or (f"{PACKAGE}.domains.{domain}.environment" if cls in local else "")
-        file = module_file(layout.package, module) if module else None
+        file = package_module_file(layout.package, module, PACKAGE) if module else None
         if file is None:
             problems.append(
                 Problem(
@@ -217,7 +201,7 @@ def toolkits(layout: Layout, domain: str, problems: list[Problem], shown_root: P
 
 
 def _read_toolkit(kit: Toolkit, problems: list[Problem], shown_root: Path) -> None:
-    tree = _parse(kit.file)
+    tree = parse_module(kit.file)
     if isinstance(tree, str):
         problems.append(Problem(display_path(kit.file, shown_root), 1, f"toolkit file {tree}"))
         return
@@ -238,6 +222,24 @@ def _read_toolkit(kit: Toolkit, problems: list[Problem], shown_root: Path) -> No
                 ):
                     kit.tools.append(item.name)
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
+
+
+def signal_tools(layout: Layout, domain: str) -> frozenset[str]:
+    """The tools of a domain whose every marker says they change no state (`ToolType.GENERIC`,
+    `mutates_state=False`): `transfer_to_human_agents` only signals, so a gold action of it leaves no
+    state to read back. Read from the domain's modules, however `get_environment()` builds the
+    toolkit (banking_knowledge's comes from a builder function, not a class)."""
+    declared: dict[str, set[bool | None]] = {}
+    for path in sorted((layout.package / "domains" / domain).glob("*.py")):
+        tree = parse_module(path)
+        if isinstance(tree, str):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for marker in node.decorator_list:
+                    if _decorator_name(marker) in ("is_tool", "is_discoverable_tool"):
+                        declared.setdefault(node.name, set()).add(declared_writer(marker, _MARKERS)[0])
+    return frozenset(name for name, writes in declared.items() if writes == {False})
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -265,7 +267,7 @@ def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) 
     out = EvaluatorSites()
     path = layout.package / EVALUATOR_ENV
     shown = display_path(path, shown_root)
-    tree = _parse(path)
+    tree = parse_module(path)
     method = _method(tree, "EnvironmentEvaluator", "calculate_reward") if not isinstance(tree, str) else None
     if method is not None:
         hashed: dict[str, str] = {}  # variable -> the root whose hash it holds
@@ -298,7 +300,7 @@ def _evaluator_sites(layout: Layout, shown_root: Path, problems: list[Problem]) 
         )
     for reward, (rel, cls) in RECORD_GRADERS.items():
         file = layout.package / rel
-        tree = _parse(file)
+        tree = parse_module(file)
         method = _method(tree, cls, "calculate_reward") if not isinstance(tree, str) else None
         line = method.lineno if method is not None else 1
         out.record[reward] = ReadSite("record", "", display_path(file, shown_root), line, 1,
@@ -329,7 +331,7 @@ def task_files(layout: Layout, domain: str) -> list[Path]:
 
 
 def _task_set_path(layout: Layout, domain: str) -> Path | None:
-    tree = _parse(layout.package / "domains" / domain / "utils.py")
+    tree = parse_module(layout.package / "domains" / domain / "utils.py")
     if isinstance(tree, str):
         return None
     values: dict[str, Path] = {"DATA_DIR": layout.data}
@@ -359,6 +361,7 @@ def _path_value(node: ast.expr, values: dict[str, Path]) -> Path | None:
 def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: EvaluatorSites) -> TaskSet:
     out = TaskSet(package_dir=layout.package)
     kits = toolkits(layout, domain, out.problems, shown_root)
+    signals = signal_tools(layout, domain)
     tools = frozenset(kit.ref(t) for kit in kits.values() for t in kit.tools)
     for kit in kits.values():
         out.tool_roots.update({kit.ref(t): kit.roots for t in kit.tools})
@@ -384,7 +387,7 @@ def domain_tasks(layout: Layout, domain: str, shown_root: Path, evaluator: Evalu
             task = Task(
                 f"{domain}/{entry['id']}", shown, lines.get(str(entry["id"]), 1), suite=domain, tools=tools
             )
-            _criteria(task, entry, domain, kits, evaluator, out.problems, shown_root)
+            _criteria(task, entry, domain, kits, evaluator, out.problems, shown_root, signals)
             out.tasks.append(task)
     return out
 
@@ -400,7 +403,8 @@ def _id_lines(text: str) -> dict[str, int]:
 
 
 def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, Toolkit],
-              evaluator: EvaluatorSites, problems: list[Problem], shown_root: Path) -> None:
+              evaluator: EvaluatorSites, problems: list[Problem], shown_root: Path,
+              signals: frozenset[str] = frozenset()) -> None:
     criteria = entry.get("evaluation_criteria")
     if criteria is None:
         return  # the evaluator rewards a task without criteria 1.0, from nothing
@@ -467,7 +471,7 @@ def _criteria(task: Task, entry: dict[str, Any], domain: str, kits: dict[str, To
                             site.line,
                             1,
                             site.grader,
-                            "action",
+                            "signal" if name in signals else "action",  # a signal is no write to check
                             str(name),
                             source=site.source,
                         )

@@ -1,0 +1,130 @@
+"""What keeps the static half fast (issue 26), as behaviour: each file of a run is parsed once (the
+analysis following a helper into another module and the engine linting that module later share one
+tree; a helper linted *before* the tool that reaches it is parsed again, 0-2% of the files of the
+corpus code bases, rather than keeping every linted tree alive for a later reader),
+and a plain `toollint check` imports neither the dynamic half, the tracer, the profile registry, a
+reporter it was not asked for, nor a process pool for a small tree. `bench/speed.py` prints the
+timings; these tests hold the shape that the timings rest on."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cache import TOOLS as CACHE_TOOLS
+from test_cache import WRITES as STORE
+
+from toollint.engine import lint_paths
+from toollint.settings import Settings
+
+# test_cache's tool module, its helper renamed so that it is linted after the tool that reaches it
+TOOLS = CACHE_TOOLS.replace("from pkg.store import", "from pkg.writes import")
+GRADER = '''\
+def evaluate(final_state, gold_state, trajectory):
+    return final_state == gold_state
+'''
+
+
+def make_tree(root: Path) -> list[Path]:
+    pkg = root / "pkg"
+    pkg.mkdir()
+    files = {
+        pkg / "__init__.py": "",
+        pkg / "tools.py": TOOLS,
+        pkg / "writes.py": STORE,  # linted after tools.py, whose analysis parses it first
+        pkg / "grading.py": GRADER,
+        pkg / "broken.py": "def f(:\n",
+    }
+    for path, text in files.items():
+        path.write_text(text)
+    return list(files)
+
+
+def test_each_file_is_parsed_once_though_the_analysis_reads_a_helper_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = make_tree(tmp_path)
+    parsed: Counter[str] = Counter()
+    real_parse = ast.parse
+
+    def counting_parse(source: Any, filename: Any = "<unknown>", *args: Any, **kwargs: Any) -> Any:
+        parsed[str(filename)] += 1
+        return real_parse(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    # no chdir: the paths stay absolute, so this process's record of what each file reached (keyed by
+    # the path as shown) cannot meet another test's `pkg/tools.py`
+    result = lint_paths([str(tmp_path / "pkg")], Settings(), jobs=1)
+    by_path = {Path(r.path).resolve(): r for r in result.files}
+    assert set(by_path) == {p.resolve() for p in files}
+    # the analysis followed the helper into writes.py
+    tools = by_path[(tmp_path / "pkg" / "tools.py").resolve()]
+    assert any(Path(dep).name == "writes.py" for dep, _ in tools.reached)
+    whole_files = {Path(name).resolve(): count for name, count in parsed.items() if name != "<unknown>"}
+    # the empty __init__.py needs no parse; every other file exactly one, the broken one included
+    assert whole_files == {p.resolve(): 1 for p in files if p.name != "__init__.py"}
+    assert [f.code for f in by_path[(tmp_path / "pkg/broken.py").resolve()].findings] == ["TL901"]
+
+
+# Modules a plain static run has no use for; each is imported by the feature that needs it.
+NOT_FOR_A_STATIC_RUN = (
+    "toollint.profiles",  # the profile registry: `benchmark = "..."` in the configuration, --confirm
+    "toollint.profiles.api",
+    "toollint.dynamic.confirm",
+    "toollint.dynamic.checker",
+    "toollint.dynamic.replay",
+    "toollint.trace.cli",
+    "toollint.trace.ledger",
+    "toollint.validate",
+    "toollint.contracts",
+    "toollint.reporters.sarif",
+    "toollint.reporters.json_",
+    "toollint.reporters.junit",
+    "yaml",
+    "sarif_om",
+    "astroid",
+    "libcst",
+    "concurrent.futures",
+    "multiprocessing",
+    "subprocess",
+    "difflib",
+)
+
+
+# `python -m toollint ARGV`, with the names of the modules loaded when it ends written to a file (not
+# `-X importtime`: it does not see `importlib.import_module`, which loads rules and reporters).
+RUN_AND_LIST_MODULES = (
+    "import atexit, runpy, sys\n"
+    "listing = sys.argv.pop(1)\n"
+    "def dump():\n"
+    "    with open(listing, 'w') as fh: fh.write('\\n'.join(sorted(sys.modules)))\n"
+    "atexit.register(dump)\n"
+    "runpy.run_module('toollint', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def imported_by(argv: list[str], cwd: Path) -> set[str]:
+    listing = cwd / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, str(listing), *argv], cwd=cwd,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return set(listing.read_text().split())
+
+
+def test_a_static_check_of_a_small_tree_imports_only_what_it_uses(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    modules = imported_by(["check", "--no-cache", "pkg"], tmp_path)
+    assert {"toollint.engine", "toollint.rules.tl101_literal_success", "toollint.reporters.text"} <= modules
+    assert sorted(m for m in NOT_FOR_A_STATIC_RUN if m in modules) == []
+
+
+def test_the_features_that_need_them_still_import_them(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nbenchmark = "tau2"\n')
+    modules = imported_by(["check", "--no-cache", "--output-format", "json", "pkg"], tmp_path)
+    assert {"toollint.profiles", "toollint.reporters.json_"} <= modules

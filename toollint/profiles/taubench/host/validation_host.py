@@ -1,0 +1,229 @@
+"""Host-side helpers of the tau-bench validation driver: run inside tau-bench's interpreter through the
+host gateway (`toollint.dynamic.protocol.evaluate_in`), stdlib + tau-bench only.
+
+Everything goes through tau-bench's own code, as its runner does (`tau_bench/run.py`):
+
+- an environment is `tau_bench.envs.get_env(domain, ..., task_split=split)`, built with the `human`
+  user strategy, which constructs no model client; its user is then replaced by `_SilentUser`, a
+  stand-in that answers every message with an empty string (no network, no stdin). Nothing the reward
+  reads comes from the user: `Env.calculate_reward` reads the database, the task's gold actions and
+  outputs, and the agent's `respond` actions;
+- a path starts from `Env.reset(task_index)` (the task's fresh database), each call is
+  `Env.step(Action(name, kwargs))`; a call of a terminate tool (`transfer_to_human_agents`) ends the
+  episode there with the reward `step` computed, as the runner would; otherwise the episode ends as when
+  the user stops, with `Env.calculate_reward()`;
+- a do-nothing agent is the empty path: `calculate_reward()` on the untouched database.
+
+`setup(src)` must come first: it puts the tau-bench checkout first on `sys.path`. tau-bench's modules
+are imported by name (`_tau_bench`) once it is there: nothing of it is installed where toollint is
+type-checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import sys
+import time
+from typing import Any
+
+_STATE: dict[str, Any] = {}
+
+
+def setup(src: str) -> dict[str, Any]:
+    """Import tau-bench from the checkout at `src`; the interpreter serves that tree from then on."""
+    if "src" in _STATE:
+        if _STATE["src"] != src:
+            raise ValueError(f"this interpreter already runs tau-bench from {_STATE['src']}, not {src}")
+        return {"tau_bench": _STATE["tau_bench"]}
+    sys.dont_write_bytecode = True  # never write into the audited tree
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm, imported by the user module
+    sys.path.insert(0, src)
+    tau_bench = _tau_bench("")
+    if not os.path.abspath(tau_bench.__file__).startswith(os.path.abspath(src)):
+        raise ValueError(f"tau_bench was imported from {tau_bench.__file__}, not from {src}")
+    _STATE.update(src=src, tau_bench=tau_bench.__file__)
+    return {"tau_bench": tau_bench.__file__}
+
+
+def _tau_bench(module: str) -> Any:
+    """`tau_bench.<module>` (the package itself for "")."""
+    return importlib.import_module("tau_bench" + (f".{module}" if module else ""))
+
+
+class _SilentUser:
+    """The user simulator's interface (`BaseUserSimulationEnv`) with no model behind it."""
+
+    def reset(self, instruction: str | None = None) -> str:
+        return ""
+
+    def step(self, content: str) -> str:
+        return ""
+
+    def get_total_cost(self) -> float:
+        return 0.0
+
+
+def _split(variant: str) -> tuple[str, str]:
+    domain, _, split = variant.partition("/")
+    return domain, split or "test"
+
+
+def _env(variant: str) -> Any:
+    cache = _STATE.setdefault("envs", {})
+    if variant not in cache:
+        domain, split = _split(variant)
+        env = _tau_bench("envs").get_env(domain, user_strategy="human", user_model="none",
+                                         task_split=split, task_index=0)
+        env.user = _SilentUser()
+        cache[variant] = env
+    return cache[variant]
+
+
+def tasks(variant: str) -> list[dict[str, Any]]:
+    """Every task of the variant (`airline`, `retail`, `retail/train`, ...) in file order (the task id is
+    the index): its gold actions, the outputs its reward looks for in the agent's answers, the user's
+    instruction, where the task is written (`source`) and the function that grades it (`grader`)."""
+    env = _env(variant)
+    file, lines = _task_lines(env)
+    grader = type(env).calculate_reward
+    where = {"file": inspect.getsourcefile(grader), "line": inspect.getsourcelines(grader)[1],
+             "name": "Env.calculate_reward"}
+    out = []
+    for i, task in enumerate(env.tasks):
+        row: dict[str, Any] = {
+            "task": str(i),
+            "calls": [{"function": a.name, "args": dict(a.kwargs)} for a in task.actions],
+            "outputs": list(task.outputs),
+            "instruction": task.instruction,
+            "grader": where,
+        }
+        if file and i < len(lines):
+            row["source"] = {"file": file, "line": lines[i]}
+        out.append(row)
+    return out
+
+
+def _task_lines(env: Any) -> tuple[str | None, list[int]]:
+    """The module holding the environment's task list, and the line of each of its entries."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("tau_bench.envs.") or not any(v is env.tasks for v in vars(module).values()):
+            continue
+        file = inspect.getsourcefile(module)
+        if file is None:
+            break
+        with open(file, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and any(
+                isinstance(t, ast.Name) and vars(module).get(t.id) is env.tasks for t in node.targets
+            ):
+                return file, [e.lineno for e in node.value.elts]
+        return file, []
+    return None, []
+
+
+def state_sample(variant: str) -> Any:
+    """The database as every task of the variant starts (`data_load_func()`)."""
+    return _env(variant).data_load_func()
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def registered_tools(variants: list[str]) -> dict[str, list[str]]:
+    """variant -> the tool names its environment offers an agent (`Env.tools_map`)."""
+    return {v: sorted(_env(v).tools_map) for v in variants}
+
+
+def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item's path (`{"task", "calls"}`) run through `Env.step` and graded by `Env.calculate_reward`:
+    `{"task", "reward", "verdict", "errors", "ended_by", "elapsed_s"}` (`reward` None for an unknown task).
+    A call of `respond` (`{"content": ...}`) is the agent's message to the user. The grader audit's keys:
+    `"final": "gold"` ends the run with a `respond` holding the task's outputs (default: no final answer);
+    `"trace": true` adds `"changed"` (per call: whether it changed the database), `"start_digest"` and
+    `"digest"` (the database as the task starts and as the run ends), `"trace": "final"` the digest alone;
+    `"without_llm"` changes nothing (the reward has no LLM part)."""
+    action = _tau_bench("types").Action
+    env = _env(variant)
+    out: list[dict[str, Any]] = []
+    for item in items:
+        started = time.perf_counter()
+        index = _index(item.get("task"), len(env.tasks))
+        if index is None:
+            out.append({"task": item.get("task"), "reward": None, "verdict": None,
+                        "errors": [f"no task {item.get('task')!r} in {variant}"], "ended_by": None})
+            continue
+        env.reset(task_index=index)
+        trace = item.get("trace")
+        calls = list(item.get("calls") or [])
+        if item.get("final") == "gold" and env.task.outputs:
+            calls.append({"function": "respond", "args": {"content": " ".join(env.task.outputs)}})
+        errors: list[str] = []
+        changed: list[bool] = []
+        before = _digest(env.data) if trace is True else None
+        start = before
+        result = None
+        ended_by = "user stop"
+        for i, call in enumerate(calls):
+            if trace == "final" and call["function"] in env.terminate_tools:
+                before = _digest(env.data)  # the reward the call triggers replaces the database
+            response = env.step(action(name=str(call["function"]), kwargs=dict(call.get("args") or {})))
+            if isinstance(response.observation, str) and response.observation.startswith(
+                ("Error:", "Unknown action")
+            ):
+                errors.append(f"{i}: {call['function']}: {response.observation[:200]}")
+            if response.done:  # the reward replaced the database with the gold run's: it is not digested
+                result = response.info.reward_info
+                ended_by = str(call["function"])
+                changed.append(False)
+                break
+            if trace is True:
+                after = _digest(env.data)
+                changed.append(after != before)
+                before = after
+        answer: dict[str, Any] = {"task": str(index), "errors": errors, "ended_by": ended_by}
+        if trace is True:
+            answer.update(changed=changed[: len(item.get("calls") or [])], start_digest=start, digest=before)
+        elif trace == "final":
+            answer["digest"] = _digest(env.data) if result is None else before
+        if result is None:
+            result = env.calculate_reward()
+        answer.update(reward=result.reward, verdict=result.reward >= 1.0,
+                      elapsed_s=round(time.perf_counter() - started, 4))
+        out.append(answer)
+    return out
+
+
+def gold_effects(variant: str, indices: list[int]) -> list[dict[str, Any]]:
+    """For tests: whether each task's gold actions change the database, found by calling the tools'
+    own `invoke` on a fresh database and comparing its JSON before and after (not by the reward code)."""
+    env = _env(variant)
+    out = []
+    for index in indices:
+        task = env.tasks[index]
+        data = env.data_load_func()
+        before = json.dumps(data, sort_keys=True)
+        for action in task.actions:
+            tool = env.tools_map.get(action.name)
+            if tool is not None:
+                with contextlib.suppress(Exception):  # a failing gold call is replayed as step would
+                    tool.invoke(data=data, **action.kwargs)
+        out.append({"task": str(index), "writes": json.dumps(data, sort_keys=True) != before,
+                    "outputs": list(task.outputs)})
+    return out
+
+
+def _index(task: Any, count: int) -> int | None:
+    try:
+        index = int(str(task))
+    except ValueError:
+        return None
+    return index if 0 <= index < count else None
