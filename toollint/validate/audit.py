@@ -199,7 +199,7 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
                          "carries (a replay cannot show their loss: not reported)")
         if a.dropped_fields:
             notes.append(f"{a.dropped_fields} replaced field(s) left the final state as the gold run's "
-                         f"(the tool drops them, and no grader could see it: {', '.join(a.dropped)})")
+                         f"(the tool drops them, or a later call overwrites them: {', '.join(a.dropped)})")
         notes += a.skipped
         lines += [f"{a.variant}: {n}" for n in notes]
     return "\n".join(lines)

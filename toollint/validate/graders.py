@@ -13,7 +13,8 @@ its tasks' gold calls, and its own graders' verdicts), three wrong runs are grad
    start (another recipient, amount, date, title) or from another task's gold calls of the same tool.
    When the call still succeeds, the final state differs and the run still passes, no grader checks
    that field. A replacement that leaves the final state as the gold run's is no grader's fault (the
-   tool dropped the argument, or the value made no difference): it is counted, not reported. Where the
+   tool dropped the argument, a later call overwrote the value, or it made no difference): it is
+   counted and its `tool.field` named, not reported. Where the
    driver gives the task's instruction, only fields whose gold value the instruction states are
    reported (a subject line or a date the task leaves to the agent is counted as a free field).
 
