@@ -329,6 +329,11 @@ class _Discoverer:
         )
 
     @cached_property
+    def may_annotate(self) -> bool:
+        """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
+        return self.source is None or "Annotated" in self.source
+
+    @cached_property
     def may_context_state(self) -> bool:
         return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
 
@@ -375,7 +380,7 @@ class _Discoverer:
 
     # -- one function ------------------------------------------------------------------------------
     def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
-        roots = depends_roots(fn, self.aliases, self.patterns.state_annotations)
+        roots = depends_roots(fn, self.aliases, self.patterns.state_annotations) if self.may_annotate else {}
         for a in all_args(fn):
             if a.arg in self.state_params:
                 roots.setdefault(a.arg, a.arg)
@@ -686,6 +691,8 @@ def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
 
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_annotate:
+        return False
     if scope.cls is not None and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
         return False
     roots = depends_roots(fn, d.aliases, d.patterns.state_annotations)
