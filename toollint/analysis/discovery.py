@@ -73,6 +73,7 @@ CONTEXT_HOPS = frozenset({"request_context"})
 # `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the
 # text test)
 _EQUALS_STRING = re.compile(r"==\s*['\"]")
+_NAME_EQUALS = re.compile("name ?==")
 _WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
 _MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
@@ -320,7 +321,7 @@ class _Discoverer:
         source = self.source  # a cheap text test first: most modules compare no name with `==`
         return (
             source is None
-            or ("name ==" in source or "name==" in source)
+            or _NAME_EQUALS.search(source) is not None  # (`name ==` or `name==`: one scan, not two)
             and any(
                 (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start()))
                 and called_name_subject(w.group(1))
@@ -342,8 +343,8 @@ class _Discoverer:
         source = self.source
         return (
             source is None
-            or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS))
-            or ("description" in source and any(w in source for w in CALL_PARAMETERS))
+            or any(w in source for w in _DESCRIBES_TEXT)
+            or ("description" in source and any(w in source for w in _CALL_PARAMETERS_TEXT))
         )
 
     @cached_property
@@ -826,6 +827,10 @@ SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
 # Class attributes giving one call's parameters, beside `description`; the method that serves the call.
 CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
 CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
+# The text each of API_DESCRIPTIONS and SCENARIO_LOADERS (and of CALL_PARAMETERS) holds: one scan a word
+# (`_api_description` holds `api_description`, `input_parameters` holds `parameters`).
+_DESCRIBES_TEXT = ("api_description", "load_scenario")
+_CALL_PARAMETERS_TEXT = ("parameters", "input_schema", "inputSchema")
 
 
 def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
