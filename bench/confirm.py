@@ -4,6 +4,12 @@ variant plus one fresh worker per variant for confirmation; under 10% UNTESTABLE
 
     python bench/confirm.py [--profile NAME]... [--python NAME=PATH]... [--jobs N] [--repeat N]
                             [--sandbox-overhead]
+    python bench/confirm.py --corpus bfcl --corpus taubench-retail ...
+
+With --corpus, a code base of shared/corpus is set up by `toollint confirm init` alone (no profile,
+nothing hand-written) and run with `check --confirm --confidence low`; each static finding's end
+(confirmed / refuted / not tested, with its reason) is printed beside its judgement in
+bench/recall_judgements.json, and the exit code is 1 if a finding judged false was confirmed.
 
 Each profile runs in its benchmark's own interpreter: `--python NAME=PATH`, else the cached venv the
 tests use for it (created on first use), else the profile is skipped with a line saying so. Prints,
@@ -175,6 +181,98 @@ def sandbox_overhead(
           f"{evaluations} evaluations in {requests} round trips, {started} sandbox worker(s) started")
 
 
+# --- the corpus through the starter configuration alone (issue 23) -----------------------------------
+
+# Code bases of shared/corpus no profile's help hosts: (folder, the tools' path in it, its venv: name
+# and requirements, or None for toollint's own interpreter). tau-bench imports litellm at import time.
+STARTER_CORPORA: dict[str, tuple[str, str, tuple[str, tuple[str, ...]] | None]] = {
+    "taubench-retail": ("tau-bench", "tau_bench/envs/retail", ("venv-corpus-taubench", ("litellm==1.82.6",
+                                                                                      "pydantic==2.14.4"))),
+    "taubench-airline": ("tau-bench", "tau_bench/envs/airline", ("venv-corpus-taubench", ("litellm==1.82.6",
+                                                                                        "pydantic==2.14.4"))),
+    "bfcl": ("bfcl", ("berkeley-function-call-leaderboard/bfcl_eval/eval_checker/multi_turn_eval/"
+                      "func_source_code"), None),
+}
+
+
+def starter_corpus(name: str, work: Path, judgements: dict[str, dict[str, str]]) -> Counter[str]:
+    """`toollint confirm init PATH -o FILE`, then `toollint check --confirm --config FILE PATH`, as a user
+    types them, nothing else written; every static finding's end beside its judgement. Returns the
+    count of (judgement, end) pairs."""
+    import contextlib
+    import io
+    import json
+
+    from _corpora import ensure_venv
+    from recall import CodeBase, detail_of, finding_key, shared_dir
+
+    from toollint.cli import main as toollint
+
+    folder, rel, venv = STARTER_CORPORA[name]
+    root = shared_dir("corpus") / folder
+    path = root / rel
+    if not path.is_dir():
+        print(f"  skipped: no {path}")
+        return Counter()
+    config = work / f"{name}.toml"
+    init = ["confirm", "init", str(path), "-o", str(config)]
+    if venv is not None:
+        init += ["--python", str(ensure_venv(venv[0], list(venv[1])))]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = toollint(init)
+    print(f"  $ toollint {' '.join(init)}\n    {err.getvalue().strip()}")
+    if code != 0:
+        return Counter()
+    out = io.StringIO()
+    err = io.StringIO()
+    start = time.perf_counter()
+    argv = ["check", "--confirm", "--confidence", "low", "--config", str(config), "--output-format", "json",
+            "--witness-dir", str(work / name / "witnesses"), str(path)]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        toollint(argv)
+    wall = time.perf_counter() - start
+    print(f"  $ toollint {' '.join(argv)}  ({wall:.1f} s)")
+    for line in err.getvalue().splitlines():
+        print(f"    {line}")
+    base = CodeBase(f"corpus-{folder} @pinned", root, (root,))
+    tally: Counter[str] = Counter()
+    for f in json.loads(out.getvalue() or "[]"):
+        if not f["code"].startswith("TL1"):
+            continue
+        props = f["properties"]
+        key = finding_key(base, f["filename"], f.get("tool"), f["code"], detail_of(props))
+        judged = judgements.get(key, {}).get("verdict", "unjudged")
+        verdict = props.get("verdict", "not run")
+        end = {"VIOLATES": "confirmed", "CONFORMS": "refuted"}.get(verdict, "not tested")
+        why = "" if end != "not tested" else f": {verdict} {props.get('verdict_detail') or ''}"[:150]
+        tally[f"{judged}/{end}"] += 1
+        print(f"    {judged:>9}  {end}{why}  {key}")
+    bad = tally["false/confirmed"]
+    print(f"  ends: {dict(sorted(tally.items()))}; judged false and confirmed: {bad}")
+    if not tally:  # nothing to confirm: show the starter's host is up, with what it serves
+        from toollint.contracts.model import Contract, Source
+        from toollint.dynamic.confirm import worker_spec
+        from toollint.dynamic.protocol import Worker, WorkerError
+
+        from toollint.config import load_settings
+
+        settings = load_settings(config)
+        spec = worker_spec(Contract("x:y", "", Source(""), (), config), settings.confirm, None,
+                           settings.project_root)
+        try:
+            with Worker(spec) as worker:
+                hello = worker.start()
+                state = worker.request("pristine")["state"]
+            files = {Path(str(t.get("file"))).parent.as_posix() for t in hello["tools"]}
+            roots = sorted(state) if isinstance(state, dict) else "?"
+            print(f"  no static finding to confirm; the starter's host serves {len(hello['tools'])} tools "
+                  f"(from {', '.join(sorted(files))}), state {roots}, notes {hello.get('notes') or []}")
+        except WorkerError as exc:
+            print(f"  no static finding to confirm; the starter's host did not start: {exc}")
+    return tally
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", action="append", default=[], metavar="NAME",
@@ -188,7 +286,20 @@ def main() -> int:
         action="store_true",
         help="also time each profile with predicates evaluated in-process, and print the ratio",
     )
+    parser.add_argument("--corpus", action="append", default=[], choices=sorted(STARTER_CORPORA),
+                        help="a shared/corpus code base through `confirm init` and --confirm alone")
     args = parser.parse_args()
+    if args.corpus:
+        import json
+
+        judgements = json.loads((Path(__file__).with_name("recall_judgements.json")).read_text())
+        total: Counter[str] = Counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in args.corpus:
+                print(f"=== {name}: starter configuration, no profile ===")
+                total += starter_corpus(name, Path(tmp), judgements)
+        print(f"\nall: {dict(sorted(total.items()))}; judged false and confirmed: {total['false/confirmed']}")
+        return 1 if total["false/confirmed"] else 0
     given = _interpreters(args.python)
     profiles = [get_profile(n) for n in args.profile] or [
         p for p in all_profiles() if p.contracts_dir is not None and p.contracts_dir.is_dir()]

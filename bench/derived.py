@@ -145,6 +145,8 @@ def compare(paths: list[Path], python: Path, work: Path | None = None) -> Compar
 
 
 def _detail(finding: Finding, run: ConfirmRun) -> str:
+    if finding.properties.get("verdict") == "UNTESTABLE":  # the reason code first: legality_unknown (...)
+        return str(finding.properties.get("verdict_detail") or "")
     clauses = set(finding.properties.get("clauses") or ())
     for report in run.reports:
         for row in report.rows:

@@ -330,12 +330,18 @@ def _draft_from_findings(args: argparse.Namespace, out: TextIO, err: TextIO) -> 
         if check.contract is not None and report is not None:
             written += 1
             confirmed = sorted({f"{row.code} {row.clause_id}" for row in report.violations if row.code})
+            untested = [f"{row.clause_id} ({row.reason})" for row in report.clause_rows
+                        if row.verdict == "UNTESTABLE" and row.reason]
             if confirmed:
                 what = f"confirms {', '.join(confirmed)}"
+            elif untested:  # a clause that could not be tested refutes nothing
+                what = f"{report.verdict}: confirms nothing"
             elif report.verdict == "CONFORMS":
                 what = "CONFORMS: confirms nothing, the findings it tests are refuted"
             else:
                 what = f"{report.verdict}: confirms nothing yet"
+            if untested:
+                what += f"; not tested: {', '.join(untested)}"
             out.write(f"wrote {check.path}: {len(check.contract.counted_clauses)} clause(s); {what}\n")
         elif report is not None and report.error:
             err.write(f"{prog}: {check.tool.qualname}: {report.error}\n")

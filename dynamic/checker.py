@@ -77,11 +77,19 @@ from toollint.dynamic.protocol import (
 CONFORMS, VIOLATES, UNTESTABLE, FLAKY = "CONFORMS", "VIOLATES", "UNTESTABLE", "FLAKY"
 NO_STATE, TYPE_ERROR, NO_RESET, UNSUPPORTED = (
     "no_observable_state", "predicate_type_error", "no_reset_path", "adapter_unsupported")
+# A derived TL104 oracle whose falsy value nothing but its type calls legal: sending it tests nothing.
+LEGALITY_UNKNOWN = "legality_unknown"
 # A host that did not start (or build its first environment) in time: one reason for all its tools.
 START_TIMEOUT_REASON = START_TIMEOUT
 CLASS_NAMES = {"TL201": "Unenforced Precondition", "TL202": "Ignored Argument", "TL203": "Partial Effect",
                "TL204": "Phantom Effect", "TL205": "Reset Leak", "TL206": "Frame Violation"}
 IGNORED_TAGS = {"volatile", "derived"}
+
+
+def untestable_legality(clause: Clause) -> bool:
+    """A derived `arg.*` clause testing a TL104 (a falsy value dropped) whose falsy value is not known
+    to be legal (`falsy_legal: false`): no call can test it (`LEGALITY_UNKNOWN`)."""
+    return clause.derived and clause.provenance.finding == "TL104" and not clause.falsy_legal
 
 
 @dataclass
@@ -100,6 +108,7 @@ class ProbeRun:
     error: WorkerError | None = None
     succeeded: bool = False  # status ok and the success clause (if any) reads success
     pres_hold: bool = False  # every precondition true on the pre-state
+    notes: list[str] = field(default_factory=list)  # the host's: state left out of its snapshots
     # Each predicate's outcome on this run (by id of the Predicate), evaluated in the sandbox in one
     # round trip when the run is first scored: True/False, or the PredicateTypeError it raised.
     outcomes: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -561,6 +570,12 @@ class Scorer:
 
     def score_arg(self, name: str, runs: Sequence[ProbeRun], clause: Clause | None) -> ClauseResult:
         row = ClauseResult(clause.id if clause else f"arg.{name}", "arg", UNTESTABLE, clause=clause)
+        if clause is not None and untestable_legality(clause):
+            # The finding is that the falsy value is dropped; with that value not known to be legal, no
+            # pair of calls can say the drop is a defect (an empty IBAN refused quietly is no defect).
+            row.reason = LEGALITY_UNKNOWN
+            row.detail = clause.provenance.note or f"no evidence that a falsy {name} is a legal input"
+            return row
         candidates = [r for r in runs if r.succeeded and r.pres_hold
                       and (r.probe.varied == name or r.probe.kind == "happy")]
         by_value: dict[str, ProbeRun] = {}
@@ -683,6 +698,7 @@ def run_probe(worker: Worker, probe: Probe, pristine: Any, pristine_hash: str, t
     run.pristine_hash = resp.get("pristine_hash") or pristine_hash
     run.pre = resp.get("pre", pristine)
     run.post = resp.get("post")
+    run.notes = list(resp.get("notes") or [])
     return run
 
 
@@ -797,7 +813,12 @@ def check_group(sets: Sequence[Contract | ClauseSet], spec: WorkerSpec, options:
                 options.progress(report.tool)
             start = time.perf_counter()
             report.hello = hello
-            meta = tools.get(report.tool)
+            # A host may list a tool by the name the agent calls rather than its function's (a tool
+            # class's `CancelOrder.invoke` is `cancel_order`): matched by qualified name then.
+            meta = tools.get(report.tool) or next(
+                (m for m in tools.values() if m.get("qualname") == report.contract.qualname), None)
+            if meta is not None:
+                report.tool = str(meta.get("name") or report.tool)
             if meta is None:
                 report.error = missing_tool(report.tool, len(tools), spec.adapter, hello)
                 report.rows = [ClauseResult(c.id, c.kind, UNTESTABLE, UNSUPPORTED, report.error, clause=c)

@@ -73,7 +73,7 @@ from toollint.console import announce
 from toollint.evidence import Evidence
 from toollint.files import display_path
 from toollint.model import Finding
-from toollint.profiles import Profile, ProfileError, find_profile, select_profile
+from toollint.profiles import NO_PROFILE, Profile, ProfileError, find_profile, select_profile
 from toollint.settings import UNLIMITED, ConfirmSettings, Settings, parse_size
 
 DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses"
@@ -227,7 +227,8 @@ def run_confirm(sets: Sequence[Contract | ClauseSet], settings: Settings, *, pyt
     for unit in map(ClauseSet.of, sets):
         spec = worker_spec(unit.contract, conf, python, settings.project_root, profile, linted)
         spec.max_memory = max_memory
-        if unit.settle is not None and spec.adapter == "toolkit" and not spec.options.get("factory"):
+        if unit.settle is not None and spec.adapter == "toolkit" and not spec.options.get("factory") \
+                and not spec.options.get("classes"):
             hostless.append(unit.contract.tool_name)
             continue  # no benchmark profile hosts it and no factory is configured: nothing can run it
         groups.setdefault(json.dumps(spec.to_json(), sort_keys=True), (spec, []))[1].append(unit)
@@ -537,7 +538,8 @@ def draft_derived(
     written to `out_dir` for a maintainer to review and keep. Verdicts go on `findings`."""
     if settings.benchmark:
         run_profile(settings)
-    checks = derived_checks(derived_oracles.derive_tools(list(findings)), out_dir)
+    profiles = settings.benchmark != NO_PROFILE
+    checks = derived_checks(derived_oracles.derive_tools(list(findings), profiles=profiles), out_dir)
     profile = run_profile(settings, linted) if not settings.confirm.adapter else None
     run = run_confirm([c.clause_set() for c in checks if c.tool.has_oracles], settings, python=python,
                       progress=progress, profile=profile, linted=linted)
@@ -652,6 +654,10 @@ def summary_lines(run: ConfirmRun) -> list[str]:
                 by_reason.setdefault(why.replace(f"{r.tool}: ", "", 1), []).append(r.tool)
         for why, names in by_reason.items():  # one line per reason: a host that cannot start is one line
             lines.append(f"{label}: UNTESTABLE {', '.join(names)}: {why}")
+    # What a host left out of its snapshots (state with no JSON form): said once, not fatal.
+    notes = dict.fromkeys(n for r in run.reports for n in [*r.hello.get("notes", ()), *(
+        n for p in r.runs for n in p.notes)])
+    lines += [f"confirm: {n}" for n in notes]
     if run.derived:
         unchecked = sum(1 for c in run.derived for f in c.tool.findings if c.why_unchecked(f))
         if unchecked:
@@ -674,6 +680,7 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
     that test it; else, when that contract leaves its field or parameter out on purpose (`left_out`),
     LEFT_OUT with the reason; else with the derived oracle made from it (tier derived, counted apart),
     checked in the same run; else UNCHECKED with why."""
+    bundled = bundled and settings.benchmark != NO_PROFILE  # the bundled contracts are the profiles'
     library = bundled_library_dirs() if bundled else []
     dirs: list[Path | str] = [*library, *settings.contract_dirs, *settings.confirm.contract_dirs,
                               *contract_dirs]
@@ -696,7 +703,8 @@ def confirm(findings: list[Finding], settings: Settings, *, confirm_all: bool = 
             left_out.append((f, contract, entry))
         elif derive and derived_oracles.derivable(f):
             uncovered.append(f)
-    checks = derived_checks(derived_oracles.derive_tools(uncovered), derived_dir(settings, witness_dir))
+    tools = derived_oracles.derive_tools(uncovered, profiles=settings.benchmark != NO_PROFILE)
+    checks = derived_checks(tools, derived_dir(settings, witness_dir))
     # Detection reads the linted files: only when some clause set leaves the adapter to the run's profile.
     needs_profile = not settings.confirm.adapter and (bool(checks) or any(
         not c.adapter.get("name") and default_adapter(c) == "toolkit" for c in chosen))

@@ -73,9 +73,10 @@ from toollint.dynamic.checker import (
 from toollint.dynamic.host import jsondiff
 from toollint.dynamic.probes import Harvest, Plan, Probe, _PreEvaluator, make_plan, params_from_tool
 from toollint.dynamic.protocol import Worker, WorkerError, WorkerEvent
+from toollint.dynamic.restorable import Unrestorable, unrestorable, values_at
 
 from toollint.analysis import StatePath
-from toollint.evidence import Evidence
+from toollint.evidence import Confidence, Evidence
 from toollint.files import guess_module_name
 from toollint.model import Finding
 from toollint.profiles import profile_for_package
@@ -118,6 +119,9 @@ class ArgOracle:
     param: str
     falsy_legal: bool
     basis: Basis
+    # TL104 whose premise that the dropped falsy value is legal rests on no more than a type or a name:
+    # why, said on the clause (`provenance.note`); the clause is then UNTESTABLE `legality_unknown`.
+    legality_unknown: str | None = None
 
 
 @dataclass
@@ -135,6 +139,9 @@ class RoundTripOracle:
     undo: str
     field_path: str  # the analysis's path of the field the partner writes (`db.flights[*]...`)
     basis: Basis
+    # The do's write is one no undo gives back (an id counter, an append-only log), when the snapshot
+    # shows the shape too: then no round trip is demanded (`restorable.py`).
+    keeps: Unrestorable | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,8 @@ class DerivedTool:
     phantoms: list[PhantomOracle] = field(default_factory=list)
     # finding -> why no oracle (or no clause) could be derived for it
     unchecked: dict[int, str] = field(default_factory=dict)
+    # the name the host lists it by, when not its function's (a tool class's `invoke` is `cancel_order`)
+    host_name: str | None = None
 
     @property
     def tool_ref(self) -> str:
@@ -204,15 +213,17 @@ def derivable(finding: Finding) -> bool:
     return finding.code in DERIVED_CODES and bool(finding.tool) and not finding.suppressed
 
 
-def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None = None) -> list[DerivedTool]:
-    """One `DerivedTool` per flagged tool (by file and qualified name), its oracles from its findings."""
+def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None = None, *,
+                 profiles: bool = True) -> list[DerivedTool]:
+    """One `DerivedTool` per flagged tool (by file and qualified name), its oracles from its findings.
+    `profiles=False` (`benchmark = "none"`): no profile's adapter or hints, the configured host only."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for f in findings:
         if derivable(f):
             groups.setdefault((f.path, str(f.tool)), []).append(f)
     out = []
     for (path, qualname), group in groups.items():
-        tool = _tool(path, qualname, read)
+        tool = _tool(path, qualname, read, profiles)
         if tool is None:
             continue
         tool.findings = group
@@ -222,7 +233,8 @@ def derive_tools(findings: Iterable[Finding], read: Callable[[str], str] | None 
     return out
 
 
-def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> DerivedTool | None:
+def _tool(path: str, qualname: str, read: Callable[[str], str] | None, profiles: bool = True
+          ) -> DerivedTool | None:
     try:
         text = read(path) if read is not None else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -240,8 +252,10 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> Derive
     else:
         package, rel = None, str(file)
     src = ToolSource(file, rel, package or "", module, qualname, text)
-    profile = profile_for_package(package)
+    profile = profile_for_package(package) if profiles else None
     adapter = _adapter_hints(src, fn, source.tree)
+    if not profiles:  # the configured adapter serves it, whatever package it is in
+        adapter = {k: v for k, v in adapter.items() if k in ("depends", "frame")}
     start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
     return DerivedTool(
         fn.name,
@@ -255,7 +269,7 @@ def _tool(path: str, qualname: str, read: Callable[[str], str] | None) -> Derive
         fn.end_lineno or fn.lineno,
         list(tool_parameters(fn, source.tree)),
         adapter,
-        profile.name if profile is not None else (package or "project"),
+        profile.name if profile is not None else (package or "project") if profiles else "none",
     )
 
 
@@ -270,14 +284,17 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
             return
         fn = tool.source.function(tool.qualname)
         annotation = tool_parameters(fn, tool.source.tree)[param].annotation if fn is not None else None
-        legal = finding.code == "TL104" or falsy_legal(annotation)
+        unknown = legality_unknown(evidence) if finding.code == "TL104" else None
+        # TL103 states no premise about falsy values: only a `bool`'s False is legal by its schema alone
+        legal = unknown is None if finding.code == "TL104" else falsy_legal(annotation) and any(
+            isinstance(n, ast.Name) and n.id == "bool" for n in ast.walk(annotation or ast.Constant(None)))
         existing = next((a for a in tool.args if a.param == param), None)
         if existing is not None:
             existing.falsy_legal = existing.falsy_legal or legal
             tool.note(finding, f"tested by arg.{param}, derived from the {existing.basis.code} on line "
                                f"{existing.basis.line}")
             return
-        tool.args.append(ArgOracle(param, legal, Basis.of(finding, lines)))
+        tool.args.append(ArgOracle(param, legal, Basis.of(finding, lines), unknown))
     elif finding.code == "TL102":
         guard = _guard(evidence, finding.line, lines)
         if isinstance(guard, str):
@@ -296,7 +313,13 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
         do, undo = (
             (partner_name, tool.name) if props.get("role", "undo") == "undo" else (tool.name, partner_name)
         )
-        tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines)))
+        keeps = None
+        writer = tool.source.function(partner)
+        if do == partner_name and writer is not None and finding.related and tool.source.tree is not None:
+            leaf = StatePath.parse(field_path).leaf
+            if leaf:
+                keeps = unrestorable(tool.source.tree, writer, finding.related[0].line, leaf)
+        tool.round_trips.append(RoundTripOracle(do, undo, field_path, Basis.of(finding, lines), keeps))
     elif finding.code == "TL101":
         reply = _returned(tool, finding.line)
         if reply is None:
@@ -315,6 +338,21 @@ def _derive(tool: DerivedTool, finding: Finding) -> None:
                                "said to ask for a write")
             return
         tool.phantoms.append(PhantomOracle(reply, writes, Basis.of(finding, lines, "return")))
+
+
+def legality_unknown(evidence: Evidence) -> str | None:
+    """Why a TL104's falsy value cannot be probed as a legal input, or None when it can: only the
+    benchmark's data, schema or code (or the tool's own docstring, which the agent reads) establishes
+    that an agent may send it. A value legal by its type alone (an empty IBAN is a `str`) is no probe
+    of legal input, and an oracle sending it would confirm its own premise."""
+    premise = evidence.deciding
+    if premise is None:
+        return "the finding states no premise that the falsy value is legal"
+    if premise.confidence > Confidence.LOW:
+        return None
+    return (f"{premise.describe()} ({premise.kind.value} evidence only): neither the benchmark's data, its "
+            f"schema nor its code establishes that an agent may send it (a kept contract that knows it is "
+            f"says `falsy_legal: true`)")
 
 
 def _guard(
@@ -707,6 +745,7 @@ class DerivedClause:
     predicate: str | None = None
     description: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None  # provenance.note: what a maintainer should know before keeping the clause
 
 
 def render(tool: DerivedTool, clauses: Sequence[DerivedClause]) -> str:
@@ -754,6 +793,8 @@ def render(tool: DerivedTool, clauses: Sequence[DerivedClause]) -> str:
         if b.kind:
             out.append(f"      kind: {b.kind}")
         out += [f"      line: {b.line}", f"      quote: {_q(b.quote)}"]
+        if c.note:
+            out.append(f"      note: {_q(c.note)}")
     return "\n".join(out) + "\n"
 
 
@@ -780,12 +821,16 @@ def static_clauses(tool: DerivedTool, pristine: Any, meta: dict[str, Any]) -> Re
         if params and a.param not in params:
             out.unresolved[a.basis] = f"the host does not list `{a.param}` among the tool's parameters"
             continue
-        out.clauses.append(DerivedClause(f"arg.{a.param}", a.basis, extra={"falsy_legal": a.falsy_legal}))
+        out.clauses.append(DerivedClause(f"arg.{a.param}", a.basis, extra={"falsy_legal": a.falsy_legal},
+                                         note=a.legality_unknown))
     used: set[str] = set()
     for rt in tool.round_trips:
         segs = resolve_path(rt.field_path, pristine)
         if segs is None:
             out.unresolved[rt.basis] = f"the field `{rt.field_path}` is not in the state snapshot"
+            continue
+        if rt.keeps is not None and rt.keeps.holds_on(values_at(pristine, segs)):
+            out.unresolved[rt.basis] = rt.keeps.why
             continue
         cid = f"eff.undoes_{_slug(rt.do, 24)}_{_slug(segs[-1], 24)}"
         while cid in used:
@@ -898,7 +943,7 @@ def watched_clauses(
             tried += 1
             run = run_probe(
                 worker,
-                Probe("search", dict(args), tool=tool.name),
+                Probe("search", dict(args), tool=tool.host_name or tool.name),
                 pristine,
                 pristine_hash,
                 tags,
@@ -1063,7 +1108,7 @@ class GuardLine:
             yield cls(None, clause.id)
             return
         # The point is the comment's line: the watch fires on the first line run at or past it.
-        spec = {"function": report.tool.rsplit(".", 1)[-1], "file": report.contract.source.file,
+        spec = {"function": report.contract.tool_name, "file": report.contract.source.file,
                 "params": sorted(plan.params), "points": [{"id": clause.id, "line": prov.line,
                                                            "condition": condition}]}
         try:
@@ -1372,6 +1417,7 @@ def settle(check: DerivedCheck, report: ToolReport, session: HostSession, option
     load it, and put it on `report` to be checked like any contract, the round trips and extra
     violating calls coming from `Hooks`; or say on `report.error` why it does not load."""
     tool, worker, meta = check.tool, session.worker, report.meta
+    tool.host_name = report.tool  # the name the host lists it by (checker.check_group matched it)
     pristine, pristine_hash, tags = session.pristine, session.pristine_hash, session.tags
     resolved = static_clauses(tool, pristine, meta)
     first, errors = load_derived(render(tool, resolved.clauses), check.path)

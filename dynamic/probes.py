@@ -528,7 +528,11 @@ def make_plan(contract: Contract, tool_meta: dict[str, Any], pristine: Any,
         values = ([current] if current is not None else []) + [v for v in harvested if v and legal(v)][
             :ARG_VALUES
         ]
-        if arg_clause is not None and arg_clause.falsy_legal is False:
+        # A derived contract sends a falsy value as a legal input only where a clause says it is legal
+        # (TL104's data/schema/code premise), or for a bool, whose False its signature declares.
+        unproven = contract.derived and not (arg_clause is not None and arg_clause.falsy_legal) \
+            and "boolean" not in params[name].types
+        if (arg_clause is not None and arg_clause.falsy_legal is False) or unproven:
             pass
         elif params[name].falsy_values:
             falsy_args.append(name)

@@ -80,25 +80,13 @@ import re
 from collections.abc import Iterator
 
 from toollint.analysis import FunctionSummary, StateAccess, ToolInfo
-from toollint.analysis.vocabulary import CONNECTIVES, PARTNERS, VERB_PAIRS
+from toollint.analysis.vocabulary import PARTNERS, VERB_PAIRS, split_name
 from toollint.context import ModuleContext
 from toollint.evidence import Evidence, EvidenceKind, Premise
 from toollint.model import Finding, RelatedLocation
 from toollint.registry import rule
 
 PAIR_ORDER = frozenset(VERB_PAIRS)  # (do, undo): which side of a pair a tool is
-
-
-def split_name(name: str) -> tuple[str, frozenset[str]] | None:
-    """`check_in_passenger` -> ("check_in", {"passenger"}); nouns are singularised, connectives
-    dropped, so `invite_user_to_slack` and `remove_user_from_slack` share {"user", "slack"}."""
-    parts = name.lower().strip("_").split("_")
-    for size in (2, 1):
-        verb = "_".join(parts[:size])
-        if verb in PARTNERS and len(parts) > size:
-            nouns = {p[:-1] if p.endswith("s") and len(p) > 3 else p for p in parts[size:]} - CONNECTIVES
-            return verb, frozenset(nouns)
-    return None
 
 
 def covers(partner: FunctionSummary, path: str) -> bool:

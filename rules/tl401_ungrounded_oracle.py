@@ -15,7 +15,10 @@ leave. Two bases fire:
 
 A grader that reads the written state back (or reads any in-memory state its write would change)
 is silent, and so is one that looks for a write in the record only to fail when it is there
-("nothing should be ordered").
+("nothing should be ordered"). So is one that credits a write together with the call that undoes it
+(`invite_user_to_slack`, then `remove_user_from_slack`: verb partners on the same nouns): the final
+state cannot show a write the run took back, and the record is the only basis there is (basis
+`undone_in_run` in `--show-graders`).
 
 ## Why is this bad?
 

@@ -46,6 +46,11 @@ def test_one_contract_per_flagged_tool_saying_what_it_confirms(drafted: tuple[Pa
     assert "confirms TL203 eff.undoes_hold_funds_balance" in release
     withdraw = next(line for line in lines if "Bank.withdraw.yaml" in line)
     assert withdraw.endswith("CONFORMS: confirms nothing, the findings it tests are refuted")
+    # "" legal for a nickname or an e-mail by their `str` annotation alone: sent as legal, it would confirm
+    # the finding's own premise; the clauses are kept, untested, saying why
+    contact = next(line for line in lines if "Bank.update_contact.yaml" in line)
+    assert contact.endswith("CONFORMS: confirms nothing; not tested: arg.nickname (legality_unknown), "
+                            "arg.email (legality_unknown)")
 
 
 def test_what_it_writes_loads_and_checks_clean(drafted: tuple[Path, int, str, str]) -> None:

@@ -53,11 +53,12 @@ def test_tool_errors_and_bad_arguments_are_results_not_failures(worker: Worker) 
     assert bad["status"] == "validation_error"
 
 
-def test_unserialisable_state_is_a_clear_error_and_the_worker_survives(worker: Worker) -> None:
-    with pytest.raises(WorkerError) as info:
-        worker.request("probe", tool="attach_handle", args={"account_id": "A1"})
-    assert info.value.kind == "snapshot_not_json"
-    assert "state at /accounts/0/handle is not JSON-serialisable (a object)" in str(info.value)
+def test_unserialisable_state_is_left_out_and_said_and_the_worker_goes_on(worker: Worker) -> None:
+    resp = worker.request("probe", tool="attach_handle", args={"account_id": "A1"})
+    assert resp["result"]["status"] == "ok"
+    assert "handle" not in resp["post"]["accounts"][0]  # the rest of the state is still compared
+    notes = worker.request("hello")["notes"]
+    assert "state at /accounts/0/handle has no JSON form (object): left out of every snapshot" in notes
     assert worker.request("probe", tool="add_note", args={"text": "x"})["result"]["status"] == "ok"
 
 

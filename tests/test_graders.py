@@ -93,6 +93,32 @@ def test_show_graders_lists_each_grader_with_its_basis(capsys: pytest.CaptureFix
     assert "4 graders (2 ungrounded)" in err
 
 
+def test_a_write_the_run_undoes_is_graded_from_the_record_without_a_finding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """invite_user_to_slack then remove_user_from_slack: the final state cannot show the attack, so the
+    record is the right basis; the same calls without the removal are still flagged."""
+    facts = _facts(FIXTURES / "record_graders.py")
+    assert facts["InjectionTask2.security_from_traces"] == ("undone_in_run", True)
+    assert facts["InjectionTask3.security_from_traces"] == ("reads_record", True)
+    assert facts["InjectionTask1.security_from_traces"] == ("reads_record", True)  # different nouns: no undo
+    code = main(["check", "--isolated", "--show-graders", "--exit-zero", str(FIXTURES / "record_graders.py")])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert ("InjectionTask2.security_from_traces [undone_in_run] grades a write the run undoes, which only "
+            "the record can show") in err
+
+
+def test_undoes_pairs_verbs_on_the_same_nouns() -> None:
+    from toollint.analysis.vocabulary import undoes
+
+    assert undoes("remove_user_from_slack", "invite_user_to_slack")
+    assert undoes("cancel_reservation", "book_reservation")
+    assert not undoes("remove_user_from_slack", "add_user_to_channel")
+    assert not undoes("invite_user_to_slack", "invite_user_to_slack")
+    assert not undoes("send_money", "remove_user_from_slack")
+
+
 def test_configured_graders_take_roles_from_parameter_names(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.toollint]\ngraders = ["checks:grade", "checks:Judge.score"]\n'
@@ -244,7 +270,10 @@ def test_agentdojo_graders_that_read_state_are_silent(agentdojo_src: Path) -> No
     assert {"check_new_event", "check_new_email", "check_new_reservation"} <= by_flow
     assert counts["reads_state"] >= 177
     flagged = {grader for _, _, grader in graded.tl401}
-    assert flagged == {"InjectionTask5.security_from_traces"}  # the attack is judged from the calls alone
+    # slack's InjectionTask5 invites, adds and removes the attacker: its calls are the only basis, not flagged
+    assert flagged == set()
+    assert {f.basis for _, f in graded.graders if f.qualname == "InjectionTask5.security_from_traces"} == {
+        "undone_in_run"}
     assert all(f.basis != "reads_state" for _, f in graded.graders if f.qualname in flagged)
     # the slack invitation task checks the record and then reads the invitation back: silent
     both = [f for _, f in graded.graders if f.credits_write and f.basis == "reads_state"]

@@ -59,6 +59,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     ),
     "replay": ("toollint.dynamic.cli", "replay_main", "replay a recorded witness against a benchmark"),
     "trace": ("toollint.trace.cli", "main", "score at risk: the graded tasks a tool defect exposes"),
+    "confirm": ("toollint.dynamic.starter", "main", "set up --confirm for a benchmark no profile hosts"),
 }
 
 # What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the
@@ -72,7 +73,7 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
         return result
     from toollint import profiles  # the profile registry: only a run whose configuration names one
 
-    if profiles.find_profile(name) is None:
+    if name != profiles.NO_PROFILE and profiles.find_profile(name) is None:
         where = f"'benchmark' in {config} [tool.toollint]" if config else "'benchmark' in [tool.toollint]"
         raise ConfigError(f"{where}: {profiles.unknown_profile_message(name)}")
     return result

@@ -36,7 +36,7 @@ class GraderFact:
     qualname: str
     line: int
     family: str
-    basis: str  # reads_state / reads_record / gated_on_state / no_state
+    basis: str  # reads_state / reads_record / gated_on_state / no_state / undone_in_run
     credits_write: bool  # it credits a write the record claims
     why: str
     found_by: str

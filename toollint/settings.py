@@ -114,6 +114,11 @@ class ConfirmSettings:
         "reset",
         "tools",
         "clock_modules",
+        "classes",
+        "load",
+        "scenario",
+        "tool_classes",
+        "call",
     )
 
     adapter: str | None = None  # a benchmark profile's name, toolkit, or a path to an adapter file
@@ -133,6 +138,15 @@ class ConfirmSettings:
     reset: str | None = field(default=None, metadata=meta(check=_one_of("rebuild", "deepcopy")))
     tools: list[str] | None = None
     clock_modules: list[str] | None = None
+    # Instead of a factory: toolkit classes built with no arguments, one instance each (API classes),
+    # each then given `scenario` (default {}) by its loader method `load` (`_load_scenario`), if set.
+    classes: list[str] | None = None
+    load: str | None = None
+    scenario: dict[str, Any] | None = None
+    # Tools that are classes whose static method `call` (default `invoke`) takes the state first:
+    # `Tool.invoke(data, ...)`; the state is what `factory` returns (a data loader).
+    tool_classes: list[str] | None = None
+    call: str | None = None
 
     def adapter_options(self) -> dict[str, Any]:
         """The toolkit-adapter keys that were set, for the host."""

@@ -126,6 +126,12 @@ class Shims:
         proxy.__dict__.update(_dt.__dict__)
         proxy.datetime = FrozenDateTime  # type: ignore[attr-defined]
         proxy.date = FrozenDate  # type: ignore[attr-defined]
+        # `time.time()` too: ids and stamps made from it differed between workers (every clause FLAKY).
+        epoch = FROZEN_NOW.replace(tzinfo=_dt.timezone.utc).timestamp()
+        clock = types.ModuleType("time")
+        clock.__dict__.update(time.__dict__)
+        clock.time = lambda: epoch  # type: ignore[attr-defined]
+        clock.time_ns = lambda: int(epoch * 1e9)  # type: ignore[attr-defined]
         patched = 0
         for name, module in list(sys.modules.items()):
             if module is None or not any(name == p or name.startswith(p + ".") for p in module_prefixes):
@@ -139,6 +145,12 @@ class Shims:
                     patched += 1
                 elif value is _dt.date:
                     setattr(module, attr, FrozenDate)
+                    patched += 1
+                elif value is time:
+                    setattr(module, attr, clock)
+                    patched += 1
+                elif value is time.time or value is time.time_ns:
+                    setattr(module, attr, getattr(clock, value.__name__))
                     patched += 1
         if patched:
             self.installed.append("clock")
@@ -296,6 +308,9 @@ class Host:
                 out["pre"] = pre
         out["reset_hash"] = self.op_reset({})["state_hash"]
         out["pristine_hash"] = self.pristine_hash
+        notes = getattr(self.adapter, "snapshot_notes", None)  # state an adapter left out of snapshots
+        if callable(notes) and notes():
+            out["notes"] = notes()
         return out
 
     def serve(self, inp: Any, out: Any) -> None:

@@ -57,12 +57,14 @@ from toollint.analysis.vocabulary import (
     OUTCOME_FIELD,
     SUCCESS_WORDS,
     is_write_verb,
+    undoes,
 )
 
 Role = Literal["state", "before", "record"]
-BasisName = Literal["reads_state", "reads_record", "gated_on_state", "no_state"]
+BasisName = Literal["reads_state", "reads_record", "gated_on_state", "no_state", "undone_in_run"]
 BASIS_WORDS: dict[str, str] = {
     "reads_state": "reads state",
+    "undone_in_run": "grades a write the run undoes, which only the record can show",
     "reads_record": "reads the record",
     "gated_on_state": "gated on state but grades the write from the record",
     "no_state": "reads no live state and credits no write",
@@ -190,7 +192,21 @@ class GraderFlow:
         return frozenset(r.resource for r in self.reads if r.resource)
 
     @property
+    def undone(self) -> tuple[Claim, Claim] | None:
+        """A credited write the record is searched for together with the call that undoes it
+        (`invite_user_to_slack`, then `remove_user_from_slack`): the final state cannot show a write
+        the run took back, so the record is the only basis there is (and the right one)."""
+        credited = set(self.credited_claims)
+        tools = [c for c in self.claims if c.kind == "tool"]
+        for do, undo in itertools.permutations(tools, 2):
+            if (do in credited or undo in credited) and undoes(undo.text, do.text):
+                return do, undo
+        return None
+
+    @property
     def basis(self) -> BasisName:
+        if self.credited and self.undone:
+            return "undone_in_run"
         return decide_basis(bool(self.credited), [r.resource for r in self.reads], self.targets)
 
 

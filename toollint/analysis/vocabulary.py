@@ -333,3 +333,21 @@ for _a, _b in VERB_PAIRS:
     PARTNERS[_b] = PARTNERS.get(_b, frozenset()) | {_a}
 # Words between a verb and its noun that do not name the noun (`invite_user_to_slack`).
 CONNECTIVES = frozenset({"to", "from", "in", "into", "on", "of", "for", "a", "an", "the", "at", "by", "with"})
+
+
+def split_name(name: str) -> tuple[str, frozenset[str]] | None:
+    """`check_in_passenger` -> ("check_in", {"passenger"}); nouns are singularised, connectives
+    dropped, so `invite_user_to_slack` and `remove_user_from_slack` share {"user", "slack"}."""
+    parts = name.lower().strip("_").split("_")
+    for size in (2, 1):
+        verb = "_".join(parts[:size])
+        if verb in PARTNERS and len(parts) > size:
+            nouns = {p[:-1] if p.endswith("s") and len(p) > 3 else p for p in parts[size:]} - CONNECTIVES
+            return verb, frozenset(nouns)
+    return None
+
+
+def undoes(undo: str, do: str) -> bool:
+    """`remove_user_from_slack` undoes `invite_user_to_slack`: verb partners on the same nouns."""
+    a, b = split_name(undo), split_name(do)
+    return a is not None and b is not None and a[0] in PARTNERS[b[0]] and a[1] == b[1]

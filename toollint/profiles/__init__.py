@@ -121,7 +121,14 @@ def get_profile(name: str) -> Profile:
     found = find_profile(name)
     if found is not None:
         return found
+    if name == NO_PROFILE:
+        raise ProfileError(f'benchmark = "{NO_PROFILE}" uses no profile, and this needs one')
     raise ProfileError(unknown_profile_message(name))
+
+
+# `benchmark = "none"`: the run uses no profile at all (no detection, no profile's adapter, hints or
+# bundled contracts for derived oracles): a benchmark set up by hand or by `toollint confirm init`.
+NO_PROFILE = "none"
 
 
 def unknown_profile_message(name: str) -> str:
@@ -223,6 +230,8 @@ def select_profile(
     """The run's profile: the one `benchmark` names, else the one detected from `paths` (or None).
 
     An unknown `benchmark` is a ProfileError naming `where` it was set (a config file and key)."""
+    if benchmark == NO_PROFILE:
+        return None
     if benchmark:
         found = find_profile(benchmark)
         if found is None:

@@ -311,7 +311,9 @@ def ungrounded_oracle(
     if any(flow is None for _, flow in flows):
         return None
     actions = [s for s in task.sites if s.kind == "record" and s.how == "action"]
-    credited = [(ref, d) for ref, flow in flows if flow is not None for d in flow.credited]
+    # a write the run itself undoes is graded from the record by necessity (GraderFlow.undone)
+    credited = [(ref, d) for ref, flow in flows if flow is not None and flow.undone is None
+                for d in flow.credited]
     reads: list[str | None] = [r.resource for _, flow in flows if flow is not None for r in flow.reads]
     reads += [None for s in task.sites if s.live_state]
     targets = frozenset().union(*(flow.targets for _, flow in flows if flow is not None))
