@@ -429,7 +429,7 @@ class _Discoverer:
         return "generic" if _is_tool_word(name) else None
 
     def consider(self, fn: FunctionNode, scope: _Scope) -> None:
-        for finder in FINDERS:
+        for finder in METHOD_FINDERS if scope.cls is not None else FUNCTION_FINDERS:
             if finder(self, fn, scope):
                 return
 
@@ -1033,6 +1033,12 @@ FINDERS: tuple[Finder, ...] = (
     _by_configuration,
     _by_request_kind,
     _by_name_chain,
+)
+# The finders that can take a method, and those that can take a function outside a class (each of the
+# others answers "no" at once there): asked of every function, the calls left out add up.
+METHOD_FINDERS = tuple(f for f in FINDERS if f not in (_by_registration, _by_registry, _by_docstring_schema))
+FUNCTION_FINDERS = tuple(
+    f for f in FINDERS if f not in (_by_base_class, _by_toolkit_class, _by_described_class, _by_name_dispatch)
 )
 
 
