@@ -65,11 +65,11 @@ def test_no_authored_contract_ran_and_the_derived_rows_are_counted_apart(run: Ru
     derived = next(
         line for line in summary if line.startswith("confirm: derived oracles: ") and "tool(s)" in line
     )
-    # The third, banking_knowledge's example tool (TL101: nothing written at all), needs a package
-    # the venv lacks (rank_bm25): UNTESTABLE, said so, not a verdict. (suspend_line's logged `reason`
+    # Two tools: refuel_data and cancel_reservation. (banking_knowledge's example tool is not flagged
+    # since its "executed successfully" reply claims only that it ran; suspend_line's logged `reason`
     # rests on a low-confidence premise since issue 21: not reported by default, no oracle.)
     assert re.search(
-        r"confirm: derived oracles: 3 tool\(s\): 2 VIOLATES, 0 FLAKY, 0 CONFORMS, 1 UNTESTABLE", derived
+        r"confirm: derived oracles: 2 tool\(s\): 2 VIOLATES, 0 FLAKY, 0 CONFORMS, 0 UNTESTABLE", derived
     )
 
 

@@ -111,8 +111,8 @@ def _one_trial(folder: Path) -> list[str]:
     return lost
 
 
-# 20 trials is the slow run; three in the default run keep a sample.
-TRIALS = [pytest.param(3, id="3-trials"), pytest.param(20, id="20-trials", marks=pytest.mark.slow)]
+# 20 trials is the slow run; one in the default run keeps a sample (a trial is ~30 s under load).
+TRIALS = [pytest.param(1, id="1-trial"), pytest.param(20, id="20-trials", marks=pytest.mark.slow)]
 
 
 @pytest.mark.timeout(900)

@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from toollint.analysis.dispatch import (
     KindBranch,
@@ -73,23 +73,24 @@ CONTEXT_HOPS = frozenset({"request_context"})
 # `func_name == "search"`: a variable compared with a string (the finder reads the syntax; this is the
 # text test)
 _EQUALS_STRING = re.compile(r"==\s*['\"]")
+_NAME_EQUALS = re.compile("name ?==")
 _WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
 _MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
 # Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
-_HTTP_VERB_TEXT = re.compile(r"""['"](?:GET|POST|PUT|PATCH|DELETE)\b""")
+_HTTP_VERB = re.compile(r"(?:GET|POST|PUT|PATCH|DELETE)\b")
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _verb_lines(source: str) -> list[int]:
-    """The lines of the HTTP verb literals of a module, in order. Plain substring tests first: most
-    modules name no verb, and `in` is far cheaper than the expression's scan."""
-    if not any(verb in source for verb in ("GET", "POST", "PUT", "PATCH", "DELETE")):
-        return []
+    """The lines of the HTTP verb literals (`"GET`) of a module, in order. The verbs are searched for
+    bare, then those after a quote kept: a search for the quote first stops at every string."""
     lines: list[int] = []
     line, last = 1, 0
-    for m in _HTTP_VERB_TEXT.finditer(source):
+    for m in _HTTP_VERB.finditer(source):
+        if source[m.start() - 1:m.start()] not in ("'", '"'):
+            continue
         line += source.count("\n", last, m.start())
         last = m.start()
         lines.append(line)
@@ -296,35 +297,15 @@ class _Discoverer:
         self.state_params = set(settings.state_roots)
         self.found = Discovery()
         self.taken: set[int] = set()
-        self.registered = self._registered_functions()
-        self.handlers = self._keyword_handlers()
         self.directory = (
             os.path.dirname(os.path.abspath(module.path)) if module is not None and module.path else ""
         )
-        self.dispatches = self._name_dispatches()
-        self.registry_members = self._registry_members()
-        self.docstring_declared = docstring_schema_functions(tree)
-        # names a function-calling schema of this module's package shows the model (read once per directory)
-        self.package_declared: frozenset[str] = package_declarations(self.directory) if self.directory \
-            else frozenset()
+        # the per-module tables (`registered`, `dispatches`, `package_declared`, ...) are worked out when a
+        # function first asks for them: a module of classes alone never asks for the module functions'
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
-        # a cheap text test first: most modules compare no name with `==`
-        self.may_name_chain = (
-            source is None
-            or ("name ==" in source or "name==" in source)
-            and any(
-                (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start()))
-                and called_name_subject(w.group(1))
-                for m in _EQUALS_STRING.finditer(source)
-            )
-        )
-        self.may_context_state = source is None or any(a in source for a in CONTEXT_STATE_ATTRS)
-        self.may_describe = (
-            source is None
-            or any(w in source for w in (*API_DESCRIPTIONS, *SCENARIO_LOADERS))
-            or ("description" in source and any(w in source for w in CALL_PARAMETERS))
-        )
+        # (the text tests `may_name_chain`, `may_context_state`, `may_describe` too: each scan of the text
+        # costs as much as a small module's walk)
         self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
                                       for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
@@ -334,13 +315,73 @@ class _Discoverer:
             None  # (how the class describes itself, its tool method)
         )
         self.class_bases: list[Resolved | str] | None = None
-        # lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
-        # of them fall inside it (most modules have none)
-        self.verb_lines: list[int] | None = None if source is None else _verb_lines(source)
+
+    @cached_property
+    def may_name_chain(self) -> bool:
+        source = self.source  # a cheap text test first: most modules compare no name with `==`
+        return (
+            source is None
+            or _NAME_EQUALS.search(source) is not None  # (`name ==` or `name==`: one scan, not two)
+            and any(
+                (w := _WORD_BEFORE.search(source, max(0, m.start() - 60), m.start()))
+                and called_name_subject(w.group(1))
+                for m in _EQUALS_STRING.finditer(source)
+            )
+        )
+
+    @cached_property
+    def may_annotate(self) -> bool:
+        """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
+        return self.source is None or "Annotated" in self.source
+
+    @cached_property
+    def may_context_state(self) -> bool:
+        return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
+
+    @cached_property
+    def may_describe(self) -> bool:
+        source = self.source
+        return (
+            source is None
+            or any(w in source for w in _DESCRIBES_TEXT)
+            or ("description" in source and any(w in source for w in _CALL_PARAMETERS_TEXT))
+        )
+
+    @cached_property
+    def registered(self) -> dict[str, tuple[str, str]]:
+        return self._registered_functions()
+
+    @cached_property
+    def handlers(self) -> dict[str, tuple[str, str]]:
+        return self._keyword_handlers()
+
+    @cached_property
+    def dispatches(self) -> tuple[NameDispatch, ...]:
+        return self._name_dispatches()
+
+    @cached_property
+    def registry_members(self) -> dict[str, tuple[str, int]]:
+        return self._registry_members()
+
+    @cached_property
+    def docstring_declared(self) -> dict[str, str]:
+        return docstring_schema_functions(self.tree)
+
+    @cached_property
+    def package_declared(self) -> frozenset[str]:
+        """Names a function-calling schema of this module's package shows the model (read once per
+        directory)."""
+        return package_declarations(self.directory) if self.directory else frozenset()
+
+    @cached_property
+    def verb_lines(self) -> list[int] | None:
+        """Lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
+        of them fall inside it (most modules have none)."""
+        return None if self.source is None else _verb_lines(self.source)
 
     # -- one function ------------------------------------------------------------------------------
     def roots(self, fn: FunctionNode, scope: _Scope) -> dict[str, str]:
-        roots = depends_roots(fn, self.aliases, self.patterns.state_annotations)
+        roots = depends_roots(fn, self.aliases, self.patterns.state_annotations) if self.may_annotate else {}
         for a in all_args(fn):
             if a.arg in self.state_params:
                 roots.setdefault(a.arg, a.arg)
@@ -388,7 +429,7 @@ class _Discoverer:
         return "generic" if _is_tool_word(name) else None
 
     def consider(self, fn: FunctionNode, scope: _Scope) -> None:
-        for finder in FINDERS:
+        for finder in METHOD_FINDERS if scope.cls is not None else FUNCTION_FINDERS:
             if finder(self, fn, scope):
                 return
 
@@ -651,6 +692,8 @@ def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
 
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_annotate:
+        return False
     if scope.cls is not None and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
         return False
     roots = depends_roots(fn, d.aliases, d.patterns.state_annotations)
@@ -784,6 +827,10 @@ SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
 # Class attributes giving one call's parameters, beside `description`; the method that serves the call.
 CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
 CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
+# The text each of API_DESCRIPTIONS and SCENARIO_LOADERS (and of CALL_PARAMETERS) holds: one scan a word
+# (`_api_description` holds `api_description`, `input_parameters` holds `parameters`).
+_DESCRIBES_TEXT = ("api_description", "load_scenario")
+_CALL_PARAMETERS_TEXT = ("parameters", "input_schema", "inputSchema")
 
 
 def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
@@ -830,8 +877,10 @@ def _by_name_dispatch(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function a module-level registry maps a name to, looked up by a name that is not a literal."""
+    if scope.cls is not None or scope.outer:
+        return False
     hit = d.registry_members.get(fn.name)
-    if hit is None or scope.cls is not None or scope.outer:
+    if hit is None:
         return False
     registry, line = hit
     d.add(fn, scope, "generic", f"in registry `{registry}`, looked up by name at line {line}")
@@ -840,8 +889,10 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A module function the module turns into a function-calling schema from its docstring."""
+    if scope.cls is not None or scope.outer:
+        return False
     builder = d.docstring_declared.get(fn.name)
-    if builder is None or scope.cls is not None or scope.outer:
+    if builder is None:
         return False
     d.add(fn, scope, "generic",
           f"declared to the model by `{builder}(...)`, a schema built from its docstring")
@@ -851,7 +902,7 @@ def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
 def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function (or public method) whose name a function-calling schema of its package declares to
     the model."""
-    if fn.name not in d.package_declared or fn.name.startswith("_") or scope.outer:
+    if fn.name.startswith("_") or scope.outer or fn.name not in d.package_declared:
         return False
     d.add(
         fn,
@@ -863,8 +914,10 @@ def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if scope.cls is not None:
+        return False
     hit = d.registered.get(fn.name)
-    if hit is None or scope.cls is not None:
+    if hit is None:
         return False
     family, call = hit
     d.add(fn, scope, family, f"registered by `{call}({fn.name})`")
@@ -980,6 +1033,12 @@ FINDERS: tuple[Finder, ...] = (
     _by_configuration,
     _by_request_kind,
     _by_name_chain,
+)
+# The finders that can take a method, and those that can take a function outside a class (each of the
+# others answers "no" at once there): asked of every function, the calls left out add up.
+METHOD_FINDERS = tuple(f for f in FINDERS if f not in (_by_registration, _by_registry, _by_docstring_schema))
+FUNCTION_FINDERS = tuple(
+    f for f in FINDERS if f not in (_by_base_class, _by_toolkit_class, _by_described_class, _by_name_dispatch)
 )
 
 

@@ -548,14 +548,29 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
         if suffix != ".py" or "getattr(" not in text:
             continue
         for m in _GETATTR_BY_VARIABLE.finditer(text):
-            obj = m.group(1)
-            bound = None
-            for b in re.finditer(rf"\b{re.escape(obj)}\s*=\s*(?:\w+\.)*([A-Z]\w*)\(", text[:m.start()]):
-                bound = b.group(1)
+            bound = _last_binding(text, m.group(1), m.start())
             if bound is not None:
                 line = text.count("\n", 0, m.start()) + 1
                 out.append(NameDispatch(bound, name, line, m.group(0)))
     return tuple(dict.fromkeys(out))
+
+
+def _last_binding(text: str, obj: str, end: int) -> str | None:
+    """The class of the last `obj = [mod.]Class(` before `end`: `obj` searched for as its literal text,
+    the word boundary before it checked after (a pattern opening with a word boundary has no prefix to
+    skip ahead to, and steps through every character)."""
+    pattern = re.compile(rf"{re.escape(obj)}\s*=\s*(?:\w+\.)*([A-Z]\w*)\(")
+    bound: str | None = None
+    pos = 0
+    while (b := pattern.search(text, pos, end)) is not None:
+        if b.start() > 0 and _WORD_CHAR.match(text, b.start() - 1):
+            pos = b.start() + 1  # `xapi = ...`: not a binding of `api`
+            continue
+        bound, pos = b.group(1), b.end()
+    return bound
+
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 # A dict literal declaring a function to the model: `{"name": "get_relations", "parameters": {...}}`.

@@ -266,6 +266,9 @@ VERDICT_GOLD_WORDS = frozenset({"gold", "golden", "ground", "truth", "expected",
 _HINT_TEXT = ("check", "grade", "eval", "reward", "score", "judge", "verify", "compare", "correct",
               "accuracy", "match", "metric")
 _GOLD_TEXT = ("gold", "ground", "truth", "expected", "gt", "possible", "oracle", "reference", "solution")
+# each tuple as one search (`any(w in text for w in ...)` costs a frame per word, asked of every function)
+_HINT_SEARCH = re.compile("|".join(_HINT_TEXT)).search
+_GOLD_SEARCH = re.compile("|".join(_GOLD_TEXT)).search
 # on lower-cased text; `gt` alone (`gt_hash`, not `length`)
 _GOLD_WORD = re.compile("gold|ground|truth|expected|(?<![a-z])gt(?![a-z])|possible|oracle|reference|solution")
 
@@ -302,9 +305,8 @@ def verdict_flow(fn: FunctionNode, names_gold: Callable[[FunctionNode], bool] | 
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     # a text test first: most functions have neither a hint in their name nor a gold parameter
     name = fn.name.lower()
-    hinted = any(w in name for w in _HINT_TEXT) and bool(_words(fn.name) & VERDICT_NAME_WORDS)
-    joined = " ".join(params).lower()
-    if not hinted and not any(w in joined for w in _GOLD_TEXT):
+    hinted = _HINT_SEARCH(name) is not None and bool(_words(fn.name) & VERDICT_NAME_WORDS)
+    if not hinted and _GOLD_SEARCH(" ".join(params).lower()) is None:
         return None
     if _abstract(fn) or (names_gold is not None and not names_gold(fn)):
         return None
