@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from toollint.settings import Settings
 
@@ -602,6 +602,41 @@ class GraderAuditDriver(BenchmarkDriver, Protocol):
     def state_sample(self, python: str, variant: str) -> Any:
         """The variant's state (JSON) as its tasks start: where argument mutation harvests legal
         replacement values (another recipient, amount, date, title)."""
+
+
+LayoutT = TypeVar("LayoutT")
+
+
+class CheckoutDriver(Generic[LayoutT]):
+    """The checkout half of a driver for a benchmark read from a checkout (not installed): `locate`
+    (the profile's) reads a directory's layout or raises a one-line ValueError; `for_package` binds a
+    driver of the same class to it. A profile's driver subclasses this and sets `locate`."""
+
+    label = "benchmark"
+
+    def __init__(self, profile: Profile, services: Services, layout: LayoutT | None = None) -> None:
+        self.profile = profile
+        self.services = services
+        self.layout = layout
+
+    @staticmethod
+    def locate(path: Path) -> LayoutT:
+        raise NotImplementedError
+
+    def check_package(self, package_dir: Path) -> str | None:
+        try:
+            self.locate(package_dir)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def for_package(self, package_dir: Path) -> Any:
+        return type(self)(self.profile, self.services, self.locate(package_dir))
+
+    def _layout(self) -> LayoutT:
+        if self.layout is None:
+            raise ValueError(f"the {self.label} driver needs its checkout first (for_package)")
+        return self.layout
 
 
 class DriverFactory(Protocol):

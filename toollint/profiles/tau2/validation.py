@@ -23,13 +23,12 @@ from typing import Any
 
 from toollint.contracts.model import Clause, Contract
 from toollint.profiles.api import (
+    CheckoutDriver,
     DynamicHost,
     Fix,
     GatewayError,
     Interpreter,
     PathRow,
-    Profile,
-    Services,
     Subject,
     Watch,
     WorkerSpec,
@@ -61,31 +60,11 @@ FIXES = {
 CONSTRUCTED_REASON = "toollint constructed path"
 
 
-class Tau2Driver:
+class Tau2Driver(CheckoutDriver[Layout]):
     label = "tau2-bench"
     constructed_modules: tuple[tuple[str, str], ...] = ()  # the falsy-argument arm finds no `if arg:` here
 
-    def __init__(self, profile: Profile, services: Services, layout: Layout | None = None) -> None:
-        self.profile = profile
-        self.services = services
-        self.layout = layout
-
-    # -- the checkout ---------------------------------------------------------------------------
-
-    def check_package(self, package_dir: Path) -> str | None:
-        try:
-            locate(package_dir)
-        except ValueError as exc:
-            return str(exc)
-        return None
-
-    def for_package(self, package_dir: Path) -> Tau2Driver:
-        return Tau2Driver(self.profile, self.services, locate(package_dir))
-
-    def _layout(self) -> Layout:
-        if self.layout is None:
-            raise ValueError("the tau2 driver needs its checkout first (for_package)")
-        return self.layout
+    locate = staticmethod(locate)
 
     # -- tool modules and hosts -----------------------------------------------------------------------
 

@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from toollint.contracts.model import Contract
-from toollint.profiles.api import GatewayError, Interpreter, Profile, Services, Subject, WorkerSpec
+from toollint.profiles.api import (
+    CheckoutDriver,
+    GatewayError,
+    Interpreter,
+    Subject,
+    WorkerSpec,
+)
 from toollint.profiles.taubench.tasks import Layout, locate
 
 HOST_HELPERS = Path(__file__).parent / "host" / "validation_host.py"
@@ -36,31 +42,11 @@ DEADLINE = 1800.0  # one variant graded whole: tau-bench reloads and hashes its 
 DOMAINS = ("airline", "retail")
 
 
-class TaubenchDriver:
+class TaubenchDriver(CheckoutDriver[Layout]):
     label = "tau-bench"
     constructed_modules: tuple[tuple[str, str], ...] = ()
 
-    def __init__(self, profile: Profile, services: Services, layout: Layout | None = None) -> None:
-        self.profile = profile
-        self.services = services
-        self.layout = layout
-
-    # -- the checkout ---------------------------------------------------------------------------
-
-    def check_package(self, package_dir: Path) -> str | None:
-        try:
-            locate(package_dir)
-        except ValueError as exc:
-            return str(exc)
-        return None
-
-    def for_package(self, package_dir: Path) -> TaubenchDriver:
-        return TaubenchDriver(self.profile, self.services, locate(package_dir))
-
-    def _layout(self) -> Layout:
-        if self.layout is None:
-            raise ValueError("the tau-bench driver needs its checkout first (for_package)")
-        return self.layout
+    locate = staticmethod(locate)
 
     # -- tool modules -----------------------------------------------------------------------------
 
