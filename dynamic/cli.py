@@ -38,11 +38,14 @@ def _grader_witness(path: str) -> dict[str, Any] | None:
     """The witness when it is a grader audit's (its own kind: a wrong run and its gold run to re-grade)."""
     import json
 
+    from toollint.dynamic.replay import MAX_WITNESS_BYTES
+
+    from toollint.regular import UnreadableInput, read_regular
     from toollint.validate.graders import WITNESS_KIND
 
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # capped and regular files only, as every witness read: a device or a FIFO never blocks here
+        data = json.loads(read_regular(Path(path), MAX_WITNESS_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError, UnreadableInput):
         return None  # the contract-witness path says what is wrong with it
     return data if isinstance(data, dict) and data.get("kind") == WITNESS_KIND else None
 
