@@ -111,7 +111,8 @@ def test_every_finding_ends_confirmed_refuted_or_not_tested_with_its_reason(
         whole: subprocess.CompletedProcess[str]) -> None:
     assert whole.returncode == 1, whole.stderr
     static = [line for line in whole.stdout.splitlines() if re.search(r": TL1\d\d \[", line)]
-    assert len(static) >= 8, whole.stdout
+    # seven: TL102 refuel_data, two TL105 on cancel_reservation, three TL101 refusable writes, TL103 reason
+    assert len(static) >= 7, whole.stdout
     ends = [re.search(r" \[(derived )?([A-Z_]+)(: (.+))?\]$", line) for line in static]
     assert all(ends), [line for line, end in zip(static, ends) if not end]
     for line, end in zip(static, ends):
