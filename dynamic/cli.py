@@ -36,18 +36,13 @@ def _positive_seconds(text: str) -> float:
 
 def _grader_witness(path: str) -> dict[str, Any] | None:
     """The witness when it is a grader audit's (its own kind: a wrong run and its gold run to re-grade)."""
-    import json
+    from toollint.dynamic.replay import read_witness_json
 
-    from toollint.dynamic.replay import MAX_WITNESS_BYTES
-
-    from toollint.regular import UnreadableInput, read_regular
     from toollint.validate.graders import WITNESS_KIND
 
-    try:  # capped and regular files only, as every witness read: a device or a FIFO never blocks here
-        data = json.loads(read_regular(Path(path), MAX_WITNESS_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError, UnreadableInput):
-        return None  # the contract-witness path says what is wrong with it
-    return data if isinstance(data, dict) and data.get("kind") == WITNESS_KIND else None
+    data, why = read_witness_json(Path(path))  # capped, regular files only: a FIFO never blocks here
+    # an unreadable file: the contract-witness path says what is wrong with it
+    return data if why is None and isinstance(data, dict) and data.get("kind") == WITNESS_KIND else None
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:

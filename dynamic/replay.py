@@ -98,8 +98,9 @@ def witness_problem(data: Any) -> str | None:
     return None
 
 
-def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """The witness at `path`, or the NOT REPLAYED sentence saying why it cannot be one."""
+def read_witness_json(path: Path) -> tuple[Any, str | None]:
+    """The JSON at `path`, read as every witness is (a regular file, capped), or the NOT REPLAYED
+    sentence saying why it cannot be read."""
     try:
         text = read_regular(path, MAX_WITNESS_BYTES).decode("utf-8")
         data = json.loads(text)
@@ -118,6 +119,14 @@ def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"NOT REPLAYED: {path} is not a toollint witness (JSON nested too deeply)"
     except ValueError as exc:
         return None, f"NOT REPLAYED: {path} is not a toollint witness (not JSON: {exc})"
+    return data, None
+
+
+def read_witness(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The witness at `path`, or the NOT REPLAYED sentence saying why it cannot be one."""
+    data, why = read_witness_json(path)
+    if why is not None:
+        return None, why
     version = data.get("witness_version") if isinstance(data, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > WITNESS_VERSION:
         return None, (f"NOT REPLAYED: {path} is a version {version} witness; this toollint reads version "
