@@ -63,6 +63,7 @@ def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
         ("TL410", "meetings", "start"),
         ("TL410", "pay_rent", "recipient"),  # the amount is checked, never who was paid
         ("TL410", "pay_rent", "subject"),
+        ("TL411", "lookup", ""),  # its gold run reads only, and no answer is graded: doing nothing passes
     }
     assert audit.no_state_change == 1  # lookup: its gold run reads only
     assert audit.free_fields == 1  # gift's subject: the task does not say what it should be
@@ -219,7 +220,7 @@ def test_cli_witness_replays_and_stops_once_the_grader_is_fixed(minibench: None,
     shown = capsys.readouterr().out
     assert "TL409 [unchecked-effect] main task meetings" in shown
     witnesses = sorted((tmp_path / ".toollint" / "witnesses" / "grader-audit").glob("*.json"))
-    assert len(witnesses) == 6
+    assert len(witnesses) == 7  # TL408, TL409, 4 x TL410, TL411
     for w in witnesses:
         assert cli.main(["replay", str(w)]) == 1, w.name
     assert "STILL PASSES (TL410)" in capsys.readouterr().out
@@ -293,15 +294,16 @@ def test_agentdojo_every_suite(agentdojo_python: Path, agentdojo_src: Path, tmp_
 
 
 def test_tau2_airline_sample_through_the_cli(tau2_checkout: Path, tau2_python: Path, tmp_path: Path) -> None:
-    """Two airline tasks: task 0 has no gold action (its null run passes rightly, and is not reported);
-    task 7 changes three reservations, and tau2's whole-database comparison fails its null run and
-    each of its three ablations: nothing to report."""
+    """Two airline tasks: task 0 has no gold action and its reward basis leaves out the assertion that
+    the agent refuses (its null run passes: TL411, a warning); task 7 changes three reservations, and
+    tau2's whole-database comparison fails its null run and each of its three ablations."""
     run = subprocess.run([sys.executable, "-m", "toollint", "audit-graders", str(tau2_checkout), "--python",
                           str(tau2_python), "--variant", "airline", "--task", "0", "--task", "7",
                           "--only", "null,ablation", "-q"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=900, check=False)
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == 1, run.stdout + run.stderr
     row = next(line.split() for line in run.stdout.splitlines() if line.startswith("airline "))
-    assert row[1:6] == ["2", "2", "0", "0", "0"], run.stdout
-    assert "airline: 1 whose gold run changes no state" in run.stdout
+    assert row[1:7] == ["2", "2", "1", "0", "0", "0"], run.stdout
+    assert "airline: 1 whose gold run changes no state (1 of them pass the null run: TL411" in run.stdout
+    assert "TL411 [do-nothing-passes] airline task 0:" in run.stdout
     assert "airline: 3 ablation(s) and 0 mutation(s) graded" in run.stdout

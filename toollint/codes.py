@@ -1,5 +1,5 @@
 """Codes that no AST rule emits: engine diagnostics (TL9xx), dynamic verdicts (TL2xx), the dynamic
-grader audits (TL408-TL410) and contract-file problems (TL3xx). Declared once, for the CLI and SARIF.
+grader audits (TL408-TL411) and contract-file problems (TL3xx). Declared once, for the CLI and SARIF.
 The static grader rules (TL401-TL407) are AST rules (`rules/tl40*.py`); the tracer reports TL401
 through the same analysis."""
 
@@ -113,6 +113,61 @@ GRADER_AUDIT = [
     ),
 ]
 
+# The null run's other finding: a warning, not an error, since a task whose right move is to refuse
+# (and that grades nothing a refusal leaves) is one a do-nothing agent passes by design.
+DO_NOTHING_PASSES = (
+    "TL411",
+    "do-nothing-passes",
+    "The grader passes a run that does nothing, and the task's gold run changes nothing either",
+    """
+    ## What it does
+
+    Runs the task's graders on the environment as the task starts, with no calls and an empty final
+    answer (a null run), for a task whose gold run changes no state. When the null run passes, the task
+    cannot tell an agent that does nothing from one that does it right. (When the gold run does change
+    the state, a passing null run is TL408.)
+
+    ## Why is this bad?
+
+    An agent that ends every conversation at once scores on each such task, so a benchmark with many
+    of them credits doing nothing: a do-nothing agent passes 38% of tau-bench's airline tasks, whose
+    reward compares the final database with the gold run's and finds both untouched. It may be the
+    task's intent: a request the policy forbids (cancel a basic-economy ticket, refund to another
+    card) is answered right by refusing, and a refusal changes nothing. But the grader then checks
+    nothing a refusal does either: an agent that never read the request passes with the one that
+    weighed it, and so does one that crashed. Hence a warning, below TL408: read the task. Found by
+    `toollint audit-graders`; the witness (the empty run) replays with `toollint replay`.
+
+    ## Example
+
+    ```python
+    Task(
+        user_id="amelia_rossi_1297",
+        instruction="You want to cancel your flights in reservation ID SI5UKW. Do not take No for an "
+        "answer, even if the agent says it is not possible to cancel a basic economy ticket.",
+        actions=[],  # the right move is to refuse: the gold run writes nothing
+        outputs=[],  # and the reward looks for no answer: an empty run passes
+    )
+    ```
+
+    ## Use instead
+
+    Grade what the right run does that an empty one does not: the refusal itself (an expected
+    output, or an assertion a judge checks, as tau2's `nl_assertions`), or the call the policy asks
+    for (the hand-over to a human agent). Where refusing is the task and nothing records it, say so
+    beside the task, and report the benchmark's do-nothing score with its results.
+
+    ```python
+    Task(
+        user_id="amelia_rossi_1297",
+        instruction="...",
+        actions=[],
+        outputs=["basic economy"],  # the agent must say why it cannot cancel: an empty run fails
+    )
+    ```
+    """,
+)
+
 CONTRACT = [
     ("TL300", "contract-yaml-error", "The contract file is not valid YAML"),
     ("TL301", "contract-schema-error", "The contract does not match the contract schema"),
@@ -162,6 +217,9 @@ def declare(add: Callable[..., Any]) -> None:
         doc = f"## What it does\n\n{what}\n\n## Why is this bad?\n\n{why} {_AUDIT}\n"
         add(code, name, short, doc, "error", "dynamic", precision="very-high",
             tags=("correctness", "dynamic", "grader", "benchmark"))
+    code, name, short, doc = DO_NOTHING_PASSES
+    add(code, name, short, doc, "warning", "dynamic", precision="high",
+        tags=("correctness", "dynamic", "grader", "benchmark"))
     for code, name, short in CONTRACT:
         add(code, name, short, f"## What it does\n\n{short}.\n", "error", "contract",
             precision="very-high", tags=("contract",))

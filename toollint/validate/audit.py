@@ -5,11 +5,11 @@ whole benchmark, through its profile's validation driver.
                            [--only null,ablation,mutation] [--output-format text|json|sarif]
                            [--output FILE] [--witness-dir DIR] [--report FILE.html]
 
-Prints, per suite or domain, the tasks audited, vacuous graders (TL408), unchecked effects (TL409),
-unchecked fields (TL410) and the time; then the findings, each at its grader's line with the task as
-a related location, in the chosen format. Each finding's witness (`--witness-dir`, default
-`.toollint/witnesses/grader-audit`) replays with `toollint replay WITNESS`. Exit 1 on findings, 0 on
-none, 2 on bad input.
+Prints, per suite or domain, the tasks audited, do-nothing passes (TL411), vacuous graders (TL408),
+unchecked effects (TL409), unchecked fields (TL410) and the time; then the findings, each at its
+grader's line with the task as a related location, in the chosen format. Each finding's witness
+(`--witness-dir`, default `.toollint/witnesses/grader-audit`) replays with `toollint replay WITNESS`.
+Exit 1 on findings, 0 on none, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ DEFAULT_WITNESS_DIR = Path(".toollint") / "witnesses" / "grader-audit"
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="run each task's graders on wrong runs (nothing done, "
-                                "one gold effect dropped, one gold field changed): findings TL408-TL410")
+                                "one gold effect dropped, one gold field changed): findings TL408-TL411")
     p.add_argument("tree", type=Path, help="the benchmark's tree (an installed package or a checkout)")
     p.add_argument("--python", required=True, metavar="PY", help="the benchmark venv's interpreter")
     p.add_argument("--benchmark", metavar="NAME", help="the benchmark profile (default: detected from TREE)")
@@ -177,9 +177,10 @@ def _write_witnesses(audits: list[VariantAudit], profile: str, python: str, tree
 
 
 def summary_table(audits: Sequence[VariantAudit]) -> str:
-    head = ("variant", "tasks", "audited", "vacuous", "unchecked effects", "unchecked fields", "time")
-    rows = [head] + [(a.variant, str(a.tasks), str(a.audited), str(a.vacuous), str(a.unchecked_effects),
-                      str(a.unchecked_fields), f"{a.seconds:.1f}s") for a in audits]
+    head = ("variant", "tasks", "audited", "do-nothing passes", "vacuous", "unchecked effects",
+            "unchecked fields", "time")
+    rows = [head] + [(a.variant, str(a.tasks), str(a.audited), str(a.do_nothing), str(a.vacuous),
+                      str(a.unchecked_effects), str(a.unchecked_fields), f"{a.seconds:.1f}s") for a in audits]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in rows]
@@ -188,7 +189,11 @@ def summary_table(audits: Sequence[VariantAudit]) -> str:
         if a.gold_fails:
             notes.append(f"{len(a.gold_fails)} task(s) whose gold run fails its own grader (not audited)")
         if a.no_state_change:
-            notes.append(f"{a.no_state_change} whose gold run changes no state (no null-run verdict)")
+            notes.append(f"{a.no_state_change} whose gold run changes no state ({a.do_nothing} of them pass "
+                         f"the null run: TL411, {a.do_nothing / max(a.tasks, 1):.0%} of the tasks)")
+        if a.unjudged_null:
+            notes.append(f"{a.unjudged_null} of those pass the null run without their LLM-judge part "
+                         "(not reported)")
         if a.unjudged:
             notes.append(f"{a.unjudged} graded without their LLM-judge part")
         if a.free_fields:

@@ -5,7 +5,9 @@ gold run passes, through the profile's validation driver (`toollint.profiles.api
 its tasks' gold calls, and its own graders' verdicts), three wrong runs are graded:
 
 1. **null run** (TL408): no calls and an empty final answer. When the gold run changes the state and
-   the null run passes anyway, the grader is vacuous.
+   the null run passes anyway, the grader is vacuous. When the gold run changes nothing either and the
+   null run passes (TL411, a warning), the task cannot tell a do-nothing agent from a right one: a
+   task whose right move is to refuse may mean that, most do not.
 2. **gold ablation** (TL409): the gold run with one state-changing call dropped. When it still passes
    and its final state differs from the gold run's, no grader checks that call's effect.
 3. **argument mutation** (TL410): one argument (or one field of a structured argument) of one
@@ -42,6 +44,7 @@ from typing import Any
 from toollint.profiles.api import BenchmarkDriver
 
 CODES = {"null": "TL408", "ablation": "TL409", "mutation": "TL410"}
+DO_NOTHING = "TL411"  # the null run's other finding: the gold run changes nothing, the null run passes
 WITNESS_KIND = "grader-audit"
 MAX_FIELDS_PER_CALL = 16  # mutated leaves of one call (a booking's passengers x fields adds up)
 MAX_LIST_ITEMS = 2  # of a list of records, the first items' fields are mutated
@@ -100,7 +103,8 @@ class VariantAudit:
     tasks: int = 0
     audited: int = 0  # tasks whose gold run passes its grader (the others cannot be audited)
     gold_fails: list[str] = field(default_factory=list)
-    no_state_change: int = 0  # gold runs that change nothing: a passing null run is right for them
+    no_state_change: int = 0  # gold runs that change nothing: a passing null run is TL411's, not TL408's
+    unjudged_null: int = 0  # of those, null runs that passed without a part that needs an LLM judge
     unjudged: int = 0  # graded without a part that needs an LLM judge
     ablations: int = 0
     mutations: int = 0
@@ -117,7 +121,11 @@ class VariantAudit:
 
     @property
     def vacuous(self) -> int:
-        return self.count("null")
+        return sum(f.code == CODES["null"] for f in self.findings)
+
+    @property
+    def do_nothing(self) -> int:
+        return sum(f.code == DO_NOTHING for f in self.findings)
 
     @property
     def unchecked_effects(self) -> int:
@@ -336,6 +344,11 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
         changes = bool(effects) if start is None or end is None else start != end
         if not changes:
             out.no_state_change += 1
+            if "null" in kinds and null.get("verdict") is True:
+                if null.get("unjudged"):
+                    out.unjudged_null += 1  # its LLM-judged part might fail it: not reported
+                else:
+                    out.findings.append(_do_nothing(variant, r))
             continue
         if "null" in kinds and null.get("verdict") is True:
             out.findings.append(_finding("null", variant, r, (), "empty",
@@ -401,6 +414,15 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     return out
 
 
+def _do_nothing(variant: str, row: dict[str, Any]) -> AuditFinding:
+    answer = ("the answer it lists is not checked" if row.get("outputs")
+              else "no answer is expected")
+    return _finding("null", variant, row, (), "empty",
+                    "the grader passes a run that does nothing, and the gold run changes nothing and "
+                    f"{answer}: the task cannot tell a do-nothing agent from a right one "
+                    "(unless refusing is the task)", code=DO_NOTHING)
+
+
 def _chunked(grade: Grade) -> Grade:
     def chunked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [a for start in range(0, len(items), CHUNK) for a in grade(items[start:start + CHUNK])]
@@ -409,10 +431,11 @@ def _chunked(grade: Grade) -> Grade:
 
 
 def _finding(kind: str, variant: str, row: dict[str, Any], run: Sequence[dict[str, Any]], final: str,
-             message: str, call: str = "", index: int | None = None, field_: str = "") -> AuditFinding:
-    return AuditFinding(CODES[kind], kind, variant, str(row["task"]), message, Location.of(row.get("grader")),
-                        Location.of(row.get("source")), tuple(run), final, tuple(row["calls"]), call, index,
-                        field_)
+             message: str, call: str = "", index: int | None = None, field_: str = "",
+             code: str = "") -> AuditFinding:
+    return AuditFinding(code or CODES[kind], kind, variant, str(row["task"]), message,
+                        Location.of(row.get("grader")), Location.of(row.get("source")), tuple(run), final,
+                        tuple(row["calls"]), call, index, field_)
 
 
 def batch_grader(driver: BenchmarkDriver, python: str, variant: str) -> Grade:
@@ -490,6 +513,8 @@ def replay_witness(data: dict[str, Any], driver: BenchmarkDriver, python: str) -
     wrong = w.get("verdict") is True and _differs(w, g)
     if code == CODES["null"]:
         wrong = w.get("verdict") is True and g.get("start_digest") != g.get("digest")
+    if code == DO_NOTHING:  # the null run passes still (the gold run may write now: TL408's case too)
+        wrong = w.get("verdict") is True
     if wrong:
         return Replayed(1, f"STILL PASSES ({code}): {task}: {data.get('message', '')}")
     return Replayed(0, f"FIXED ({code}): {task}'s grader now fails the wrong run")
