@@ -1,8 +1,8 @@
 """The grader audit over whole benchmarks: per suite or domain, the tasks, how many were audited (their
-gold run passes), the vacuous graders (TL408), unchecked effects (TL409) and unchecked fields (TL410),
-and the wall time, beside the load average the run met.
+gold run passes), the do-nothing passes (TL411), vacuous graders (TL408), unchecked effects (TL409) and
+unchecked fields (TL410), and the wall time, beside the load average the run met.
 
-    python bench/grader_audit.py                          # AgentDojo (every suite of v1.2.2) and tau2
+    python bench/grader_audit.py                          # AgentDojo (v1.2.2), tau2 and tau-bench
     python bench/grader_audit.py --benchmark agentdojo    # one benchmark
     python bench/grader_audit.py --only null              # the null run alone (the cheapest)
     python bench/grader_audit.py --sample telecom=200     # the first 200 telecom tasks (of 2,285)
@@ -11,8 +11,10 @@ and the wall time, beside the load average the run met.
 Each finding is looked up in bench/recall_judgements.json (key: `judgement_key`); the unjudged ones
 are listed, and the verdicts counted per code.
 
-AgentDojo runs in its cached venv (agentdojo 0.1.35), tau2 on the pinned snapshot in tau2's venv
-(`bench/_corpora.py`, shared with the tests). Each suite or domain is audited by
+AgentDojo runs in its cached venv (agentdojo 0.1.35), tau2 on the pinned snapshot in tau2's venv,
+tau-bench (airline and retail, test split) on the pinned extract in a venv of its dependencies
+(`bench/_corpora.py`, shared with the tests); tau-bench's do-nothing passes are the tasks
+`bench/taubench_null.py` counts (airline: 38% published). Each suite or domain is audited by
 `toollint.validate.graders.audit_variant` through the profile's validation driver, as
 `toollint audit-graders` does.
 """
@@ -28,7 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpora import Unavailable, ensure_agentdojo_venv, ensure_tau2_venv, package_dir, tau2_root
+from _corpora import (
+    Unavailable,
+    ensure_agentdojo_venv,
+    ensure_tau2_venv,
+    ensure_taubench_venv,
+    package_dir,
+    tau2_root,
+    taubench_root,
+)
 
 from toollint.validate.audit import KINDS, summary_table
 from toollint.validate.drivers import driver_for
@@ -49,6 +59,11 @@ def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
             out.append(("tau2", tau2_root(), str(ensure_tau2_venv())))
         except Unavailable as exc:
             print(f"tau2 skipped: {exc}", file=sys.stderr)
+    if not chosen or "taubench" in chosen:
+        try:
+            out.append(("taubench", taubench_root(), str(ensure_taubench_venv())))
+        except Unavailable as exc:
+            print(f"tau-bench skipped: {exc}", file=sys.stderr)
     return out
 
 
@@ -72,7 +87,7 @@ def judgement_key(name: str, tree: Path, f: AuditFinding) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--benchmark", action="append", default=[], choices=("agentdojo", "tau2"))
+    p.add_argument("--benchmark", action="append", default=[], choices=("agentdojo", "tau2", "taubench"))
     p.add_argument("--variant", action="append", default=[], help="only these suites or domains")
     p.add_argument("--only", default=",".join(KINDS), help="null,ablation,mutation (default all)")
     p.add_argument("--sample", action="append", default=[], metavar="VARIANT=N",
