@@ -68,6 +68,7 @@ def _benchmarks(chosen: list[str]) -> list[tuple[str, Path, str]]:
 
 
 JUDGEMENTS = Path(__file__).with_name("recall_judgements.json")
+CORPUS_KEYS = {"taubench": "corpus-tau-bench"}  # a benchmark from shared/corpus/: its folder's key
 
 
 def judgement_key(name: str, tree: Path, f: AuditFinding) -> str:
@@ -82,7 +83,8 @@ def judgement_key(name: str, tree: Path, f: AuditFinding) -> str:
         rel = Path(Path(where).name)
     grader = f.grader.name if f.grader is not None else ""
     index = "" if f.index is None else str(f.index + 1)
-    return f"{name}:{rel.as_posix()}:{grader}:{f.code}:{f.variant}/{f.task}/{index}/{f.field}"
+    prefix = CORPUS_KEYS.get(name, name)
+    return f"{prefix}:{rel.as_posix()}:{grader}:{f.code}:{f.variant}/{f.task}/{index}/{f.field}"
 
 
 def main() -> int:
