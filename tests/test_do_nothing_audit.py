@@ -79,6 +79,19 @@ def test_a_null_run_passed_without_its_llm_judged_part_is_counted_not_reported(d
     assert audit.do_nothing == 0 and audit.unjudged_null == 1
 
 
+def test_a_task_that_lists_outputs_the_grader_ignores_says_so(driver: MiniDriver) -> None:
+    class ListsOutputs(MiniDriver):
+        def ground_truth(self, python: str, variant: str) -> list[dict[str, Any]]:
+            rows = super().ground_truth(python, variant)
+            return [{**r, "outputs": ["dentist"]} if r["task"] == "lookup" else r for r in rows]
+
+    lists = ListsOutputs(PROFILE, SERVICES, BENCH)
+    audit = audit_variant(lists, sys.executable, "main", batch_grader(lists, sys.executable, "main"),
+                          kinds=["null"], tasks=["lookup"])
+    (found,) = audit.findings
+    assert found.code == "TL411" and "the outputs the task lists are not checked" in found.message
+
+
 def test_cli_reports_a_warning_whose_witness_replays_until_the_grader_reads_the_answer(
         minibench: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

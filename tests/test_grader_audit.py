@@ -289,8 +289,11 @@ def test_agentdojo_every_suite(agentdojo_python: Path, agentdojo_src: Path, tmp_
                           str(agentdojo_python), "--output-format", "json", "-q"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=3600, check=False)
     assert run.returncode == 1, run.stderr
-    codes = {f["code"] for f in json.loads(run.stdout)}
-    assert codes == {"TL408", "TL409", "TL410"}
+    found = json.loads(run.stdout)
+    assert {f["code"] for f in found} == {"TL408", "TL409", "TL410", "TL411"}
+    # do-nothing passes: banking's summary task (utility returns True) and its two underspecified ones
+    assert sorted(f["properties"]["task"] for f in found if f["code"] == "TL411") == [
+        "user_task_10", "user_task_8", "user_task_9"]
 
 
 def test_tau2_airline_sample_through_the_cli(tau2_checkout: Path, tau2_python: Path, tmp_path: Path) -> None:

@@ -415,12 +415,11 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
 
 
 def _do_nothing(variant: str, row: dict[str, Any]) -> AuditFinding:
-    answer = ("the answer it lists is not checked" if row.get("outputs")
-              else "no answer is expected")
+    unchecked = "; the outputs the task lists are not checked" if row.get("outputs") else ""
     return _finding("null", variant, row, (), "empty",
-                    "the grader passes a run that does nothing, and the gold run changes nothing and "
-                    f"{answer}: the task cannot tell a do-nothing agent from a right one "
-                    "(unless refusing is the task)", code=DO_NOTHING)
+                    "the grader passes a run that does nothing (no calls, an empty answer), and the gold "
+                    f"run changes nothing either{unchecked}: the task cannot tell a do-nothing agent from a "
+                    "right one (unless refusing is the task)", code=DO_NOTHING)
 
 
 def _chunked(grade: Grade) -> Grade:
