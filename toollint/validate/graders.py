@@ -6,8 +6,8 @@ its tasks' gold calls, and its own graders' verdicts), three wrong runs are grad
 
 1. **null run** (TL408): no calls and an empty final answer. When the gold run changes the state and
    the null run passes anyway, the grader is vacuous. When the gold run changes nothing either and the
-   null run passes (TL411, a warning), the task cannot tell a do-nothing agent from a right one: a
-   task whose right move is to refuse may mean that, most do not.
+   null run passes (TL411, a warning), the task cannot tell a do-nothing agent from a right one (a
+   task whose right move is to refuse may mean it: the rule's documentation says how to tell).
 2. **gold ablation** (TL409): the gold run with one state-changing call dropped. When it still passes
    and its final state differs from the gold run's, no grader checks that call's effect.
 3. **argument mutation** (TL410): one argument (or one field of a structured argument) of one
