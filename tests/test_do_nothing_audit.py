@@ -162,6 +162,7 @@ def _replays(cwd: Path, found: list[dict[str, Any]]) -> None:
         assert replay.returncode == 1 and "STILL PASSES (TL411)" in replay.stdout, replay.stdout
 
 
+@pytest.mark.timeout(900)  # three tau-bench interpreters and a replay; a minute on idle cores
 def test_taubench_airline_sample_through_the_cli(taubench_checkout: Path, taubench_python: Path,
                                                  tmp_path: Path) -> None:
     found = _audit_cli(taubench_checkout, taubench_python, tmp_path, "airline", AIRLINE_SAMPLE)
@@ -173,6 +174,7 @@ def test_taubench_airline_sample_through_the_cli(taubench_checkout: Path, tauben
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the domain's null and gold runs, then a replay per witness: 5-15 minutes
 @pytest.mark.parametrize(("domain", "tasks", "passing"), [("airline", 50, 19), ("retail", 115, 7)])
 def test_taubench_whole_test_split(taubench_checkout: Path, taubench_python: Path, tmp_path: Path,
                                    domain: str, tasks: int, passing: int) -> None:
