@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from toollint.pipeline.options import (
+    AuditOptions,
     BaselineOptions,
     CheckOptions,
     ConfirmOptions,
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
     from toollint.console import Console
     from toollint.engine import RunResult
     from toollint.settings import Settings
+    from toollint.trace.report_html import GraderAudit
 
 __all__ = [
+    "AuditOptions",
     "BaselineOptions",
     "CheckOptions",
     "CheckStep",
@@ -55,6 +58,8 @@ class StepContext:
     # Lines said last, after the summary (where the report went, the tasks at risk): the end of a long
     # run is where its reader looks.
     closing: list[str] = field(default_factory=list)
+    # What `--audit-graders` found, for the report's section (`--report`).
+    grader_audit: GraderAudit | None = None
 
     def error(self, message: str) -> None:
         """A problem that does not stop the run: said now, and the run exits 2."""

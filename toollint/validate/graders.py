@@ -91,6 +91,12 @@ class AuditFinding:
     index: int | None = None
     field: str = ""
 
+    @property
+    def argument(self) -> str:
+        """The call's argument the mutated field belongs to (`flights` of `flights[0].date`; `leaves`
+        starts each path with it), "" for a null run or an ablation."""
+        return re.split(r"[.\[]", self.field, maxsplit=1)[0]
+
 
 @dataclass
 class VariantAudit:
