@@ -127,3 +127,33 @@ def test_a_confirmed_run_gets_the_section_after_the_score_at_risk() -> None:
     assert "<td>main</td><td>3</td><td>2</td><td>0</td><td>0</td><td>1</td><td>1.5 s</td>" in page
     assert page.count("no grader would notice") == 1 and "toollint replay w.json" in page
     assert "task at <code>env.py:9</code>" not in page  # the join's location is said once, as the join
+
+
+def test_the_join_reads_typed_evidence_tool_argument_and_tree(tmp_path: Path) -> None:
+    """TL103's parameter and TL202's argument (its ignored-argument clause's), on the same tool, in the
+    audited tree: nothing is read from a message."""
+    from toollint.evidence import Evidence
+    from toollint.validate.audit import unnoticed_join
+    from toollint.validate.graders import AuditFinding
+
+    tools = tmp_path / "bench" / "tools.py"
+    mutated = AuditFinding("TL410", "mutation", "main", "t", "...", None, None, (), "gold", (),
+                           call="book", index=0, field="rooms[0].nights")
+    assert mutated.argument == "rooms"
+
+    def static(code: str, argument: str, tool: str = "Hotel.book", path: Path = tools) -> Finding:
+        if code == "TL103":
+            return Finding(code, "the message says nothing the join reads", str(path), 7, tool=tool,
+                           evidence=Evidence(parameter=argument))
+        return Finding(code, "", str(path), 9, tool=tool, properties={"argument": argument})
+
+    tree = tmp_path / "bench"
+    join = unnoticed_join(mutated, [static("TL103", "nights"), static("TL202", "rooms")], tree)
+    assert join is not None
+    assert (join.code, join.tool, join.argument, join.line) == ("TL202", "book", "rooms", 9)
+    assert unnoticed_join(mutated, [static("TL103", "rooms")], tree) is not None
+    assert unnoticed_join(mutated, [static("TL103", "rooms", tool="Hotel.cancel")], tree) is None
+    assert unnoticed_join(mutated, [static("TL103", "rooms", path=tmp_path / "other" / "t.py")], tree) is None
+    ablated = AuditFinding("TL409", "ablation", "main", "t", "...", None, None, (), "gold", (), call="book",
+                           index=0)
+    assert unnoticed_join(ablated, [static("TL103", "rooms")], tree) is None
