@@ -96,9 +96,13 @@ def test_no_join_without_the_static_finding(minibench: Path, capsys: pytest.Capt
 def test_selection_and_exit_codes_are_the_checks(minibench: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _check("--exit-zero") == 0
     capsys.readouterr()
-    assert _check("--select", "TL408") == 1
-    out = capsys.readouterr().out
+    assert _check("--select", "TL408") == 1  # the null runs alone
+    out, err = capsys.readouterr()
     assert "TL408" in out and "TL410" not in out and "TL103" not in out
+    assert "main: 0 ablation(s) and 0 mutation(s) graded" in err
+    assert _check("--select", "TL1") == 1
+    out, err = capsys.readouterr()
+    assert "TL103" in out and "TL4" not in out and "selection leaves out TL408, TL409, TL410" in err
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -37,6 +37,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     from toollint.engine import FileResult, Selection
     from toollint.trace.report_html import GraderAudit
     from toollint.validate.audit import AuditRequest, run_audit, summary_table
+    from toollint.validate.graders import CODES
 
     python = ctx.options.confirm.python or ctx.settings.confirm.python
     if not python:
@@ -45,13 +46,19 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     trees = list(dict.fromkeys(p for p in ctx.options.paths if os.path.isdir(p)))
     if not trees:
         raise UsageError("--audit-graders: give the benchmark's tree (a directory) as PATH")
+    enabled = Selection.from_settings(ctx.settings).enabled
+    kinds = tuple(kind for kind, code in CODES.items() if code in enabled)  # --select TL408: null runs only
+    if not kinds:
+        ctx.console.warn(f"--audit-graders: the selection leaves out {', '.join(CODES.values())}; "
+                         "nothing to audit")
+        return result
     witness_dir = witness_dir_of(ctx.settings, ctx.options.confirm.witness_dir) / "grader-audit"
     static = result.reported
-    enabled = Selection.from_settings(ctx.settings).enabled
     progress = ctx.console.progress("audit-graders")
     sections = []
     for tree in trees:
-        request = AuditRequest(Path(tree), python, ctx.settings.benchmark, witness_dir=witness_dir)
+        request = AuditRequest(Path(tree), python, ctx.settings.benchmark, kinds=kinds,
+                               witness_dir=witness_dir)
         try:
             run = run_audit(request, static=static, progress=progress.status)
         except (ValueError, RuntimeError) as exc:
