@@ -118,6 +118,18 @@ def test_bad_input_is_one_line_and_exit_2(minibench: Path, argv: list[str], said
     assert said in err and "Traceback" not in err
 
 
+def test_with_confirm_the_section_follows_the_score_at_risk(minibench: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`check --confirm --audit-graders --report`: one page, the score at risk first (nothing of
+    minibench is confirmable: it has no contracts, nor tasks to trace), then the grader audit."""
+    assert _check("--confirm", "--report", "r.html") == 1
+    out, err = capsys.readouterr()
+    assert sum(NOTICE in ln for ln in out.splitlines()) == 1 and "report: r.html" in err
+    page = (minibench / "r.html").read_text()
+    assert page.index("<h1>Score at risk</h1>") < page.index("<h2>Grader audit</h2>")
+    assert page.count(NOTICE) == 1
+
+
 def test_a_confirmed_run_gets_the_section_after_the_score_at_risk() -> None:
     """With --confirm the report is the score-at-risk page, the grader audit a section of it."""
     finding = Finding("TL410", "main task t: the grader passes ...", "tasks.py", 3,
