@@ -30,6 +30,7 @@ from audit_driver import PROFILE
 
 JOIN = "`update_booking` drops `nights` (TL103 at "
 NOTICE = "and no grader would notice"
+SAW = "the grader audit saw it too"
 
 
 @pytest.fixture
@@ -54,13 +55,21 @@ def test_check_audit_graders_report_has_the_section_and_the_join(minibench: Path
     assert len(stay) == 1 and JOIN in stay[0] and "env.py:63)" in stay[0] and NOTICE in stay[0]
     rent = [ln for ln in lines if "task pay_rent" in ln]
     assert len(rent) == 2 and not any(NOTICE in ln for ln in rent)  # send_money drops nothing
-    assert any("TL103 [log-only-argument] parameter `nights` of `update_booking`" in ln for ln in lines)
+    nights = [ln for ln in lines if "TL103 [log-only-argument] parameter `nights` of `update_booking`" in ln]
+    assert len(nights) == 1 and SAW not in nights[0]  # a changed `nights` changes the price
+    # add_event drops `reminder` (TL103), and the audit saw it: a changed reminder left the state as it was
+    reminder = [ln for ln in lines if "TL103 [log-only-argument] parameter `reminder`" in ln]
+    assert len(reminder) == 1 and reminder[0].endswith(
+        f"[{SAW} (main): a gold `add_event` call with `reminder` changed left the final state as the gold "
+        "run's, and no grader would notice]")
     assert any("TL408 [vacuous-grader] main task spotify" in ln for ln in lines)
     assert "unchecked fields" in err and "main " in err  # the per-suite table
-    assert "1 on an argument the tool drops (TL103/TL202)" in err and "report: r.html" in err
+    assert "1 on an argument the tool drops (TL103/TL202); 1 TL103/TL202 argument(s) it saw dropped" in err
+    assert "report: r.html" in err
     page = (minibench / "r.html").read_text()
     assert '<h2>Grader audit</h2>' in page and "<td>main</td><td>7</td><td>7</td><td>1</td><td>1</td>" in page
-    assert page.count(NOTICE) == 1 and "1 unchecked field(s) on an argument the tool drops" in page
+    assert page.count(NOTICE) == 2 and "1 unchecked field(s) on an argument the tool drops" in page
+    assert "<li>`add_event` drops `reminder` (TL103 at " in page and page.count(SAW) == 1
     assert "toollint replay w/grader-audit/TL410-main-extend_stay-0-nights.json" in page
     assert (minibench / "w" / "grader-audit" / "TL410-main-extend_stay-0-nights.json").is_file()
     assert "Score at risk" not in page  # nothing was confirmed: the page is the audit's
@@ -80,10 +89,14 @@ def test_the_join_in_sarif_json_and_github(minibench: Path, capsys: pytest.Captu
     assert len(rent) == 2 and not any("unnoticed" in r["properties"] for r in rent)
     assert _check("--output-format", "json") == 1
     found = json.loads(capsys.readouterr().out)
-    assert [f["properties"]["unnoticed"]["sentence"] for f in found if "unnoticed" in f["properties"]] == \
-        [joined["sentence"]]
+    assert [(f["code"], f["properties"]["unnoticed"]["sentence"]) for f in found
+            if "unnoticed" in f["properties"] and f["code"] == "TL410"] == [("TL410", joined["sentence"])]
+    seen = [f["properties"]["unnoticed"] for f in found
+            if f["code"] == "TL103" and "unnoticed" in f["properties"]]
+    assert [(s["tool"], s["argument"], s["variant"]) for s in seen] == [("add_event", "reminder", "main")]
     assert _check("--output-format", "github") == 1
-    assert sum(NOTICE in ln for ln in capsys.readouterr().out.splitlines()) == 1
+    shown = capsys.readouterr().out.splitlines()
+    assert sum(JOIN in ln for ln in shown) == 1 and sum(SAW in ln for ln in shown) == 1
 
 
 def test_no_join_without_the_static_finding(minibench: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -124,10 +137,10 @@ def test_with_confirm_the_section_follows_the_score_at_risk(minibench: Path,
     minibench is confirmable: it has no contracts, nor tasks to trace), then the grader audit."""
     assert _check("--confirm", "--report", "r.html") == 1
     out, err = capsys.readouterr()
-    assert sum(NOTICE in ln for ln in out.splitlines()) == 1 and "report: r.html" in err
+    assert sum(JOIN in ln for ln in out.splitlines()) == 1 and "report: r.html" in err
     page = (minibench / "r.html").read_text()
     assert page.index("<h1>Score at risk</h1>") < page.index("<h2>Grader audit</h2>")
-    assert page.count(NOTICE) == 1
+    assert page.count(JOIN) == 1 and page.count(SAW) == 1
 
 
 def test_a_confirmed_run_gets_the_section_after_the_score_at_risk() -> None:

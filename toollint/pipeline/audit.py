@@ -79,15 +79,17 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
                 target = by_path[f.path] = FileResult(f.path)
                 result.files.append(target)
             target.findings.append(f)
-        said = len(run.unnoticed)
+        said, seen = len(run.unnoticed), len(run.seen_dropped)
         ctx.closing.append(
             f"grader audit ({run.benchmark}): {sum(a.audited for a in run.audits)} task(s) audited, "
             f"{sum(a.vacuous for a in run.audits)} vacuous, {sum(a.unchecked_effects for a in run.audits)} "
             f"unchecked effect(s), {sum(a.unchecked_fields for a in run.audits)} unchecked field(s)"
-            + (f", {said} on an argument the tool drops (TL103/TL202)" if said else ""))
+            + (f", {said} on an argument the tool drops (TL103/TL202)" if said else "")
+            + (f"; {seen} TL103/TL202 argument(s) it saw dropped" if seen else ""))
     ctx.grader_audit = GraderAudit(", ".join(s.benchmark for s in sections),
                                    tuple(r for s in sections for r in s.rows),
-                                   tuple(f for s in sections for f in s.findings if f.code in enabled))
+                                   tuple(f for s in sections for f in s.findings if f.code in enabled),
+                                   tuple(d for s in sections for d in s.seen_dropped))
     return result
 
 

@@ -597,6 +597,8 @@ class GraderAudit:
     benchmark: str
     rows: tuple[GraderAuditRow, ...]
     findings: tuple[Finding, ...]
+    # Each argument a TL103/TL202 says a tool drops that the audit saw dropped: where, and its sentence.
+    seen_dropped: tuple[str, ...] = ()
 
 
 def grader_audit_section(audit: GraderAudit) -> str:
@@ -619,6 +621,11 @@ def grader_audit_section(audit: GraderAudit) -> str:
     if joined:
         parts.append(f"<p class=\"unnoticed\"><b>{len(joined)} unchecked field(s) on an argument the tool "
                      "drops</b> (TL103, TL202): defects no score would show.</p>")
+    if audit.seen_dropped:
+        parts.append(f"<p><b>{len(audit.seen_dropped)} argument(s) a tool drops (TL103, TL202), as the "
+                     "audit saw</b>: no grader could check them.</p><ul>")
+        parts += [f"<li>{escape(said)}</li>" for said in audit.seen_dropped]
+        parts.append("</ul>")
     for code in sorted({f.code for f in audit.findings}):
         mine = [f for f in audit.findings if f.code == code]
         parts.append(f"<details open><summary>{code}: {len(mine)} finding(s)</summary><ul>")

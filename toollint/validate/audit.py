@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toollint import atomic
 from toollint.model import Finding, RelatedLocation
-from toollint.validate.graders import CODES, AuditFinding, VariantAudit
+from toollint.validate.graders import CODES, AuditFinding, VariantAudit, argument_of
 
 if TYPE_CHECKING:
     from toollint.trace.report_html import GraderAudit
@@ -105,21 +105,25 @@ class AuditRun:
     audits: list[VariantAudit]
     findings: list[Finding]
     unnoticed: list[Unnoticed] = field(default_factory=list)
+    seen_dropped: list[SeenDropped] = field(default_factory=list)
 
     def section(self) -> GraderAudit:
         from toollint.trace.report_html import GraderAudit, GraderAuditRow
 
         rows = tuple(GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects,
                                     a.unchecked_fields, a.seconds) for a in self.audits)
-        return GraderAudit(self.benchmark, rows, tuple(self.findings))
+        seen = tuple(f"`{s.tool}` drops `{s.argument}` ({s.code} at {s.path}:{s.line}): {s.sentence()}"
+                     for s in self.seen_dropped)
+        return GraderAudit(self.benchmark, rows, tuple(self.findings), seen)
 
 
 def run_audit(request: AuditRequest, static: Sequence[Finding] = (),
               progress: Callable[[str], None] | None = None) -> AuditRun:
     """Audit a tree (`toollint audit-graders`, `toollint check --audit-graders`). `static`: the same
     run's other findings; a TL410 on an argument that a TL103 or TL202 among them says the tool drops
-    is joined to it (`Unnoticed`). Bad input is a ValueError, an interpreter that cannot answer a
-    RuntimeError, each one line."""
+    is joined to it (`Unnoticed`), and a TL103/TL202 whose argument the audit saw dropped (a changed
+    value left the final state as the gold run's) says so (`SeenDropped`). Bad input is a ValueError,
+    an interpreter that cannot answer a RuntimeError, each one line."""
     from toollint.profiles import ProfileError, select_profile
     from toollint.validate.drivers import driver_for
 
@@ -159,7 +163,16 @@ def run_audit(request: AuditRequest, static: Sequence[Finding] = (),
         if join is not None:
             unnoticed.append(join)
             attach(join, finding)
-    return AuditRun(profile.name, tree, audits, findings, unnoticed)
+    seen = []
+    for a in audits:
+        for tool, path in a.dropped_calls:
+            dropping = _dropping(tool, argument_of(path), static, tree)
+            if dropping is not None:
+                saw = SeenDropped(a.variant, tool, argument_of(path), path, dropping.code, dropping.path,
+                                  dropping.line)
+                seen.append(saw)
+                dropping.properties["unnoticed"] = {**asdict(saw), "sentence": saw.sentence()}
+    return AuditRun(profile.name, tree, audits, findings, unnoticed, seen)
 
 
 def _variant(given: str, known: list[str]) -> str:
@@ -242,20 +255,44 @@ def _dropped_argument(static: Finding) -> str | None:
     return None
 
 
-def unnoticed_join(audited: AuditFinding, static: Sequence[Finding], tree: Path) -> Unnoticed | None:
-    """The join of a TL410 with the first TL103/TL202 of the same tree on its tool and argument."""
-    if audited.kind != "mutation" or not audited.argument:
-        return None
+@dataclass(frozen=True)
+class SeenDropped:
+    """An argument a TL103 or TL202 says the tool drops, which the audit saw dropped: a gold call with
+    it changed left the final state as the gold run's (so the task passed): no grader could notice."""
+
+    variant: str
+    tool: str
+    argument: str
+    field: str
+    code: str  # of the finding that says the tool drops it, which carries this
+    path: str
+    line: int
+
+    def sentence(self) -> str:
+        return (f"the grader audit saw it too ({self.variant}): a gold `{self.tool}` call with "
+                f"`{self.field}` changed left the final state as the gold run's, and no grader would notice")
+
+
+def _dropping(tool: str, argument: str, static: Sequence[Finding], tree: Path) -> Finding | None:
+    """The first TL103/TL202 of the same tree that says `tool` drops `argument`."""
     root = tree.resolve()
     for s in static:
         if s.code not in DROPS_ARGUMENT or s.suppressed or not s.tool:
             continue
-        if s.tool.rpartition(".")[2] != audited.call or _dropped_argument(s) != audited.argument:
+        if s.tool.rpartition(".")[2] != tool or _dropped_argument(s) != argument:
             continue
-        if not Path(s.path).resolve().is_relative_to(root):
-            continue  # another tree's tool of the same name
-        return Unnoticed(audited.call, audited.argument, audited.field, s.code, s.path, s.line)
+        if Path(s.path).resolve().is_relative_to(root):  # not another tree's tool of the same name
+            return s
     return None
+
+
+def unnoticed_join(audited: AuditFinding, static: Sequence[Finding], tree: Path) -> Unnoticed | None:
+    """The join of a TL410 with the first TL103/TL202 of the same tree on its tool and argument."""
+    if audited.kind != "mutation" or not audited.argument:
+        return None
+    s = _dropping(audited.call, audited.argument, static, tree)
+    return None if s is None else Unnoticed(audited.call, audited.argument, audited.field, s.code, s.path,
+                                            s.line)
 
 
 def attach(join: Unnoticed, finding: Finding) -> None:
