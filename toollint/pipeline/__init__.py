@@ -11,7 +11,9 @@ list of steps (`toollint.cli.CHECK_STEPS`); steps never import the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from toollint.pipeline.options import (
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from toollint.config import SettingsResolver
     from toollint.console import Console
     from toollint.engine import RunResult
+    from toollint.model import Finding
     from toollint.settings import Settings
     from toollint.trace.report_html import GraderAudit
 
@@ -41,6 +44,7 @@ __all__ = [
     "OutputOptions",
     "StepContext",
     "TraceOptions",
+    "add_findings",
 ]
 
 
@@ -69,3 +73,21 @@ class StepContext:
 
 class CheckStep(Protocol):
     def __call__(self, ctx: StepContext, result: RunResult, /) -> RunResult: ...
+
+
+def add_findings(result: RunResult, findings: Iterable[Finding]) -> None:
+    """Findings a step made (`--confirm`'s TL2xx, `--audit-graders`' TL408-TL410) into the run's result,
+    each with the file the run linted under the same path (shown as its static findings are), else a
+    file of its own."""
+    from toollint.engine import FileResult
+
+    by_path = {r.path: r for r in result.files}
+    resolved = {str(Path(r.path).resolve()): r for r in result.files}
+    for f in findings:
+        target = by_path.get(f.path) or resolved.get(str(Path(f.path).resolve()))
+        if target is not None:
+            f.path = target.path
+        else:
+            target = by_path[f.path] = FileResult(f.path)
+            result.files.append(target)
+        target.findings.append(f)

@@ -34,7 +34,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     if not ctx.options.audit.graders:
         return result
     from toollint.dynamic.confirm import witness_dir_of
-    from toollint.engine import FileResult, Selection
+    from toollint.engine import Selection
+    from toollint.pipeline import add_findings
     from toollint.trace.report_html import GraderAudit
     from toollint.validate.audit import AuditRequest, run_audit, summary_table
     from toollint.validate.graders import CODES
@@ -68,17 +69,9 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         ctx.console.note(summary_table(run.audits))
         shown = [f for f in run.findings if f.code in enabled]
         sections.append(run.section())
-        by_path = {r.path: r for r in result.files}
-        resolved = {str(Path(r.path).resolve()): r for r in result.files}
         for f in shown:
-            target = by_path.get(f.path) or resolved.get(str(Path(f.path).resolve()))
-            if target is not None:
-                f.path = target.path  # shown as the static findings of the same file are
-            else:
-                f.path = _shown(f.path)
-                target = by_path[f.path] = FileResult(f.path)
-                result.files.append(target)
-            target.findings.append(f)
+            f.path = _shown(f.path)
+        add_findings(result, shown)
         said, seen = len(run.unnoticed), len(run.seen_dropped)
         ctx.closing.append(
             f"grader audit ({run.benchmark}): {sum(a.audited for a in run.audits)} task(s) audited, "
