@@ -131,6 +131,22 @@ def test_bad_input_is_one_line_and_exit_2(minibench: Path, argv: list[str], said
     assert said in err and "Traceback" not in err
 
 
+def test_a_benchmark_that_fails_midway_loses_no_static_finding(
+        minibench: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The benchmark's interpreter failing (a RuntimeError, as a host's GatewayError is) is one line
+    and exit 2; the static findings of the run are still reported."""
+    from audit_driver import MiniDriver
+
+    def broken(self: MiniDriver, python: str, variant: str) -> list[dict[str, object]]:
+        raise RuntimeError("the benchmark's interpreter died")
+
+    monkeypatch.setattr(MiniDriver, "ground_truth", broken)
+    assert _check() == 2
+    out, err = capsys.readouterr()
+    assert "TL103 [log-only-argument]" in out and "TL41" not in out
+    assert "--audit-graders: " in err and "the benchmark's interpreter died" in err and "Traceback" not in err
+
+
 def test_with_confirm_the_section_follows_the_score_at_risk(minibench: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """`check --confirm --audit-graders --report`: one page, the score at risk first (nothing of

@@ -62,9 +62,13 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
                                witness_dir=witness_dir)
         try:
             run = run_audit(request, static=static, progress=progress.status)
-        except (ValueError, RuntimeError) as exc:
+        except ValueError as exc:  # bad input: the run stops here, as a usage error
             progress.done()
             raise UsageError(f"--audit-graders: {exc}") from None
+        except RuntimeError as exc:  # the benchmark's interpreter failed: said, the rest is still reported
+            progress.done()
+            ctx.error(f"--audit-graders: {tree}: {exc}")
+            continue
         progress.done()
         ctx.console.note(summary_table(run.audits))
         shown = [f for f in run.findings if f.code in enabled]
