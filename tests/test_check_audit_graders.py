@@ -123,6 +123,8 @@ def test_selection_and_exit_codes_are_the_checks(minibench: Path, capsys: pytest
     (["check", "--audit-graders", "--python", sys.executable, str(BENCH / "minibench" / "env.py")],
      "give the benchmark's tree (a directory) as PATH"),
     (["check", "--audit-graders", "--python", "/nonexistent/python", str(BENCH)], "no such interpreter"),
+    (["check", "--audit-graders", "--python", sys.executable, str(BENCH), "--witness-dir", "w", "--report",
+      str(BENCH / "pyproject.toml" / "r.html")], "cannot write"),
 ])
 def test_bad_input_is_one_line_and_exit_2(minibench: Path, argv: list[str], said: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:

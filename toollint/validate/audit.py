@@ -10,6 +10,11 @@ unchecked fields (TL410) and the time; then the findings, each at its grader's l
 a related location, in the chosen format. Each finding's witness (`--witness-dir`, default
 `.toollint/witnesses/grader-audit`) replays with `toollint replay WITNESS`. Exit 1 on findings, 0 on
 none, 2 on bad input.
+
+`run_audit` is the audit of one tree, for this command and for `toollint check --audit-graders`
+(`toollint.pipeline.audit`), which hands it the run's other findings: a TL410 on an argument a TL103
+or TL202 says the tool drops is joined to it (`Unnoticed`), and a TL103/TL202 whose argument the audit
+saw dropped says so (`SeenDropped`), each built from both findings' typed data.
 """
 
 from __future__ import annotations
