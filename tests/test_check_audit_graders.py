@@ -171,7 +171,8 @@ def test_a_confirmed_run_gets_the_section_after_the_score_at_risk() -> None:
     audit = GraderAudit("bench", (GraderAuditRow("main", 3, 2, 0, 0, 1, 1.5),), (finding,))
     page = render_report(Ledger(), [], audit)
     assert page.index("<h1>Score at risk</h1>") < page.index("<h2>Grader audit</h2>")
-    assert "<td>main</td><td>3</td><td>2</td><td>0</td><td>0</td><td>1</td><td>1.5 s</td>" in page
+    # do-nothing passes (TL411, 0 by default) sit before vacuous
+    assert "<td>main</td><td>3</td><td>2</td><td>0</td><td>0</td><td>0</td><td>1</td><td>1.5 s</td>" in page
     assert page.count("no grader would notice") == 1 and "toollint replay w.json" in page
     assert "task at <code>env.py:9</code>" not in page  # the join's location is said once, as the join
 

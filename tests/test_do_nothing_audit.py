@@ -97,8 +97,12 @@ def test_cli_reports_a_warning_whose_witness_replays_until_the_grader_reads_the_
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     sarif = tmp_path / "audit.sarif"
+    page = tmp_path / "audit.html"
     assert cli.main(["audit-graders", str(BENCH), "--python", sys.executable, "--only", "null", "-q",
-                     "--output-format", "sarif", "-o", str(sarif)]) == 1
+                     "--output-format", "sarif", "-o", str(sarif), "--report", str(page)]) == 1
+    html = page.read_text()
+    assert "<th>do-nothing passes (TL411)</th>" in html
+    assert "<td>main</td><td>7</td><td>7</td><td>1</td>" in html
     table = capsys.readouterr().out
     assert "do-nothing passes" in table.splitlines()[0]
     share = f"{1 / len(mini_tasks.TASKS):.0%} of the tasks"

@@ -80,7 +80,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         ctx.closing.append(
             f"grader audit ({run.benchmark}): {sum(a.audited for a in run.audits)} task(s) audited, "
             f"{sum(a.vacuous for a in run.audits)} vacuous, {sum(a.unchecked_effects for a in run.audits)} "
-            f"unchecked effect(s), {sum(a.unchecked_fields for a in run.audits)} unchecked field(s)"
+            f"unchecked effect(s), {sum(a.unchecked_fields for a in run.audits)} unchecked field(s), "
+            f"{sum(a.do_nothing for a in run.audits)} do-nothing pass(es)"
             + (f", {said} on an argument the tool drops (TL103/TL202)" if said else "")
             + (f"; {seen} TL103/TL202 argument(s) it saw dropped" if seen else ""))
     ctx.grader_audit = GraderAudit(", ".join(s.benchmark for s in sections),

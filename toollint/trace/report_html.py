@@ -587,12 +587,13 @@ class GraderAuditRow:
     unchecked_effects: int
     unchecked_fields: int
     seconds: float
+    do_nothing: int = 0  # TL411: the gold run changes nothing and the null run passes
 
 
 @dataclass(frozen=True)
 class GraderAudit:
     """What the report's grader-audit section shows: the counts per suite or domain and the findings
-    (TL408-TL410, each with its `witness` and, where joined, its `unnoticed` property)."""
+    (TL408-TL411, each with its `witness` and, where joined, its `unnoticed` property)."""
 
     benchmark: str
     rows: tuple[GraderAuditRow, ...]
@@ -602,19 +603,22 @@ class GraderAudit:
 
 
 def grader_audit_section(audit: GraderAudit) -> str:
-    """The grader audit's section: the counts per suite or domain, then each finding (TL408-TL410)
+    """The grader audit's section: the counts per suite or domain, then each finding (TL408-TL411)
     with its grader, its task and its witness, grouped by code; a TL410 on an argument the tool drops
     (TL103, TL202) says so."""
-    head = "".join(f"<th>{h}</th>" for h in ("suite / domain", "tasks", "audited", "vacuous (TL408)",
+    head = "".join(f"<th>{h}</th>" for h in ("suite / domain", "tasks", "audited",
+                                             "do-nothing passes (TL411)", "vacuous (TL408)",
                                              "unchecked effects (TL409)", "unchecked fields (TL410)", "time"))
     body = "".join(
-        f"<tr><td>{escape(r.variant)}</td><td>{r.tasks}</td><td>{r.audited}</td><td>{r.vacuous}</td>"
+        f"<tr><td>{escape(r.variant)}</td><td>{r.tasks}</td><td>{r.audited}</td><td>{r.do_nothing}</td>"
+        f"<td>{r.vacuous}</td>"
         f"<td>{r.unchecked_effects}</td><td>{r.unchecked_fields}</td><td>{r.seconds:.1f} s</td></tr>"
         for r in audit.rows
     )
     intro = (f"<p>{escape(audit.benchmark)}: each task's own grader run on wrong runs built from its gold "
-             "run: nothing done (TL408), one state-changing call dropped (TL409), one argument changed to "
-             "another legal value (TL410). A listed task passes the wrong run.</p>")
+             "run: nothing done (TL408; TL411 where the gold run changes nothing either), one "
+             "state-changing call dropped (TL409), one argument changed to another legal value (TL410). "
+             "A listed task passes the wrong run.</p>")
     parts = ["<section class=\"grader-audit\" id=\"grader-audit\"><h2>Grader audit</h2>", intro,
              f"<table class=\"counts\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
     joined = [f for f in audit.findings if _unnoticed(f)]

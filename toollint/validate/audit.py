@@ -116,7 +116,7 @@ class AuditRun:
         from toollint.trace.report_html import GraderAudit, GraderAuditRow
 
         rows = tuple(GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects,
-                                    a.unchecked_fields, a.seconds) for a in self.audits)
+                                    a.unchecked_fields, a.seconds, a.do_nothing) for a in self.audits)
         seen = tuple(f"`{s.tool}` drops `{s.argument}` ({s.code} at {s.path}:{s.line}): {s.sentence()}"
                      for s in self.seen_dropped)
         return GraderAudit(self.benchmark, rows, tuple(self.findings), seen)
