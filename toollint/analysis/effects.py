@@ -144,10 +144,10 @@ def _carries(value: ast.expr, names: set[str]) -> bool:
     return False
 
 
-def _agent_values(fn: ast.AST, names: set[str]) -> set[str]:
-    """`names` and the locals of `fn` computed from them (two passes: `cmd = [py, code]`)."""
+def _agent_values(assigns: list[ast.Assign], names: set[str]) -> set[str]:
+    """`names` and the locals of a function (its `assigns`) computed from them (two passes:
+    `cmd = [py, code]`)."""
     names = set(names)
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
     for _ in range(2):
         for a in assigns:
             if _carries(a.value, names):
@@ -155,45 +155,56 @@ def _agent_values(fn: ast.AST, names: set[str]) -> set[str]:
     return names
 
 
-def _agent_map(summary: FunctionSummary) -> dict[int, set[str]]:
+def _agent_map(summary: FunctionSummary, scopes: _Scopes) -> dict[int, set[str]]:
     """For the tool and each helper it reaches (in call order), the names holding the agent's values: a
     helper's parameter does only where some call of it passes one (`_execute_query(arguments["query"])`,
     not `_execute_query("SELECT name FROM sqlite_master")`)."""
-    out = {id(summary.node): _agent_values(summary.node, _param_names(summary.node))}
+    out = {id(summary.node): _agent_values(scopes.assigns[id(summary.node)], _param_names(summary.node))}
     done: list[ast.AST] = [summary.node]
     for helper in summary.helpers:
         params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
         skip = 1 if params[:1] in (["self"], ["cls"]) else 0
         passed: set[str] = set()
         for fn in done:
-            for c in ast.walk(fn):
-                if isinstance(c, ast.Call) and call_name(c).rsplit(".", 1)[-1] == helper.name:
+            for c in scopes.calls[id(fn)]:
+                if scopes.callee[id(c)] == helper.name:
                     for i, a in enumerate(c.args):
                         if i + skip < len(params) and _carries(a, out[id(fn)]):
                             passed.add(params[i + skip])
                     passed |= {kw.arg for kw in c.keywords if kw.arg and _carries(kw.value, out[id(fn)])}
-        out[id(helper)] = _agent_values(helper, passed)
+        out[id(helper)] = _agent_values(scopes.assigns[id(helper)], passed)
         done.append(helper)
     return out
 
 
 class _Scopes:
-    """Which of a tool's functions (itself, then its helpers) holds each node, and the values each
-    assigns to a name: walked once per tool, not again for every call it makes (quadratic on a long
-    tool: a third of a cold run on an MCP server's 600-line tool)."""
+    """Which of a tool's functions (itself, then its helpers) holds each node, and each one's calls and
+    assignments (in `ast.walk` order): walked once per tool, not again for every call it makes
+    (quadratic on a long tool: a third of a cold run on an MCP server's 600-line tool)."""
 
     def __init__(self, summary: FunctionSummary) -> None:
         self.tool = summary.node
         self.owner: dict[int, ast.AST] = {}
+        self.calls: dict[int, list[ast.Call]] = {}
+        self.callee: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
+        self.assigns: dict[int, list[ast.Assign]] = {}
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         for fn in [summary.node, *summary.helpers]:
+            if id(fn) in self.calls:
+                continue
+            calls: list[ast.Call] = []
+            assigns: list[ast.Assign] = []
             values: dict[str, list[ast.expr]] = {}
             for n in ast.walk(fn):
                 self.owner.setdefault(id(n), fn)
-                if isinstance(n, ast.Assign):
+                if isinstance(n, ast.Call):
+                    calls.append(n)
+                    self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
+                elif isinstance(n, ast.Assign):
+                    assigns.append(n)
                     for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
                         values.setdefault(name, []).append(n.value)
-            self.assigned.setdefault(id(fn), values)
+            self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
 
     def enclosing(self, node: ast.AST) -> ast.AST:
         return self.owner.get(id(node), self.tool)
@@ -330,10 +341,10 @@ def outside_write(summary: FunctionSummary, declared: list[str],
     read_only = any(READ_ONLY_CLAIM.search(t) for t in [*declared, *docs])
     calls = [e.node for e in summary.external] + [o.node for o in summary.opaque if o.how == "call"]
     seen: set[int] = set()
-    agents = _agent_map(summary)
     scopes = _Scopes(summary)
+    agents = _agent_map(summary, scopes)
     for fn in [summary.node, *summary.helpers]:  # also the runners the summary used no state with
-        calls += [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        calls += scopes.calls[id(fn)]
     for node in calls:
         call = node if isinstance(node, ast.Call) else None
         if call is None or id(call) in seen:
