@@ -4,7 +4,7 @@ Default (issue 26): paired against `ruff check --select ALL --no-cache` on tau2-
 code base of `../shared/corpus/` and the standard library of the interpreter running this script,
 toollint cold (an empty results cache) and warm (its cache from the cold run, nothing changed):
 
-    python bench/speed.py [--runs 5] [--trees tau2,corpus,stdlib] [--jobs 0]
+    python bench/speed.py [--runs 5] [--trees tau2,corpus,stdlib] [--jobs 0] [--before-python PY]
 
 Each round runs toollint cold, ruff, toollint warm, in turn, so a change in the machine's load falls
 on all three alike; a ratio is taken within each round and the median over the rounds is quoted,
@@ -304,6 +304,7 @@ class Round:
     cold: tuple[float, float, float]  # wall s, peak MiB, cpu s
     ruff: tuple[float, float, float]
     warm: tuple[float, float, float]
+    before: tuple[float, float, float] = (1.0, 0.0, 1.0)  # --before-python's toollint, cold
 
 
 def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
@@ -320,12 +321,17 @@ def compare_with_ruff(
     toollint_cmd = [*toollint(jobs), str(tree)]
     ENV["TOOLLINT_CACHE_DIR"] = str(cache_dir)
 
-    def cold() -> tuple[float, float, float]:
+    def cold(cmd: list[str] = toollint_cmd) -> tuple[float, float, float]:
         shutil.rmtree(cache_dir, ignore_errors=True)
-        return _once(toollint_cmd)
+        return _once(cmd)
 
+    before_cmd = [*toollint(jobs, BEFORE[0]), str(tree)] if BEFORE else []
     cold(), _once([*ruff, str(tree)]), _once(toollint_cmd)  # warm-up: file cache, .pyc files
-    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd)) for _ in range(runs)]
+    if before_cmd:
+        cold(before_cmd)
+    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), *([cold(before_cmd)] if before_cmd
+                                                                              else []))
+              for _ in range(runs)]
     med = {k: statistics.median(getattr(r, k)[0] for r in rounds) for k in ("cold", "ruff", "warm")}
     peak = {k: max(getattr(r, k)[1] for r in rounds) for k in ("cold", "ruff", "warm")}
     return [
@@ -333,6 +339,8 @@ def compare_with_ruff(
         f"{_median_ratio(rounds, 'cold', 'ruff', 0):.2f}", f"{_median_ratio(rounds, 'cold', 'ruff', 2):.2f}",
         f"{_median_ratio(rounds, 'warm', 'cold', 0):.2f}", f"{_median_ratio(rounds, 'warm', 'cold', 2):.2f}",
         f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}",
+        *([f"{_median_ratio(rounds, 'before', 'ruff', i):.2f}" for i in (0, 2)] if before_cmd else []),
+        *([f"{_median_ratio(rounds, 'cold', 'before', i):.2f}" for i in (0, 2)] if before_cmd else []),
     ]
 
 
@@ -341,7 +349,10 @@ def ruff_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="rounds (cold, ruff, warm) after one warm-up")
     parser.add_argument("--trees", default="tau2,corpus,stdlib", help="any of tau2, corpus, stdlib")
     parser.add_argument("--jobs", type=int, default=0, help="toollint's --jobs (default 0: one per CPU)")
+    parser.add_argument("--before-python", help="an interpreter with an older toollint: its cold run is "
+                        "measured in each round too (before cold/ruff; cold/before: the change's cost)")
     args = parser.parse_args(argv)
+    BEFORE[:] = [args.before_python] if args.before_python else []
     ruff = ruff_command()
     if ruff is None:
         print("error: no ruff (pip install ruff)", file=sys.stderr)
@@ -354,6 +365,8 @@ def ruff_main(argv: list[str] | None = None) -> int:
           f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm) after a warm-up")
     header = ["tree", "files", "cold s", "warm s", "ruff s", "cold/ruff wall", "cold/ruff cpu",
               "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB"]
+    if BEFORE:
+        header += ["before cold/ruff wall", "before cold/ruff cpu", "cold/before wall", "cold/before cpu"]
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
