@@ -91,7 +91,10 @@ ENV: dict[str, str] = dict(os.environ)
 
 
 def _once(cmd: list[str]) -> tuple[float, float, float]:
-    proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV)
+    # Not from the checkout: `python -m toollint` there imports the checkout's toollint, whichever
+    # interpreter runs it (--before-python's too), and ruff would read the project's configuration.
+    proc = subprocess.run([PY, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True, env=ENV,
+                          cwd=tempfile.gettempdir())
     out = proc.stdout.split()
     return float(out[0]), int(out[1]) / 1024, float(out[2])  # ru_maxrss is KiB on Linux
 
@@ -227,7 +230,7 @@ def flake8_main(argv: list[str] | None = None) -> int:
         "--before-python", help="an interpreter with an older toollint, measured beside this one"
     )
     args = parser.parse_args(argv)
-    agentdojo = args.agentdojo
+    agentdojo = args.agentdojo.resolve() if args.agentdojo is not None else None  # the runs start in /tmp
     if agentdojo is None:
         try:
             agentdojo = package_dir(ensure_agentdojo_venv(), "agentdojo")
