@@ -154,7 +154,10 @@ BEFORE: list[str] = []  # another interpreter whose toollint is measured beside 
 
 
 def toollint(jobs: int, python: str = PY) -> list[str]:
-    return [python, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q", "--jobs", str(jobs)]
+    # `-P`: another interpreter's toollint, not this checkout's (`-m` would put the working directory first)
+    isolated = ["-P"] if python != PY else []
+    return [python, *isolated, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q",
+            "--jobs", str(jobs)]
 
 
 def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
