@@ -35,6 +35,7 @@ from toollint.errors import (
     UsageError,
 )
 from toollint.pipeline import CheckStep
+from toollint.pipeline import audit as audit_step
 from toollint.pipeline.options import CheckOptions
 from toollint.reporters import FORMATS
 from toollint.trace import check as trace_step
@@ -66,7 +67,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
 
 # What runs after linting, in order (see toollint.pipeline): the `benchmark` setting checked against the
 # profiles, --diff-base/--baseline/--write-baseline,
-# --fix/--diff, --confirm, --ledger/--report.
+# --fix/--diff, --confirm, --audit-graders, --ledger/--report.
 def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
     """The first step of every `toollint check` run: `benchmark = "NAME"` must name a registered
     profile, in a static run too (which never picks one), so a typo is said, not silently kept."""
@@ -82,7 +83,7 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
 
 
 CHECK_STEPS: tuple[CheckStep, ...] = (known_benchmark_step, baseline.check_step, fixes.check_step,
-                                      confirm_cli.check_step, trace_step.check_step)
+                                      confirm_cli.check_step, audit_step.check_step, trace_step.check_step)
 
 
 # --- parser ---------------------------------------------------------------------------------------
@@ -147,6 +148,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     fixes.add_arguments(parser)
     confirm_cli.add_arguments(parser)
     trace_step.add_check_options(parser)
+    audit_step.add_check_options(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
     sel.add_argument("--select", type=_selection, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
