@@ -422,8 +422,9 @@ class _Walker:
 
     # -- taint ---------------------------------------------------------------------------------------
     def nodes(self, expr: ast.AST) -> list[ast.AST]:
-        """The nodes of an expression (not inside lambdas), parents first; listed once per grader walk:
-        every question the walk asks of a statement looks at the same nodes."""
+        """The nodes of an expression (not inside lambdas), parents first; listed once per module's
+        graders: every question a walk asks of a statement looks at the same nodes, and the module's
+        graders walk the same helpers."""
         found = self.node_lists.get(id(expr))
         if found is None:
             found = self.node_lists[id(expr)] = _walk_expr(expr)
@@ -1396,7 +1397,8 @@ def grade(fn: FunctionNode, roles: Mapping[str, Role], index: FunctionIndex, cls
     flow = GraderFlow()
     roots = {name: {"state": Taint.STATE, "before": Taint.BEFORE, "record": Taint.RECORD}[role]
              for name, role in roles.items() if name not in factories}
-    walker = _Walker(fn, index, cls, roots, flow, 0, {}, top=True, state_factories=factories)
+    walker = _Walker(fn, index, cls, roots, flow, 0, {}, top=True, state_factories=factories,
+                     node_lists=index.expr_nodes)
     walker.block(fn.body)
     walker.absence_only_failures()
     walker.constant_verdict()
