@@ -272,6 +272,8 @@ class FunctionIndex:
         # the module's graders: they walk the same helpers. Each list starts with its expression, which
         # it keeps alive, so an id is never reused while its entry is here.
         self.expr_nodes: dict[int, list[ast.AST]] = {}
+        # a grader walk's helper results that hold in any grader (`toollint.analysis.grading`)
+        self.helper_results: dict[tuple[object, ...], object] = {}
         # dispatch by name (`toollint.analysis.dispatch`): dict registries, and modules imported whole
         self.registries = module_dicts(tree)
         self.module_aliases = local_modules(tree.body)
