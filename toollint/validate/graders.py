@@ -315,9 +315,11 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     rows = [r for r in rows if not r.get("error")]
     # Per-call digests for the gold run (which calls change the state), the end state's for the wrong
     # runs (does it differ from the gold run's), none for the null run (its verdict is all it gives).
-    base: dict[str, Any] = {"trace": "final", "without_llm": True}
+    # A wrong run's verdict is all that is read of it unless it passes (`verdict_only`: a driver may
+    # answer a run that certainly fails without the rest of its grading).
+    base: dict[str, Any] = {"trace": "final", "without_llm": True, "verdict_only": True}
     say(f"{variant}: null and gold runs of {len(rows)} task(s)")
-    first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t}
+    first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t, "verdict_only": not t}
                    for r in rows for c, f, t in (([], "empty", False), (r["calls"], "gold", True))])
     passing: list[tuple[dict[str, Any], dict[str, Any], list[int]]] = []
     reads: dict[str, set[int]] = {}

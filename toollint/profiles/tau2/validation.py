@@ -187,7 +187,7 @@ class Tau2Driver(CheckoutDriver[Layout]):
     def grade(self, python: str, variant: str, items: Sequence[dict[str, Any]],
               pythonpath: Path | None = None) -> list[dict[str, Any]]:
         """Each item's verdict (`{"task", "calls"}`) under tau2's evaluator: `{"verdict", "errors"}`."""
-        keys = ("task", "calls", "final", "trace", "without_llm")
+        keys = ("task", "calls", "final", "trace", "without_llm", "verdict_only")
         with self.path_runner(python, pythonpath) as run:
             answers = run(variant, [{k: i[k] for k in keys if k in i} for i in items])
         return [

@@ -219,7 +219,9 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
     instead of the task's `communicate_info`), `"trace": true` (the answer gains `changed`, per call,
     and the state's `start_digest` and `digest`; `"trace": "final"`, the end state's `digest` only) and
     `"without_llm": true` (a task whose basis has
-    NL_ASSERTION is graded on its other bases, and the answer's `unjudged` says so)."""
+    NL_ASSERTION is graded on its other bases, and the answer's `unjudged` says so). A row that says
+    `"verdict_only": true` needs only its reward, and its digest and errors when it passes: a run that
+    certainly fails the DB check is answered with reward 0 and `"preflight": "db"` (`_db_check_fails`)."""
     from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
     from tau2.data_model.simulation import SimulationRun, TerminationReason
     from tau2.data_model.tasks import RewardType
@@ -228,6 +230,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
 
     predicates = _predicates(predicate_module) if predicate_module else None
     known = _tasks(domain)
+    _memoise_pure_costs()
     constructor = _tau2().get_env_constructor(domain)
     out = []
     for row in rows:
@@ -237,6 +240,11 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
             out.append(
                 {"task": row["task"], "reward": None, "why": "no such task", "errors": [], "watched": []}
             )
+            continue
+        if _db_check_fails(domain, task, row, constructor):
+            out.append({"task": row["task"], "reward": 0.0, "breakdown": {"DB": 0.0}, "errors": [],
+                        "watched": [], "results": None, "preflight": "db",
+                        "elapsed_s": round(time.perf_counter() - started, 4)})
             continue
         env = constructor()
         state = task.initial_state
@@ -329,6 +337,109 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
         answer["elapsed_s"] = round(time.perf_counter() - started, 4)
         out.append(answer)
     return out
+
+
+# --- speed: what the audit asks again and again ------------------------------------------------------
+#
+# The grader audit grades hundreds of runs per domain. tau2's evaluator builds four environments per
+# run (each loading the domain's database from disk: 7 MB of JSON for airline, TOML for telecom), lists
+# the tool types of both toolkits (a pydantic model per tool, from its docstring), replays the gold
+# actions and hashes the whole database twice. None of it depends on the run but the replay of its calls.
+
+
+def _memoise_pure_costs() -> None:
+    """Two costs of tau2's evaluator that are the same on every call, memoised in this interpreter:
+    `DB.load` of a file (its parsed content kept, validated afresh on each load, so every environment
+    still gets its own database) and `get_tool_types` of a toolkit (a function of its class: the
+    tools' `is_tool` markers)."""
+    if _STATE.get("memoised"):
+        return
+    import pickle
+
+    from tau2.environment import db as db_module
+    from tau2.evaluator import evaluator as evaluator_module
+    from tau2.utils import load_file
+
+    loaded: dict[tuple[str, int, int], bytes] = {}
+
+    def load(cls: Any, path: str) -> Any:
+        stat = os.stat(path)
+        key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+        if key not in loaded:
+            loaded[key] = pickle.dumps(load_file(path), protocol=pickle.HIGHEST_PROTOCOL)
+        return cls.model_validate(pickle.loads(loaded[key]))  # a fresh copy of the parsed file
+
+    original_types = evaluator_module.get_tool_types
+    types: dict[type, dict[str, Any]] = {}
+
+    def tool_types(tools: Any) -> dict[str, Any]:
+        if type(tools) not in types:
+            types[type(tools)] = original_types(tools)
+        return dict(types[type(tools)])  # the evaluator updates the agent's dict with the user's
+
+    db_module.DB.load = classmethod(load)  # type: ignore[method-assign,assignment]
+    evaluator_module.get_tool_types = tool_types
+    _STATE["memoised"] = True
+
+
+def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: Any) -> bool:
+    """Whether a run certainly fails its task's DB check, so its reward is 0 whatever else is graded
+    (the evaluator multiplies the bases' rewards). Only for a row that asks for its verdict alone
+    (`"verdict_only": true`, not traced, no watched or derived calls) of a task with DB in its reward
+    basis: its end state is the evaluator's own predicted environment (`set_state` replays the run's
+    calls from the task's initial state, as `EnvironmentEvaluator.calculate_reward` does; not strict,
+    since only the state is read), and its hashes are compared with the gold environment's
+    (`_expected_hashes`, once per task). A run whose hashes match is graded in full."""
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+    from tau2.data_model.tasks import RewardType
+
+    criteria = task.evaluation_criteria
+    if (not row.get("verdict_only") or row.get("trace") not in (None, False, "final") or criteria is None
+            or (criteria.actions is None and criteria.env_assertions is None)
+            or any(c.get("alternatives") or c.get("args_from") or c.get("watch") for c in row["calls"])):
+        return False
+    basis = set(criteria.reward_basis)
+    if RewardType.NL_ASSERTION in basis:
+        if not row.get("without_llm"):
+            return False
+        basis.discard(RewardType.NL_ASSERTION)
+    if RewardType.DB not in basis:
+        return False
+    state = task.initial_state
+    messages: list[Any] = list(state.message_history or []) if state is not None else []
+    for i, call in enumerate(row["calls"]):
+        requestor = call.get("requestor") or "assistant"
+        tc = ToolCall(id=f"toollint_{i}_0", name=call["function"], arguments=dict(call.get("args") or {}),
+                      requestor=requestor)
+        said = (UserMessage(role="user", content=None, tool_calls=[tc]) if requestor == "user"
+                else AssistantMessage(role="assistant", content=None, tool_calls=[tc]))
+        messages += [said, ToolMessage(id=tc.id, role="tool", content="", requestor=requestor)]
+    env = constructor(solo_mode=False)
+    env.set_state(initialization_data=state.initialization_data if state is not None else None,
+                  initialization_actions=state.initialization_actions if state is not None else None,
+                  message_history=messages, strict=False)
+    return (env.get_db_hash(), env.get_user_db_hash()) != _expected_hashes(domain, task, constructor)
+
+
+def _expected_hashes(domain: str, task: Any, constructor: Any) -> tuple[Any, Any]:
+    """The agent and user DB hashes of a task's gold environment, built as tau2's
+    `EnvironmentEvaluator.calculate_reward` builds it (the initial state, then each gold action
+    through `make_tool_call`, a failing one logged and skipped); the same for every run of the task."""
+    cache = _STATE.setdefault("expected_hashes", {})
+    key = (_STATE.get("src"), domain, task.id)
+    if key not in cache:
+        state = task.initial_state
+        env = constructor()
+        env.set_state(initialization_data=state.initialization_data if state is not None else None,
+                      initialization_actions=state.initialization_actions if state is not None else None,
+                      message_history=(state.message_history or []) if state is not None else [])
+        for action in task.evaluation_criteria.actions or []:
+            try:
+                env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
+            except Exception:  # noqa: BLE001, S110 - the evaluator logs and skips a failing gold action
+                pass
+        cache[key] = (env.get_db_hash(), env.get_user_db_hash())
+    return cache[key]  # type: ignore[no-any-return]
 
 
 def _content(text: Any) -> Any:
