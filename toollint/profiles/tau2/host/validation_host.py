@@ -386,10 +386,10 @@ def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: An
     """Whether a run certainly fails its task's DB check, so its reward is 0 whatever else is graded
     (the evaluator multiplies the bases' rewards). Only for a row that asks for its verdict alone
     (`"verdict_only": true`, not traced, no watched or derived calls) of a task with DB in its reward
-    basis: its end state is the evaluator's own predicted environment (`set_state` replays the run's
-    calls from the task's initial state, as `EnvironmentEvaluator.calculate_reward` does; not strict,
-    since only the state is read), and its hashes are compared with the gold environment's
-    (`_expected_hashes`, once per task). A run whose hashes match is graded in full."""
+    basis. Its end state is the evaluator's own predicted environment (`set_state` replays the run's
+    calls on the task's initial state, as `EnvironmentEvaluator.calculate_reward` does; not strict,
+    since only the state is read), compared with the gold environment's (`Start.expected`, once per
+    task) by the serialisation tau2 hashes (`Start.records`). A run whose state matches is graded in full."""
     from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
     from tau2.data_model.tasks import RewardType
 
@@ -405,8 +405,10 @@ def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: An
         basis.discard(RewardType.NL_ASSERTION)
     if RewardType.DB not in basis:
         return False
-    state = task.initial_state
-    messages: list[Any] = list(state.message_history or []) if state is not None else []
+    start = Start.of(domain, task, constructor)
+    if start is None:
+        return False
+    messages: list[Any] = []
     for i, call in enumerate(row["calls"]):
         requestor = call.get("requestor") or "assistant"
         tc = ToolCall(id=f"toollint_{i}_0", name=call["function"], arguments=dict(call.get("args") or {}),
@@ -414,32 +416,132 @@ def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: An
         said = (UserMessage(role="user", content=None, tool_calls=[tc]) if requestor == "user"
                 else AssistantMessage(role="assistant", content=None, tool_calls=[tc]))
         messages += [said, ToolMessage(id=tc.id, role="tool", content="", requestor=requestor)]
-    env = constructor(solo_mode=False)
-    env.set_state(initialization_data=state.initialization_data if state is not None else None,
-                  initialization_actions=state.initialization_actions if state is not None else None,
-                  message_history=messages, strict=False)
-    return (env.get_db_hash(), env.get_user_db_hash()) != _expected_hashes(domain, task, constructor)
+    start.env.set_state(initialization_data=None, initialization_actions=None, message_history=messages,
+                        strict=False)
+    return start.differs_from_gold_and_restore(task)
 
 
-def _expected_hashes(domain: str, task: Any, constructor: Any) -> tuple[Any, Any]:
-    """The agent and user DB hashes of a task's gold environment, built as tau2's
-    `EnvironmentEvaluator.calculate_reward` builds it (the initial state, then each gold action
-    through `make_tool_call`, a failing one logged and skipped); the same for every run of the task."""
-    cache = _STATE.setdefault("expected_hashes", {})
-    key = (_STATE.get("src"), domain, task.id)
-    if key not in cache:
+class Start:
+    """An environment kept at a task's initial state (the initial state tau2's evaluator builds: the
+    domain's database, the task's initialization data and actions and message history), restored after
+    each run instead of built again: a 7 MB database takes longer to build than a run takes.
+
+    A state is read as tau2's DB hash reads it (`get_dict_hash(db.model_dump())`: JSON with sorted keys),
+    one top-level record at a time (`records`), so two states hash alike exactly when their records do,
+    and a run's changed records are known, and restored, without building the database again. Kept only
+    where that is exact: the serialisation reproduces `get_db_hash`, and the environment's `sync_tools`
+    does nothing (so running a run after the initial state equals the evaluator's single replay)."""
+
+    def __init__(self, env: Any, dbs: list[Any]) -> None:
+        import pickle
+
+        self.env = env
+        self.dbs = dbs
+        self.base = [self.records(db) for db in dbs]
+        dumps = [db.model_dump() for db in dbs]  # each record pickled apart: a run changes a few
+        self.pickled = [{name: {str(k): (k, pickle.dumps(v)) for k, v in value.items()}
+                         if isinstance(value, dict) else pickle.dumps(value) for name, value in dump.items()}
+                        for dump in dumps]
+        self.adapters: dict[tuple[int, str], Any] = {}
+        self.gold: dict[str, list[dict[str, Any]]] = {}
+
+    @staticmethod
+    def of(domain: str, task: Any, constructor: Any) -> Start | None:
+        import json
+
+        from tau2.environment.environment import Environment
+
         state = task.initial_state
-        env = constructor()
-        env.set_state(initialization_data=state.initialization_data if state is not None else None,
-                      initialization_actions=state.initialization_actions if state is not None else None,
-                      message_history=(state.message_history or []) if state is not None else [])
-        for action in task.evaluation_criteria.actions or []:
-            try:
-                env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
-            except Exception:  # noqa: BLE001, S110 - the evaluator logs and skips a failing gold action
-                pass
-        cache[key] = (env.get_db_hash(), env.get_user_db_hash())
-    return cache[key]  # type: ignore[no-any-return]
+        key = (_STATE.get("src"), domain, json.dumps(state.model_dump(mode="json") if state else None,
+                                                     sort_keys=True))
+        starts = _STATE.setdefault("starts", {})
+        if key not in starts:
+            if len(starts) >= 4:  # a database each: keep a few initial states (most tasks share one)
+                starts.pop(next(iter(starts)))
+            env = constructor(solo_mode=False)
+            env.set_state(initialization_data=state.initialization_data if state is not None else None,
+                          initialization_actions=state.initialization_actions if state is not None else None,
+                          message_history=(state.message_history or []) if state is not None else [])
+            toolkits = [t for t in (env.tools, env.user_tools) if t is not None and t.db is not None]
+            dbs = list({id(t.db): t.db for t in toolkits}.values())
+            start = Start(env, dbs)
+            exact = type(env).sync_tools is Environment.sync_tools and all(
+                Start._hash(db) == t.get_db_hash() for t in toolkits for db in [t.db])
+            starts[key] = start if exact else None
+        return starts[key]  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _hash(db: Any) -> str:
+        import hashlib
+        import json
+
+        return hashlib.sha256(json.dumps(db.model_dump(), sort_keys=True, default=str).encode()).hexdigest()
+
+    @staticmethod
+    def records(db: Any) -> dict[str, Any]:
+        """Each top-level field's serialisation as `get_dict_hash` writes it; a dict field's, per key."""
+        import json
+
+        out: dict[str, Any] = {}
+        for name, value in db.model_dump().items():
+            if isinstance(value, dict):
+                out[name] = {str(k): json.dumps(v, sort_keys=True, default=str) for k, v in value.items()}
+            else:
+                out[name] = json.dumps(value, sort_keys=True, default=str)
+        return out
+
+    def expected(self, task: Any) -> list[dict[str, Any]]:
+        """The gold environment's records, built as `EnvironmentEvaluator.calculate_reward` builds it:
+        the initial state, then each gold action through `make_tool_call` (a failing one skipped)."""
+        if task.id not in self.gold:
+            for action in task.evaluation_criteria.actions or []:
+                try:
+                    self.env.make_tool_call(tool_name=action.name, requestor=action.requestor,
+                                            **action.arguments)
+                except Exception:  # noqa: BLE001, S110 - the evaluator logs and skips a failing action
+                    pass
+            self.gold[task.id] = self._restore()
+        return self.gold[task.id]
+
+    def differs_from_gold_and_restore(self, task: Any) -> bool:
+        now = self._restore()
+        return now != self.expected(task)
+
+    def _restore(self) -> list[dict[str, Any]]:
+        """The records now, then each changed record (or field) put back as it was at the start."""
+        import json
+        import pickle
+        import typing
+
+        from pydantic import TypeAdapter
+
+        now = [self.records(db) for db in self.dbs]
+        for n, (db, base, current) in enumerate(zip(self.dbs, self.base, now, strict=True)):
+            original = self.pickled[n]
+            for name, value in current.items():
+                if value == base[name]:
+                    continue
+                annotation = type(db).model_fields[name].annotation
+                if isinstance(value, dict) and typing.get_origin(annotation) is dict:
+                    if (n, name) not in self.adapters:
+                        self.adapters[(n, name)] = TypeAdapter(typing.get_args(annotation)[1])
+                    field = getattr(db, name)
+                    keys = {str(k): k for k in field}
+                    for k in set(value) | set(base[name]):
+                        if value.get(k) == base[name].get(k):
+                            continue
+                        if k not in base[name]:
+                            del field[keys[k]]
+                        else:
+                            adapter = self.adapters[(n, name)]
+                            raw, pickled = original[name][k]
+                            field[raw] = adapter.validate_python(pickle.loads(pickled))
+                            again = json.dumps(adapter.dump_python(field[raw]), sort_keys=True, default=str)
+                            if again != base[name][k]:
+                                raise RuntimeError(f"{type(db).__name__}.{name}[{k!r}] could not be restored")
+                else:
+                    setattr(db, name, TypeAdapter(annotation).validate_python(pickle.loads(original[name])))
+        return now
 
 
 def _content(text: Any) -> Any:
