@@ -233,6 +233,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
     _memoise_pure_costs()
     constructor = _tau2().get_env_constructor(domain)
     out = []
+    fast: list[int] = []  # the rows answered by `_db_check_fails`
     for row in rows:
         started = time.perf_counter()
         task = known.get(str(row["task"]))
@@ -242,6 +243,7 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
             )
             continue
         if _db_check_fails(domain, task, row, constructor):
+            fast.append(len(out))
             out.append({"task": row["task"], "reward": 0.0, "breakdown": {"DB": 0.0}, "errors": [],
                         "watched": [], "results": None, "preflight": "db",
                         "elapsed_s": round(time.perf_counter() - started, 4)})
@@ -336,7 +338,25 @@ def run_paths(domain: str, rows: list[dict[str, Any]], predicate_module: str = "
                                                            (reward.reward_breakdown or {}).items()})
         answer["elapsed_s"] = round(time.perf_counter() - started, 4)
         out.append(answer)
+    if fast and not _starts_intact():  # a change no table noted: grade those rows again, in full
+        again = run_paths(domain, [{**rows[i], "verdict_only": False} for i in fast], predicate_module)
+        for i, answer in zip(fast, again, strict=True):
+            out[i] = answer
     return out
+
+
+def _starts_intact() -> bool:
+    """Whether every initial-state environment used since the last check is whole again; one that is
+    not is dropped (the next run builds it afresh)."""
+    starts = _STATE.setdefault("starts", {})
+    intact = True
+    for key, start in list(starts.items()):
+        if start is not None and start.used:
+            start.used = False
+            if not start.verify():
+                del starts[key]
+                intact = False
+    return intact
 
 
 # --- speed: what the audit asks again and again ------------------------------------------------------
@@ -416,34 +436,132 @@ def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: An
         said = (UserMessage(role="user", content=None, tool_calls=[tc]) if requestor == "user"
                 else AssistantMessage(role="assistant", content=None, tool_calls=[tc]))
         messages += [said, ToolMessage(id=tc.id, role="tool", content="", requestor=requestor)]
-    start.env.set_state(initialization_data=None, initialization_actions=None, message_history=messages,
-                        strict=False)
-    return start.differs_from_gold_and_restore(task)
+    try:
+        start.env.set_state(initialization_data=None, initialization_actions=None, message_history=messages,
+                            strict=False)
+        return start.differs_from_gold_and_restore(task)
+    except _Untracked:
+        _STATE["starts"] = {}  # built afresh for the next run
+        return False
+
+
+class Tracked(dict):  # type: ignore[type-arg]
+    """A database table (a dict field of the DB model: flights by number, users by id) that notes the
+    keys whose records a tool could have reached: read, written, removed or iterated over. A record no
+    tool reached is the object the table held at the start, unchanged. Serialisers read the dict itself
+    (pydantic, json), not these methods, and note nothing."""
+
+    touched: set[Any]
+    everything: bool
+
+    def note(self, key: Any) -> None:
+        self.__dict__.setdefault("touched", set()).add(key)
+
+    def reached(self) -> set[Any]:
+        if self.__dict__.get("everything"):
+            return set(dict.keys(self)) | self.__dict__.get("touched", set())
+        return set(self.__dict__.get("touched", set()))
+
+    def forget(self) -> None:
+        self.__dict__["touched"], self.__dict__["everything"] = set(), False
+
+    def __getitem__(self, key: Any) -> Any:
+        self.note(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.note(key)
+        return dict.get(self, key, default)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.note(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.note(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.note(key)
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.note(key)
+        return dict.setdefault(self, key, default)
+
+    def _all(self) -> None:
+        self.__dict__["everything"] = True
+
+    def values(self) -> Any:
+        self._all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._all()
+        return dict.items(self)
+
+    def __iter__(self) -> Any:
+        self._all()
+        return dict.__iter__(self)
+
+    def copy(self) -> dict[Any, Any]:
+        self._all()
+        return dict(dict.items(self))
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._all()
+        dict.update(self, *args, **kwargs)
+
+    def popitem(self) -> Any:
+        self._all()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self._all()
+        dict.clear(self)
+
+    def __reduce__(self) -> Any:  # copied or pickled, it is a plain dict
+        self._all()
+        return (dict, (dict(dict.items(self)),))
 
 
 class Start:
     """An environment kept at a task's initial state (the initial state tau2's evaluator builds: the
     domain's database, the task's initialization data and actions and message history), restored after
-    each run instead of built again: a 7 MB database takes longer to build than a run takes.
+    each run instead of built again: a 7 MB database takes longer to build (and to hash) than a run takes.
 
-    A state is read as tau2's DB hash reads it (`get_dict_hash(db.model_dump())`: JSON with sorted keys),
-    one top-level record at a time (`records`), so two states hash alike exactly when their records do,
-    and a run's changed records are known, and restored, without building the database again. Kept only
-    where that is exact: the serialisation reproduces `get_db_hash`, and the environment's `sync_tools`
-    does nothing (so running a run after the initial state equals the evaluator's single replay)."""
+    A state is read as tau2's DB hash reads it (`get_dict_hash(db.model_dump())`: JSON with sorted keys)
+    one record at a time: the records of a table (`Tracked`) that a run reached are serialised, compared
+    with the start's, and those that changed are put back. Two states hash alike exactly when their
+    changed records do. Kept only where that is exact: each record serialises as the whole database's
+    dump writes it, that dump reproduces `get_db_hash`, and the environment's `sync_tools` does nothing
+    (so a run replayed after the initial state equals the evaluator's single replay). `verify` compares
+    the whole state with the start's at the end of each batch: a change no table noted is caught there."""
 
     def __init__(self, env: Any, dbs: list[Any]) -> None:
         import pickle
+        import typing
+
+        from pydantic import TypeAdapter
 
         self.env = env
         self.dbs = dbs
         self.base = [self.records(db) for db in dbs]
-        dumps = [db.model_dump() for db in dbs]  # each record pickled apart: a run changes a few
-        self.pickled = [{name: {str(k): (k, pickle.dumps(v)) for k, v in value.items()}
-                         if isinstance(value, dict) else pickle.dumps(value) for name, value in dump.items()}
-                        for dump in dumps]
-        self.adapters: dict[tuple[int, str], Any] = {}
-        self.gold: dict[str, list[dict[str, Any]]] = {}
+        self.tables: dict[tuple[int, str], tuple[Tracked, Any]] = {}
+        self.pickled: dict[tuple[int, str], Any] = {}
+        for n, db in enumerate(dbs):
+            for name, value in db.model_dump().items():
+                annotation = type(db).model_fields[name].annotation
+                if isinstance(value, dict) and typing.get_origin(annotation) is dict:
+                    table = getattr(db, name)
+                    adapter = TypeAdapter(typing.get_args(annotation)[1])
+                    self.tables[(n, name)] = (Tracked(table), adapter)
+                    db.__dict__[name] = self.tables[(n, name)][0]
+                    self.pickled[(n, name)] = {str(k): (k, pickle.dumps(v)) for k, v in value.items()}
+                else:
+                    self.pickled[(n, name)] = pickle.dumps(value)
+        self.gold: dict[str, dict[tuple[int, str, str], Any]] = {}
+        self.used = False
 
     @staticmethod
     def of(domain: str, task: Any, constructor: Any) -> Start | None:
@@ -464,11 +582,16 @@ class Start:
                           message_history=(state.message_history or []) if state is not None else [])
             toolkits = [t for t in (env.tools, env.user_tools) if t is not None and t.db is not None]
             dbs = list({id(t.db): t.db for t in toolkits}.values())
-            start = Start(env, dbs)
             exact = type(env).sync_tools is Environment.sync_tools and all(
-                Start._hash(db) == t.get_db_hash() for t in toolkits for db in [t.db])
-            starts[key] = start if exact else None
-        return starts[key]  # type: ignore[no-any-return]
+                Start._hash(t.db) == t.get_db_hash() for t in toolkits)
+            start = Start(env, dbs) if exact else None
+            if start is not None and not start._records_serialise_alike():
+                start = None
+            starts[key] = start
+        start = starts[key]
+        if start is not None:
+            start.used = True
+        return start  # type: ignore[no-any-return]
 
     @staticmethod
     def _hash(db: Any) -> str:
@@ -478,21 +601,68 @@ class Start:
         return hashlib.sha256(json.dumps(db.model_dump(), sort_keys=True, default=str).encode()).hexdigest()
 
     @staticmethod
-    def records(db: Any) -> dict[str, Any]:
-        """Each top-level field's serialisation as `get_dict_hash` writes it; a dict field's, per key."""
+    def _json(value: Any) -> str:
         import json
 
+        return json.dumps(value, sort_keys=True, default=str)
+
+    @staticmethod
+    def records(db: Any) -> dict[str, Any]:
+        """Each top-level field's serialisation as `get_dict_hash` writes it; a dict field's, per key."""
         out: dict[str, Any] = {}
         for name, value in db.model_dump().items():
             if isinstance(value, dict):
-                out[name] = {str(k): json.dumps(v, sort_keys=True, default=str) for k, v in value.items()}
+                out[name] = {str(k): Start._json(v) for k, v in value.items()}
             else:
-                out[name] = json.dumps(value, sort_keys=True, default=str)
+                out[name] = Start._json(value)
         return out
 
-    def expected(self, task: Any) -> list[dict[str, Any]]:
-        """The gold environment's records, built as `EnvironmentEvaluator.calculate_reward` builds it:
-        the initial state, then each gold action through `make_tool_call` (a failing one skipped)."""
+    def _records_serialise_alike(self) -> bool:
+        """Whether each record of a table, serialised alone, reads as in the whole database's dump."""
+        return all(
+            {str(k): self._json(adapter.dump_python(v)) for k, v in dict.items(table)} == self.base[n][name]
+            for (n, name), (table, adapter) in self.tables.items())
+
+    def changes(self) -> dict[tuple[int, str, str], Any]:
+        """The records that differ from the start's (None: removed), by serialisation; then forgotten:
+        each changed record (or non-table field) is put back as it was at the start."""
+        import pickle
+
+        from pydantic import TypeAdapter
+
+        out: dict[tuple[int, str, str], Any] = {}
+        for (n, name), (table, adapter) in self.tables.items():
+            db = self.dbs[n]
+            if db.__dict__.get(name) is not table:  # a tool replaced the whole table
+                raise _Untracked(f"{type(db).__name__}.{name} was replaced")
+            base, original = self.base[n][name], self.pickled[(n, name)]
+            for key in table.reached():
+                k = str(key)
+                now = self._json(adapter.dump_python(dict.__getitem__(table, key))) if dict.__contains__(
+                    table, key) else None
+                if now == base.get(k):
+                    continue
+                out[(n, name, k)] = now
+                if k in base:
+                    raw, blob = original[k]
+                    dict.__setitem__(table, raw, adapter.validate_python(pickle.loads(blob)))
+                else:
+                    dict.__delitem__(table, key)
+            table.forget()
+        for n, db in enumerate(self.dbs):
+            for name, value in db.model_dump(include={f for (m, f) in self.pickled
+                                                       if m == n and (m, f) not in self.tables}).items():
+                now = self._json(value)
+                if now != self.base[n][name]:
+                    out[(n, name, "")] = now
+                    annotation = type(db).model_fields[name].annotation
+                    setattr(db, name, TypeAdapter(annotation).validate_python(
+                        pickle.loads(self.pickled[(n, name)])))
+        return out
+
+    def expected(self, task: Any) -> dict[tuple[int, str, str], Any]:
+        """The gold environment's changed records, built as `EnvironmentEvaluator.calculate_reward` builds
+        it: the initial state, then each gold action through `make_tool_call` (a failing one skipped)."""
         if task.id not in self.gold:
             for action in task.evaluation_criteria.actions or []:
                 try:
@@ -500,48 +670,20 @@ class Start:
                                             **action.arguments)
                 except Exception:  # noqa: BLE001, S110 - the evaluator logs and skips a failing action
                     pass
-            self.gold[task.id] = self._restore()
+            self.gold[task.id] = self.changes()
         return self.gold[task.id]
 
     def differs_from_gold_and_restore(self, task: Any) -> bool:
-        now = self._restore()
+        now = self.changes()
         return now != self.expected(task)
 
-    def _restore(self) -> list[dict[str, Any]]:
-        """The records now, then each changed record (or field) put back as it was at the start."""
-        import json
-        import pickle
-        import typing
+    def verify(self) -> bool:
+        """Whether the whole state is the start's again (every record serialised)."""
+        return [self.records(db) for db in self.dbs] == self.base
 
-        from pydantic import TypeAdapter
 
-        now = [self.records(db) for db in self.dbs]
-        for n, (db, base, current) in enumerate(zip(self.dbs, self.base, now, strict=True)):
-            original = self.pickled[n]
-            for name, value in current.items():
-                if value == base[name]:
-                    continue
-                annotation = type(db).model_fields[name].annotation
-                if isinstance(value, dict) and typing.get_origin(annotation) is dict:
-                    if (n, name) not in self.adapters:
-                        self.adapters[(n, name)] = TypeAdapter(typing.get_args(annotation)[1])
-                    field = getattr(db, name)
-                    keys = {str(k): k for k in field}
-                    for k in set(value) | set(base[name]):
-                        if value.get(k) == base[name].get(k):
-                            continue
-                        if k not in base[name]:
-                            del field[keys[k]]
-                        else:
-                            adapter = self.adapters[(n, name)]
-                            raw, pickled = original[name][k]
-                            field[raw] = adapter.validate_python(pickle.loads(pickled))
-                            again = json.dumps(adapter.dump_python(field[raw]), sort_keys=True, default=str)
-                            if again != base[name][k]:
-                                raise RuntimeError(f"{type(db).__name__}.{name}[{k!r}] could not be restored")
-                else:
-                    setattr(db, name, TypeAdapter(annotation).validate_python(pickle.loads(original[name])))
-        return now
+class _Untracked(Exception):
+    """A run changed the state where no table noted it: its verdict is left to the evaluator."""
 
 
 def _content(text: Any) -> Any:

@@ -81,8 +81,25 @@ def _env(variant: str) -> Any:
         env = _tau_bench("envs").get_env(domain, user_strategy="human", user_model="none",
                                          task_split=split, task_index=0)
         env.user = _SilentUser()
+        env.data_load_func = _memoised(env.data_load_func)
         cache[variant] = env
     return cache[variant]
+
+
+def _memoised(load: Any) -> Any:
+    """`data_load_func` read from its files once: each call still returns a database of its own (the
+    first load, unpickled afresh), in a little over half the time of parsing the JSON files again.
+    `reset` and `calculate_reward` load it three times per graded run."""
+    import pickle
+
+    blob: list[bytes] = []
+
+    def data_load_func() -> Any:
+        if not blob:
+            blob.append(pickle.dumps(load(), protocol=pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(blob[0])
+
+    return data_load_func
 
 
 def tasks(variant: str) -> list[dict[str, Any]]:
@@ -150,7 +167,10 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     `"final": "gold"` ends the run with a `respond` holding the task's outputs (default: no final answer);
     `"trace": true` adds `"changed"` (per call: whether it changed the database), `"start_digest"` and
     `"digest"` (the database as the task starts and as the run ends), `"trace": "final"` the digest alone;
-    `"without_llm"` changes nothing (the reward has no LLM part)."""
+    `"without_llm"` changes nothing (the reward has no LLM part). `"verdict_only": true` (the caller
+    reads only the verdict, and the digest and errors of a run that passes): a run whose database
+    certainly differs from the gold run's is answered with reward 0 and `"preflight": "data"` without
+    `calculate_reward` (`_data_differs`)."""
     action = _tau_bench("types").Action
     env = _env(variant)
     out: list[dict[str, Any]] = []
@@ -190,6 +210,12 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 changed.append(after != before)
                 before = after
         answer: dict[str, Any] = {"task": str(index), "errors": errors, "ended_by": ended_by}
+        if (result is None and item.get("verdict_only") and trace in (None, False, "final")
+                and _data_differs(variant, env, index)):
+            answer.update(reward=0.0, verdict=False, preflight="data",
+                          elapsed_s=round(time.perf_counter() - started, 4))
+            out.append(answer)
+            continue
         if trace is True:
             answer.update(changed=changed[: len(item.get("calls") or [])], start_digest=start, digest=before)
         elif trace == "final":
@@ -200,6 +226,85 @@ def grade(variant: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                       elapsed_s=round(time.perf_counter() - started, 4))
         out.append(answer)
     return out
+
+
+# --- speed: the reward's hash, only where it can change the verdict -----------------------------------
+#
+# `calculate_reward` hashes the whole database twice (`to_hashable`, pure Python over 5 MB: seconds),
+# reloading it and replaying the gold actions in between. A grader audit grades hundreds of wrong runs
+# per domain, nearly all of whose databases differ from the gold run's: that they differ is known from
+# the few records either run changed, read as the hash reads them.
+
+_MISSING = object()
+
+
+def _data_differs(variant: str, env: Any, index: int) -> bool:
+    """Whether the run's database (`env.data`) certainly hashes unlike the gold run's, so that
+    `calculate_reward` would give 0 (its `r_actions` check). The records (second-level entries: a
+    user, an order) that the run or the gold replay changed from the fresh database are compared as
+    `get_data_hash` writes them (`repr(to_hashable(record))`); equal-looking records are not claimed
+    to differ, and such a run is graded by `calculate_reward` in full."""
+    to_hashable = _tau_bench("envs.base").to_hashable
+    fresh = _fresh(variant)
+    gold = _gold_changes(variant, env, index)
+    mine = _changes(fresh, env.data)
+    if mine is None or gold is None:
+        return False
+    for where in set(mine) | set(gold):
+        a = mine.get(where, _record(fresh, where))
+        b = gold.get(where, _record(fresh, where))
+        if (a is _MISSING) != (b is _MISSING):
+            return True
+        if a is not _MISSING and a != b and repr(to_hashable(a)) != repr(to_hashable(b)):
+            return True
+    return False
+
+
+def _fresh(variant: str) -> Any:
+    cache = _STATE.setdefault("fresh", {})
+    if variant not in cache:
+        cache[variant] = _env(variant).data_load_func()
+    return cache[variant]
+
+
+def _record(data: Any, where: tuple[str, str]) -> Any:
+    table = data.get(where[0]) if isinstance(data, dict) else None
+    return table.get(where[1], _MISSING) if isinstance(table, dict) else _MISSING
+
+
+def _changes(fresh: Any, data: Any) -> dict[tuple[str, str], Any] | None:
+    """The records of `data` that differ from `fresh` (a removed one as `_MISSING`), or None when the
+    database is not a dict of dicts (then nothing is claimed)."""
+    if not isinstance(data, dict) or not isinstance(fresh, dict) or set(data) != set(fresh):
+        return None
+    out: dict[tuple[str, str], Any] = {}
+    for name, table in data.items():
+        before = fresh[name]
+        if not isinstance(table, dict) or not isinstance(before, dict):
+            return None
+        if table == before:
+            continue
+        for key in set(table) | set(before):
+            now, then = table.get(key, _MISSING), before.get(key, _MISSING)
+            if now is _MISSING or then is _MISSING or now != then:
+                out[(name, key)] = now
+    return out
+
+
+def _gold_changes(variant: str, env: Any, index: int) -> dict[tuple[str, str], Any] | None:
+    """The records the gold replay of `calculate_reward` changes (a fresh database, each gold action but
+    the terminate tools through `Env.step`), once per task; run on the environment, which is then reset."""
+    cache = _STATE.setdefault("gold_changes", {})
+    key = (variant, index)
+    if key not in cache:
+        data, actions = env.data, env.actions
+        env.data = env.data_load_func()
+        for action in env.task.actions:
+            if action.name not in env.terminate_tools:
+                env.step(action)
+        cache[key] = _changes(_fresh(variant), env.data)
+        env.data, env.actions = data, actions
+    return cache[key]  # type: ignore[no-any-return]
 
 
 def gold_effects(variant: str, indices: list[int]) -> list[dict[str, Any]]:
