@@ -195,7 +195,8 @@ class Tau2Driver(CheckoutDriver[Layout]):
                 "verdict": None if a.get("reward") is None else a["reward"] >= 1.0,
                 "errors": a.get("errors", []),
                 **({"why": a["why"]} if a.get("why") else {}),
-                **{k: a[k] for k in ("changed", "start_digest", "digest", "unjudged", "results") if a.get(k)},
+                **{k: a[k] for k in ("changed", "start_digest", "digest", "unjudged", "results", "preflight")
+                   if a.get(k)},
             }
             for a in answers
         ]
