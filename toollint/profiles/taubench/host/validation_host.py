@@ -82,6 +82,7 @@ def _env(variant: str) -> Any:
                                          task_split=split, task_index=0)
         env.user = _SilentUser()
         env.data_load_func = _memoised(env.data_load_func)
+        env.get_data_hash = _hash_memo(env)
         cache[variant] = env
     return cache[variant]
 
@@ -100,6 +101,25 @@ def _memoised(load: Any) -> Any:
         return pickle.loads(blob[0])
 
     return data_load_func
+
+
+def _hash_memo(env: Any) -> Any:
+    """`Env.get_data_hash` of this environment, memoised by the database's pickle (equal pickles: equal
+    data, types and all, so an equal hash): `calculate_reward` hashes the run's database and the gold
+    run's, and a task's gold database, the fresh one and a gold run's end state recur across its runs.
+    The pickle takes a twentieth of the time of `to_hashable` over the same data."""
+    import pickle
+
+    original = type(env).get_data_hash
+    known: dict[str, str] = {}
+
+    def get_data_hash() -> str:
+        key = hashlib.sha256(pickle.dumps(env.data, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+        if key not in known:
+            known[key] = original(env)
+        return known[key]
+
+    return get_data_hash
 
 
 def tasks(variant: str) -> list[dict[str, Any]]:
