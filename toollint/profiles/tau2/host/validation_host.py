@@ -380,14 +380,22 @@ def _memoise_pure_costs() -> None:
     from tau2.evaluator import evaluator as evaluator_module
     from tau2.utils import load_file
 
-    loaded: dict[tuple[str, int, int], bytes] = {}
+    loaded: dict[tuple[Any, str, int, int], tuple[Any, bool]] = {}
 
     def load(cls: Any, path: str) -> Any:
         stat = os.stat(path)
-        key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+        key = (cls, os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
         if key not in loaded:
-            loaded[key] = pickle.dumps(load_file(path), protocol=pickle.HIGHEST_PROTOCOL)
-        return cls.model_validate(pickle.loads(loaded[key]))  # a fresh copy of the parsed file
+            parsed = load_file(path)
+            blob = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
+            loaded[key] = (parsed, _shares_nothing(cls.model_validate(parsed), cls.model_validate(parsed)))
+            if not loaded[key][1]:
+                loaded[key] = (blob, False)
+        parsed, direct = loaded[key]
+        # Validation builds the database's containers and records afresh, so validating the one parsed
+        # file again gives each environment its own (checked once: two validations share nothing
+        # mutable); where a field keeps what it is given, a fresh copy of the parse is validated.
+        return cls.model_validate(parsed if direct else pickle.loads(parsed))
 
     original_types = evaluator_module.get_tool_types
     types: dict[type, dict[str, Any]] = {}
@@ -400,6 +408,36 @@ def _memoise_pure_costs() -> None:
     db_module.DB.load = classmethod(load)  # type: ignore[method-assign,assignment]
     evaluator_module.get_tool_types = tool_types
     _STATE["memoised"] = True
+
+
+def _shares_nothing(a: Any, b: Any) -> bool:
+    """Whether two objects share no mutable part (a dict, list, set or object with a `__dict__`; enum
+    members are constants)."""
+    import enum
+
+    constant = (str, bytes, int, float, bool, type(None), enum.Enum, type)
+    seen: set[int] = set()
+    stack = [a]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, constant) or id(x) in seen:
+            continue
+        seen.add(id(x))
+        stack.extend(x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple, set, frozenset))
+                     else vars(x).values() if hasattr(x, "__dict__") else ())
+    stack = [b]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, constant):
+            continue
+        if id(x) in seen:
+            if isinstance(x, (dict, list, set)) or hasattr(x, "__dict__"):
+                return False
+            continue
+        seen.add(id(x))
+        stack.extend(x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple, set, frozenset))
+                     else vars(x).values() if hasattr(x, "__dict__") else ())
+    return True
 
 
 def _db_check_fails(domain: str, task: Any, row: dict[str, Any], constructor: Any) -> bool:
