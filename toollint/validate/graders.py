@@ -485,6 +485,9 @@ def warm_grader(driver: BenchmarkDriver, python: str, variant: str,
         yield batch_grader(driver, python, variant)
         return
     with contextlib.ExitStack() as stack:
+        session = getattr(driver, "session", None)  # one interpreter for its questions and a runner
+        if session is not None:
+            stack.enter_context(session(python))
         yield Pool(stack, lambda: runner(python), variant, workers or default_workers())
 
 
