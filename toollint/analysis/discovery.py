@@ -291,7 +291,6 @@ class _Discoverer:
         self.source = source
         self.patterns = all_patterns()
         self.extra_decorators = set(settings.tool_decorators)
-        self.aliases = type_aliases(tree)
         self.configured = settings.tool_refs_for(module_name) if module_name else set()
         self.configured_classes = settings.tool_classes_for(module_name) if module_name else set()
         self.state_params = set(settings.state_roots)
@@ -306,8 +305,6 @@ class _Discoverer:
         self.declared_names: frozenset[str] = frozenset()
         # (the text tests `may_name_chain`, `may_context_state`, `may_describe` too: each scan of the text
         # costs as much as a small module's walk)
-        self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
-                                      for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
         self.class_toolkit = False
@@ -330,6 +327,11 @@ class _Discoverer:
         )
 
     @cached_property
+    def aliases(self) -> dict[str, ast.expr]:
+        """The module's `Annotated` aliases (asked only where a parameter can be annotated with one)."""
+        return type_aliases(self.tree)
+
+    @cached_property
     def may_annotate(self) -> bool:
         """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
         return self.source is None or "Annotated" in self.source
@@ -339,11 +341,16 @@ class _Discoverer:
         return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
 
     @cached_property
+    def may_describe_api(self) -> bool:
+        return self.source is None or _API_TEXT in self.source
+
+    @cached_property
     def may_describe(self) -> bool:
         source = self.source
         return (
             source is None
-            or any(w in source for w in _DESCRIBES_TEXT)
+            or self.may_describe_api
+            or _SCENARIO_TEXT in source
             or ("description" in source and any(w in source for w in _CALL_PARAMETERS_TEXT))
         )
 
@@ -365,7 +372,7 @@ class _Discoverer:
 
     @cached_property
     def docstring_declared(self) -> dict[str, str]:
-        return docstring_schema_functions(self.tree)
+        return docstring_schema_functions(self.tree, self.source)
 
     @cached_property
     def package_declared(self) -> frozenset[str]:
@@ -468,7 +475,7 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
-        self.class_described = described_class(cls, methods) if self.may_describe else None
+        self.class_described = described_class(cls, methods, self.may_describe_api) if self.may_describe else None
         self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
         if self.class_dispatched is not None and self.module is not None:
             declared = package_declarations(self.directory)
@@ -719,7 +726,7 @@ def _annotation_markers(fn: FunctionNode, d: _Discoverer) -> list[str]:
 
 def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     cls = scope.cls
-    if cls is None or not cls.bases or fn.name not in d.base_methods:
+    if cls is None or not cls.bases or fn.name not in d.patterns.tool_base_methods:
         return False
     candidates = [
         m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods
@@ -790,11 +797,15 @@ def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNod
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
 
 
-def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str, str] | None:
+def described_class(
+    cls: ast.ClassDef, methods: list[FunctionNode], api_text: bool = True
+) -> tuple[str, str] | None:
     """How a class describes itself to the agent, and which of its methods are the tools then: a
     description of an API whose public methods the model calls (`self._api_description = "..."`, or a
     `_load_scenario` that loads the world they act on) -> ("...", ""); a description with the
-    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method)."""
+    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method).
+    `api_text`: whether the module's text names an API description at all (when not, `__init__`'s
+    attributes are read only for a class with a call method)."""
     assigned: set[str] = set()
     for item in cls.body:
         if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
@@ -803,7 +814,7 @@ def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str
             if isinstance(item.value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.BinOp)):
                 assigned.update(t.id for t in targets if isinstance(t, ast.Name))
     init = next((m for m in methods if m.name == "__init__"), None)
-    if init is not None:
+    if init is not None and (api_text or any(m.name in CALL_METHODS for m in methods)):
         for node in ast.walk(init):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
                     isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -829,7 +840,7 @@ CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "
 CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
 # The text each of API_DESCRIPTIONS and SCENARIO_LOADERS (and of CALL_PARAMETERS) holds: one scan a word
 # (`_api_description` holds `api_description`, `input_parameters` holds `parameters`).
-_DESCRIBES_TEXT = ("api_description", "load_scenario")
+_API_TEXT, _SCENARIO_TEXT = "api_description", "load_scenario"
 _CALL_PARAMETERS_TEXT = ("parameters", "input_schema", "inputSchema")
 
 
@@ -1117,18 +1128,22 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
 _SCHEMA_BUILDER = re.compile(r"(?:\w+_)?(?:(?:function|func|fn|tool|callable)s?_?to_?"
                              r"(?:json|schema|tool|openai)|get_json_schema|convert_to_openai_(?:function|tool)"
                              r"|function_schema)\w*")
+# Text every name `_SCHEMA_BUILDER` takes holds one of (a module whose text holds none builds no schema).
+_SCHEMA_BUILDER_TEXT = ("to_json", "tojson", "to_schema", "toschema", "to_tool", "totool", "to_openai",
+                        "toopenai", "get_json_schema", "function_schema")
 
 
-def docstring_schema_functions(tree: ast.Module) -> dict[str, str]:
+def docstring_schema_functions(tree: ast.Module, source: str | None = None) -> dict[str, str]:
     """Names in a module-level list of functions (`FUNCTIONS = [get_weather, book_table]`) that the
     module maps a schema builder over (`[function_to_json(f) for f in FUNCTIONS]`, `map(get_json_schema,
     FUNCTIONS)`) -> the builder's name: the model is shown those functions. Modules with no such list
-    (nearly all) cost a look at their top-level statements."""
+    (nearly all) cost a look at their top-level statements; those with one, whose text (`source`)
+    names no schema builder, a few substring tests."""
     lists = {t.id: [e.id for e in node.value.elts if isinstance(e, ast.Name)] for node in tree.body
              if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple))
              and node.value.elts and all(isinstance(e, ast.Name) for e in node.value.elts)
              for t in node.targets if isinstance(t, ast.Name)}
-    if not lists:
+    if not lists or (source is not None and not any(w in source for w in _SCHEMA_BUILDER_TEXT)):
         return {}
     out: dict[str, str] = {}
     for node in ast.walk(tree):
