@@ -629,8 +629,24 @@ def package_declarations(directory: str) -> frozenset[str]:
     return frozenset(names)
 
 
-_SCHEMA_NAME = re.compile(r"""["']name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
-_SCHEMA_KEY = re.compile(r"""["'](?:parameters|input_schema|inputSchema|input_parameters)["']\s*:""")
+# `"name": "get_relations"` and `"parameters":`, each after its opening quote: the quote is checked
+# apart, so that each search has a word as its literal prefix to skip ahead to (a pattern opening with
+# a class of quotes stops at every string of the module).
+_SCHEMA_NAME_AFTER_QUOTE = re.compile(r"""name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
+_SCHEMA_KEY_WORDS = ("parameters", "input_schema", "inputSchema", "input_parameters")
+_KEY_END = re.compile(r"""["']\s*:""")
+_QUOTES = ("'", '"')
+
+
+def _schema_key(text: str, start: int, end: int) -> bool:
+    """Whether `["'](parameters|input_schema|...)["']\\s*:` lies within `text[start:end]`."""
+    for word in _SCHEMA_KEY_WORDS:
+        at = text.find(word, start + 1, end)
+        while at != -1:
+            if text[at - 1] in _QUOTES and _KEY_END.match(text, at + len(word), end):
+                return True
+            at = text.find(word, at + 1, end)
+    return False
 
 
 def _schema_names_in_text(text: str) -> set[str]:
@@ -639,10 +655,19 @@ def _schema_names_in_text(text: str) -> set[str]:
     for this, so no parse)."""
     if "parameters" not in text and "nput_schema" not in text and "nputSchema" not in text:
         return set()
-    if not _SCHEMA_KEY.search(text):
+    if not _schema_key(text, 0, len(text)):
         return set()
-    return {m.group(1) for m in _SCHEMA_NAME.finditer(text)
-            if _SCHEMA_KEY.search(text, max(0, m.start() - 400), m.end() + 1500)}
+    names: set[str] = set()
+    pos = 0  # where the next `"name"` may open (its quote at `pos` or after), as a scan of the text goes
+    while (m := _SCHEMA_NAME_AFTER_QUOTE.search(text, pos + 1)) is not None:
+        quote = m.start() - 1
+        if text[quote] not in _QUOTES:
+            pos = m.start()  # not a key: the next may open inside this match
+            continue
+        if _schema_key(text, max(0, quote - 400), m.end() + 1500):
+            names.add(m.group(1))
+        pos = m.end()
+    return names
 
 
 def _load_data(text: str, suffix: str) -> object:
