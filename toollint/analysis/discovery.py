@@ -303,7 +303,7 @@ class _Discoverer:
         # function first asks for them: a module of classes alone never asks for the module functions'
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
-        # (the text tests `may_name_chain`, `may_context_state`, `may_describe` too: each scan of the text
+        # (the text tests `may_name_chain`, `may_context_state`, `may_describe_api` too: each scan of the text
         # costs as much as a small module's walk)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
@@ -342,17 +342,9 @@ class _Discoverer:
 
     @cached_property
     def may_describe_api(self) -> bool:
+        """Whether the module's text names an API description (a class's own shape is read first:
+        most classes have no call method and no scenario loader, and this is asked once a module)."""
         return self.source is None or _API_TEXT in self.source
-
-    @cached_property
-    def may_describe(self) -> bool:
-        source = self.source
-        return (
-            source is None
-            or self.may_describe_api
-            or _SCENARIO_TEXT in source
-            or ("description" in source and any(w in source for w in _CALL_PARAMETERS_TEXT))
-        )
 
     @cached_property
     def registered(self) -> dict[str, tuple[str, str]]:
@@ -475,7 +467,7 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
-        self.class_described = described_class(cls, methods, self.may_describe_api) if self.may_describe else None
+        self.class_described = described_class(cls, methods, lambda: self.may_describe_api)
         self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
         if self.class_dispatched is not None and self.module is not None:
             declared = package_declarations(self.directory)
@@ -513,9 +505,9 @@ class _Discoverer:
         used: dict[str, int] = {}
         if self.source is not None:  # the text, not the tree: `NAME[` or `NAME.get(` with no literal key
             for name in dicts:
-                m = re.search(rf"\b{re.escape(name)}(?:\[|\.get\()\s*(?![\s\"'\d\]])", self.source)
-                if m is not None:
-                    used[name] = self.source.count("\n", 0, m.start()) + 1
+                at = _looked_up(self.source, name)
+                if at is not None:
+                    used[name] = self.source.count("\n", 0, at) + 1
         else:
             for node in ast.walk(self.tree):
                 key: ast.expr | None = None
@@ -565,10 +557,10 @@ class _Discoverer:
             names = frozenset(regs)
             if not any(needle in self.source for needle in _registration_needles(names)):
                 return {}  # a substring test first: the regex scan costs more than most files' discovery
-            starts = [m.start() for m in _registration_call(names).finditer(self.source)]
+            starts = _registration_calls(self.source, _registration_names(names))
             if not starts:
                 return {}
-            lines = sorted({self.source.count("\n", 0, i) + 1 for i in starts})
+            lines = _line_numbers(self.source, starts)
             nodes = _nodes_spanning(self.tree, lines)
         out: dict[str, tuple[str, str]] = {}
         for node in nodes:
@@ -620,10 +612,53 @@ def _registration_needles(regs: frozenset[str]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def _registration_call(regs: frozenset[str]) -> re.Pattern[str]:
-    """Text that could be a registration call: `FunctionTool(`, `.from_function(`."""
-    names = sorted({r.rsplit(".", 1)[-1] for r in regs})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
+def _registration_names(regs: frozenset[str]) -> tuple[str, ...]:
+    """The name each registration call is written with (`FunctionTool`, `from_function`)."""
+    return tuple(sorted({r.rsplit(".", 1)[-1] for r in regs}))
+
+
+_CALL_OPEN = re.compile(r"\s*\(")
+_WORD = re.compile(r"\w")
+
+
+_LOOKUP_OPEN = re.compile(r"""(?:\[|\.get\()\s*(?![\s"'\d\]])""")
+
+
+def _looked_up(source: str, name: str) -> int | None:
+    """Where `name` is first looked up with a key that is not a literal (`NAME[key]`, `NAME.get(key`),
+    as a whole word; found as plain text, its surroundings checked after."""
+    at = source.find(name)
+    while at != -1:
+        if (at == 0 or not _WORD.match(source, at - 1)) and _LOOKUP_OPEN.match(source, at + len(name)):
+            return at
+        at = source.find(name, at + 1)
+    return None
+
+
+def _line_numbers(source: str, offsets: list[int]) -> list[int]:
+    """The lines (sorted, each once) of offsets in `source`, counted in one pass."""
+    lines: list[int] = []
+    line, last = 1, 0
+    for at in sorted(offsets):
+        line += source.count("\n", last, at)
+        last = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _registration_calls(source: str, names: tuple[str, ...]) -> list[int]:
+    """Where text that could be a registration call starts (`FunctionTool(`, `.from_function (`): a name
+    as a whole word, then `(`. Each name is found as plain text and its surroundings checked after (a
+    pattern opening with a word boundary steps through every character)."""
+    starts: list[int] = []
+    for name in names:
+        at = source.find(name)
+        while at != -1:
+            if (at == 0 or not _WORD.match(source, at - 1)) and _CALL_OPEN.match(source, at + len(name)):
+                starts.append(at)
+            at = source.find(name, at + 1)
+    return starts
 
 
 # -- the finders, in order ---------------------------------------------------------------------------
@@ -798,14 +833,20 @@ def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNod
 
 
 def described_class(
-    cls: ast.ClassDef, methods: list[FunctionNode], api_text: bool = True
+    cls: ast.ClassDef, methods: list[FunctionNode], api_text: Callable[[], bool] | None = None
 ) -> tuple[str, str] | None:
     """How a class describes itself to the agent, and which of its methods are the tools then: a
     description of an API whose public methods the model calls (`self._api_description = "..."`, or a
     `_load_scenario` that loads the world they act on) -> ("...", ""); a description with the
     parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method).
-    `api_text`: whether the module's text names an API description at all (when not, `__init__`'s
-    attributes are read only for a class with a call method)."""
+    `api_text()`: whether the module's text names an API description at all (asked only of a class
+    with no call method: when it does not, such a class's attributes cannot matter)."""
+    names = {m.name for m in methods}
+    call = next((m for m in CALL_METHODS if m in names), None)
+    scenario = next((m.name for m in methods if m.name in SCENARIO_LOADERS), None)
+    api_named = call is not None or api_text is None or api_text()
+    if not api_named:
+        return (f"`{scenario}`", "") if scenario else None
     assigned: set[str] = set()
     for item in cls.body:
         if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
@@ -814,7 +855,7 @@ def described_class(
             if isinstance(item.value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.BinOp)):
                 assigned.update(t.id for t in targets if isinstance(t, ast.Name))
     init = next((m for m in methods if m.name == "__init__"), None)
-    if init is not None and (api_text or any(m.name in CALL_METHODS for m in methods)):
+    if init is not None:
         for node in ast.walk(init):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
                     isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -822,13 +863,10 @@ def described_class(
     api = assigned & API_DESCRIPTIONS
     if api:
         return f"`{min(api)}`", ""
-    if any(m.name in SCENARIO_LOADERS for m in methods):
-        return f"`{next(m.name for m in methods if m.name in SCENARIO_LOADERS)}`", ""
-    if "description" in assigned and assigned & CALL_PARAMETERS:
-        names = {m.name for m in methods}
-        method = next((m for m in CALL_METHODS if m in names), None)
-        if method is not None:
-            return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", method
+    if scenario:
+        return f"`{scenario}`", ""
+    if call is not None and "description" in assigned and assigned & CALL_PARAMETERS:
+        return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", call
     return None
 
 
@@ -838,10 +876,8 @@ SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
 # Class attributes giving one call's parameters, beside `description`; the method that serves the call.
 CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
 CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
-# The text each of API_DESCRIPTIONS and SCENARIO_LOADERS (and of CALL_PARAMETERS) holds: one scan a word
-# (`_api_description` holds `api_description`, `input_parameters` holds `parameters`).
-_API_TEXT, _SCENARIO_TEXT = "api_description", "load_scenario"
-_CALL_PARAMETERS_TEXT = ("parameters", "input_schema", "inputSchema")
+# The text each of API_DESCRIPTIONS holds (`_api_description` holds `api_description`).
+_API_TEXT = "api_description"
 
 
 def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
