@@ -36,6 +36,7 @@ from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+from toollint.sources import read_module
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -518,7 +519,9 @@ _GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Z
 @lru_cache(maxsize=64)
 def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
     """(file name, suffix, text) of the modules and the JSON/YAML files of a directory, read once per
-    directory and process for the package-wide questions below (large data files are skipped)."""
+    directory and process for the package-wide questions below (large data files are skipped). A
+    module's bytes are read once per process: those the engine read already are taken from it, and
+    those read here first are kept for the engine (`toollint.sources.read_module`)."""
     out: list[tuple[str, str, str]] = []
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -529,13 +532,25 @@ def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
         if suffix not in (".py", ".json", ".yaml", ".yml"):
             continue
         try:
-            if not entry.is_file() or (suffix != ".py" and entry.stat().st_size > MAX_SCHEMA_FILE_BYTES):
+            if not entry.is_file():
+                continue
+            if suffix == ".py":
+                out.append((entry.name, suffix, _module_text(read_module(entry.path))))
+                continue
+            if entry.stat().st_size > MAX_SCHEMA_FILE_BYTES:
                 continue
             with open(entry.path, encoding="utf-8", errors="replace") as f:
                 out.append((entry.name, suffix, f.read()))
         except OSError:
             continue
     return tuple(out)
+
+
+def _module_text(data: bytes) -> str:
+    """The text of a module's bytes as a text-mode read gives it (UTF-8, bad bytes replaced, newlines
+    as `\\n`)."""
+    text = data.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @lru_cache(maxsize=64)
