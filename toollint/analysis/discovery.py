@@ -53,7 +53,7 @@ from toollint.analysis.dispatch import (
     reply_calls,
 )
 from toollint.analysis.families import all_patterns
-from toollint.analysis.patterns import declared_writer
+from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
@@ -61,6 +61,7 @@ from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
 TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
+_TOOLKIT_SUFFIXES = ("Tools", "Toolkit", "ToolKit", "Toolset", "ToolSet")  # the same test on an identifier
 # Decorators that make a method something other than a tool body.
 NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
                                  "getter", "deleter", "overload"})
@@ -581,12 +582,12 @@ class _Discoverer:
 def _defines_inside(fn: FunctionNode) -> bool:
     """A factory: the function's body defines a function or class (where nested tools live)."""
     for x in fn.body:  # (a plain loop: asked of every function, a generator's frames cost more than the test)
-        if isinstance(x, _DEFINITIONS):
+        if type(x) in _DEFINITIONS:  # (the parser makes these very classes: one look-up, not three tests)
             return True
     return False
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def _nodes_spanning(tree: ast.Module, lines: list[int]) -> Iterator[ast.AST]:
@@ -684,7 +685,8 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
+    dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None) \
+        if fn.decorator_list else None
     handler = d.handlers.get(fn.name) if dec is None else None
     if dec is None and handler is None:
         return False
@@ -822,12 +824,13 @@ _TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_po
 
 
 def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNode]) -> bool:
-    names = [cls.name, *(base_name(b) for b in cls.bases)]
-    if not any(TOOLKIT_CLASS_NAME.search(n) for n in names if n) and not d.patterns.toolkit_classes:
+    names = [cls.name, *(base_name(b) for b in cls.bases)] if cls.bases else [cls.name]
+    named = any(n.endswith(_TOOLKIT_SUFFIXES) for n in names)  # (`TOOLKIT_CLASS_NAME`, on identifiers)
+    if not named and not d.patterns.toolkit_classes:
         return False
     if any(m.name in ("get_tools", "to_tool_list") for m in methods):
         return False  # a container that hands out tool objects, not a toolkit of methods
-    if any(TOOLKIT_CLASS_NAME.search(n) for n in names if n):
+    if named:
         return True
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
 
@@ -983,9 +986,7 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     family = None
-    if d.patterns.request_dispatchers and any(
-        name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers
-    ):
+    if _named_request_dispatcher(d.patterns, fn.name):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
         classes = (
             [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))]
@@ -1021,6 +1022,15 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
         )
     d.taken.add(id(fn))
     return True
+
+
+def _named_request_dispatcher(patterns: CompiledPatterns, name: str) -> bool:
+    """Whether a profile's `RequestDispatcher` names a function so (asked of every function: a loop,
+    not a generator's frames)."""
+    for pattern, _, _ in patterns.request_dispatchers:
+        if pattern.fullmatch(name):
+            return True
+    return False
 
 
 def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
