@@ -110,7 +110,7 @@ def test_a_fifo_among_the_modules_is_skipped_not_waited_on(package: Path) -> Non
         pytest.skip("no FIFOs on this platform")
     os.mkfifo(package / "pipe.py")
     texts = dispatch.package_texts(str(package))
-    assert [name for name, _, _ in texts] == ["__init__.py", "api.py", "schema.json", "task.py"]
+    assert [file.name for file in texts] == ["__init__.py", "api.py", "schema.json", "task.py"]
 
 
 def test_the_cli_finds_the_declared_tools_of_the_package(package: Path) -> None:

@@ -516,13 +516,29 @@ MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, 
 _GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Za-z_]\w*\s*\)")
 
 
+class PackageFile:
+    """One file of a package directory: a module's bytes, its text decoded only when a question's
+    substring test (made on the bytes) lets it matter; or a JSON/YAML file's text."""
+
+    __slots__ = ("_text", "data", "name", "suffix")
+
+    def __init__(self, name: str, suffix: str, data: bytes = b"", text: str | None = None) -> None:
+        self.name, self.suffix, self.data, self._text = name, suffix, data, text
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = _module_text(self.data)
+        return self._text
+
+
 @lru_cache(maxsize=64)
-def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
-    """(file name, suffix, text) of the modules and the JSON/YAML files of a directory, read once per
-    directory and process for the package-wide questions below (large data files are skipped). A
-    module's bytes are read once per process: those the engine read already are taken from it, and
-    those read here first are kept for the engine (`toollint.sources.read_module`)."""
-    out: list[tuple[str, str, str]] = []
+def package_texts(directory: str) -> tuple[PackageFile, ...]:
+    """The modules and the JSON/YAML files of a directory, read once per directory and process for
+    the package-wide questions below (large data files are skipped). A module's bytes are read once
+    per process: those the engine read already are taken from it, and those read here first are kept
+    for the engine (`toollint.sources.read_module`)."""
+    out: list[PackageFile] = []
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
@@ -535,12 +551,12 @@ def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
             if not entry.is_file():
                 continue
             if suffix == ".py":
-                out.append((entry.name, suffix, _module_text(read_module(entry.path))))
+                out.append(PackageFile(entry.name, suffix, read_module(entry.path)))
                 continue
             if entry.stat().st_size > MAX_SCHEMA_FILE_BYTES:
                 continue
             with open(entry.path, encoding="utf-8", errors="replace") as f:
-                out.append((entry.name, suffix, f.read()))
+                out.append(PackageFile(entry.name, suffix, text=f.read()))
         except OSError:
             continue
     return tuple(out)
@@ -548,7 +564,8 @@ def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
 
 def _module_text(data: bytes) -> str:
     """The text of a module's bytes as a text-mode read gives it (UTF-8, bad bytes replaced, newlines
-    as `\\n`)."""
+    as `\\n`). An ASCII substring with no line break is in the text if and only if it is in the bytes
+    (a replaced byte is never ASCII): the questions test the bytes first."""
     text = data.decode("utf-8", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
@@ -559,9 +576,10 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
     `getattr(api, function_name)` where the file binds `api = API(...)` before it."""
     out: list[NameDispatch] = []
-    for name, suffix, text in package_texts(directory):
-        if suffix != ".py" or "getattr(" not in text:
+    for file in package_texts(directory):
+        if file.suffix != ".py" or b"getattr(" not in file.data:
             continue
+        name, text = file.name, file.text
         for m in _GETATTR_BY_VARIABLE.finditer(text):
             bound = _last_binding(text, m.group(1), m.start())
             if bound is not None:
@@ -636,11 +654,12 @@ def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
     modules (dict literals) and in its JSON/YAML files (text tests first)."""
     names: set[str] = set()
-    for _, suffix, text in package_texts(directory):
-        if suffix == ".py":
-            names.update(_schema_names_in_text(text))
-        elif any(k in text for k in _SCHEMA_KEYS):
-            names.update(data_declarations(_load_data(text, suffix)))
+    for file in package_texts(directory):
+        if file.suffix == ".py":
+            if any(k in file.data for k in _SCHEMA_KEY_BYTES):  # (`_schema_names_in_text`'s own test first)
+                names.update(_schema_names_in_text(file.text))
+        elif any(k in file.text for k in _SCHEMA_KEYS):
+            names.update(data_declarations(_load_data(file.text, file.suffix)))
     return frozenset(names)
 
 
@@ -662,6 +681,9 @@ def _schema_key(text: str, start: int, end: int) -> bool:
                 return True
             at = text.find(word, at + 1, end)
     return False
+
+
+_SCHEMA_KEY_BYTES = (b"parameters", b"nput_schema", b"nputSchema")
 
 
 def _schema_names_in_text(text: str) -> set[str]:
