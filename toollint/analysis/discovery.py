@@ -313,6 +313,13 @@ class _Discoverer:
             None  # (how the class describes itself, its tool method)
         )
         self.class_bases: list[Resolved | str] | None = None
+        # The finders asked of each function, in order: a finder whose module-wide table turns out empty
+        # (no registration call, no schema of the package, ...) drops itself (`drop`): asked of every
+        # function, the calls that could only answer "no" add up.
+        unconfigured = () if self.configured else (_by_configuration,)
+        self.function_chain = tuple(f for f in FUNCTION_FINDERS if f not in unconfigured)
+        self.method_chain = tuple(f for f in METHOD_FINDERS if f not in unconfigured)
+        self.class_chain = self.method_chain
 
     @cached_property
     def may_name_chain(self) -> bool:
@@ -429,9 +436,15 @@ class _Discoverer:
         return "generic" if _is_tool_word(name) else None
 
     def consider(self, fn: FunctionNode, scope: _Scope) -> None:
-        for finder in METHOD_FINDERS if scope.cls is not None else FUNCTION_FINDERS:
+        for finder in self.class_chain if scope.cls is not None else self.function_chain:
             if finder(self, fn, scope):
                 return
+
+    def drop(self, finder: Finder) -> None:
+        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more."""
+        self.function_chain = tuple(f for f in self.function_chain if f is not finder)
+        self.method_chain = tuple(f for f in self.method_chain if f is not finder)
+        self.class_chain = tuple(f for f in self.class_chain if f is not finder)
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> Discovery:
@@ -476,6 +489,11 @@ class _Discoverer:
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
+        # the finders that can take a method of this very class (each left out answers "no" at once)
+        self.class_chain = tuple(f for f in self.method_chain if not (
+            (f is _by_toolkit_class and not self.class_toolkit)
+            or (f is _by_described_class and self.class_described is None)
+            or (f is _by_name_dispatch and self.class_dispatched is None)))
         for m in methods:
             self.consider(m, scope)
         for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
@@ -736,6 +754,7 @@ def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     if not d.may_annotate:
+        d.drop(_by_state_annotation)
         return False
     if scope.cls is not None and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
         return False
@@ -928,6 +947,9 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function a module-level registry maps a name to, looked up by a name that is not a literal."""
     if scope.cls is not None or scope.outer:
         return False
+    if not d.registry_members:
+        d.drop(_by_registry)
+        return False
     hit = d.registry_members.get(fn.name)
     if hit is None:
         return False
@@ -940,6 +962,9 @@ def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
     """A module function the module turns into a function-calling schema from its docstring."""
     if scope.cls is not None or scope.outer:
         return False
+    if not d.docstring_declared:
+        d.drop(_by_docstring_schema)
+        return False
     builder = d.docstring_declared.get(fn.name)
     if builder is None:
         return False
@@ -951,7 +976,12 @@ def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
 def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function (or public method) whose name a function-calling schema of its package declares to
     the model."""
-    if fn.name.startswith("_") or scope.outer or fn.name not in d.package_declared:
+    if fn.name.startswith("_") or scope.outer:
+        return False
+    if not d.package_declared:
+        d.drop(_by_declaration)
+        return False
+    if fn.name not in d.package_declared:
         return False
     d.add(
         fn,
@@ -964,6 +994,9 @@ def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     if scope.cls is not None:
+        return False
+    if not d.registered:
+        d.drop(_by_registration)
         return False
     hit = d.registered.get(fn.name)
     if hit is None:
@@ -1035,6 +1068,7 @@ def _named_request_dispatcher(patterns: CompiledPatterns, name: str) -> bool:
 def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """`if func_name == "search_action": ... elif func_name == "click_action":`: one tool per branch."""
     if not d.may_name_chain:
+        d.drop(_by_name_chain)
         return False
     branches = name_chain_branches(fn)
     if not branches:
