@@ -157,7 +157,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     from toollint.dynamic.checker import UNTESTABLE
     from toollint.dynamic.confirm import ConfirmInterrupted, confirm, summary_lines
 
-    from toollint.engine import FileResult
+    from toollint.pipeline import add_findings
 
     python = _check_python(ctx)
     static = result.reported
@@ -193,14 +193,5 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
             "confirm: no contract covers the tools checked (bundled library and contract-dirs) and no "
             "oracle could be derived from their findings; `toollint contracts draft TOOLREF` starts one"
         )
-    by_path = {r.path: r for r in result.files}
-    resolved = {str(Path(r.path).resolve()): r for r in result.files}
-    for f in found:
-        target = by_path.get(f.path) or resolved.get(str(Path(f.path).resolve()))
-        if target is not None:
-            f.path = target.path  # shown as the static findings of the same file are
-        else:
-            target = by_path[f.path] = FileResult(f.path)
-            result.files.append(target)
-        target.findings.append(f)
+    add_findings(result, found)  # each shown as the static findings of the same file are
     return result

@@ -333,6 +333,9 @@ def _finding(report: ToolReport, row: Any) -> Finding:
                 else {}
             ),
             "confirmed": row.rerun,
+            # the argument an ignored-argument clause shows dropped (the grader audit joins on it)
+            **({"argument": row.clause.arg} if row.code == "TL202" and row.clause is not None
+               and row.clause.arg else {}),
         },
     )
 

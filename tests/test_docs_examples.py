@@ -237,7 +237,8 @@ def interleaves(shown: list[str], out: list[str], err: list[str]) -> bool:
 
 # The examples that confirm against a real benchmark host (10 s to a minute): in `pytest -m slow` (.ci/run);
 # the other AgentDojo transcripts keep a fast sample of the same path in the default run.
-SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check", "tau2-derived-confirm"}  # the last ~1 min
+SLOW_EXAMPLES = {"agentdojo-confirm", "agentdojo-trace-check", "tau2-derived-confirm",  # the last ~1 min
+                 "agentdojo-audit-check"}  # the grader audit's null runs over every suite: ~30 s
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n

@@ -55,7 +55,7 @@ def _found(audit: VariantAudit) -> set[tuple[str, str, str]]:
 
 def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
     audit = _audit(driver)
-    assert audit.tasks == 6 and audit.audited == 6 and not audit.gold_fails
+    assert audit.tasks == 7 and audit.audited == 7 and not audit.gold_fails
     assert _found(audit) == {
         ("TL408", "spotify", ""),  # a payment of 50 to SPOTIFY was in the history already
         ("TL409", "meetings", "1"),  # the retro is never checked
@@ -63,6 +63,7 @@ def test_each_kind_is_found_on_the_fixture(driver: MiniDriver) -> None:
         ("TL410", "meetings", "start"),
         ("TL410", "pay_rent", "recipient"),  # the amount is checked, never who was paid
         ("TL410", "pay_rent", "subject"),
+        ("TL410", "extend_stay", "nights"),  # any stay length passes (and the tool never stores it)
     }
     assert audit.no_state_change == 1  # lookup: its gold run reads only
     assert audit.free_fields == 1  # gift's subject: the task does not say what it should be
@@ -146,7 +147,7 @@ def test_a_task_named_that_is_not_there_is_said(driver: MiniDriver) -> None:
 def test_a_gold_run_that_fails_is_not_audited(driver: MiniDriver, monkeypatch: pytest.MonkeyPatch) -> None:
     _stricter(monkeypatch, "spotify", lambda pre, post: False)
     audit = _audit(driver)
-    assert audit.audited == 5 and [g.split(":")[0] for g in audit.gold_fails] == ["spotify"]
+    assert audit.audited == 6 and [g.split(":")[0] for g in audit.gold_fails] == ["spotify"]
     assert not any(f.task == "spotify" for f in audit.findings)
 
 
@@ -219,7 +220,7 @@ def test_cli_witness_replays_and_stops_once_the_grader_is_fixed(minibench: None,
     shown = capsys.readouterr().out
     assert "TL409 [unchecked-effect] main task meetings" in shown
     witnesses = sorted((tmp_path / ".toollint" / "witnesses" / "grader-audit").glob("*.json"))
-    assert len(witnesses) == 6
+    assert len(witnesses) == 7
     for w in witnesses:
         assert cli.main(["replay", str(w)]) == 1, w.name
     assert "STILL PASSES (TL410)" in capsys.readouterr().out

@@ -3,7 +3,8 @@ table column visible, nothing scrolling sideways), a one-tool report of 1,135 ex
 page or two tall, and `#sort=...` sorts the task tables (by basis: by exposure, not alphabetically).
 The report `toollint check --confirm --ledger l --report r.html` writes on the fixture bank (as the
 README shows it) is screenshot on two screen widths: each defect's sentence, its replay command and
-the legend of the bases are on the page, and no column header breaks inside a word.
+the legend of the bases are on the page, and no column header breaks inside a word. The grader
+audit's page (`toollint check --audit-graders --report r.html` on its fixture) renders and fits too.
 
 Chromium: Debian's `chromium`, installed with apt-get when missing and possible; the tests skip with
 a one-line reason otherwise. Each run gets a fresh profile directory and no background networking.
@@ -272,3 +273,26 @@ def test_the_cli_report_shows_sentences_replay_commands_and_the_legend(
                                                for t in layout["replays"])
     assert layout["legend"] == list(BASES)
     assert layout["headers"] > 20 and layout["broken"] == [] and layout["overflowing"] == []
+
+
+def test_the_grader_audit_section_renders_and_fits_the_screen(chromium: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page `toollint check --audit-graders --report r.html` writes on the grader audit's fixture
+    (as README.md shows the command): rendered, nothing scrolls sideways at either width, and the join
+    sentence of its TL410 is on the page."""
+    from profile_fixtures import registered
+    from test_check_audit_graders import NOTICE, PROFILE, _check
+
+    monkeypatch.chdir(tmp_path)
+    with registered(monkeypatch, PROFILE):
+        assert _check("--report", "r.html") == 1
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<h2>Grader audit</h2>" in html and html.count(NOTICE) == 2  # the TL410 join, the seen drop
+    for width in (SCREEN[0], 900):
+        layout = _layout(chromium, tmp_path, html, width=width)
+        assert layout["width"] <= width  # the long grader paths and replay commands wrap
+    shot = tmp_path / "shot.png"
+    proc = _run(chromium, tmp_path / "profile", f"--screenshot={shot}",
+                f"--window-size={SCREEN[0]},{SCREEN[1]}", (tmp_path / "r.html").as_uri())
+    assert shot.exists(), proc.stderr[-2000:]
+    assert _png(shot.read_bytes())[2] > 50  # the counts table and the findings, not a blank page

@@ -85,6 +85,9 @@ NOT_FOR_A_STATIC_RUN = (
     "toollint.reporters.sarif",
     "toollint.reporters.json_",
     "toollint.reporters.junit",
+    "toollint.fingerprint",  # baselines and SARIF/GitLab reports
+    "json",  # a baseline, a JSON report
+    "tomllib",  # a configuration file (none here: the tree has no [tool.toollint] table)
     "yaml",
     "sarif_om",
     "astroid",
@@ -127,4 +130,29 @@ def test_the_features_that_need_them_still_import_them(tmp_path: Path) -> None:
     make_tree(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nbenchmark = "tau2"\n')
     modules = imported_by(["check", "--no-cache", "--output-format", "json", "pkg"], tmp_path)
-    assert {"toollint.profiles", "toollint.reporters.json_"} <= modules
+    assert {"toollint.profiles", "toollint.reporters.json_", "tomllib", "json"} <= modules
+    baseline = imported_by(["check", "--no-cache", "--write-baseline", "base.json", "pkg"], tmp_path)
+    assert {"toollint.fingerprint", "json"} <= baseline
+
+
+def test_a_run_raises_the_gc_thresholds_and_gives_the_caller_its_own_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from toollint import cli
+
+    during: list[tuple[int, int, int]] = []
+
+    def run(argv: object) -> int:
+        during.append(gc.get_threshold())
+        return 0
+
+    monkeypatch.setattr(cli, "_main", run)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert cli.main(["check", "."]) == 0
+        assert during == [cli.RUN_GC_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)

@@ -16,7 +16,6 @@ still new. (flake8 dropped its line-based `--diff` because it missed exactly tho
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from toollint import atomic
 from toollint.console import printable
 from toollint.errors import BaselineError, StopCheck
-from toollint.fingerprint import FINGERPRINT_KEY, relative_path, toollint_fingerprints
 from toollint.model import Finding
 
 if TYPE_CHECKING:
@@ -57,13 +55,21 @@ class BaselineEntry:
         return printable(f"{self.path}:{self.line}: {self.code}{where}: {self.message}")
 
 
+# json and toollint.fingerprint (with hashlib) are imported by the functions that use them: a check
+# run without a baseline option imports this module for its options and step only.
+
+
 def _keyed(findings: Sequence[Finding], root: Path) -> list[tuple[str, Finding]]:
+    from toollint.fingerprint import toollint_fingerprints
+
     # Counters in the fingerprints run over every finding, suppressed ones too, so adding a noqa
     # comment does not renumber the rest.
     return list(zip(toollint_fingerprints(findings, root), findings))
 
 
 def entries_for(findings: Sequence[Finding], root: Path) -> list[BaselineEntry]:
+    from toollint.fingerprint import relative_path
+
     return [
         BaselineEntry(fp, f.code, relative_path(f.path, root), f.tool, f.line, f.message)
         for fp, f in _keyed(findings, root)
@@ -75,6 +81,10 @@ def write_baseline(path: str | Path, findings: Sequence[Finding], root: Path) ->
     """Record the reported findings; returns how many were written. The file is replaced whole or
     not at all. A file name that is not UTF-8 is kept exactly: its surrogate escapes are written as
     JSON `\\udcXX` escapes, which read back as the same name."""
+    import json
+
+    from toollint.fingerprint import FINGERPRINT_KEY
+
     entries = sorted(entries_for(findings, root), key=lambda e: (e.path, e.line, e.code, e.fingerprint))
     data = {
         "toollint-baseline": FORMAT_VERSION,
@@ -92,6 +102,10 @@ def write_baseline(path: str | Path, findings: Sequence[Finding], root: Path) ->
 
 def load_baseline(path: str | Path) -> dict[str, BaselineEntry]:
     """Entries by fingerprint; every problem with the file is a one-line BaselineError."""
+    import json
+
+    from toollint.fingerprint import FINGERPRINT_KEY
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -146,6 +160,8 @@ def apply_baseline(
 ) -> BaselineOutcome:
     """Drop findings recorded in `baseline`. An entry is stale when nothing matches it and its file was
     linted in this run or no longer exists (entries for files outside this run are left alone)."""
+    from toollint.fingerprint import relative_path
+
     seen: set[str] = set()
     kept: list[Finding] = []
     for fp, f in _keyed(findings, root):
@@ -178,6 +194,8 @@ def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.C
 def files_at_ref(ref: str, paths: Sequence[str], cwd: Path | None = None) -> dict[str, bytes | None]:
     """The content of each path (relative to `cwd` or absolute) at git revision `ref`; None where the
     file did not exist there."""
+    from toollint.fingerprint import relative_path
+
     cwd = cwd or Path.cwd()
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     if top.returncode != 0:

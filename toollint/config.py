@@ -22,17 +22,13 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from toollint import registry
 from toollint.errors import ConfigError
 from toollint.regular import read_regular
 from toollint.settings import Settings, parse_table, table_keys
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "ConfigError",
@@ -48,6 +44,17 @@ __all__ = [
 KNOWN_KEYS = tuple(table_keys(Settings))
 
 
+def _toml() -> ModuleType:
+    """The TOML parser (tomllib; tomli before Python 3.11), imported by the run that parses a
+    configuration file: most runs parse none (`--isolated`, no [tool.toollint] table above the
+    files), and it is 3 ms of their start-up."""
+    if sys.version_info >= (3, 11):
+        import tomllib as toml
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as toml
+    return toml
+
+
 def _has_toollint_table(path: Path) -> bool:
     try:
         data = read_regular(path)
@@ -55,9 +62,10 @@ def _has_toollint_table(path: Path) -> bool:
         return False
     if b"toollint" not in data:  # most pyproject files: skip the TOML parse
         return False
+    toml = _toml()
     try:
-        return "toollint" in tomllib.loads(data.decode("utf-8")).get("tool", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+        return "toollint" in toml.loads(data.decode("utf-8")).get("tool", {})
+    except (toml.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return True  # it mentions us: load it so the user sees the parse error
 
 
@@ -98,15 +106,16 @@ def common_directory(targets: Iterable[str | Path]) -> Path:
 
 def load_table(path: Path) -> dict[str, Any]:
     """The [tool.toollint] table of a TOML file."""
+    toml = _toml()
     try:
-        data = tomllib.loads(read_regular(path).decode("utf-8"))
+        data = toml.loads(read_regular(path).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except RecursionError:
         raise ConfigError(f"cannot read config file {path}: a value is nested too deeply to parse") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path} is not valid UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
+    except toml.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
     table = data.get("tool", {}).get("toollint") if isinstance(data.get("tool"), dict) else None
     if table is None:

@@ -269,14 +269,21 @@ def _is_package(directory: str) -> bool:
 
 def guess_module_name(path: str | Path) -> str:
     """Dotted module name: the file's stem plus every enclosing directory that has an `__init__.py`."""
-    absolute = Path(os.path.abspath(path))
-    parts = [] if absolute.name == "__init__.py" else [absolute.stem]
-    directory = absolute.parent
-    while _is_package(str(directory)) and directory.name.isidentifier():
-        parts.append(directory.name)
-        if directory.parent == directory:
+    return _module_name(os.path.abspath(path))
+
+
+@lru_cache(maxsize=4096)
+def _module_name(absolute: str) -> str:
+    # os.path on strings, not pathlib: the engine, the cache and the resolver ask for every file
+    directory, name = os.path.split(absolute)
+    dot = name.rfind(".")
+    parts = [] if name == "__init__.py" else [name[:dot] if 0 < dot < len(name) - 1 else name]  # Path.stem
+    while _is_package(directory) and (package := os.path.basename(directory)).isidentifier():
+        parts.append(package)
+        parent = os.path.dirname(directory)
+        if parent == directory:
             break
-        directory = directory.parent
+        directory = parent
     return ".".join(reversed(parts))
 
 

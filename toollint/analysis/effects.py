@@ -144,10 +144,10 @@ def _carries(value: ast.expr, names: set[str]) -> bool:
     return False
 
 
-def _agent_values(fn: ast.AST, names: set[str]) -> set[str]:
-    """`names` and the locals of `fn` computed from them (two passes: `cmd = [py, code]`)."""
+def _agent_values(assigns: list[ast.Assign], names: set[str]) -> set[str]:
+    """`names` and the locals of a function (its `assigns`) computed from them (two passes:
+    `cmd = [py, code]`)."""
     names = set(names)
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
     for _ in range(2):
         for a in assigns:
             if _carries(a.value, names):
@@ -155,33 +155,64 @@ def _agent_values(fn: ast.AST, names: set[str]) -> set[str]:
     return names
 
 
-def _agent_map(summary: FunctionSummary) -> dict[int, set[str]]:
+def _agent_map(summary: FunctionSummary, scopes: _Scopes) -> dict[int, set[str]]:
     """For the tool and each helper it reaches (in call order), the names holding the agent's values: a
     helper's parameter does only where some call of it passes one (`_execute_query(arguments["query"])`,
     not `_execute_query("SELECT name FROM sqlite_master")`)."""
-    out = {id(summary.node): _agent_values(summary.node, _param_names(summary.node))}
+    out = {id(summary.node): _agent_values(scopes.assigns[id(summary.node)], _param_names(summary.node))}
     done: list[ast.AST] = [summary.node]
     for helper in summary.helpers:
         params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
         skip = 1 if params[:1] in (["self"], ["cls"]) else 0
         passed: set[str] = set()
         for fn in done:
-            for c in ast.walk(fn):
-                if isinstance(c, ast.Call) and call_name(c).rsplit(".", 1)[-1] == helper.name:
+            for c in scopes.calls[id(fn)]:
+                if scopes.callee[id(c)] == helper.name:
                     for i, a in enumerate(c.args):
                         if i + skip < len(params) and _carries(a, out[id(fn)]):
                             passed.add(params[i + skip])
                     passed |= {kw.arg for kw in c.keywords if kw.arg and _carries(kw.value, out[id(fn)])}
-        out[id(helper)] = _agent_values(helper, passed)
+        out[id(helper)] = _agent_values(scopes.assigns[id(helper)], passed)
         done.append(helper)
     return out
 
 
-def _enclosing(summary: FunctionSummary, node: ast.AST) -> ast.AST:
-    for fn in [summary.node, *summary.helpers]:
-        if any(n is node for n in ast.walk(fn)):
-            return fn
-    return summary.node
+class _Scopes:
+    """Which of a tool's functions (itself, then its helpers) holds each node, and each one's calls and
+    assignments (in `ast.walk` order): walked once per tool, not again for every call it makes
+    (quadratic on a long tool: a third of a cold run on an MCP server's 600-line tool)."""
+
+    def __init__(self, summary: FunctionSummary) -> None:
+        self.tool = summary.node
+        self.owner: dict[int, ast.AST] = {}
+        self.calls: dict[int, list[ast.Call]] = {}
+        self.callee: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
+        self.assigns: dict[int, list[ast.Assign]] = {}
+        self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
+        for fn in [summary.node, *summary.helpers]:
+            if id(fn) in self.calls:
+                continue
+            calls: list[ast.Call] = []
+            assigns: list[ast.Assign] = []
+            values: dict[str, list[ast.expr]] = {}
+            for n in ast.walk(fn):
+                self.owner.setdefault(id(n), fn)
+                if isinstance(n, ast.Call):
+                    calls.append(n)
+                    self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
+                elif isinstance(n, ast.Assign):
+                    assigns.append(n)
+                    for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
+                        values.setdefault(name, []).append(n.value)
+            self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
+
+    def enclosing(self, node: ast.AST) -> ast.AST:
+        return self.owner.get(id(node), self.tool)
+
+    def local_value(self, name: str, fn: ast.AST) -> ast.expr | None:
+        """The one value `fn` assigns to `name`, if it assigns exactly one."""
+        values = self.assigned[id(fn)].get(name, [])
+        return values[0] if len(values) == 1 else None
 
 
 def _select_guard(summary: FunctionSummary) -> bool:
@@ -198,7 +229,7 @@ def _select_guard(summary: FunctionSummary) -> bool:
 
 
 def _runs_agent_code(call: ast.Call, summary: FunctionSummary, read_only: bool,
-                     agents: dict[int, set[str]]) -> Kind | None:
+                     agents: dict[int, set[str]], scopes: _Scopes) -> Kind | None:
     name = call_name(call)
     attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
     receiver = name.rsplit(".", 1)[0] if "." in name else ""
@@ -211,12 +242,12 @@ def _runs_agent_code(call: ast.Call, summary: FunctionSummary, read_only: bool,
         return "writing SQL" if WRITING_SQL.match(_text(call.args[0])) else None
     if sql and (read_only or (call.args and read_only_sql(call.args[0]))):
         return None
-    fn = _enclosing(summary, call)
+    fn = scopes.enclosing(call)
     agent = agents.get(id(fn), set())
     if not any(_carries(a, agent) for a in args):
         return None
     if sql and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and _scratch(
-            _local_value(call.func.value.id, fn)):
+            scopes.local_value(call.func.value.id, fn)):
         return None  # `db = SQLiteDatabase(":memory:")`: a scratch database the tool opens and drops
     if sql and (_validated(args, fn, agent) or _select_guard(summary)):
         return None
@@ -231,13 +262,7 @@ def _scratch(opened: ast.expr | None) -> bool:
         isinstance(a, ast.Constant) and isinstance(a.value, str) for a in opened.args)
 
 
-def _local_value(name: str, fn: ast.AST) -> ast.expr | None:
-    values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-    return values[0] if len(values) == 1 else None
-
-
-def _runs_configured_action(call: ast.Call, summary: FunctionSummary) -> bool:
+def _runs_configured_action(call: ast.Call, summary: FunctionSummary, scopes: _Scopes) -> bool:
     """`service.run_action(self.action.id, ...)`, `self.composio_action(**kw)`, a POST to
     `f"{base}/actions/{self.action_name}/execute"`: the tool runs the third-party action it was built
     for (an automation platform's: send an email, create a task), not a search of it."""
@@ -249,9 +274,9 @@ def _runs_configured_action(call: ast.Call, summary: FunctionSummary) -> bool:
                               and call_name(call).startswith("self.") and len(words) > 1
                               or any(w in RUN_WORDS for w in words)):
         return True
-    fn = _enclosing(summary, call)
+    fn = scopes.enclosing(call)
     args = [*call.args, *(kw.value for kw in call.keywords)]
-    args += [v for a in args if isinstance(a, ast.Name) and (v := _local_value(a.id, fn)) is not None]
+    args += [v for a in args if isinstance(a, ast.Name) and (v := scopes.local_value(a.id, fn)) is not None]
     return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
                or isinstance(n, ast.Attribute) and n.attr == "id" and isinstance(n.value, ast.Attribute)
                and n.value.attr == "action" for a in args for n in ast.walk(a))
@@ -316,21 +341,22 @@ def outside_write(summary: FunctionSummary, declared: list[str],
     read_only = any(READ_ONLY_CLAIM.search(t) for t in [*declared, *docs])
     calls = [e.node for e in summary.external] + [o.node for o in summary.opaque if o.how == "call"]
     seen: set[int] = set()
-    agents = _agent_map(summary)
+    scopes = _Scopes(summary)
+    agents = _agent_map(summary, scopes)
     for fn in [summary.node, *summary.helpers]:  # also the runners the summary used no state with
-        calls += [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        calls += scopes.calls[id(fn)]
     for node in calls:
         call = node if isinstance(node, ast.Call) else None
         if call is None or id(call) in seen:
             continue
         seen.add(id(call))
-        kind = _runs_agent_code(call, summary, read_only, agents)
+        kind = _runs_agent_code(call, summary, read_only, agents, scopes)
         if kind is not None:
             return OutsideWrite(kind, "high", call_name(call), call.lineno)
     if read_only:
         return None
     for node in calls:
-        if isinstance(node, ast.Call) and _runs_configured_action(node, summary):
+        if isinstance(node, ast.Call) and _runs_configured_action(node, summary, scopes):
             return OutsideWrite("runs a configured action", "medium", call_name(node), node.lineno)
     writing_modes = [m for m in modes if any(w in WRITE_VERBS - {"open", "return"} for w in verb_words(m))]
     for node in calls:  # `self.api_wrapper.run(self.mode, query)`, where a mode creates or updates

@@ -11,10 +11,13 @@ list of steps (`toollint.cli.CHECK_STEPS`); steps never import the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from toollint.pipeline.options import (
+    AuditOptions,
     BaselineOptions,
     CheckOptions,
     ConfirmOptions,
@@ -27,9 +30,12 @@ if TYPE_CHECKING:
     from toollint.config import SettingsResolver
     from toollint.console import Console
     from toollint.engine import RunResult
+    from toollint.model import Finding
     from toollint.settings import Settings
+    from toollint.trace.report_html import GraderAudit
 
 __all__ = [
+    "AuditOptions",
     "BaselineOptions",
     "CheckOptions",
     "CheckStep",
@@ -38,6 +44,7 @@ __all__ = [
     "OutputOptions",
     "StepContext",
     "TraceOptions",
+    "add_findings",
 ]
 
 
@@ -55,6 +62,8 @@ class StepContext:
     # Lines said last, after the summary (where the report went, the tasks at risk): the end of a long
     # run is where its reader looks.
     closing: list[str] = field(default_factory=list)
+    # What `--audit-graders` found, for the report's section (`--report`).
+    grader_audit: GraderAudit | None = None
 
     def error(self, message: str) -> None:
         """A problem that does not stop the run: said now, and the run exits 2."""
@@ -64,3 +73,21 @@ class StepContext:
 
 class CheckStep(Protocol):
     def __call__(self, ctx: StepContext, result: RunResult, /) -> RunResult: ...
+
+
+def add_findings(result: RunResult, findings: Iterable[Finding]) -> None:
+    """Findings a step made (`--confirm`'s TL2xx, `--audit-graders`' TL408-TL410) into the run's result,
+    each with the file the run linted under the same path (shown as its static findings are), else a
+    file of its own."""
+    from toollint.engine import FileResult
+
+    by_path = {r.path: r for r in result.files}
+    resolved = {str(Path(r.path).resolve()): r for r in result.files}
+    for f in findings:
+        target = by_path.get(f.path) or resolved.get(str(Path(f.path).resolve()))
+        if target is not None:
+            f.path = target.path
+        else:
+            target = by_path[f.path] = FileResult(f.path)
+            result.files.append(target)
+        target.findings.append(f)

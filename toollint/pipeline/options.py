@@ -68,6 +68,11 @@ class TraceOptions:
 
 
 @dataclass(frozen=True)
+class AuditOptions:
+    graders: bool = False  # --audit-graders: the grader audit of the benchmark tree given as PATH
+
+
+@dataclass(frozen=True)
 class CheckOptions:
     command: str = "check"  # or "demo"
     paths: tuple[str, ...] = (".",)
@@ -83,6 +88,7 @@ class CheckOptions:
     fixes: FixOptions = field(default_factory=FixOptions)
     confirm: ConfirmOptions = field(default_factory=ConfirmOptions)
     trace: TraceOptions = field(default_factory=TraceOptions)
+    audit: AuditOptions = field(default_factory=AuditOptions)
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace, command: str = "check") -> CheckOptions:
@@ -129,4 +135,5 @@ class CheckOptions:
                 bundled=not a.get("no_bundled_contracts", False),
             ),
             trace=TraceOptions(ledger=a["ledger"], report=a["report"]),
+            audit=AuditOptions(graders=a.get("audit_graders", False)),
         )

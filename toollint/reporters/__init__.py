@@ -91,6 +91,15 @@ def verdict_note(finding: Finding) -> str:
     return f" [{tier}{verdict}{': ' + str(extra) if extra else ''}]"
 
 
+def unnoticed_note(finding: Finding) -> str:
+    """` [`tool` drops `arg` (TL103 at f.py:9) and no grader would notice: ...]` on a TL410 the grader
+    audit joined with a finding that the tool drops the same argument (`properties["unnoticed"]`, built
+    once from both findings' typed evidence by `toollint.validate.audit`), else ""."""
+    joined = finding.properties.get("unnoticed")
+    sentence = joined.get("sentence") if isinstance(joined, dict) else None
+    return f" [{sentence}]" if sentence else ""
+
+
 # The verdicts that decide a finding: any other (UNTESTABLE, UNCHECKED, ...) leaves it untested.
 DECIDED = ("VIOLATES", "FLAKY", "CONFORMS")
 

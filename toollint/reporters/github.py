@@ -14,7 +14,7 @@ from typing import TextIO
 from toollint import registry
 from toollint.console import printable
 from toollint.model import Finding
-from toollint.reporters import Report, level, verdict_note
+from toollint.reporters import Report, level, unnoticed_note, verdict_note
 
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice", "none": "notice"}
 
@@ -37,7 +37,7 @@ def annotation(finding: Finding) -> str:
     head = ",".join(f"{name}={escape_property(value)}" for name, value in properties)
     message = (
         f"{finding.code} [{registry.rule_name(finding.code)}] "
-        f"{printable(finding.message)}{verdict_note(finding)}"
+        f"{printable(finding.message)}{verdict_note(finding)}{printable(unnoticed_note(finding))}"
     )
     return f"::{_COMMAND.get(level(finding.code), 'warning')} {head}::{escape_data(message)}"
 

@@ -15,7 +15,7 @@ from typing import TextIO
 from toollint import registry
 from toollint.console import Style, printable
 from toollint.model import Finding
-from toollint.reporters import Report, verdict_note
+from toollint.reporters import Report, unnoticed_note, verdict_note
 
 LineSource = Callable[[str], "list[str] | None"]
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the parser's line breaks (str.splitlines also splits on \f)
@@ -27,7 +27,8 @@ def concise_line(finding: Finding, style: Style | None = None) -> str:
         f"{s.bold(printable(finding.path))}{s.cyan(':')}{finding.line}{s.cyan(':')}{finding.col}{s.cyan(':')}"
     )
     name = registry.rule_name(finding.code)
-    return f"{where} {s.red(finding.code)} [{name}] {printable(finding.message)}{verdict_note(finding)}"
+    note = verdict_note(finding) + unnoticed_note(finding)
+    return f"{where} {s.red(finding.code)} [{name}] {printable(finding.message)}{printable(note)}"
 
 
 def write_concise(report: Report, stream: TextIO) -> None:

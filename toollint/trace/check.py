@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from toollint.engine import RunResult
     from toollint.pipeline import StepContext
     from toollint.trace.ledger import Ledger
+    from toollint.trace.report_html import GraderAudit
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +32,11 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     add TL401 findings when TL401 is selected."""
     ledger_path, report_path = ctx.options.trace.ledger, ctx.options.trace.report
     if ledger_path is None and report_path is None:
+        return result
+    if report_path is not None and ledger_path is None and ctx.grader_audit is not None \
+            and not ctx.options.confirm.requested:  # a grader audit and nothing confirmed to trace
+        _write_audit_page(report_path, ctx.grader_audit)
+        ctx.closing.append(f"report: {report_path}")
         return result
     from toollint.engine import FileResult, Selection
     from toollint.errors import UsageError
@@ -64,7 +70,8 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     for defect_id, reason in ledger.untraced.items() if tasks.tasks else ():
         ctx.console.warn(f"trace: {defect_id}: nothing traced: {reason}")
     try:
-        write_outputs(ledger, ledger_path, report_path, [f for f in result.findings if not f.suppressed])
+        write_outputs(ledger, ledger_path, report_path, [f for f in result.findings if not f.suppressed],
+                      audit=ctx.grader_audit)
     except TraceUsageError as exc:
         raise UsageError(str(exc)) from None
     ctx.closing += closing_lines(ledger, ledger_path, report_path)
@@ -82,6 +89,18 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
                 result.files.append(target)
             target.findings.append(finding)
     return result
+
+
+def _write_audit_page(path: Path, audit: GraderAudit) -> None:
+    from toollint import atomic
+    from toollint.errors import UsageError
+    from toollint.trace.report_html import grader_audit_page
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, grader_audit_page(audit))
+    except OSError as exc:
+        raise UsageError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from None
 
 
 def closing_lines(ledger: Ledger, ledger_path: Path | None, report_path: Path | None) -> list[str]:

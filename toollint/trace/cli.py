@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toollint.model import Finding
 from toollint.profiles import Profile, ProfileError, all_profiles, get_profile
@@ -37,6 +37,9 @@ from toollint.trace.tasks import (
     profile_tasks,
     toolkit_methods,
 )
+
+if TYPE_CHECKING:
+    from toollint.trace.report_html import GraderAudit
 
 EXIT_OK, EXIT_UNTRACED, EXIT_ERROR = 0, 1, 2
 
@@ -229,16 +232,17 @@ def _tool_source(contract: Any, tasks: TaskSet, sources: Sequence[tuple[Profile,
 
 
 def write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
-                  findings: Sequence[Finding] = ()) -> None:
-    """Raises `TraceUsageError` (one line) when a file cannot be written."""
+                  findings: Sequence[Finding] = (), audit: GraderAudit | None = None) -> None:
+    """Raises `TraceUsageError` (one line) when a file cannot be written. `audit`: the run's grader
+    audit, a section of the report."""
     try:
-        _write_outputs(ledger, ledger_path, report_path, findings)
+        _write_outputs(ledger, ledger_path, report_path, findings, audit)
     except OSError as exc:
         raise TraceUsageError(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}") from None
 
 
 def _write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path | None,
-                   findings: Sequence[Finding]) -> None:
+                   findings: Sequence[Finding], audit: GraderAudit | None) -> None:
     from toollint import atomic
 
     if ledger_path is not None:
@@ -250,7 +254,7 @@ def _write_outputs(ledger: Ledger, ledger_path: Path | None, report_path: Path |
         from toollint.trace.report_html import render_report
 
         report_path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(report_path, render_report(ledger, findings))
+        atomic.write_text(report_path, render_report(ledger, findings, audit))
 
 
 def summary(ledger: Ledger) -> str:

@@ -159,9 +159,10 @@ def sections(ledger: Ledger) -> list[Section]:
     return sorted(out.values(), key=lambda s: (s.exposure(), s.key))
 
 
-def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
+def render_report(ledger: Ledger, findings: Sequence[Finding] = (), audit: GraderAudit | None = None) -> str:
     """The report. `findings`: the run's findings (`check --confirm`), for each defect's confidence
-    and the static findings left unconfirmed; none from `toollint trace`."""
+    and the static findings left unconfirmed; none from `toollint trace`. `audit`: the same run's grader
+    audit (`check --audit-graders`), its section after the score at risk."""
     found = sections(ledger)
     at_risk = ledger.tasks_at_risk()
     parts = [
@@ -203,6 +204,8 @@ def render_report(ledger: Ledger, findings: Sequence[Finding] = ()) -> str:
                      "tracing</summary><ul>")
         parts += [f"<li>{escape(str(p))}</li>" for p in ledger.problems]
         parts.append("</ul></details>")
+    if audit is not None:
+        parts.append(grader_audit_section(audit))
     parts.append(f"<script>{_SCRIPT}</script></body></html>\n")
     return "".join(parts)
 
@@ -570,7 +573,7 @@ def _graph(s: Section) -> str:
     return "".join(svg)
 
 
-# --- the grader audit (`toollint audit-graders --report`) -----------------------------------------------
+# --- the grader audit (`toollint audit-graders --report`, `toollint check --audit-graders --report`) ----
 
 
 @dataclass(frozen=True)
@@ -586,43 +589,75 @@ class GraderAuditRow:
     seconds: float
 
 
-def grader_audit_section(rows: Sequence[GraderAuditRow], findings: Sequence[Finding]) -> str:
+@dataclass(frozen=True)
+class GraderAudit:
+    """What the report's grader-audit section shows: the counts per suite or domain and the findings
+    (TL408-TL410, each with its `witness` and, where joined, its `unnoticed` property)."""
+
+    benchmark: str
+    rows: tuple[GraderAuditRow, ...]
+    findings: tuple[Finding, ...]
+    # Each argument a TL103/TL202 says a tool drops that the audit saw dropped: where, and its sentence.
+    seen_dropped: tuple[str, ...] = ()
+
+
+def grader_audit_section(audit: GraderAudit) -> str:
     """The grader audit's section: the counts per suite or domain, then each finding (TL408-TL410)
-    with its grader, its task and its witness, grouped by code."""
+    with its grader, its task and its witness, grouped by code; a TL410 on an argument the tool drops
+    (TL103, TL202) says so."""
     head = "".join(f"<th>{h}</th>" for h in ("suite / domain", "tasks", "audited", "vacuous (TL408)",
                                              "unchecked effects (TL409)", "unchecked fields (TL410)", "time"))
     body = "".join(
         f"<tr><td>{escape(r.variant)}</td><td>{r.tasks}</td><td>{r.audited}</td><td>{r.vacuous}</td>"
         f"<td>{r.unchecked_effects}</td><td>{r.unchecked_fields}</td><td>{r.seconds:.1f} s</td></tr>"
-        for r in rows
+        for r in audit.rows
     )
-    intro = ("<p>Each task's own grader run on wrong runs built from its gold run: nothing done (TL408), "
-             "one state-changing call dropped (TL409), one argument changed to another legal value "
-             "(TL410). A listed task passes the wrong run.</p>")
-    parts = ["<h2>Grader audit</h2>", intro,
-             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
-    for code in sorted({f.code for f in findings}):
-        mine = [f for f in findings if f.code == code]
+    intro = (f"<p>{escape(audit.benchmark)}: each task's own grader run on wrong runs built from its gold "
+             "run: nothing done (TL408), one state-changing call dropped (TL409), one argument changed to "
+             "another legal value (TL410). A listed task passes the wrong run.</p>")
+    parts = ["<section class=\"grader-audit\" id=\"grader-audit\"><h2>Grader audit</h2>", intro,
+             f"<table class=\"counts\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
+    joined = [f for f in audit.findings if _unnoticed(f)]
+    if joined:
+        parts.append(f"<p class=\"unnoticed\"><b>{len(joined)} unchecked field(s) on an argument the tool "
+                     "drops</b> (TL103, TL202): defects no score would show.</p>")
+    if audit.seen_dropped:
+        parts.append(f"<p><b>{len(audit.seen_dropped)} argument(s) a tool drops (TL103, TL202), as the "
+                     "audit saw</b>: no grader could check them.</p><ul>")
+        parts += [f"<li>{escape(said)}</li>" for said in audit.seen_dropped]
+        parts.append("</ul>")
+    for code in sorted({f.code for f in audit.findings}):
+        mine = [f for f in audit.findings if f.code == code]
         parts.append(f"<details open><summary>{code}: {len(mine)} finding(s)</summary><ul>")
         for f in mine:
+            note = _unnoticed(f)
             task = "".join(f" <small>task at <code>{escape(r.path)}:{r.line}</code></small>"
-                           for r in f.related)
+                           for r in f.related if r.message != note)  # the join's is said below
             witness = f.properties.get("witness") or ""
-            replay = (f" <small>replay: <code>toollint replay {escape(witness)}</code></small>"
-                      if witness else "")
-            parts.append(f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}{task}{replay}</li>")
+            replay = (f" <small>replay: <code class=\"replay\">toollint replay {escape(witness)}</code>"
+                      "</small>" if witness else "")
+            said = f"<p class=\"sentence\">{escape(note)}</p>" if note else ""
+            parts.append(f"<li><code>{escape(f.path)}:{f.line}</code> {escape(f.message)}{task}{replay}"
+                         f"{said}</li>")
         parts.append("</ul></details>")
+    parts.append("</section>")
     return "".join(parts)
 
 
-def grader_audit_page(rows: Sequence[GraderAuditRow], findings: Sequence[Finding], benchmark: str) -> str:
-    """A self-contained page holding the grader audit's section."""
+def _unnoticed(f: Finding) -> str:
+    """The sentence of a TL410 the grader audit joined with a TL103/TL202 on its argument, or ""."""
+    joined = f.properties.get("unnoticed")
+    return str(joined.get("sentence") or "") if isinstance(joined, dict) else ""
+
+
+def grader_audit_page(audit: GraderAudit) -> str:
+    """A self-contained page holding the grader audit's section (no score-at-risk trace in the run)."""
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>toollint grader audit: {escape(benchmark)}</title>",
+        f"<title>toollint grader audit: {escape(audit.benchmark)}</title>",
         f"<style>{_STYLE}</style></head><body>",
-        f"<h1>Grader audit: {escape(benchmark)}</h1>",
-        grader_audit_section(rows, findings),
+        f"<h1>Grader audit: {escape(audit.benchmark)}</h1>",
+        grader_audit_section(audit),
         "</body></html>\n",
     ])

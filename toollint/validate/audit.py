@@ -10,6 +10,11 @@ unchecked fields (TL410) and the time; then the findings, each at its grader's l
 a related location, in the chosen format. Each finding's witness (`--witness-dir`, default
 `.toollint/witnesses/grader-audit`) replays with `toollint replay WITNESS`. Exit 1 on findings, 0 on
 none, 2 on bad input.
+
+`run_audit` is the audit of one tree, for this command and for `toollint check --audit-graders`
+(`toollint.pipeline.audit`), which hands it the run's other findings: a TL410 on an argument a TL103
+or TL202 says the tool drops is joined to it (`Unnoticed`), and a TL103/TL202 whose argument the audit
+saw dropped says so (`SeenDropped`), each built from both findings' typed data.
 """
 
 from __future__ import annotations
@@ -17,13 +22,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toollint import atomic
 from toollint.model import Finding, RelatedLocation
-from toollint.validate.graders import CODES, AuditFinding, VariantAudit
+from toollint.validate.graders import CODES, AuditFinding, VariantAudit, argument_of
+
+if TYPE_CHECKING:
+    from toollint.trace.report_html import GraderAudit
 
 PROG = "toollint audit-graders"
 KINDS = tuple(CODES)
@@ -63,19 +72,76 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    kinds = tuple(k.strip() for k in str(args.only).split(",") if k.strip())
+    request = AuditRequest(Path(args.tree), str(args.python), args.benchmark, tuple(args.variant),
+                           tuple(args.task), kinds, Path(args.witness_dir))
+    say = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True))
+    run = run_audit(request, progress=say)
+    print(summary_table(run.audits), file=sys.stderr if args.output_format != "text" and not args.output else
+          sys.stdout)
+    _write_findings(run.findings, args, run.tree)
+    if args.report:
+        from toollint.trace.report_html import grader_audit_page
+
+        atomic.write_text(Path(args.report), grader_audit_page(run.section()))
+    return 1 if run.findings else 0
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What to audit: one benchmark tree, in its own interpreter."""
+
+    tree: Path
+    python: str
+    benchmark: str | None = None  # the profile's name; None: detected from the tree
+    variants: tuple[str, ...] = ()  # suites or domains; none: every one the driver lists
+    tasks: tuple[str, ...] = ()  # none: every task
+    kinds: tuple[str, ...] = KINDS
+    witness_dir: Path = DEFAULT_WITNESS_DIR
+
+
+@dataclass
+class AuditRun:
+    """One tree's audit: per suite or domain, and its findings as reporters take them (each with its
+    witness, and, where the tool drops the field's argument too, the `Unnoticed` join)."""
+
+    benchmark: str
+    tree: Path
+    audits: list[VariantAudit]
+    findings: list[Finding]
+    unnoticed: list[Unnoticed] = field(default_factory=list)
+    seen_dropped: list[SeenDropped] = field(default_factory=list)
+
+    def section(self) -> GraderAudit:
+        from toollint.trace.report_html import GraderAudit, GraderAuditRow
+
+        rows = tuple(GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects,
+                                    a.unchecked_fields, a.seconds) for a in self.audits)
+        seen = tuple(f"`{s.tool}` drops `{s.argument}` ({s.code} at {s.path}:{s.line}): {s.sentence()}"
+                     for s in self.seen_dropped)
+        return GraderAudit(self.benchmark, rows, tuple(self.findings), seen)
+
+
+def run_audit(request: AuditRequest, static: Sequence[Finding] = (),
+              progress: Callable[[str], None] | None = None) -> AuditRun:
+    """Audit a tree (`toollint audit-graders`, `toollint check --audit-graders`). `static`: the same
+    run's other findings; a TL410 on an argument that a TL103 or TL202 among them says the tool drops
+    is joined to it (`Unnoticed`), and a TL103/TL202 whose argument the audit saw dropped (a changed
+    value left the final state as the gold run's) says so (`SeenDropped`). Bad input is a ValueError,
+    an interpreter that cannot answer a RuntimeError, each one line."""
     from toollint.profiles import ProfileError, select_profile
     from toollint.validate.drivers import driver_for
 
-    kinds = [k.strip() for k in str(args.only).split(",") if k.strip()]
+    kinds = list(request.kinds)
     if not kinds or any(k not in KINDS for k in kinds):
-        raise ValueError(f"--only {args.only!r}: give some of {', '.join(KINDS)}")
-    tree = Path(args.tree)
+        raise ValueError(f"--only {','.join(kinds)!r}: give some of {', '.join(KINDS)}")
+    tree = request.tree
     if not tree.is_dir():
         raise ValueError(f"{tree}: not a directory")
-    if not Path(args.python).is_file():
-        raise ValueError(f"--python {args.python}: no such interpreter")
+    if not Path(request.python).is_file():
+        raise ValueError(f"--python {request.python}: no such interpreter")
     try:
-        profile = select_profile(args.benchmark, [tree], where="--benchmark")
+        profile = select_profile(request.benchmark, [tree], where="--benchmark")
     except ProfileError as exc:
         raise ValueError(str(exc)) from None
     if profile is None:
@@ -87,24 +153,31 @@ def _run(args: argparse.Namespace) -> int:
     driver = driver.for_package(tree)
     listed = getattr(driver, "audit_variants", None)
     known: list[str] = listed() if listed is not None else []
-    variants = [_variant(v, known) for v in args.variant] or known
+    variants = [_variant(v, known) for v in request.variants] or known
     if not variants:
         raise ValueError(f"{profile.name}'s driver lists no suites or domains; name them with --variant")
-    audits = [_audit_one(driver, str(args.python), v, tree, args, kinds) for v in variants]
-    findings = [_finding(f, tree) for a in audits for f in a.findings]
-    witnesses = _write_witnesses(audits, profile.name, str(args.python), tree, Path(args.witness_dir))
+    audits = [_audit_one(driver, request, v, kinds, progress) for v in variants]
+    found = [(a, f) for a in audits for f in a.findings]
+    findings = [_finding(f, tree) for _, f in found]
+    witnesses = _write_witnesses(audits, profile.name, request.python, tree, request.witness_dir)
     for f in findings:
         f.properties["witness"] = witnesses.get(id_of(f), "")
-    print(summary_table(audits), file=sys.stderr if args.output_format != "text" and not args.output else
-          sys.stdout)
-    _write_findings(findings, args, tree)
-    if args.report:
-        from toollint.trace.report_html import GraderAuditRow, grader_audit_page
-
-        rows = [GraderAuditRow(a.variant, a.tasks, a.audited, a.vacuous, a.unchecked_effects,
-                               a.unchecked_fields, a.seconds) for a in audits]
-        atomic.write_text(Path(args.report), grader_audit_page(rows, findings, profile.name))
-    return 1 if findings else 0
+    unnoticed = []
+    for (_, audited), finding in zip(found, findings, strict=True):
+        join = unnoticed_join(audited, static, tree)
+        if join is not None:
+            unnoticed.append(join)
+            attach(join, finding)
+    seen = []
+    for a in audits:
+        for tool, path in a.dropped_calls:
+            dropping = _dropping(tool, argument_of(path), static, tree)
+            if dropping is not None:
+                saw = SeenDropped(a.variant, tool, argument_of(path), path, dropping.code, dropping.path,
+                                  dropping.line)
+                seen.append(saw)
+                dropping.properties["unnoticed"] = {**asdict(saw), "sentence": saw.sentence()}
+    return AuditRun(profile.name, tree, audits, findings, unnoticed, seen)
 
 
 def _variant(given: str, known: list[str]) -> str:
@@ -113,17 +186,16 @@ def _variant(given: str, known: list[str]) -> str:
     return ends[0] if given not in known and len(ends) == 1 else given
 
 
-def _audit_one(driver: Any, python: str, variant: str, tree: Path, args: argparse.Namespace,
-               kinds: list[str]) -> VariantAudit:
+def _audit_one(driver: Any, request: AuditRequest, variant: str, kinds: list[str],
+               progress: Callable[[str], None] | None) -> VariantAudit:
     from toollint.validate.graders import audit_variant, warm_grader
 
     def writers() -> frozenset[str]:
-        return writer_tools(tree)
+        return writer_tools(request.tree)
 
-    say = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True))
-    with warm_grader(driver, python, variant) as grade:
-        return audit_variant(driver, python, variant, grade, writers=writers, tasks=list(args.task),
-                             kinds=kinds, progress=say)
+    with warm_grader(driver, request.python, variant) as grade:
+        return audit_variant(driver, request.python, variant, grade, writers=writers,
+                             tasks=list(request.tasks), kinds=kinds, progress=progress)
 
 
 def writer_tools(tree: Path) -> frozenset[str]:
@@ -149,8 +221,90 @@ def _finding(f: AuditFinding, tree: Path) -> Finding:
     props: dict[str, Any] = {"variant": f.variant, "task": f.task, "kind": f.kind, "call": f.call,
                              "call_index": f.index, "field": f.field,
                              "grader": f.grader.name if f.grader else ""}
+    if f.kind == "mutation":
+        props["argument"] = f.argument
     return Finding(f.code, f"{f.variant} task {f.task}: {f.message}", path, line, related=related,
-                   properties=props)
+                   properties=props, tool=f.call or None)
+
+
+# TL103 (static: a parameter only logged or echoed, or only feeding a computation) and TL202 (dynamic:
+# two calls differing only in the argument leave the same state) say a tool drops an argument.
+DROPS_ARGUMENT = ("TL103", "TL202")
+
+
+@dataclass(frozen=True)
+class Unnoticed:
+    """A TL410 (no grader checks a field of a gold call's argument) on the tool and argument that a
+    TL103 or TL202 of the same run says the tool drops: the defect is one no score would show."""
+
+    tool: str  # the gold call's tool
+    argument: str
+    field: str  # the mutated field (the argument itself, or a field of it)
+    code: str  # of the finding that says the tool drops it: TL103 or TL202
+    path: str  # where that finding is
+    line: int
+
+    def sentence(self) -> str:
+        return (f"`{self.tool}` drops `{self.argument}` ({self.code} at {self.path}:{self.line}) and no "
+                "grader would notice: the task passes with it changed")
+
+
+def _dropped_argument(static: Finding) -> str | None:
+    """The argument a TL103 or TL202 finding says its tool drops, from its typed evidence (TL103's
+    parameter; TL202's `argument`, the ignored-argument clause's), else None."""
+    if static.code == "TL103" and static.evidence is not None:
+        return static.evidence.parameter
+    if static.code == "TL202":
+        argument = static.properties.get("argument")
+        return argument if isinstance(argument, str) else None
+    return None
+
+
+@dataclass(frozen=True)
+class SeenDropped:
+    """An argument a TL103 or TL202 says the tool drops, which the audit saw dropped: a gold call with
+    it changed left the final state as the gold run's (so the task passed): no grader could notice."""
+
+    variant: str
+    tool: str
+    argument: str
+    field: str
+    code: str  # of the finding that says the tool drops it, which carries this
+    path: str
+    line: int
+
+    def sentence(self) -> str:
+        return (f"the grader audit saw it too ({self.variant}): a gold `{self.tool}` call with "
+                f"`{self.field}` changed left the final state as the gold run's, and no grader would notice")
+
+
+def _dropping(tool: str, argument: str, static: Sequence[Finding], tree: Path) -> Finding | None:
+    """The first TL103/TL202 of the same tree that says `tool` drops `argument`."""
+    root = tree.resolve()
+    for s in static:
+        if s.code not in DROPS_ARGUMENT or s.suppressed or not s.tool:
+            continue
+        if s.tool.rpartition(".")[2] != tool or _dropped_argument(s) != argument:
+            continue
+        if Path(s.path).resolve().is_relative_to(root):  # not another tree's tool of the same name
+            return s
+    return None
+
+
+def unnoticed_join(audited: AuditFinding, static: Sequence[Finding], tree: Path) -> Unnoticed | None:
+    """The join of a TL410 with the first TL103/TL202 of the same tree on its tool and argument."""
+    if audited.kind != "mutation" or not audited.argument:
+        return None
+    s = _dropping(audited.call, audited.argument, static, tree)
+    return None if s is None else Unnoticed(audited.call, audited.argument, audited.field, s.code, s.path,
+                                            s.line)
+
+
+def attach(join: Unnoticed, finding: Finding) -> None:
+    """The join on the TL410 as every reporter shows it: its sentence (text, JSON and SARIF
+    properties, the HTML report) and the dropping finding as a related location (SARIF, `full`)."""
+    finding.related.append(RelatedLocation(join.path, join.line, 1, join.sentence()))
+    finding.properties["unnoticed"] = {**asdict(join), "sentence": join.sentence()}
 
 
 def _write_witnesses(audits: list[VariantAudit], profile: str, python: str, tree: Path,

@@ -91,6 +91,17 @@ class AuditFinding:
     index: int | None = None
     field: str = ""
 
+    @property
+    def argument(self) -> str:
+        """The call's argument the mutated field belongs to, "" for a null run or an ablation."""
+        return argument_of(self.field)
+
+
+def argument_of(path: str) -> str:
+    """The argument a field path of `leaves` belongs to (`flights` of `flights[0].date`): its paths
+    start with it."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
 
 @dataclass
 class VariantAudit:
@@ -105,12 +116,17 @@ class VariantAudit:
     ablations: int = 0
     mutations: int = 0
     dropped_fields: int = 0  # replacements that left the final state as the gold run's
-    dropped: list[str] = field(default_factory=list)  # their `tool.field`s, once each (TL103/TL202's kin)
+    # their (tool, field)s, once each (TL103/TL202's kin: `toollint.validate.audit` joins them)
+    dropped_calls: list[tuple[str, str]] = field(default_factory=list)
     free_fields: int = 0  # unchecked fields whose gold value the task's instruction does not state
     information_reads: int = 0  # dropped or changed calls whose result a later gold call carries
     findings: list[AuditFinding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    @property
+    def dropped(self) -> list[str]:
+        return [f"{tool}.{name}" for tool, name in self.dropped_calls]
 
     def count(self, kind: str) -> int:
         return sum(f.kind == kind for f in self.findings)
@@ -377,8 +393,8 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
             if not _differs(answer, gold):
                 if m is not None:
                     out.dropped_fields += 1
-                    name = f"{r['calls'][i]['function']}.{m.field}"
-                    out.dropped += [name] if name not in out.dropped else []
+                    name = (str(r["calls"][i]["function"]), m.field)
+                    out.dropped_calls += [name] if name not in out.dropped_calls else []
                 continue
             if kind == "mutation" and len(answer.get("errors") or []) > len(gold.get("errors") or []):
                 continue  # the replacement made the call fail: not a run an agent would call right
