@@ -11,6 +11,8 @@ on all three alike; a ratio is taken within each round and the median over the r
 for wall time and for CPU time (user + system of the process and its workers: steadier on a shared
 machine). Targets: cold / ruff at most 1.0 on tau2 src, 1.5 on each corpus code base, 0.5 on the
 standard library; warm / cold at most 0.2 on tau2 src. Peak RSS is the largest single process.
+With `--before-python PY` each round also runs that interpreter's (older) toollint cold, and the
+table adds its ratio to ruff and the cold/before ratio.
 
 `--flake8` runs the older comparison instead (issue 2): flake8, flake8 + flake8-bugbear, bandit and a
 bare `ast.parse` of every file, over the installed agentdojo package and the standard library's
@@ -155,7 +157,10 @@ BEFORE: list[str] = []  # another interpreter whose toollint is measured beside 
 
 
 def toollint(jobs: int, python: str = PY) -> list[str]:
-    return [python, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q", "--jobs", str(jobs)]
+    # `-P`: another interpreter's toollint, not this checkout's (`-m` would put the working directory first)
+    isolated = ["-P"] if python != PY else []
+    return [python, *isolated, "-m", "toollint", "check", "--isolated", "--exit-zero", "-q",
+            "--jobs", str(jobs)]
 
 
 def tool_file(agentdojo: Path, directory: Path, lines: int = 800) -> Path:
@@ -307,7 +312,7 @@ class Round:
     cold: tuple[float, float, float]  # wall s, peak MiB, cpu s
     ruff: tuple[float, float, float]
     warm: tuple[float, float, float]
-    before: tuple[float, float, float] = (1.0, 0.0, 1.0)  # --before-python's toollint, cold
+    before: tuple[float, float, float] = (1.0, 0.0, 1.0)  # the --before-python toollint, cold
 
 
 def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
@@ -329,21 +334,21 @@ def compare_with_ruff(
         return _once(cmd)
 
     before_cmd = [*toollint(jobs, BEFORE[0]), str(tree)] if BEFORE else []
-    cold(), _once([*ruff, str(tree)]), _once(toollint_cmd)  # warm-up: file cache, .pyc files
-    if before_cmd:
-        cold(before_cmd)
-    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), *([cold(before_cmd)] if before_cmd
-                                                                              else []))
-              for _ in range(runs)]
+
+    def before() -> tuple[float, float, float]:
+        return cold(before_cmd) if before_cmd else (1.0, 0.0, 1.0)
+
+    cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before()  # warm-up: file cache, .pyc files
+    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before()) for _ in range(runs)]
     med = {k: statistics.median(getattr(r, k)[0] for r in rounds) for k in ("cold", "ruff", "warm")}
     peak = {k: max(getattr(r, k)[1] for r in rounds) for k in ("cold", "ruff", "warm")}
+    pairs = (("before", "ruff", 0), ("before", "ruff", 2), ("cold", "before", 0), ("cold", "before", 2))
+    then = [f"{_median_ratio(rounds, *pair):.2f}" for pair in pairs] if before_cmd else []
     return [
         name, str(len(files)), f"{med['cold']:.2f}", f"{med['warm']:.2f}", f"{med['ruff']:.2f}",
         f"{_median_ratio(rounds, 'cold', 'ruff', 0):.2f}", f"{_median_ratio(rounds, 'cold', 'ruff', 2):.2f}",
         f"{_median_ratio(rounds, 'warm', 'cold', 0):.2f}", f"{_median_ratio(rounds, 'warm', 'cold', 2):.2f}",
-        f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}",
-        *([f"{_median_ratio(rounds, 'before', 'ruff', i):.2f}" for i in (0, 2)] if before_cmd else []),
-        *([f"{_median_ratio(rounds, 'cold', 'before', i):.2f}" for i in (0, 2)] if before_cmd else []),
+        f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}", *then,
     ]
 
 
@@ -352,8 +357,7 @@ def ruff_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="rounds (cold, ruff, warm) after one warm-up")
     parser.add_argument("--trees", default="tau2,corpus,stdlib", help="any of tau2, corpus, stdlib")
     parser.add_argument("--jobs", type=int, default=0, help="toollint's --jobs (default 0: one per CPU)")
-    parser.add_argument("--before-python", help="an interpreter with an older toollint: its cold run is "
-                        "measured in each round too (before cold/ruff; cold/before: the change's cost)")
+    parser.add_argument("--before-python", help="an interpreter with an older toollint (run cold each round)")
     args = parser.parse_args(argv)
     BEFORE[:] = [args.before_python] if args.before_python else []
     ruff = ruff_command()
@@ -365,11 +369,12 @@ def ruff_main(argv: list[str] | None = None) -> int:
         print(f"error: none of {args.trees} found under {SHARED}", file=sys.stderr)
         return 2
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} "
-          f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm) after a warm-up")
+          f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm"
+          f"{', the before toollint cold' if BEFORE else ''}) after a warm-up")
     header = ["tree", "files", "cold s", "warm s", "ruff s", "cold/ruff wall", "cold/ruff cpu",
               "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB"]
     if BEFORE:
-        header += ["before cold/ruff wall", "before cold/ruff cpu", "cold/before wall", "cold/before cpu"]
+        header += ["before/ruff wall", "before/ruff cpu", "cold/before wall", "cold/before cpu"]
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

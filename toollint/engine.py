@@ -38,7 +38,7 @@ from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
-from toollint.sources import REACH, Dependency, cached_parse, digest
+from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
     from toollint.facts import GraderFact, Rejection, ToolFact
@@ -399,8 +399,12 @@ def _problem(
 def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
     """Read one file and lint it; an unreadable file is a TL903."""
     try:
-        # a FIFO put there since the walk is refused, not waited on; a file too large is not read
-        data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+        # a FIFO put there since the walk is refused, not waited on; a file too large is not read; a
+        # module discovery read already for its package's questions is not read again (nor the other way)
+        data = take_module(str(path), STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+        if data is None:
+            data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+            keep_module(str(path), data)
     except TooLargeError as exc:
         return too_large(shown, f"{exc.size / 1e6:.1f} MB of source would take about "
                          f"{_gib(exc.size * BYTES_PER_SOURCE_BYTE)} to parse")
@@ -566,6 +570,7 @@ def _source_bytes(paths: Iterable[Path]) -> int:
 
 
 _worker_state: list[tuple[Settings, Selection]] = []
+_worker_linted: list[int] = [0]  # files this worker linted since its last collection
 
 
 def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> None:
@@ -575,9 +580,38 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
     gc.freeze()
 
 
-def _lint_in_worker(item: tuple[Path, str, int]) -> FileResult:
-    path, shown, config = item
-    return read_and_lint(path, shown, *_worker_state[config])
+def _lint_in_worker(unit: list[tuple[Path, str, int]]) -> list[FileResult]:
+    out = [read_and_lint(path, shown, *_worker_state[config]) for path, shown, config in unit]
+    _worker_linted[0] += len(unit)
+    if _worker_linted[0] >= GC_EVERY:  # as the serial loop does: the cyclic garbage of trees is bounded
+        _worker_linted[0] = 0
+        gc.collect()
+    return out
+
+
+def work_units(work: list[tuple[Path, str, int]], jobs: int) -> list[list[int]]:
+    """Positions in `work` grouped into the units a worker lints whole, largest first: consecutive files
+    of one directory (a worker then reads their package's schemas and dispatches, and the helpers they
+    share, once, not each worker for every other file), each at most an eighth of one worker's share of
+    the bytes so that the units still balance. Largest first: the run does not end waiting on one big
+    file handed out last."""
+    sizes = []
+    for path, _, _ in work:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)  # linted anyway, where it becomes a TL903
+    cap = max(sum(sizes) // (jobs * 8), 1)
+    units: list[list[int]] = []
+    held = 0
+    for position, (path, _, _) in enumerate(work):
+        if units and path.parent == work[units[-1][-1]][0].parent and held + sizes[position] <= cap:
+            units[-1].append(position)
+            held += sizes[position]
+        else:
+            units.append([position])
+            held = sizes[position]
+    return sorted(units, key=lambda unit: -sum(sizes[p] for p in unit))
 
 
 def _lint_parallel(
@@ -587,9 +621,11 @@ def _lint_parallel(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    chunksize = max(1, min(32, len(work) // (jobs * 8)))
+    units = work_units(work, jobs)
     try:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
-            return list(pool.map(_lint_in_worker, work, chunksize=chunksize))
+            linted = list(pool.map(_lint_in_worker, [[work[p] for p in unit] for unit in units]))
     except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
         return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
+    by_position = {p: r for unit, results in zip(units, linted) for p, r in zip(unit, results)}
+    return [by_position[p] for p in range(len(work))]
