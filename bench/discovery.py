@@ -20,7 +20,9 @@ the hand list, and no reader counted as a writer. `--list` prints each tool foun
 `src/`): alternately, the static run as its user starts it (`toollint check --isolated --no-cache
 --jobs 1 PATH`, a fresh process: a run in this process would reuse the trees and memos of the last)
 and discovery alone in this process (tools and graders of every module, from the parsed trees, its
-package memos cleared), each `--runs` times; the median of each and their ratio.
+package memos cleared, the modules' bytes handed over as the engine hands over what it read: the
+reads of the linted modules are the engine's, whoever makes them first), each `--runs` times; the
+median of each and their ratio.
 
 The shared folders are found as `bench/recall.py` finds them (the nearest `shared/` above the
 project, or TOOLLINT_CORPUS / TOOLLINT_BENCHMARKS); a code base that is absent is named and skipped.
@@ -146,8 +148,10 @@ def share(target: Path, runs: int) -> int:
     from toollint.analysis.graders import discover_graders
     from toollint.analysis.resolver import ModuleSource
     from toollint.files import guess_module_name
+    from toollint.sources import keep_module
 
     files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+    data = {str(f): f.read_bytes() for f in files}
     sources = [(str(f), f.read_text(encoding="utf-8", errors="replace")) for f in files]
     # the module names are worked out by the engine for every file whatever it finds: not discovery's cost
     trees = [(path, text, ast.parse(text), guess_module_name(path)) for path, text in sources]
@@ -169,6 +173,8 @@ def share(target: Path, runs: int) -> int:
         start = time.perf_counter()
         subprocess.run(static_run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         whole.append(time.perf_counter() - start)
+        for path, content in data.items():
+            keep_module(path, content)
         start = time.perf_counter()
         discovery()
         alone.append(time.perf_counter() - start)

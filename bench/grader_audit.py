@@ -7,6 +7,7 @@ unchecked fields (TL410), and the wall time, beside the load average the run met
     python bench/grader_audit.py --only null              # the null run alone (the cheapest)
     python bench/grader_audit.py --sample telecom=200     # the first 200 telecom tasks (of 2,285)
     python bench/grader_audit.py --json out.json          # every finding too
+    python bench/grader_audit.py --workers 1              # one interpreter (default: a CPU each, two at most)
 
 Each finding is looked up in bench/recall_judgements.json (key: `judgement_key`); the unjudged ones
 are listed, and the verdicts counted per code.
@@ -42,7 +43,7 @@ from _corpora import (
 
 from toollint.validate.audit import KINDS, summary_table
 from toollint.validate.drivers import driver_for
-from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, warm_grader
+from toollint.validate.graders import AuditFinding, VariantAudit, audit_variant, default_workers, warm_grader
 
 
 def _progress(line: str) -> None:
@@ -95,6 +96,8 @@ def main() -> int:
     p.add_argument("--sample", action="append", default=[], metavar="VARIANT=N",
                    help="audit the first N tasks of a variant (repeatable)")
     p.add_argument("--json", type=Path, help="write the counts and findings here")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="benchmark interpreters grading at once (default: %(default)s)")
     p.add_argument("--show-findings", action="store_true",
                    help="list every finding with its judgement (unjudged ones are always listed)")
     args = p.parse_args()
@@ -114,7 +117,7 @@ def main() -> int:
             if n:
                 tasks = [str(r["task"]) for r in driver.ground_truth(python, variant)][:n]
             load = os.getloadavg()[0]
-            with warm_grader(driver, python, variant) as grade:
+            with warm_grader(driver, python, variant, workers=args.workers) as grade:
                 a = audit_variant(driver, python, variant, grade, tasks=tasks, kinds=kinds,
                                   progress=_progress)
             for f in a.findings:
@@ -127,7 +130,9 @@ def main() -> int:
             a.variant = f"{name}:{variant}" + (f" (first {n})" if n else "")
             audits.append(a)
             print(f"{a.variant}: {a.tasks} tasks in {a.seconds:.1f} s (load average {load:.1f} at the start, "
-                  f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} CPUs)", flush=True)
+                  f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} CPUs, {args.workers} "
+                  f"interpreter(s)): {a.vacuous} vacuous, {a.unchecked_effects} unchecked effects, "
+                  f"{a.unchecked_fields} unchecked fields", flush=True)
     print()
     print(summary_table(audits))
     total = sum(a.tasks for a in audits)

@@ -380,3 +380,30 @@ def test_static_companions_from_the_cli_name_what_passes(capsys: pytest.CaptureF
     assert "the grader's body is empty: it returns None and fails every run, whatever the agent did; its " \
            "check is commented out (lines 112, 113)" in out
     assert ":30:" not in out  # UserTask22: a table that maps nulls to null stays silent
+
+
+
+BFCL_CHECKER = (Path(__file__).resolve().parents[1] / "../shared/corpus/bfcl"
+                / "berkeley-function-call-leaderboard/bfcl_eval/eval_checker")
+SHARING_CASES = [FIXTURES / name for name in ("record_graders.py", "fhir_graders.py", "grader_smells.py")] + [
+                 BFCL_CHECKER / "ast_eval" / "ast_checker.py",
+                 BFCL_CHECKER / "multi_turn_eval" / "multi_turn_checker.py"]
+
+
+@pytest.mark.parametrize("path", SHARING_CASES, ids=lambda p: p.name)
+def test_a_modules_graders_share_helper_walks_without_changing_any_flow(path: Path) -> None:
+    """A module's graders share the helper results that added nothing to a flow
+    (`FunctionIndex.helper_results`): each grader's flow is the one it gets when walked alone."""
+    from toollint.analysis.grading import grade
+
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (the shared corpus is not here)")
+    source = path.read_text()
+    tree = ast.parse(source)
+    together = analyze_module(tree, module_name=path.stem, path=str(path), source=source)
+    assert together.graders
+    for grader in together.graders:
+        alone = analyze_module(tree, module_name=path.stem, path=str(path), source=source).index
+        assert grade(grader.node, grader.roles, alone, grader.class_name, grader.factories) == grader.flow
+    if "bfcl" in str(path):
+        assert together.index.helper_results, "the graders shared some helper walk"

@@ -38,7 +38,7 @@ from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
-from toollint.sources import REACH, Dependency, cached_parse, digest
+from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
     from toollint.facts import GraderFact, Rejection, ToolFact
@@ -399,8 +399,12 @@ def _problem(
 def read_and_lint(path: Path, shown: str, settings: Settings, selection: Selection) -> FileResult:
     """Read one file and lint it; an unreadable file is a TL903."""
     try:
-        # a FIFO put there since the walk is refused, not waited on; a file too large is not read
-        data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+        # a FIFO put there since the walk is refused, not waited on; a file too large is not read; a
+        # module discovery read already for its package's questions is not read again (nor the other way)
+        data = take_module(str(path), STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+        if data is None:
+            data = read_regular(path, max_bytes=STATIC_MEMORY_CEILING // BYTES_PER_SOURCE_BYTE)
+            keep_module(str(path), data)
     except TooLargeError as exc:
         return too_large(shown, f"{exc.size / 1e6:.1f} MB of source would take about "
                          f"{_gib(exc.size * BYTES_PER_SOURCE_BYTE)} to parse")

@@ -7,6 +7,10 @@ other's internals:
 - `parse_file`: a file read from disk and parsed once per process while its content is unchanged
   (the analysis follows helpers and base classes into other modules; the engine may lint one of
   them afterwards and takes the same tree). Keyed by path, checked by size and mtime.
+- `read_module` / `take_module`: the bytes of a module read once per process. Discovery reads every
+  module of a package for its package-wide questions (`toollint.analysis.dispatch.package_texts`),
+  mostly before the engine comes to lint them, and the engine reads each module it lints: the bytes
+  one read are kept (checked by size and mtime, each taken once) for the other.
 - `Reach`: which files a module's analysis looked at, and what each held (its content digest, or
   None for a file looked for and not found). The analysis records an edge each time it follows an
   import (`record`); `Reach.closure(path)` is everything a linted file's facts may rest on, followed
@@ -23,6 +27,8 @@ import os
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
+
+from toollint.regular import read_regular
 
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
 MAX_PARSED = 512  # trees kept per process (an LRU): the helpers a tree's tools share stay parsed
@@ -65,8 +71,7 @@ def parse_file(path: str) -> ParsedFile | None:
         _PARSED.move_to_end(path)
         return known[1]
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_module(path)  # (bytes the engine read are not read again, nor these by the engine)
     except OSError:
         return None
     tree: ast.Module | None = None
@@ -95,6 +100,59 @@ def remember(path: str, stamp: tuple[int, int], parsed: ParsedFile) -> None:
     _PARSED.move_to_end(path)
     while len(_PARSED) > MAX_PARSED:
         _PARSED.popitem(last=False)
+
+
+# Module bytes one reader read for the other (the engine for discovery's package questions, or
+# discovery for the engine), by absolute path, each taken once: an LRU bounded by count and bytes.
+_READ: OrderedDict[str, tuple[tuple[int, int], bytes]] = OrderedDict()
+MAX_KEPT = 256
+MAX_KEPT_BYTES = 16_000_000
+_kept_bytes = 0
+
+
+def keep_module(path: str, data: bytes, stamp: tuple[int, int] | None = None) -> None:
+    """`data` was read from `path`: kept for the other reader (when small enough to be worth it)."""
+    global _kept_bytes
+    if len(data) > MAX_MODULE_BYTES:
+        return
+    stamp = stamp or _stamp(path)
+    if stamp is None or stamp[1] != len(data):
+        return  # changed while it was read: not kept
+    key = os.path.abspath(path)
+    old = _READ.pop(key, None)
+    if old is not None:
+        _kept_bytes -= len(old[1])
+    _READ[key] = (stamp, data)
+    _kept_bytes += len(data)
+    while len(_READ) > MAX_KEPT or _kept_bytes > MAX_KEPT_BYTES:
+        _kept_bytes -= len(_READ.popitem(last=False)[1][1])
+
+
+def take_module(path: str, max_bytes: int | None = None) -> bytes | None:
+    """The bytes the other reader read from `path`, if the file is unchanged since (and within
+    `max_bytes`); None when it must be read. Each read is taken once."""
+    global _kept_bytes
+    key = os.path.abspath(path)
+    known = _READ.pop(key, None)
+    if known is None:
+        return None
+    _kept_bytes -= len(known[1])
+    if (max_bytes is not None and len(known[1]) > max_bytes) or _stamp(key) != known[0]:
+        return None
+    return known[1]
+
+
+def read_module(path: str) -> bytes:
+    """A module's bytes for the analysis: those the engine read if unchanged, else read now (a regular
+    file only: `NotRegularFileError`, an `OSError`, for anything else) and kept for the engine."""
+    data = take_module(path)
+    if data is not None:
+        return data
+    stamp = _stamp(path)
+    data = read_regular(path)
+    if stamp is not None:
+        keep_module(path, data, stamp)
+    return data
 
 
 class Reach:

@@ -53,7 +53,7 @@ from toollint.analysis.dispatch import (
     reply_calls,
 )
 from toollint.analysis.families import all_patterns
-from toollint.analysis.patterns import declared_writer
+from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
 from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
@@ -61,6 +61,7 @@ from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
 TOOLKIT_CLASS_NAME = re.compile(r"(?:Tools|Toolkit|ToolKit|Toolset|ToolSet)$")
+_TOOLKIT_SUFFIXES = ("Tools", "Toolkit", "ToolKit", "Toolset", "ToolSet")  # the same test on an identifier
 # Decorators that make a method something other than a tool body.
 NOT_TOOL_DECORATORS = frozenset({"property", "cached_property", "classmethod", "abstractmethod", "setter",
                                  "getter", "deleter", "overload"})
@@ -77,22 +78,22 @@ _NAME_EQUALS = re.compile("name ?==")
 _WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
 _MEMO_NAME = re.compile(r"(?i)cache|memo")
 MAX_NESTING = 4  # factory functions nested this deep are still searched for tools
-# Text a module must hold for any of its functions to be an HTTP-verb dispatcher (a cheap test first).
-_HTTP_VERB = re.compile(r"(?:GET|POST|PUT|PATCH|DELETE)\b")
+# An HTTP verb literal (`"GET`, `'POST`): one pattern per quote, each opening with its quote as a literal
+# prefix the search skips ahead to (a pattern opening with the verbs, or with a class of quotes, steps
+# through every character: four times the cost, on every module).
+_HTTP_VERB_LITERALS = tuple(re.compile(q + r"(?:GET|POST|PUT|PATCH|DELETE)\b") for q in ('"', "'"))
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _verb_lines(source: str) -> list[int]:
-    """The lines of the HTTP verb literals (`"GET`) of a module, in order. The verbs are searched for
-    bare, then those after a quote kept: a search for the quote first stops at every string."""
+    """The lines of the HTTP verb literals (`"GET`) of a module, in order."""
+    starts = sorted(m.start() for pattern in _HTTP_VERB_LITERALS for m in pattern.finditer(source))
     lines: list[int] = []
     line, last = 1, 0
-    for m in _HTTP_VERB.finditer(source):
-        if source[m.start() - 1:m.start()] not in ("'", '"'):
-            continue
-        line += source.count("\n", last, m.start())
-        last = m.start()
+    for start in starts:
+        line += source.count("\n", last, start)
+        last = start
         lines.append(line)
     return lines
 
@@ -291,7 +292,6 @@ class _Discoverer:
         self.source = source
         self.patterns = all_patterns()
         self.extra_decorators = set(settings.tool_decorators)
-        self.aliases = type_aliases(tree)
         self.configured = settings.tool_refs_for(module_name) if module_name else set()
         self.configured_classes = settings.tool_classes_for(module_name) if module_name else set()
         self.state_params = set(settings.state_roots)
@@ -304,10 +304,8 @@ class _Discoverer:
         # function first asks for them: a module of classes alone never asks for the module functions'
         self.class_dispatched: NameDispatch | None = None
         self.declared_names: frozenset[str] = frozenset()
-        # (the text tests `may_name_chain`, `may_context_state`, `may_describe` too: each scan of the text
+        # (the text tests `may_name_chain`, `may_context_state`, `may_describe_api` too: each scan of the text
         # costs as much as a small module's walk)
-        self.base_methods = frozenset(m for markers in self.patterns.tool_bases.values() for b, _ in markers
-                                      for m in b.methods)
         # the class being walked: does any method carry a tool marker, is it a toolkit, its bases
         self.class_marked = False
         self.class_toolkit = False
@@ -315,6 +313,13 @@ class _Discoverer:
             None  # (how the class describes itself, its tool method)
         )
         self.class_bases: list[Resolved | str] | None = None
+        # The finders asked of each function, in order: a finder whose module-wide table turns out empty
+        # (no registration call, no schema of the package, ...) drops itself (`drop`): asked of every
+        # function, the calls that could only answer "no" add up.
+        unconfigured = () if self.configured else (_by_configuration,)
+        self.function_chain = tuple(f for f in FUNCTION_FINDERS if f not in unconfigured)
+        self.method_chain = tuple(f for f in METHOD_FINDERS if f not in unconfigured)
+        self.class_chain = self.method_chain
 
     @cached_property
     def may_name_chain(self) -> bool:
@@ -330,6 +335,11 @@ class _Discoverer:
         )
 
     @cached_property
+    def aliases(self) -> dict[str, ast.expr]:
+        """The module's `Annotated` aliases (asked only where a parameter can be annotated with one)."""
+        return type_aliases(self.tree)
+
+    @cached_property
     def may_annotate(self) -> bool:
         """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
         return self.source is None or "Annotated" in self.source
@@ -339,13 +349,10 @@ class _Discoverer:
         return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
 
     @cached_property
-    def may_describe(self) -> bool:
-        source = self.source
-        return (
-            source is None
-            or any(w in source for w in _DESCRIBES_TEXT)
-            or ("description" in source and any(w in source for w in _CALL_PARAMETERS_TEXT))
-        )
+    def may_describe_api(self) -> bool:
+        """Whether the module's text names an API description (a class's own shape is read first:
+        most classes have no call method and no scenario loader, and this is asked once a module)."""
+        return self.source is None or _API_TEXT in self.source
 
     @cached_property
     def registered(self) -> dict[str, tuple[str, str]]:
@@ -365,7 +372,7 @@ class _Discoverer:
 
     @cached_property
     def docstring_declared(self) -> dict[str, str]:
-        return docstring_schema_functions(self.tree)
+        return docstring_schema_functions(self.tree, self.source)
 
     @cached_property
     def package_declared(self) -> frozenset[str]:
@@ -429,9 +436,15 @@ class _Discoverer:
         return "generic" if _is_tool_word(name) else None
 
     def consider(self, fn: FunctionNode, scope: _Scope) -> None:
-        for finder in METHOD_FINDERS if scope.cls is not None else FUNCTION_FINDERS:
+        for finder in self.class_chain if scope.cls is not None else self.function_chain:
             if finder(self, fn, scope):
                 return
+
+    def drop(self, finder: Finder) -> None:
+        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more."""
+        self.function_chain = tuple(f for f in self.function_chain if f is not finder)
+        self.method_chain = tuple(f for f in self.method_chain if f is not finder)
+        self.class_chain = tuple(f for f in self.class_chain if f is not finder)
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> Discovery:
@@ -468,7 +481,7 @@ class _Discoverer:
         scope.cls = cls
         self.class_marked = any(self.tool_decorator(d) for m in methods for d in m.decorator_list)
         self.class_toolkit = cls.name in self.configured_classes or _toolkit_marker(self, cls, methods)
-        self.class_described = described_class(cls, methods) if self.may_describe else None
+        self.class_described = described_class(cls, methods, lambda: self.may_describe_api)
         self.class_dispatched = next((x for x in self.dispatches if x.cls == cls.name), None)
         if self.class_dispatched is not None and self.module is not None:
             declared = package_declarations(self.directory)
@@ -476,6 +489,11 @@ class _Discoverer:
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
+        # the finders that can take a method of this very class (each left out answers "no" at once)
+        self.class_chain = tuple(f for f in self.method_chain if not (
+            (f is _by_toolkit_class and not self.class_toolkit)
+            or (f is _by_described_class and self.class_described is None)
+            or (f is _by_name_dispatch and self.class_dispatched is None)))
         for m in methods:
             self.consider(m, scope)
         for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
@@ -506,9 +524,9 @@ class _Discoverer:
         used: dict[str, int] = {}
         if self.source is not None:  # the text, not the tree: `NAME[` or `NAME.get(` with no literal key
             for name in dicts:
-                m = re.search(rf"\b{re.escape(name)}(?:\[|\.get\()\s*(?![\s\"'\d\]])", self.source)
-                if m is not None:
-                    used[name] = self.source.count("\n", 0, m.start()) + 1
+                at = _looked_up(self.source, name)
+                if at is not None:
+                    used[name] = self.source.count("\n", 0, at) + 1
         else:
             for node in ast.walk(self.tree):
                 key: ast.expr | None = None
@@ -558,10 +576,10 @@ class _Discoverer:
             names = frozenset(regs)
             if not any(needle in self.source for needle in _registration_needles(names)):
                 return {}  # a substring test first: the regex scan costs more than most files' discovery
-            starts = [m.start() for m in _registration_call(names).finditer(self.source)]
+            starts = _registration_calls(self.source, _registration_names(names))
             if not starts:
                 return {}
-            lines = sorted({self.source.count("\n", 0, i) + 1 for i in starts})
+            lines = _line_numbers(self.source, starts)
             nodes = _nodes_spanning(self.tree, lines)
         out: dict[str, tuple[str, str]] = {}
         for node in nodes:
@@ -581,13 +599,12 @@ class _Discoverer:
 
 def _defines_inside(fn: FunctionNode) -> bool:
     """A factory: the function's body defines a function or class (where nested tools live)."""
-    for x in fn.body:  # (a plain loop: asked of every function, a generator's frames cost more than the test)
-        if isinstance(x, _DEFINITIONS):
-            return True
-    return False
+    # asked of every function: the statements' classes (the parser makes these very classes) compared in one
+    # C-level pass, not a loop of isinstance tests
+    return not _DEFINITIONS.isdisjoint(map(type, fn.body))
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def _nodes_spanning(tree: ast.Module, lines: list[int]) -> Iterator[ast.AST]:
@@ -613,10 +630,53 @@ def _registration_needles(regs: frozenset[str]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4)
-def _registration_call(regs: frozenset[str]) -> re.Pattern[str]:
-    """Text that could be a registration call: `FunctionTool(`, `.from_function(`."""
-    names = sorted({r.rsplit(".", 1)[-1] for r in regs})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
+def _registration_names(regs: frozenset[str]) -> tuple[str, ...]:
+    """The name each registration call is written with (`FunctionTool`, `from_function`)."""
+    return tuple(sorted({r.rsplit(".", 1)[-1] for r in regs}))
+
+
+_CALL_OPEN = re.compile(r"\s*\(")
+_WORD = re.compile(r"\w")
+
+
+_LOOKUP_OPEN = re.compile(r"""(?:\[|\.get\()\s*(?![\s"'\d\]])""")
+
+
+def _looked_up(source: str, name: str) -> int | None:
+    """Where `name` is first looked up with a key that is not a literal (`NAME[key]`, `NAME.get(key`),
+    as a whole word; found as plain text, its surroundings checked after."""
+    at = source.find(name)
+    while at != -1:
+        if (at == 0 or not _WORD.match(source, at - 1)) and _LOOKUP_OPEN.match(source, at + len(name)):
+            return at
+        at = source.find(name, at + 1)
+    return None
+
+
+def _line_numbers(source: str, offsets: list[int]) -> list[int]:
+    """The lines (sorted, each once) of offsets in `source`, counted in one pass."""
+    lines: list[int] = []
+    line, last = 1, 0
+    for at in sorted(offsets):
+        line += source.count("\n", last, at)
+        last = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _registration_calls(source: str, names: tuple[str, ...]) -> list[int]:
+    """Where text that could be a registration call starts (`FunctionTool(`, `.from_function (`): a name
+    as a whole word, then `(`. Each name is found as plain text and its surroundings checked after (a
+    pattern opening with a word boundary steps through every character)."""
+    starts: list[int] = []
+    for name in names:
+        at = source.find(name)
+        while at != -1:
+            if (at == 0 or not _WORD.match(source, at - 1)) and _CALL_OPEN.match(source, at + len(name)):
+                starts.append(at)
+            at = source.find(name, at + 1)
+    return starts
 
 
 # -- the finders, in order ---------------------------------------------------------------------------
@@ -642,7 +702,8 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
-    dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None)
+    dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None) \
+        if fn.decorator_list else None
     handler = d.handlers.get(fn.name) if dec is None else None
     if dec is None and handler is None:
         return False
@@ -693,6 +754,7 @@ def _single_name(fn: FunctionNode, subjects: frozenset[str]) -> str | None:
 
 def _by_state_annotation(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     if not d.may_annotate:
+        d.drop(_by_state_annotation)
         return False
     if scope.cls is not None and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
         return False
@@ -719,7 +781,7 @@ def _annotation_markers(fn: FunctionNode, d: _Discoverer) -> list[str]:
 
 def _by_base_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     cls = scope.cls
-    if cls is None or not cls.bases or fn.name not in d.base_methods:
+    if cls is None or not cls.bases or fn.name not in d.patterns.tool_base_methods:
         return False
     candidates = [
         m for base, markers in d.patterns.tool_bases.items() for m in markers if fn.name in m[0].methods
@@ -780,21 +842,32 @@ _TOOLKIT_EXCLUDE = frozenset({"get_tools", "get_tool", "to_tool_list", "model_po
 
 
 def _toolkit_marker(d: _Discoverer, cls: ast.ClassDef, methods: list[FunctionNode]) -> bool:
-    names = [cls.name, *(base_name(b) for b in cls.bases)]
-    if not any(TOOLKIT_CLASS_NAME.search(n) for n in names if n) and not d.patterns.toolkit_classes:
+    names = [cls.name, *(base_name(b) for b in cls.bases)] if cls.bases else [cls.name]
+    named = any(n.endswith(_TOOLKIT_SUFFIXES) for n in names)  # (`TOOLKIT_CLASS_NAME`, on identifiers)
+    if not named and not d.patterns.toolkit_classes:
         return False
     if any(m.name in ("get_tools", "to_tool_list") for m in methods):
         return False  # a container that hands out tool objects, not a toolkit of methods
-    if any(TOOLKIT_CLASS_NAME.search(n) for n in names if n):
+    if named:
         return True
     return any(p.search(n) for p, _, _ in d.patterns.toolkit_classes for n in names if n)
 
 
-def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str, str] | None:
+def described_class(
+    cls: ast.ClassDef, methods: list[FunctionNode], api_text: Callable[[], bool] | None = None
+) -> tuple[str, str] | None:
     """How a class describes itself to the agent, and which of its methods are the tools then: a
     description of an API whose public methods the model calls (`self._api_description = "..."`, or a
     `_load_scenario` that loads the world they act on) -> ("...", ""); a description with the
-    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method)."""
+    parameters of one call (`description = ...` beside `parameters = {...}`) -> ("...", method).
+    `api_text()`: whether the module's text names an API description at all (asked only of a class
+    with no call method: when it does not, such a class's attributes cannot matter)."""
+    names = {m.name for m in methods}
+    call = next((m for m in CALL_METHODS if m in names), None)
+    scenario = next((m.name for m in methods if m.name in SCENARIO_LOADERS), None)
+    api_named = call is not None or api_text is None or api_text()
+    if not api_named:
+        return (f"`{scenario}`", "") if scenario else None
     assigned: set[str] = set()
     for item in cls.body:
         if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
@@ -811,13 +884,10 @@ def described_class(cls: ast.ClassDef, methods: list[FunctionNode]) -> tuple[str
     api = assigned & API_DESCRIPTIONS
     if api:
         return f"`{min(api)}`", ""
-    if any(m.name in SCENARIO_LOADERS for m in methods):
-        return f"`{next(m.name for m in methods if m.name in SCENARIO_LOADERS)}`", ""
-    if "description" in assigned and assigned & CALL_PARAMETERS:
-        names = {m.name for m in methods}
-        method = next((m for m in CALL_METHODS if m in names), None)
-        if method is not None:
-            return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", method
+    if scenario:
+        return f"`{scenario}`", ""
+    if call is not None and "description" in assigned and assigned & CALL_PARAMETERS:
+        return f"`description` and `{min(assigned & CALL_PARAMETERS)}`", call
     return None
 
 
@@ -827,10 +897,8 @@ SCENARIO_LOADERS = frozenset({"_load_scenario", "load_scenario"})
 # Class attributes giving one call's parameters, beside `description`; the method that serves the call.
 CALL_PARAMETERS = frozenset({"parameters", "input_parameters", "input_schema", "inputSchema"})
 CALL_METHODS = ("call", "__call__", "execute", "run", "invoke", "forward", "_call", "_run")
-# The text each of API_DESCRIPTIONS and SCENARIO_LOADERS (and of CALL_PARAMETERS) holds: one scan a word
-# (`_api_description` holds `api_description`, `input_parameters` holds `parameters`).
-_DESCRIBES_TEXT = ("api_description", "load_scenario")
-_CALL_PARAMETERS_TEXT = ("parameters", "input_schema", "inputSchema")
+# The text each of API_DESCRIPTIONS holds (`_api_description` holds `api_description`).
+_API_TEXT = "api_description"
 
 
 def _by_described_class(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
@@ -879,6 +947,9 @@ def _by_registry(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function a module-level registry maps a name to, looked up by a name that is not a literal."""
     if scope.cls is not None or scope.outer:
         return False
+    if not d.registry_members:
+        d.drop(_by_registry)
+        return False
     hit = d.registry_members.get(fn.name)
     if hit is None:
         return False
@@ -891,6 +962,9 @@ def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
     """A module function the module turns into a function-calling schema from its docstring."""
     if scope.cls is not None or scope.outer:
         return False
+    if not d.docstring_declared:
+        d.drop(_by_docstring_schema)
+        return False
     builder = d.docstring_declared.get(fn.name)
     if builder is None:
         return False
@@ -902,7 +976,12 @@ def _by_docstring_schema(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> boo
 def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """A function (or public method) whose name a function-calling schema of its package declares to
     the model."""
-    if fn.name.startswith("_") or scope.outer or fn.name not in d.package_declared:
+    if fn.name.startswith("_") or scope.outer:
+        return False
+    if not d.package_declared:
+        d.drop(_by_declaration)
+        return False
+    if fn.name not in d.package_declared:
         return False
     d.add(
         fn,
@@ -915,6 +994,9 @@ def _by_declaration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_registration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     if scope.cls is not None:
+        return False
+    if not d.registered:
+        d.drop(_by_registration)
         return False
     hit = d.registered.get(fn.name)
     if hit is None:
@@ -936,9 +1018,7 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     family = None
-    if d.patterns.request_dispatchers and any(
-        name.fullmatch(fn.name) for name, _, _ in d.patterns.request_dispatchers
-    ):
+    if _named_request_dispatcher(d.patterns, fn.name):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
         classes = (
             [scope.cls.name, *(a if isinstance(a, str) else a.node.name for a in d.ancestors(scope.cls))]
@@ -976,9 +1056,19 @@ def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     return True
 
 
+def _named_request_dispatcher(patterns: CompiledPatterns, name: str) -> bool:
+    """Whether a profile's `RequestDispatcher` names a function so (asked of every function: a loop,
+    not a generator's frames)."""
+    for pattern, _, _ in patterns.request_dispatchers:
+        if pattern.fullmatch(name):
+            return True
+    return False
+
+
 def _by_name_chain(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
     """`if func_name == "search_action": ... elif func_name == "click_action":`: one tool per branch."""
     if not d.may_name_chain:
+        d.drop(_by_name_chain)
         return False
     branches = name_chain_branches(fn)
     if not branches:
@@ -1117,18 +1207,22 @@ def branch_function(fn: FunctionNode, tool_name: str, line: int, body: list[ast.
 _SCHEMA_BUILDER = re.compile(r"(?:\w+_)?(?:(?:function|func|fn|tool|callable)s?_?to_?"
                              r"(?:json|schema|tool|openai)|get_json_schema|convert_to_openai_(?:function|tool)"
                              r"|function_schema)\w*")
+# Text every name `_SCHEMA_BUILDER` takes holds one of (a module whose text holds none builds no schema).
+_SCHEMA_BUILDER_TEXT = ("to_json", "tojson", "to_schema", "toschema", "to_tool", "totool", "to_openai",
+                        "toopenai", "get_json_schema", "function_schema")
 
 
-def docstring_schema_functions(tree: ast.Module) -> dict[str, str]:
+def docstring_schema_functions(tree: ast.Module, source: str | None = None) -> dict[str, str]:
     """Names in a module-level list of functions (`FUNCTIONS = [get_weather, book_table]`) that the
     module maps a schema builder over (`[function_to_json(f) for f in FUNCTIONS]`, `map(get_json_schema,
     FUNCTIONS)`) -> the builder's name: the model is shown those functions. Modules with no such list
-    (nearly all) cost a look at their top-level statements."""
+    (nearly all) cost a look at their top-level statements; those with one, whose text (`source`)
+    names no schema builder, a few substring tests."""
     lists = {t.id: [e.id for e in node.value.elts if isinstance(e, ast.Name)] for node in tree.body
              if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple))
              and node.value.elts and all(isinstance(e, ast.Name) for e in node.value.elts)
              for t in node.targets if isinstance(t, ast.Name)}
-    if not lists:
+    if not lists or (source is not None and not any(w in source for w in _SCHEMA_BUILDER_TEXT)):
         return {}
     out: dict[str, str] = {}
     for node in ast.walk(tree):

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+from toollint.sources import read_module
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -515,11 +516,29 @@ MAX_SCHEMA_FILE_BYTES = 2_000_000  # a JSON/YAML file larger than this is data, 
 _GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Za-z_]\w*\s*\)")
 
 
+class PackageFile:
+    """One file of a package directory: a module's bytes, its text decoded only when a question's
+    substring test (made on the bytes) lets it matter; or a JSON/YAML file's text."""
+
+    __slots__ = ("_text", "data", "name", "suffix")
+
+    def __init__(self, name: str, suffix: str, data: bytes = b"", text: str | None = None) -> None:
+        self.name, self.suffix, self.data, self._text = name, suffix, data, text
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = _module_text(self.data)
+        return self._text
+
+
 @lru_cache(maxsize=64)
-def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
-    """(file name, suffix, text) of the modules and the JSON/YAML files of a directory, read once per
-    directory and process for the package-wide questions below (large data files are skipped)."""
-    out: list[tuple[str, str, str]] = []
+def package_texts(directory: str) -> tuple[PackageFile, ...]:
+    """The modules and the JSON/YAML files of a directory, read once per directory and process for
+    the package-wide questions below (large data files are skipped). A module's bytes are read once
+    per process: those the engine read already are taken from it, and those read here first are kept
+    for the engine (`toollint.sources.read_module`)."""
+    out: list[PackageFile] = []
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
@@ -529,13 +548,26 @@ def package_texts(directory: str) -> tuple[tuple[str, str, str], ...]:
         if suffix not in (".py", ".json", ".yaml", ".yml"):
             continue
         try:
-            if not entry.is_file() or (suffix != ".py" and entry.stat().st_size > MAX_SCHEMA_FILE_BYTES):
+            if not entry.is_file():
+                continue
+            if suffix == ".py":
+                out.append(PackageFile(entry.name, suffix, read_module(entry.path)))
+                continue
+            if entry.stat().st_size > MAX_SCHEMA_FILE_BYTES:
                 continue
             with open(entry.path, encoding="utf-8", errors="replace") as f:
-                out.append((entry.name, suffix, f.read()))
+                out.append(PackageFile(entry.name, suffix, text=f.read()))
         except OSError:
             continue
     return tuple(out)
+
+
+def _module_text(data: bytes) -> str:
+    """The text of a module's bytes as a text-mode read gives it (UTF-8, bad bytes replaced, newlines
+    as `\\n`). An ASCII substring with no line break is in the text if and only if it is in the bytes
+    (a replaced byte is never ASCII): the questions test the bytes first."""
+    text = data.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @lru_cache(maxsize=64)
@@ -544,9 +576,10 @@ def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
     `getattr(api, function_name)` where the file binds `api = API(...)` before it."""
     out: list[NameDispatch] = []
-    for name, suffix, text in package_texts(directory):
-        if suffix != ".py" or "getattr(" not in text:
+    for file in package_texts(directory):
+        if file.suffix != ".py" or b"getattr(" not in file.data:
             continue
+        name, text = file.name, file.text
         for m in _GETATTR_BY_VARIABLE.finditer(text):
             bound = _last_binding(text, m.group(1), m.start())
             if bound is not None:
@@ -621,16 +654,36 @@ def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
     modules (dict literals) and in its JSON/YAML files (text tests first)."""
     names: set[str] = set()
-    for _, suffix, text in package_texts(directory):
-        if suffix == ".py":
-            names.update(_schema_names_in_text(text))
-        elif any(k in text for k in _SCHEMA_KEYS):
-            names.update(data_declarations(_load_data(text, suffix)))
+    for file in package_texts(directory):
+        if file.suffix == ".py":
+            if any(k in file.data for k in _SCHEMA_KEY_BYTES):  # (`_schema_names_in_text`'s own test first)
+                names.update(_schema_names_in_text(file.text))
+        elif any(k in file.text for k in _SCHEMA_KEYS):
+            names.update(data_declarations(_load_data(file.text, file.suffix)))
     return frozenset(names)
 
 
-_SCHEMA_NAME = re.compile(r"""["']name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
-_SCHEMA_KEY = re.compile(r"""["'](?:parameters|input_schema|inputSchema|input_parameters)["']\s*:""")
+# `"name": "get_relations"` and `"parameters":`, each after its opening quote: the quote is checked
+# apart, so that each search has a word as its literal prefix to skip ahead to (a pattern opening with
+# a class of quotes stops at every string of the module).
+_SCHEMA_NAME_AFTER_QUOTE = re.compile(r"""name["']\s*:\s*["']([A-Za-z_]\w*)["']""")
+_SCHEMA_KEY_WORDS = ("parameters", "input_schema", "inputSchema", "input_parameters")
+_KEY_END = re.compile(r"""["']\s*:""")
+_QUOTES = ("'", '"')
+
+
+def _schema_key(text: str, start: int, end: int) -> bool:
+    """Whether `["'](parameters|input_schema|...)["']\\s*:` lies within `text[start:end]`."""
+    for word in _SCHEMA_KEY_WORDS:
+        at = text.find(word, start + 1, end)
+        while at != -1:
+            if text[at - 1] in _QUOTES and _KEY_END.match(text, at + len(word), end):
+                return True
+            at = text.find(word, at + 1, end)
+    return False
+
+
+_SCHEMA_KEY_BYTES = (b"parameters", b"nput_schema", b"nputSchema")
 
 
 def _schema_names_in_text(text: str) -> set[str]:
@@ -639,10 +692,19 @@ def _schema_names_in_text(text: str) -> set[str]:
     for this, so no parse)."""
     if "parameters" not in text and "nput_schema" not in text and "nputSchema" not in text:
         return set()
-    if not _SCHEMA_KEY.search(text):
+    if not _schema_key(text, 0, len(text)):
         return set()
-    return {m.group(1) for m in _SCHEMA_NAME.finditer(text)
-            if _SCHEMA_KEY.search(text, max(0, m.start() - 400), m.end() + 1500)}
+    names: set[str] = set()
+    pos = 0  # where the next `"name"` may open (its quote at `pos` or after), as a scan of the text goes
+    while (m := _SCHEMA_NAME_AFTER_QUOTE.search(text, pos + 1)) is not None:
+        quote = m.start() - 1
+        if text[quote] not in _QUOTES:
+            pos = m.start()  # not a key: the next may open inside this match
+            continue
+        if _schema_key(text, max(0, quote - 400), m.end() + 1500):
+            names.add(m.group(1))
+        pos = m.end()
+    return names
 
 
 def _load_data(text: str, suffix: str) -> object:

@@ -37,7 +37,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import (
@@ -159,13 +159,18 @@ class GraderFlow:
     decisions: list[Decision] = field(default_factory=list)
     reads: list[StateRead] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    # how many times a walk asked to add to the flow (deduplicated or not): a helper walk that asked
+    # nothing gives the same result in every grader (`_Walker.helper`)
+    writes: int = field(default=0, compare=False, repr=False)
 
     def decided(self, decision: Decision) -> None:
         """A decision point, once (a loop body is walked twice: the later walk knows more)."""
+        self.writes += 1
         self.decisions[:] = [d for d in self.decisions if d.node is not decision.node]
         self.decisions.append(decision)
 
     def observed(self, observation: Observation) -> None:
+        self.writes += 1
         if not any(o.node is observation.node and o.code == observation.code for o in self.observations):
             self.observations.append(observation)
 
@@ -382,6 +387,13 @@ class _HelperResult:
     returns: Taint
     http_params: frozenset[int]  # positions of parameters that become an HTTP GET's URL
     origins: frozenset[Claim] = frozenset()  # the claims its return value carries
+    # the walk's inputs (function, index, class, hops, roots) when its result is the same in any
+    # grader: it added nothing to the flow and used only such results of other helpers; else None
+    pure_for: tuple[object, ...] | None = None
+
+
+# The walk's inputs -> a pure helper result, shared by a module's graders (`FunctionIndex.helper_results`)
+SharedResults = dict[tuple[object, ...], _HelperResult]
 
 
 class _Walker:
@@ -390,7 +402,8 @@ class _Walker:
     def __init__(self, fn: FunctionNode, index: FunctionIndex, cls: str | None, roots: Mapping[str, Taint],
                  flow: GraderFlow, hops: int, cache: dict[tuple[int, tuple[int, ...]], _HelperResult],
                  top: bool, state_factories: frozenset[str] = frozenset(),
-                 node_lists: dict[int, list[ast.AST]] | None = None) -> None:
+                 node_lists: dict[int, list[ast.AST]] | None = None,
+                 shared: SharedResults | None = None) -> None:
         self.fn = fn
         self.index = index
         self.cls = cls
@@ -413,6 +426,8 @@ class _Walker:
         self.memo: dict[int, Taint] = {}  # taint of expressions of the statement being looked at
         self.resolved: dict[int, Helper | None] = {}
         self.node_lists = node_lists if node_lists is not None else {}
+        self.shared: SharedResults = shared if shared is not None else {}
+        self.used_impure = False  # a helper result this walk used depends on the grader around it
         self.params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         self.read_lines: set[tuple[int, str | int]] = set()
         self.read_names: set[tuple[int, str]] = set()
@@ -422,8 +437,9 @@ class _Walker:
 
     # -- taint ---------------------------------------------------------------------------------------
     def nodes(self, expr: ast.AST) -> list[ast.AST]:
-        """The nodes of an expression (not inside lambdas), parents first; listed once per grader walk:
-        every question the walk asks of a statement looks at the same nodes."""
+        """The nodes of an expression (not inside lambdas), parents first; listed once per module's
+        graders: every question a walk asks of a statement looks at the same nodes, and the module's
+        graders walk the same helpers."""
         found = self.node_lists.get(id(expr))
         if found is None:
             found = self.node_lists[id(expr)] = _walk_expr(expr)
@@ -538,6 +554,7 @@ class _Walker:
         key = (getattr(node, "lineno", 0), what if isinstance(what, str) else id(what))
         if key not in self.read_lines:
             self.read_lines.add(key)
+            self.flow.writes += 1
             self.flow.reads.append(StateRead(node, what, resource))
 
     def helper(self, helper: Helper, call: ast.Call) -> _HelperResult | None:
@@ -554,22 +571,36 @@ class _Walker:
         if offset and isinstance(call.func, ast.Attribute):
             roots[params[0]] = self.of(call.func.value)
         key = (id(fn), tuple(int(roots.get(p, 0)) for p in params))
+        inputs = (fn, helper.index, helper.cls, self.hops + 1, frozenset(roots.items()))
         cached = self.cache.get(key)
         if cached is not None:
+            if cached.pure_for != inputs:  # a cycle's stand-in, or a walk with other inputs
+                self.used_impure = True
             return cached
+        shared = self.shared.get(inputs)
+        if shared is not None:  # walked for an earlier grader, adding nothing to its flow
+            self.cache[key] = shared
+            return shared
         self.cache[key] = _HelperResult(Taint.NONE, frozenset())  # a cycle sees nothing more
         walker = _Walker(fn, helper.index, helper.cls, roots, self.flow, self.hops + 1, self.cache, top=False,
-                         node_lists=self.node_lists)
+                         node_lists=self.node_lists, shared=self.shared)
         for name, taint in roots.items():
             if taint & Taint.STATE and name not in walker.taint:
                 walker.taint[name] = taint
         seen = len(self.flow.observations)
+        writes = self.flow.writes
         walker.block(fn.body)
         if self.top:
             self.flow.observations[seen:] = [o if o.via is not None else replace(o, via=call)
                                              for o in self.flow.observations[seen:]]
-        result = _HelperResult(walker.returns, frozenset(walker.http_params), walker.return_origins)
+        pure = self.flow.writes == writes and not walker.used_impure
+        result = _HelperResult(walker.returns, frozenset(walker.http_params), walker.return_origins,
+                               inputs if pure else None)
         self.cache[key] = result
+        if pure:
+            self.shared[inputs] = result
+        else:
+            self.used_impure = True
         return result
 
     # -- claims ------------------------------------------------------------------------------------
@@ -596,6 +627,7 @@ class _Walker:
                 assert kind is not None
                 claim = Claim(kind, found[0], found[1], self.fn.name,
                               self.index.module.path if self.index.module is not None else "")
+                self.flow.writes += 1
                 if claim not in self.flow.claims:
                     self.flow.claims.append(claim)
                 return claim
@@ -1396,7 +1428,9 @@ def grade(fn: FunctionNode, roles: Mapping[str, Role], index: FunctionIndex, cls
     flow = GraderFlow()
     roots = {name: {"state": Taint.STATE, "before": Taint.BEFORE, "record": Taint.RECORD}[role]
              for name, role in roles.items() if name not in factories}
-    walker = _Walker(fn, index, cls, roots, flow, 0, {}, top=True, state_factories=factories)
+    walker = _Walker(fn, index, cls, roots, flow, 0, {}, top=True, state_factories=factories,
+                     node_lists=index.expr_nodes,
+                     shared=cast(SharedResults, index.helper_results))
     walker.block(fn.body)
     walker.absence_only_failures()
     walker.constant_verdict()

@@ -189,6 +189,7 @@ class CompiledPatterns(NamedTuple):
     reply_calls: dict[str, frozenset[str]]  # method -> receiver names (empty: any receiver)
     graders: tuple[tuple[GraderFunction, re.Pattern[str], re.Pattern[str] | None, str], ...]
     dispatcher_keywords: dict[str, str] = {}  # keyword naming a dispatcher handler -> family  # noqa: RUF012
+    tool_base_methods: frozenset[str] = frozenset()  # every tool method of `tool_bases` (`_run`, `invoke`)
 
 
 def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
@@ -237,7 +238,8 @@ def compile_patterns(families: Iterable[Patterns]) -> CompiledPatterns:
         ]
     return CompiledPatterns(decorators, kinds, keywords, annotations, bases, tuple(toolkits),
                             registrations, frozenset(accessors), dispatchers, tuple(request_dispatchers),
-                            replies, tuple(graders), dispatcher_keywords)
+                            replies, tuple(graders), dispatcher_keywords,
+                            frozenset(m for markers in bases.values() for b, _ in markers for m in b.methods))
 
 
 def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | None, str]:

@@ -268,6 +268,12 @@ class FunctionIndex:
         self.module_state: dict[str, str] = {}
         self.accessors = accessors  # called names that return state (`get_current_context`)
         self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
+        # the nodes of each expression a grader walk looked at (`toollint.analysis.grading`), shared by
+        # the module's graders: they walk the same helpers. Each list starts with its expression, which
+        # it keeps alive, so an id is never reused while its entry is here.
+        self.expr_nodes: dict[int, list[ast.AST]] = {}
+        # a grader walk's helper results that hold in any grader (`toollint.analysis.grading`)
+        self.helper_results: dict[tuple[object, ...], object] = {}
         # dispatch by name (`toollint.analysis.dispatch`): dict registries, and modules imported whole
         self.registries = module_dicts(tree)
         self.module_aliases = local_modules(tree.body)

@@ -592,7 +592,9 @@ class GraderAuditDriver(BenchmarkDriver, Protocol):
     of the state as the task starts and as the run ends) and `"results"` (what each call returned), or
     `"trace": "final"` for `"digest"` alone;
     `"without_llm": true`, grading a task whose grader has an LLM-judge part on its other parts (the
-    answer's `"unjudged"` names what was left out). `ground_truth`'s rows may say where
+    answer's `"unjudged"` names what was left out); `"verdict_only": true`, a run of which only the
+    verdict is read unless it passes (then its digest and errors too): a driver may answer a run that
+    certainly fails without the rest of its grading. `ground_truth`'s rows may say where
     each task is and which function grades it: `"source": {"file", "line"}`, `"grader": {"file",
     "line", "name"}`, and what the task asks (`"instruction"`: its prompt, the user's instructions)."""
 

@@ -34,9 +34,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -339,9 +343,11 @@ def audit_variant(driver: BenchmarkDriver, python: str, variant: str, grade: Gra
     rows = [r for r in rows if not r.get("error")]
     # Per-call digests for the gold run (which calls change the state), the end state's for the wrong
     # runs (does it differ from the gold run's), none for the null run (its verdict is all it gives).
-    base: dict[str, Any] = {"trace": "final", "without_llm": True}
+    # A wrong run's verdict is all that is read of it unless it passes (`verdict_only`: a driver may
+    # answer a run that certainly fails without the rest of its grading).
+    base: dict[str, Any] = {"trace": "final", "without_llm": True, "verdict_only": True}
     say(f"{variant}: null and gold runs of {len(rows)} task(s)")
-    first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t}
+    first = grade([{**base, "task": r["task"], "calls": c, "final": f, "trace": t, "verdict_only": not t}
                    for r in rows for c, f, t in (([], "empty", False), (r["calls"], "gold", True))])
     passing: list[tuple[dict[str, Any], dict[str, Any], list[int]]] = []
     reads: dict[str, set[int]] = {}
@@ -439,8 +445,16 @@ def _do_nothing(variant: str, row: dict[str, Any]) -> AuditFinding:
 
 
 def _chunked(grade: Grade) -> Grade:
+    """`grade` in chunks of `CHUNK` items, as many at once as the grader has interpreters (`Pool`)."""
+    workers = grade.workers if isinstance(grade, Pool) else 1
+
     def chunked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [a for start in range(0, len(items), CHUNK) for a in grade(items[start:start + CHUNK])]
+        chunks = [items[start:start + CHUNK] for start in range(0, len(items), CHUNK)]
+        if isinstance(grade, Pool) and workers > 1 and len(chunks) > 1:
+            grade.start_up_to(len(chunks))
+            with ThreadPoolExecutor(max_workers=workers) as threads:
+                return [a for answers in threads.map(grade, chunks) for a in answers]
+        return [a for chunk in chunks for a in grade(chunk)]
 
     return chunked
 
@@ -458,21 +472,61 @@ def batch_grader(driver: BenchmarkDriver, python: str, variant: str) -> Grade:
     return lambda items: driver.grade(python, variant, items)
 
 
+class Pool:
+    """A `Grade` over up to `workers` warm interpreters of a driver's path runner; batches graded at
+    once go to different ones. Interpreters are started only by the thread that made the pool (a host
+    dies with the thread that started it: PR_SET_PDEATHSIG), when a batch finds none idle or before
+    several batches are graded at once (`start_up_to`); a small audit starts one."""
+
+    def __init__(self, stack: contextlib.ExitStack, start: Callable[[], Any], variant: str,
+                 workers: int) -> None:
+        self.stack, self.start, self.variant, self.workers = stack, start, variant, workers
+        self.idle: queue.Queue[Any] = queue.Queue()
+        self.started = 0
+        self.owner = threading.current_thread()
+
+    def start_up_to(self, wanted: int) -> None:
+        while self.started < min(wanted, self.workers) and threading.current_thread() is self.owner:
+            self.idle.put(self.stack.enter_context(self.start()))
+            self.started += 1
+
+    def _take(self) -> Any:
+        if self.idle.empty() and threading.current_thread() is self.owner:
+            self.start_up_to(self.started + 1)
+        if self.started == 0:
+            raise RuntimeError("a grader pool's first interpreter is started by the thread that made it")
+        return self.idle.get()
+
+    def __call__(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        run = self._take()
+        try:
+            answers = run(self.variant, items)
+        finally:
+            self.idle.put(run)
+        return [{**a, "verdict": None if a.get("reward") is None else a["reward"] >= 1.0} for a in answers]
+
+
+def default_workers() -> int:
+    """Interpreters a whole-variant audit grades with: one per CPU, at most two (each holds the
+    benchmark's state; tau2 airline's is 7 MB of JSON as Python objects)."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
 @contextlib.contextmanager
-def warm_grader(driver: BenchmarkDriver, python: str, variant: str) -> Iterator[Grade]:
+def warm_grader(driver: BenchmarkDriver, python: str, variant: str,
+                workers: int | None = None) -> Iterator[Grade]:
     """A `Grade` for every batch of a variant: through the driver's warm path runner when it has one
-    (`PathDriver`: one interpreter for all batches; a reward of 1 passes), else `batch_grader`."""
+    (`PathDriver`: up to `workers` interpreters, default `default_workers()`, kept for all batches; a
+    reward of 1 passes), else `batch_grader`."""
     runner = getattr(driver, "path_runner", None)
     if runner is None:
         yield batch_grader(driver, python, variant)
         return
-    with runner(python) as run:
-        def grade(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            answers = run(variant, items)
-            return [{**a, "verdict": None if a.get("reward") is None else a["reward"] >= 1.0}
-                    for a in answers]
-
-        yield grade
+    with contextlib.ExitStack() as stack:
+        session = getattr(driver, "session", None)  # one interpreter for its questions and a runner
+        if session is not None:
+            stack.enter_context(session(python))
+        yield Pool(stack, lambda: runner(python), variant, workers or default_workers())
 
 
 # --- witnesses --------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ A driver is bound to one checkout (`for_package`), since tau2 is checked out, no
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ CONSTRUCTED_REASON = "toollint constructed path"
 
 class Tau2Driver(CheckoutDriver[Layout]):
     label = "tau2-bench"
+    _shared: _Shared | None = None  # the open session's interpreter (`session`)
     constructed_modules: tuple[tuple[str, str], ...] = ()  # the falsy-argument arm finds no `if arg:` here
 
     locate = staticmethod(locate)
@@ -132,9 +134,28 @@ class Tau2Driver(CheckoutDriver[Layout]):
     # -- questions to tau2's interpreter ------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _helper(self, python: str, pythonpath: Path | None = None) -> Iterator[Interpreter]:
+    def session(self, python: str) -> Iterator[None]:
+        """While open, the driver's questions to `python` about the checkout (ground truth, the state
+        sample, one path runner at a time) share one interpreter: importing tau2 takes seconds."""
+        with self._helper(python) as worker:
+            self._shared = _Shared(python, worker)
+            try:
+                yield
+            finally:
+                self._shared = None
+
+    @contextlib.contextmanager
+    def _helper(self, python: str, pythonpath: Path | None = None, runner: bool = False
+                ) -> Iterator[Interpreter]:
         """A plain interpreter with the host helpers' tau2 imported from the checkout, or from the
-        overlay at `pythonpath` (which holds a copy of the `tau2` package)."""
+        overlay at `pythonpath` (which holds a copy of the `tau2` package); the session's when one is
+        open (`session`) and, for a path runner (`runner`), no other runner holds it."""
+        shared = self._shared
+        if shared is not None and shared.python == python and pythonpath is None:
+            with shared.lend(runner) as lent:
+                if lent is not None:
+                    yield lent
+                    return
         layout = self._layout()
         src = str(pythonpath) if pythonpath is not None else str(layout.package.parent)
         try:
@@ -175,7 +196,7 @@ class Tau2Driver(CheckoutDriver[Layout]):
                     ) -> Iterator[Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]]:
         """`run(variant, rows)`: each row's path through tau2's environment, graded by its evaluator
         (`validation_host.run_paths`), in one interpreter kept warm across calls."""
-        with self._helper(python, pythonpath) as worker:
+        with self._helper(python, pythonpath, runner=True) as worker:
             def run(variant: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 return list(worker.evaluate("run_paths(domain, rows, predicates)", module=HOST_HELPERS,
                                             names={"domain": variant.partition("/")[0], "rows": rows,
@@ -187,7 +208,7 @@ class Tau2Driver(CheckoutDriver[Layout]):
     def grade(self, python: str, variant: str, items: Sequence[dict[str, Any]],
               pythonpath: Path | None = None) -> list[dict[str, Any]]:
         """Each item's verdict (`{"task", "calls"}`) under tau2's evaluator: `{"verdict", "errors"}`."""
-        keys = ("task", "calls", "final", "trace", "without_llm")
+        keys = ("task", "calls", "final", "trace", "without_llm", "verdict_only")
         with self.path_runner(python, pythonpath) as run:
             answers = run(variant, [{k: i[k] for k in keys if k in i} for i in items])
         return [
@@ -195,7 +216,8 @@ class Tau2Driver(CheckoutDriver[Layout]):
                 "verdict": None if a.get("reward") is None else a["reward"] >= 1.0,
                 "errors": a.get("errors", []),
                 **({"why": a["why"]} if a.get("why") else {}),
-                **{k: a[k] for k in ("changed", "start_digest", "digest", "unjudged", "results") if a.get(k)},
+                **{k: a[k] for k in ("changed", "start_digest", "digest", "unjudged", "results", "preflight")
+                   if a.get(k)},
             }
             for a in answers
         ]
@@ -211,6 +233,34 @@ class Tau2Driver(CheckoutDriver[Layout]):
                                    names={"domain": variant.partition("/")[0]},
                                    failure=f"could not read {variant}'s state")
 
+
+
+class _Shared:
+    """A session's interpreter (`Tau2Driver.session`): lent to any question, and to one path runner at
+    a time; each question holds it alone (`evaluate` under a lock: a path runner grades from a pool's
+    thread)."""
+
+    def __init__(self, python: str, worker: Interpreter) -> None:
+        self.python, self.worker = python, worker
+        self.lock = threading.Lock()
+        self.runner = False
+
+    @contextlib.contextmanager
+    def lend(self, runner: bool) -> Iterator[Interpreter | None]:
+        if runner and self.runner:
+            yield None
+            return
+        self.runner = self.runner or runner
+        try:
+            yield self
+        finally:
+            if runner:
+                self.runner = False
+
+    def evaluate(self, expr: str, *, module: Path | str | None = None, names: dict[str, Any] | None = None,
+                 failure: str = "") -> Any:
+        with self.lock:
+            return self.worker.evaluate(expr, module=module, names=names, failure=failure)
 
 
 # --- the paths of the two published defects -----------------------------------------------------------

@@ -23,7 +23,7 @@ so `worker_spec` raises ValueError and `subjects` is empty (no tool module is ho
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,16 @@ class TaubenchDriver(CheckoutDriver[Layout]):
             raise ValueError("tau-bench's driver grades the checkout itself, not an overlay")
         with self._helper(python) as worker:
             return self.grade_in(worker, variant, items)
+
+    @contextlib.contextmanager
+    def path_runner(self, python: str, pythonpath: Path | None = None
+                    ) -> Iterator[Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]]]:
+        """`run(variant, rows)` graded as `grade` grades them, in one interpreter kept warm across
+        calls (the grader audit grades a variant in chunks)."""
+        if pythonpath is not None:
+            raise ValueError("tau-bench's driver grades the checkout itself, not an overlay")
+        with self._helper(python) as worker:
+            yield lambda variant, rows: self.grade_in(worker, variant, rows)
 
     def grade_in(self, worker: Interpreter, variant: str, items: Sequence[dict[str, Any]]
                  ) -> list[dict[str, Any]]:
