@@ -256,7 +256,7 @@ FLOOR_NAMES = [name for name, _ in FLOORS]
 PROFILE_MAY_IMPORT = {"toollint.profiles.api", "toollint.analysis.patterns", "toollint.contracts.model"}
 # A profile's host folder may import its benchmark (the profile's `import_markers`) and these of the
 # benchmark's own dependencies.
-BENCHMARK_DEPENDENCIES = {"pydantic_core", "loguru"}
+BENCHMARK_DEPENDENCIES = {"pydantic", "pydantic_core", "loguru"}
 
 
 def is_host(path: Path) -> bool:

@@ -139,7 +139,7 @@ def test_unreadable_file_is_an_io_error(
     cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (cwd / "secret.py").write_text("x = 1\n")
-    from toollint import engine
+    from toollint import engine, sources
 
     real_read = engine.read_regular
 
@@ -148,7 +148,10 @@ def test_unreadable_file_is_an_io_error(
             raise PermissionError(13, "Permission denied")
         return real_read(path, max_bytes)
 
-    monkeypatch.setattr(engine, "read_regular", deny)  # the suite may run as root, where chmod does not deny
+    # the suite may run as root, where chmod does not deny; both readers of a module are denied (the engine's,
+    # and discovery's package questions, which hand their bytes to the engine)
+    monkeypatch.setattr(engine, "read_regular", deny)
+    monkeypatch.setattr(sources, "read_regular", deny)
     assert run(capsys, ".")[:2] == (1, ["secret.py:1:1: TL903 [io-error] cannot read: Permission denied"])
 
 

@@ -153,7 +153,7 @@ DO_NOTHING_PASSES = (
     ## Use instead
 
     Grade what the right run does that an empty one does not: the refusal itself (an expected
-    output, or an assertion a judge checks, as tau2's `nl_assertions`), or the call the policy asks
+    output, or a natural-language assertion a judge checks), or the call the policy asks
     for (the hand-over to a human agent). Where refusing is the task and nothing records it, say so
     beside the task, and report the benchmark's do-nothing score with its results.
 

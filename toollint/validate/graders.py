@@ -508,7 +508,7 @@ class Pool:
 
 def default_workers() -> int:
     """Interpreters a whole-variant audit grades with: one per CPU, at most two (each holds the
-    benchmark's state; tau2 airline's is 7 MB of JSON as Python objects)."""
+    benchmark's state; one benchmark's is 7 MB of JSON as Python objects)."""
     return max(1, min(2, os.cpu_count() or 1))
 
 
