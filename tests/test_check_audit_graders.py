@@ -118,6 +118,15 @@ def test_selection_and_exit_codes_are_the_checks(minibench: Path, capsys: pytest
     assert "TL103" in out and "TL4" not in out and "selection leaves out TL408, TL409, TL410" in err
 
 
+def test_selecting_tl411_alone_runs_the_null_runs(minibench: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # TL411 comes from the null run as TL408 does: a selection of TL411 alone still audits
+    assert _check("--select", "TL411") == 1
+    out, err = capsys.readouterr()
+    assert "TL411" in out and "TL408" not in out and "TL103" not in out
+    assert "nothing to audit" not in err and "main: 0 ablation(s) and 0 mutation(s) graded" in err
+
+
 @pytest.mark.parametrize(("argv", "said"), [
     (["check", "--audit-graders", str(BENCH)], "--audit-graders: name the benchmark's interpreter"),
     (["check", "--audit-graders", "--python", sys.executable, str(BENCH / "minibench" / "env.py")],

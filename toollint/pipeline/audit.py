@@ -1,7 +1,7 @@
 """The `toollint check --audit-graders` step: the grader audit (`toollint.validate.audit`, the same
 code `toollint audit-graders` runs) over the benchmark tree given as PATH, in the same run.
 
-Its findings (TL408-TL410) join the run's, so every reporter shows them and the exit code counts them;
+Its findings (TL408-TL411) join the run's, so every reporter shows them and the exit code counts them;
 a TL410 on an argument a TL103 or TL202 of the run says the tool drops is joined to it (one sentence
 in each format); the per-suite table is said on stderr, and `--report` gets a "Grader audit" section
 (`ctx.grader_audit`, which the trace step renders). After `--confirm` (its TL202 findings are joined
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("grader audit (findings TL408-TL410)")
+    group = parser.add_argument_group("grader audit (findings TL408-TL411)")
     group.add_argument("--audit-graders", action="store_true",
                        help="also run each task's graders on wrong runs (nothing done, a gold call dropped, "
                             "a gold argument changed) over the benchmark tree given as PATH, in the "
@@ -35,10 +35,11 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         return result
     from toollint.dynamic.confirm import witness_dir_of
     from toollint.engine import Selection
+    from toollint.files import display_path
     from toollint.pipeline import add_findings
     from toollint.trace.report_html import GraderAudit
     from toollint.validate.audit import AuditRequest, run_audit, summary_table
-    from toollint.validate.graders import CODES
+    from toollint.validate.graders import KIND_CODES, kinds_selected
 
     python = ctx.options.confirm.python or ctx.settings.confirm.python
     if not python:
@@ -48,9 +49,10 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
     if not trees:
         raise UsageError("--audit-graders: give the benchmark's tree (a directory) as PATH")
     enabled = Selection.from_settings(ctx.settings).enabled
-    kinds = tuple(kind for kind, code in CODES.items() if code in enabled)  # --select TL408: null runs only
+    kinds = kinds_selected(enabled)  # --select TL408 (or TL411): the null runs only
     if not kinds:
-        ctx.console.warn(f"--audit-graders: the selection leaves out {', '.join(CODES.values())}; "
+        codes = ", ".join(sorted(code for given in KIND_CODES.values() for code in given))
+        ctx.console.warn(f"--audit-graders: the selection leaves out {codes}; "
                          "nothing to audit")
         return result
     witness_dir = witness_dir_of(ctx.settings, ctx.options.confirm.witness_dir) / "grader-audit"
@@ -74,7 +76,7 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
         shown = [f for f in run.findings if f.code in enabled]
         sections.append(run.section())
         for f in shown:
-            f.path = _shown(f.path)
+            f.path = display_path(Path(f.path))  # as the run's other findings show theirs
         add_findings(result, shown)
         said, seen = len(run.unnoticed), len(run.seen_dropped)
         ctx.closing.append(
@@ -90,9 +92,3 @@ def check_step(ctx: StepContext, result: RunResult) -> RunResult:
                                    tuple(d for s in sections for d in s.seen_dropped))
     return result
 
-
-def _shown(path: str) -> str:
-    """A grader's file as the run's other findings show theirs: relative to the working directory
-    when below it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith(os.pardir) else relative

@@ -39,7 +39,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,15 @@ from toollint.profiles.api import BenchmarkDriver
 
 CODES = {"null": "TL408", "ablation": "TL409", "mutation": "TL410"}
 DO_NOTHING = "TL411"  # the null run's other finding: the gold run changes nothing, the null run passes
+# Every code each kind of wrong run can give (the null run gives TL408 or TL411), for a selection to pick.
+KIND_CODES = {"null": (CODES["null"], DO_NOTHING), "ablation": (CODES["ablation"],),
+              "mutation": (CODES["mutation"],)}
+
+
+def kinds_selected(enabled: Collection[str]) -> tuple[str, ...]:
+    """The kinds of wrong run a selection of codes needs: a kind runs when any code it gives is selected."""
+    return tuple(kind for kind, codes in KIND_CODES.items() if any(code in enabled for code in codes))
+
 WITNESS_KIND = "grader-audit"
 MAX_FIELDS_PER_CALL = 16  # mutated leaves of one call (a booking's passengers x fields adds up)
 MAX_LIST_ITEMS = 2  # of a list of records, the first items' fields are mutated
