@@ -76,7 +76,7 @@ class CheckStep(Protocol):
 
 
 def add_findings(result: RunResult, findings: Iterable[Finding]) -> None:
-    """Findings a step made (`--confirm`'s TL2xx, `--audit-graders`' TL408-TL410) into the run's result,
+    """Findings a step made (`--confirm`'s TL2xx, `--audit-graders`' TL408-TL411) into the run's result,
     each with the file the run linted under the same path (shown as its static findings are), else a
     file of its own."""
     from toollint.engine import FileResult
