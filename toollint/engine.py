@@ -538,7 +538,7 @@ def lint_paths(
     gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
         if (jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs
-                and not (auto and _source_bytes(work[p][0] for p in todo) < PARALLEL_FROM_BYTES)):
+                and not (auto and sum(_source_sizes(work[p][0] for p in todo)) < PARALLEL_FROM_BYTES)):
             linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
         else:
             linted = []
@@ -559,14 +559,14 @@ def lint_paths(
     return result
 
 
-def _source_bytes(paths: Iterable[Path]) -> int:
-    total = 0
+def _source_sizes(paths: Iterable[Path]) -> list[int]:
+    sizes = []
     for path in paths:
         try:
-            total += path.stat().st_size
+            sizes.append(path.stat().st_size)
         except OSError:
-            continue  # linted anyway, where it becomes a TL903
-    return total
+            sizes.append(0)  # linted anyway, where it becomes a TL903
+    return sizes
 
 
 _worker_state: list[tuple[Settings, Selection]] = []
@@ -595,12 +595,7 @@ def work_units(work: list[tuple[Path, str, int]], jobs: int) -> list[list[int]]:
     share, once, not each worker for every other file), each at most an eighth of one worker's share of
     the bytes so that the units still balance. Largest first: the run does not end waiting on one big
     file handed out last."""
-    sizes = []
-    for path, _, _ in work:
-        try:
-            sizes.append(path.stat().st_size)
-        except OSError:
-            sizes.append(0)  # linted anyway, where it becomes a TL903
+    sizes = _source_sizes(path for path, _, _ in work)
     cap = max(sum(sizes) // (jobs * 8), 1)
     units: list[list[int]] = []
     held = 0
