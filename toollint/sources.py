@@ -6,7 +6,9 @@ other's internals:
 
 - `parse_file`: a file read from disk and parsed once per process while its content is unchanged
   (the analysis follows helpers and base classes into other modules; the engine may lint one of
-  them afterwards and takes the same tree). Keyed by path, checked by size and mtime.
+  them afterwards and takes the same tree). Keyed by path, checked by size and mtime. The trees kept
+  are bounded by what they cost (`MAX_PARSED_BYTES` of source, a tree taking ~50 times its source),
+  not by their number: the standard library's followed helpers held 22 MB of trees for the whole run.
 - `read_module` / `take_module`: the bytes of a module read once per process. Discovery reads every
   module of a package for its package-wide questions (`toollint.analysis.dispatch.package_texts`),
   mostly before the engine comes to lint them, and the engine reads each module it lints: the bytes
@@ -26,12 +28,15 @@ import hashlib
 import os
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from toollint.regular import read_regular
 
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
-MAX_PARSED = 512  # trees kept per process (an LRU): the helpers a tree's tools share stay parsed
+# Trees kept per process (an LRU), by the bytes of source they were parsed from: the few helpers a
+# package's tools share stay parsed (tau2's six: 165 kB; the stdlib's thirteen: 446 kB, 22 MB of trees).
+# The newest tree is kept whatever its size: the file that follows an import to it likely follows it again.
+MAX_PARSED_BYTES = 256_000
 
 # One dependency of a module: a path and the digest of its content when it was read (None: absent).
 Dependency = tuple[str, "str | None"]
@@ -48,9 +53,12 @@ class ParsedFile:
     path: str
     digest: str
     tree: ast.Module | None  # None: too large, or not valid Python
+    # what the analysis made of the tree (by module name), kept exactly as long as the tree is
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 _PARSED: OrderedDict[str, tuple[tuple[int, int], ParsedFile]] = OrderedDict()
+_parsed_bytes = 0  # the source bytes of the trees in _PARSED
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
@@ -96,17 +104,28 @@ def cached_parse(path: str, data: bytes) -> ast.Module | None:
 
 
 def remember(path: str, stamp: tuple[int, int], parsed: ParsedFile) -> None:
+    global _parsed_bytes
+    old = _PARSED.pop(path, None)
+    if old is not None:
+        _parsed_bytes -= old[0][1]
     _PARSED[path] = (stamp, parsed)
-    _PARSED.move_to_end(path)
-    while len(_PARSED) > MAX_PARSED:
-        _PARSED.popitem(last=False)
+    _parsed_bytes += stamp[1]
+    while _parsed_bytes > MAX_PARSED_BYTES and len(_PARSED) > 1:
+        _parsed_bytes -= _PARSED.popitem(last=False)[1][0][1]
+
+
+def parsed_bytes() -> int:
+    """The source bytes of the trees this process keeps."""
+    return _parsed_bytes
 
 
 # Module bytes one reader read for the other (the engine for discovery's package questions, or
 # discovery for the engine), by absolute path, each taken once: an LRU bounded by count and bytes.
+# A package's modules are kept while its files are linted; in a larger directory (the stdlib's test/,
+# 14 MB) the engine reads again from the page cache what fell out, which costs less than holding it all.
 _READ: OrderedDict[str, tuple[tuple[int, int], bytes]] = OrderedDict()
 MAX_KEPT = 256
-MAX_KEPT_BYTES = 16_000_000
+MAX_KEPT_BYTES = 1_000_000
 _kept_bytes = 0
 
 

@@ -78,18 +78,12 @@ def load_module(path: str | Path, module_name: str) -> ModuleSource | None:
     parsed = parse_file(text)
     if parsed is None or parsed.tree is None:
         return None
-    key = (text, parsed.digest, module_name)
-    cached = _MODULES.get(key)
-    if cached is not None:
+    cached = parsed.memo.get(module_name)
+    if isinstance(cached, ModuleSource):
         return cached
     module = ModuleSource(text, module_name, parsed.tree)
-    if len(_MODULES) > 512:
-        _MODULES.clear()
-    _MODULES[key] = module
+    parsed.memo[module_name] = module  # kept as long as the tree (toollint.sources bounds what they cost)
     return module
-
-
-_MODULES: dict[tuple[str, str, str], ModuleSource] = {}
 
 
 def module_file(importer: str | Path, module_name: str, level: int, modname: str) -> Path | None:
