@@ -517,19 +517,28 @@ _GETATTR_BY_VARIABLE = re.compile(r"getattr\(\s*(?!self\b|cls\b)(\w+)\s*,\s*[A-Z
 
 
 class PackageFile:
-    """One file of a package directory: a module's bytes, its text decoded only when a question's
-    substring test (made on the bytes) lets it matter; or a JSON/YAML file's text."""
+    """One file of a package directory and what it answers to the package-wide questions below, found
+    when it is read: its name dispatches (a module) and the function names it declares to the model.
+    Its bytes are not kept (a directory's were held per directory: most of the stdlib's 25 MB)."""
 
-    __slots__ = ("_text", "data", "name", "suffix")
+    __slots__ = ("declarations", "dispatches", "name", "suffix")
 
     def __init__(self, name: str, suffix: str, data: bytes = b"", text: str | None = None) -> None:
-        self.name, self.suffix, self.data, self._text = name, suffix, data, text
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._text = _module_text(self.data)
-        return self._text
+        self.name, self.suffix = name, suffix
+        self.dispatches: tuple[NameDispatch, ...] = ()
+        self.declarations: frozenset[str] = frozenset()
+        if text is not None:  # a JSON/YAML file
+            if any(k in text for k in _SCHEMA_KEYS):
+                self.declarations = frozenset(data_declarations(_load_data(text, suffix)))
+            return
+        # a module: its text is decoded only when a substring test on the bytes lets it matter
+        dispatches = b"getattr(" in data
+        declares = any(k in data for k in _SCHEMA_KEY_BYTES)  # (`_schema_names_in_text`'s own test first)
+        module_text = _module_text(data) if dispatches or declares else ""
+        if dispatches:
+            self.dispatches = _name_dispatches(name, module_text)
+        if declares:
+            self.declarations = frozenset(_schema_names_in_text(module_text))
 
 
 @lru_cache(maxsize=64)
@@ -573,19 +582,20 @@ def _module_text(data: bytes) -> str:
 @lru_cache(maxsize=64)
 def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     """The name dispatches of every module of a directory (a class is dispatched to from a sibling
-    module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
-    `getattr(api, function_name)` where the file binds `api = API(...)` before it."""
+    module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`)."""
+    return tuple(dict.fromkeys(d for file in package_texts(directory) for d in file.dispatches))
+
+
+def _name_dispatches(name: str, text: str) -> tuple[NameDispatch, ...]:
+    """A module's name dispatches. Text only, no parse: `getattr(api, function_name)` where the file
+    binds `api = API(...)` before it."""
     out: list[NameDispatch] = []
-    for file in package_texts(directory):
-        if file.suffix != ".py" or b"getattr(" not in file.data:
-            continue
-        name, text = file.name, file.text
-        for m in _GETATTR_BY_VARIABLE.finditer(text):
-            bound = _last_binding(text, m.group(1), m.start())
-            if bound is not None:
-                line = text.count("\n", 0, m.start()) + 1
-                out.append(NameDispatch(bound, name, line, m.group(0)))
-    return tuple(dict.fromkeys(out))
+    for m in _GETATTR_BY_VARIABLE.finditer(text):
+        bound = _last_binding(text, m.group(1), m.start())
+        if bound is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            out.append(NameDispatch(bound, name, line, m.group(0)))
+    return tuple(out)
 
 
 def _last_binding(text: str, obj: str, end: int) -> str | None:
@@ -653,14 +663,7 @@ def data_declarations(data: object) -> list[str]:
 def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
     modules (dict literals) and in its JSON/YAML files (text tests first)."""
-    names: set[str] = set()
-    for file in package_texts(directory):
-        if file.suffix == ".py":
-            if any(k in file.data for k in _SCHEMA_KEY_BYTES):  # (`_schema_names_in_text`'s own test first)
-                names.update(_schema_names_in_text(file.text))
-        elif any(k in file.text for k in _SCHEMA_KEYS):
-            names.update(data_declarations(_load_data(file.text, file.suffix)))
-    return frozenset(names)
+    return frozenset().union(*(file.declarations for file in package_texts(directory)))
 
 
 # `"name": "get_relations"` and `"parameters":`, each after its opening quote: the quote is checked
