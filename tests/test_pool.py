@@ -93,12 +93,30 @@ def test_a_worker_collects_the_cyclic_garbage_of_the_trees_as_the_serial_loop_do
     work = [(p, str(p), 0) for p in sorted(tmp_path.rglob("*.py"))]
     collections: list[int] = []
     monkeypatch.setattr(engine, "GC_EVERY", 4)
-    monkeypatch.setattr(gc, "collect", lambda *a: collections.append(1) or 0)
+    monkeypatch.setattr(engine, "GC_YOUNG_BYTES", 1 << 30)
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collections.append(generation) or 0)
     monkeypatch.setattr(engine, "_worker_state", [(Settings(), engine.Selection.from_settings(Settings()))])
-    monkeypatch.setattr(engine, "_worker_linted", [0])
+    monkeypatch.setattr(engine, "_worker_garbage", engine._Garbage())
     for item in work:  # one file a unit: a collection after every fourth
         assert [r.path for r in engine._lint_in_worker([item])] == [item[1]]
-    assert len(collections) == len(work) // 4
+    assert collections == [2] * (len(work) // 4)
+
+
+def test_the_youngest_garbage_is_collected_by_the_bytes_linted_the_whole_heap_by_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an analysed tree is cyclic garbage ~50 times its source: a few large files must not wait for
+    # GC_EVERY files (the stdlib's test/ took the peak from 61 to 140 MiB)
+    for i in range(6):
+        (tmp_path / f"m{i}.py").write_text("X = 1\n" * 2000)  # 12 kB each
+    collections: list[int] = []
+    monkeypatch.setattr(engine, "GC_EVERY", 5)
+    monkeypatch.setattr(engine, "GC_YOUNG_BYTES", 20_000)
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collections.append(generation) or 0)
+    garbage = engine._Garbage()
+    for path in sorted(tmp_path.iterdir()):
+        garbage.collect(path)
+    assert collections == [0, 0, 2]  # two files' bytes, two more, then the fifth file: the whole heap
 
 
 def test_jobs_on_the_command_line_reports_what_one_job_reports(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ selected: an internal error is never silenced. Each `FileResult` also carries th
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
 import io
 import os
@@ -64,7 +65,13 @@ MIN_FILES_PER_JOB = 8
 # the cross-module parses another already made, and on a busy 2-core machine the pool cost 1.2-1.5x the
 # serial wall time on the corpus code bases (0.25-1.3 MB each); a 3 MB benchmark source keeps it.
 PARALLEL_FROM_BYTES = 2 << 20
-GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
+# Explicit collections while the cyclic GC is off. An analysed module's tree is cyclic garbage (its
+# function index keys memos by itself), about 50 times its source: counted by files alone, the stdlib's
+# test/ left up to 256 trees uncollected (its peak RSS went from 61 to 140 MiB). So the youngest
+# generation (what the files since the last collection made: ~0.3 ms) is collected after every
+# GC_YOUNG_BYTES of source, and the whole heap after every GC_EVERY files.
+GC_EVERY = 256
+GC_YOUNG_BYTES = 128 << 10
 
 
 @dataclass
@@ -542,11 +549,12 @@ def lint_paths(
             linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
         else:
             linted = []
+            garbage = _Garbage()
             for i, position in enumerate(todo, 1):
                 path, shown, config = work[position]
                 linted.append(read_and_lint(path, shown, *configs.entry(config)))
-                if i % GC_EVERY == 0 and len(todo) - i >= GC_EVERY // 4:
-                    gc.collect()  # not when the run is about to end: a collection then frees nothing it needs
+                if len(todo) - i >= GC_EVERY // 4:  # not when the run is about to end: nothing to free for
+                    garbage.collect(path)
     finally:
         gc.unfreeze()  # a caller that lints again (a test session, an editor) may collect it after all
         if was_enabled:
@@ -569,8 +577,27 @@ def _source_sizes(paths: Iterable[Path]) -> list[int]:
     return sizes
 
 
+class _Garbage:
+    """The collections a process makes as it lints with the cyclic GC off (see GC_EVERY)."""
+
+    def __init__(self) -> None:
+        self.files = self.size = 0
+
+    def collect(self, path: Path) -> None:
+        """`path` was linted: collect what is due."""
+        self.files += 1
+        with contextlib.suppress(OSError):
+            self.size += path.stat().st_size
+        if self.files >= GC_EVERY:
+            self.files = self.size = 0
+            gc.collect()
+        elif self.size >= GC_YOUNG_BYTES:
+            self.size = 0
+            gc.collect(0)
+
+
 _worker_state: list[tuple[Settings, Selection]] = []
-_worker_linted: list[int] = [0]  # files this worker linted since its last collection
+_worker_garbage = _Garbage()  # what this worker linted since its last collection
 
 
 def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> None:
@@ -582,10 +609,8 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
 
 def _lint_in_worker(unit: list[tuple[Path, str, int]]) -> list[FileResult]:
     out = [read_and_lint(path, shown, *_worker_state[config]) for path, shown, config in unit]
-    _worker_linted[0] += len(unit)
-    if _worker_linted[0] >= GC_EVERY:  # as the serial loop does: the cyclic garbage of trees is bounded
-        _worker_linted[0] = 0
-        gc.collect()
+    for path, _, _ in unit:  # as the serial loop does
+        _worker_garbage.collect(path)
     return out
 
 
