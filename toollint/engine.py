@@ -66,10 +66,11 @@ MIN_FILES_PER_JOB = 8
 # serial wall time on the corpus code bases (0.25-1.3 MB each); a 3 MB benchmark source keeps it.
 PARALLEL_FROM_BYTES = 2 << 20
 # Explicit collections while the cyclic GC is off. An analysed module's tree is cyclic garbage (its
-# function index keys memos by itself), about 50 times its source: counted by files alone, the stdlib's
-# test/ left up to 256 trees uncollected (its peak RSS went from 61 to 140 MiB). So the youngest
-# generation (what the files since the last collection made: ~0.3 ms) is collected after every
-# GC_YOUNG_BYTES of source, and the whole heap after every GC_EVERY files.
+# function index keys memos by itself), about 50 times its source: counted by files alone, up to 256
+# files' trees waited (in the stdlib's test/, ~15 MiB of the 140 MiB peak, the rest of it since
+# rounded off in toollint.sources and the package questions). So the youngest generation (what the
+# files since the last collection made: ~0.3 ms) is collected after every GC_YOUNG_BYTES of source,
+# and the whole heap after every GC_EVERY files.
 GC_EVERY = 256
 GC_YOUNG_BYTES = 128 << 10
 
