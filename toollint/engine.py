@@ -638,46 +638,15 @@ def work_units(work: list[tuple[Path, str, int]], jobs: int) -> list[list[int]]:
 def _lint_parallel(
     work: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]], jobs: int
 ) -> list[FileResult]:
-    """`jobs` processes lint `work`: this one and `jobs - 1` workers. The workers are handed the units
-    from the largest, two at a time each; this process lints from the smallest, topping the workers up
-    between its units, so that neither waits for the other and this process is not idle while the
-    workers lint (it forked them with the rules and the analysis imported: they start warm). Nothing
-    is cancelled: a cancelled future breaks Python 3.11's pool when a worker dies."""
     # Imported here: a process pool costs every single-file (pre-commit) run its import time otherwise.
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     units = work_units(work, jobs)
-    linted: dict[int, list[FileResult]] = {}  # by unit
-    garbage = _Garbage()
-
-    def here(unit: list[int]) -> list[FileResult]:
-        out = []
-        for p in unit:
-            path, shown, config = work[p]
-            out.append(read_and_lint(path, shown, *entries[config]))
-            garbage.collect(path)
-        return out
-
     try:
-        with ProcessPoolExecutor(jobs - 1, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
-            futures: dict[int, Future[list[FileResult]]] = {}
-            running: list[Future[list[FileResult]]] = []
-            front, back = 0, len(units)  # the workers' next unit; this process's last one
-            while front < back:
-                running = [f for f in running if not f.done()]
-                while front < back and len(running) < 2 * (jobs - 1):
-                    futures[front] = pool.submit(_lint_in_worker, [work[p] for p in units[front]])
-                    running.append(futures[front])
-                    front += 1
-                if front < back:
-                    back -= 1
-                    linted[back] = here(units[back])
-            for u, future in futures.items():
-                linted[u] = future.result()
-    except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): the rest here
-        pass
-    by_position: dict[int, FileResult] = {}
-    for u, unit in enumerate(units):
-        by_position.update(zip(unit, linted[u] if u in linted else here(unit)))
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
+            linted = list(pool.map(_lint_in_worker, [[work[p] for p in unit] for unit in units]))
+    except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
+        return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
+    by_position = {p: r for unit, results in zip(units, linted) for p, r in zip(unit, results)}
     return [by_position[p] for p in range(len(work))]
