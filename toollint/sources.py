@@ -8,7 +8,7 @@ other's internals:
   (the analysis follows helpers and base classes into other modules; the engine may lint one of
   them afterwards and takes the same tree). Keyed by path, checked by size and mtime. The trees kept
   are bounded by what they cost (`MAX_PARSED_BYTES` of source, a tree taking ~50 times its source),
-  not by their number: the standard library's followed helpers held 22 MB of trees for the whole run.
+  not by their number: the standard library's followed helpers held ~22 MB of trees for the whole run.
 - `read_module` / `take_module`: the bytes of a module read once per process. Discovery reads every
   module of a package for its package-wide questions (`toollint.analysis.dispatch.package_texts`),
   mostly before the engine comes to lint them, and the engine reads each module it lints: the bytes
