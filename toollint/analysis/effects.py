@@ -29,6 +29,7 @@ from typing import Literal
 from toollint.analysis.dispatch import read_only_sql
 from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
+from toollint.sources import parse_file, record_absent, record_read
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
                "posts to a webhook", "runs a declared writing mode",
@@ -321,14 +322,18 @@ def mode_prompts(class_node: ast.ClassDef, path: str) -> tuple[str, ...]:
     if "mode" not in fields or not empty or not path:
         return ()
     for name in ("prompt.py", "prompts.py"):
-        prompts = Path(path).with_name(name)
-        if prompts.is_file():
-            try:
-                tree = ast.parse(prompts.read_text(encoding="utf-8", errors="replace"))
-            except SyntaxError:
-                return ()
-            return tuple(t.id for s in tree.body if isinstance(s, ast.Assign) for t in s.targets
-                         if isinstance(t, ast.Name) and t.id.endswith("PROMPT"))
+        # parsed once per process, the tree shared with the engine when it lints the module, and recorded
+        # as what the tool's facts rest on (the cache's key: an edit of the prompts is seen)
+        prompts = str(Path(path).with_name(name))
+        parsed = parse_file(prompts)
+        if parsed is None:
+            record_absent(path, (prompts,))
+            continue
+        record_read(path, prompts)
+        if parsed.tree is None:
+            return ()
+        return tuple(t.id for s in parsed.tree.body if isinstance(s, ast.Assign) for t in s.targets
+                     if isinstance(t, ast.Name) and t.id.endswith("PROMPT"))
     return ()
 
 
