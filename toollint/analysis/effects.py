@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from toollint.analysis.dispatch import read_only_sql
-from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
+from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name, walk_nodes
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
 from toollint.sources import parse_file, record_absent, record_read
 
@@ -179,7 +179,7 @@ def _agent_map(summary: FunctionSummary, scopes: _Scopes) -> dict[int, set[str]]
 
 
 class _Scopes:
-    """Which of a tool's functions (itself, then its helpers) holds each node, and each one's calls and
+    """Which of a tool's functions (itself, then its helpers) holds each call, and each one's calls and
     assignments (in `ast.walk` order): walked once per tool, not again for every call it makes
     (quadratic on a long tool: a third of a cold run on an MCP server's 600-line tool)."""
 
@@ -196,9 +196,9 @@ class _Scopes:
             calls: list[ast.Call] = []
             assigns: list[ast.Assign] = []
             values: dict[str, list[ast.expr]] = {}
-            for n in ast.walk(fn):
-                self.owner.setdefault(id(n), fn)
-                if isinstance(n, ast.Call):
+            for n in walk_nodes(fn):
+                if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
+                    self.owner.setdefault(id(n), fn)
                     calls.append(n)
                     self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
                 elif isinstance(n, ast.Assign):
@@ -207,7 +207,7 @@ class _Scopes:
                         values.setdefault(name, []).append(n.value)
             self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
 
-    def enclosing(self, node: ast.AST) -> ast.AST:
+    def enclosing(self, node: ast.Call) -> ast.AST:
         return self.owner.get(id(node), self.tool)
 
     def local_value(self, name: str, fn: ast.AST) -> ast.expr | None:
