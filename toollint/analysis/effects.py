@@ -280,7 +280,7 @@ def _runs_configured_action(call: ast.Call, summary: FunctionSummary, scopes: _S
     args += [v for a in args if isinstance(a, ast.Name) and (v := scopes.local_value(a.id, fn)) is not None]
     return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
                or isinstance(n, ast.Attribute) and n.attr == "id" and isinstance(n.value, ast.Attribute)
-               and n.value.attr == "action" for a in args for n in ast.walk(a))
+               and n.value.attr == "action" for a in args for n in walk_nodes(a))
 
 
 def dotted_root(node: ast.expr) -> str:

@@ -1136,13 +1136,15 @@ class _Summariser:
             ctx = "cond"
         if isinstance(node, ast.Lambda):
             return
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.expr(child, ctx)
-            elif isinstance(child, ast.keyword):
-                self.expr(child.value, ctx)
-            elif isinstance(child, ast.comprehension):
-                self.expr(child.iter, ctx)
+        for name in node._fields:  # its children, in `ast.iter_child_nodes`' order, without its generators
+            value = getattr(node, name, None)
+            for child in value if isinstance(value, list) else (value,):
+                if isinstance(child, ast.expr):
+                    self.expr(child, ctx)
+                elif isinstance(child, ast.keyword):
+                    self.expr(child.value, ctx)
+                elif isinstance(child, ast.comprehension):
+                    self.expr(child.iter, ctx)
 
     def call(self, call: ast.Call, ctx: Sink) -> None:
         func = call.func
