@@ -335,6 +335,26 @@ class _Discoverer:
         )
 
     @cached_property
+    def may_serve_dispatch(self) -> bool:
+        """Whether the module's text names a dispatcher decorator or keyword (`call_tool`), as an ASCII
+        text holds a decorator's name."""
+        source = self.source
+        if source is None or not source.isascii():
+            return True
+        return any(n in source for n in self.patterns.dispatchers) or any(
+            k in source for k in self.patterns.dispatcher_keywords)
+
+    @cached_property
+    def may_dispatch_requests(self) -> bool:
+        """Whether a function of the module can be a request-kind dispatcher: two HTTP verb literals in
+        it, or a name a profile's `RequestDispatcher` takes, which an ASCII text holds as written (asked
+        of every function otherwise: a fifth of discovery's cost on a tree with no tools)."""
+        source = self.source
+        if source is None or (self.verb_lines is not None and len(self.verb_lines) >= 2):
+            return True
+        return not source.isascii() or any(p.search(source) for p, _, _ in self.patterns.request_dispatchers)
+
+    @cached_property
     def aliases(self) -> dict[str, ast.expr]:
         """The module's `Annotated` aliases (asked only where a parameter can be annotated with one)."""
         return type_aliases(self.tree)
@@ -702,6 +722,9 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_serve_dispatch:
+        d.drop(_by_dispatcher)
+        return False
     dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None) \
         if fn.decorator_list else None
     handler = d.handlers.get(fn.name) if dec is None else None
@@ -1017,6 +1040,9 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_dispatch_requests:
+        d.drop(_by_request_kind)
+        return False
     family = None
     if _named_request_dispatcher(d.patterns, fn.name):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
