@@ -126,3 +126,47 @@ def test_the_prompts_a_modal_tool_is_judged_by_are_part_of_its_cache_key(tmp_pat
     assert "CREATE_ITEM_PROMPT" in tools_shown()  # not the cached answer of the run before
     prompts.unlink()
     assert "CREATE_ITEM_PROMPT" not in tools_shown()
+
+
+NOQA_SOURCE = '''\
+import os  # noqa: F401
+
+
+def tool(path: str = "a#b") -> str:  # noqa: TL101 -- the default holds a '#'
+    """Docstring that mentions noqa in prose."""
+    text = ("first part"  # noqa: E501
+            "second # part")
+    label = f"{path}#{'x'}"  # NOQA: TL104
+    café = "é#"  # noqa: TL103
+    return text + label + café
+'''
+
+
+def test_noqa_comments_are_found_beside_strings_without_tokenizing_where_the_tree_tells(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokenize
+
+    from toollint.context import ModuleContext, _comments_in
+
+    tokenized: list[int] = []
+    real = tokenize.generate_tokens
+
+    def counting(readline):  # type: ignore[no-untyped-def]
+        tokenized.append(1)
+        return real(readline)
+
+    monkeypatch.setattr(tokenize, "generate_tokens", counting)
+    wanted = {n for n, line in enumerate(NOQA_SOURCE.splitlines(), 1) if "noqa" in line.lower()}
+    ctx = ModuleContext("m.py", NOQA_SOURCE, ast.parse(NOQA_SOURCE))
+    found = [c for c in ctx.noqa_comments if c.line in wanted]
+    tokenized.clear()
+    assert found == [c for c in _comments_in(NOQA_SOURCE) if c.line in wanted]
+    assert [c.line for c in found] == [1, 4, 6, 8, 9]
+    assert found[1].text == "# noqa: TL101 -- the default holds a '#'"
+    assert found[4].col == 17  # in characters: `é` is two bytes in the columns of the tree
+
+    simple = "import os  # noqa: F401\n\n\ndef f(s='#'):  # noqa: TL101\n    return s\n"
+    tokenized.clear()
+    ctx = ModuleContext("s.py", simple, ast.parse(simple))
+    assert [(c.line, c.col) for c in ctx.noqa_comments] == [(1, 11), (4, 15)]
+    assert not tokenized  # no string spans more than its own line: the tree told where each '#' is
