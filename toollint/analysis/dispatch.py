@@ -35,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
+from toollint.analysis.resolver import directory_of
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
 from toollint.sources import read_module
 
@@ -490,7 +491,7 @@ def module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
 def same_project(dotted: str, importer: str) -> bool:
     """Whether the module `dotted` belongs to the project the file `importer` is in: its top package
     is the name of a directory the file lives in (`import pkg.backend.app as m` in `.../pkg/tools/x.py`)."""
-    return bool(importer) and dotted.split(".", 1)[0] in _directories(str(Path(importer).parent))
+    return bool(importer) and dotted.split(".", 1)[0] in _directories(directory_of(importer))
 
 
 @lru_cache(maxsize=256)

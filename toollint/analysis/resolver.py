@@ -97,7 +97,7 @@ def module_file(importer: str | Path, module_name: str, level: int, modname: str
     importer's directory, absolute ones from its package root (or, failing that, each directory
     above it)."""
     return _module_search(
-        str(Path(importer).parent), -1 if level else module_name.count("."), level, modname
+        directory_of(str(importer)), -1 if level else module_name.count("."), level, modname
     )[0]
 
 
@@ -138,6 +138,12 @@ def _module_search(
             if is_file(candidate):
                 return Path(candidate), tuple(absent)
     return None, tuple(absent)
+
+
+@lru_cache(maxsize=4096)
+def directory_of(path: str) -> str:
+    """`str(Path(path).parent)`, once per importer (asked for each name it imports that is followed)."""
+    return str(Path(path).parent)
 
 
 def _parent(path: str) -> str:
@@ -192,7 +198,7 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
     if not level:
         return modname
     parts = importer.module_name.split(".")
-    is_package = Path(importer.path).name == "__init__.py"
+    is_package = os.path.basename(importer.path) == "__init__.py"
     keep = len(parts) - level + (1 if is_package else 0)
     base = parts[:max(keep, 0)]
     return ".".join([*base, *([modname] if modname else [])])
@@ -200,7 +206,7 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
 
 def imported_module(importer: ModuleSource, level: int, modname: str) -> ModuleSource | None:
     target, absent = _module_search(
-        str(Path(importer.path).parent), -1 if level else importer.module_name.count("."), level, modname
+        directory_of(importer.path), -1 if level else importer.module_name.count("."), level, modname
     )
     record_absent(importer.path, absent)  # what the importer's facts rest on (toollint.sources)
     if target is None:
