@@ -115,7 +115,7 @@ def _module_search(
     absent: list[str] = []
 
     def is_file(candidate: str) -> bool:
-        found = os.path.isfile(candidate)
+        found = _is_file(candidate)
         if not found:
             absent.append(candidate)
         return found
@@ -138,6 +138,13 @@ def _module_search(
             if is_file(candidate):
                 return Path(candidate), tuple(absent)
     return None, tuple(absent)
+
+
+@lru_cache(maxsize=16384)
+def _is_file(candidate: str) -> bool:
+    """`os.path.isfile`, once per candidate and process: the importers of a directory tree look for a
+    framework's module (`langchain_core/tools.py`) in the same directories above them."""
+    return os.path.isfile(candidate)
 
 
 @lru_cache(maxsize=4096)
