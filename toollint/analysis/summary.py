@@ -518,13 +518,16 @@ def walk_nodes(root: ast.AST) -> list[ast.AST]:
     generators of `ast.walk` and `ast.iter_child_nodes` were a third of the cost of the walks the
     analysis makes of every tool, its helpers and their expressions."""
     todo = [root]
+    append = todo.append
     for node in todo:  # (the list grows as it is read: breadth first, as `ast.walk`)
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, ast.AST):
-                todo.append(value)
+                append(value)
             elif isinstance(value, list):
-                todo.extend([v for v in value if isinstance(v, ast.AST)])
+                for item in value:  # (a loop, not a comprehension's frame: most lists hold a node or two)
+                    if isinstance(item, ast.AST):
+                        append(item)
     return todo
 
 
