@@ -21,22 +21,21 @@ TOOLS = '''\
 from pkg.utils import save_email, valid
 
 
-def is_tool(kind):
-    return lambda f: f
+def tool(fn):
+    return fn
 
 
-class AccountTools:
-    def __init__(self, db) -> None:
-        self.db = db
+@tool
+def change_email(user_id: str, new_email: str) -> str:
+    """Change a user's email."""
+    # A note on the format, prose only: nothing here is code.
+    # The user's record is looked up first.
+    if valid(new_email):
+        save_email(DB, user_id, new_email)
+    return "Email updated successfully."
 
-    @is_tool("WRITE")
-    def change_email(self, user_id: str, new_email: str) -> str:
-        """Change a user's email."""
-        # A note on the format, prose only: nothing here is code.
-        # The user's record is looked up first.
-        if valid(new_email):
-            save_email(self.db, user_id, new_email)
-        return "Email updated successfully."
+
+DB = {"users": {}}
 '''
 UTILS = '''\
 def valid(email):
@@ -95,13 +94,15 @@ def test_commented_prose_is_not_parsed_but_a_commented_guard_still_is(parses: Co
 MODE_TOOL = dedent('''\
     from langchain_core.tools import BaseTool
 
-    class ServiceAction(BaseTool):
-        api_wrapper: ServiceAPIWrapper
-        mode: str
-        name: str = ""
+    class ItemsRun(BaseTool):
+        """Runs the mode it was built for."""
+
         description: str = ""
-        def _run(self, instructions: str) -> str:
-            return self.api_wrapper.run(self.mode, instructions)
+        mode: str
+        api_wrapper: ItemsWrapper
+
+        def _run(self, query: str) -> str:
+            return self.api_wrapper.run(self.mode, query)
 ''')
 
 
