@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from toollint import noqa, registry
+from toollint import registry
 from toollint.config import SettingsResolver
-from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
@@ -41,6 +40,7 @@ from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
+    from toollint.context import ModuleContext
     from toollint.facts import GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
@@ -229,6 +229,8 @@ def lint_tree(
     apply_noqa: bool = False,
 ) -> list[Finding]:
     """Run the enabled static rules on an already parsed tree (flake8 applies its own noqa)."""
+    from toollint.context import ModuleContext  # as in _lint_source
+
     selection = Selection.from_settings(settings)
     enabled = selection.for_file(path, settings.project_root)
     ctx = ModuleContext(path, source, tree, settings, module_name or guess_module_name(path))
@@ -324,6 +326,8 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 
 
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
+    from toollint import noqa  # with the first file linted: a run the cache answers needs none
+
     if not noqa.might_have_noqa(ctx.source):
         return []
     return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
@@ -341,6 +345,8 @@ def _lint_source(
     if problem is None:
         return result
     text, tree = problem
+    from toollint.context import ModuleContext  # a file to lint: not imported by a run the cache answers
+
     ctx = ModuleContext(path, text, tree, settings, result.module_name)
     findings = run_rules(ctx, enabled)
     findings.extend(_apply_noqa(ctx, findings, enabled))
