@@ -156,3 +156,21 @@ def test_a_run_raises_the_gc_thresholds_and_gives_the_caller_its_own_back(
         assert during == [cli.RUN_GC_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+# What a rule needs, and a run the results cache answers whole does not: the rules, the analysis they
+# share, and the per-file context and noqa machinery (the cache hands over the rule table reports need).
+NOT_FOR_A_WARM_RUN = ("toollint.analysis", "toollint.rules", "toollint.context", "toollint.noqa")
+
+
+@pytest.mark.parametrize("output_format", ["concise", "json", "sarif", "github"])
+def test_a_warm_run_imports_no_rule_and_no_analysis(tmp_path: Path, output_format: str) -> None:
+    make_tree(tmp_path)
+    argv = ["check", "--output-format", output_format, "-o", "report.txt", "pkg"]
+    cold = imported_by(argv, tmp_path)
+    cold_report = (tmp_path / "report.txt").read_text()
+    assert {"toollint.analysis", "toollint.rules.tl101_literal_success"} <= cold  # it linted
+    warm = imported_by(argv, tmp_path)
+    assert sorted(m for m in warm if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+    assert (tmp_path / "report.txt").read_text() == cold_report
+    assert "TL901" in cold_report and "syntax-error" in cold_report  # a finding, named by the registry

@@ -34,10 +34,11 @@ import pickle
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from toollint import __version__, registry
 from toollint.plugins import declaring_distributions
+from toollint.registry import Rule
 from toollint.sources import Dependency, digest
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from toollint.settings import Settings
 
 CACHE_DIR_NAME = ".toollint_cache"
-FORMAT = 1  # of the cache file; a change makes every older file unreadable on purpose
+FORMAT = 2  # of the cache file; a change makes every older file unreadable on purpose
 _GITIGNORE = "# Automatically created by toollint.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by toollint.\n"
@@ -81,7 +82,7 @@ class CacheFile:
     toollint_key: str
     cwd: str
     entries: dict[str, Entry] = field(default_factory=dict)  # by path as shown
-    rule_names: dict[str, str] = field(default_factory=dict)  # the registry's, for the reporters
+    rules: dict[str, Rule] = field(default_factory=dict)  # the registry's without checks, for the reporters
 
 
 class ResultCache:
@@ -102,7 +103,7 @@ class ResultCache:
     def file(self) -> CacheFile:
         if self._file is None:
             self._file = self._read() or CacheFile(FORMAT, self._key, self.cwd)
-            registry.remember_names(self._file.rule_names)
+            registry.remember_rules(self._file.rules)
         return self._file
 
     def _read(self) -> CacheFile | None:
@@ -164,9 +165,9 @@ class ResultCache:
         costs the next run its speed, never this run its result."""
         if not self.changed:
             return
-        names = registry.loaded_names()
-        if names is not None:
-            self.file.rule_names = names
+        rules = registry.loaded_rules()
+        if rules is not None:
+            self.file.rules = rules
         self.file.entries = {path: entry for path, entry in self.file.entries.items() if os.path.exists(path)}
         try:
             _ensure_directory(self.directory)
@@ -236,14 +237,16 @@ class _SafeUnpickler(pickle.Unpickler):
     _BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "complex", "slice", "bytes",
                            "bytearray", "str", "int", "float", "bool", "Ellipsis"})
     _DATA_MODULES = frozenset({"toollint.model", "toollint.evidence", "toollint.facts", "toollint.engine",
-                               "toollint.cache", "ast", "_ast"})
+                               "toollint.cache", "toollint.registry", "ast", "_ast"})
+    # the classes a cache file may name in these modules that are no plain data module's
+    _ONLY: ClassVar[dict[str, tuple[str, ...]]] = {
+        "toollint.engine": ("FileResult", "RunResult"), "toollint.registry": ("Rule",)
+    }
 
     def find_class(self, module: str, name: str) -> Any:
         if (module == "builtins" and name in self._BUILTINS) or module in self._DATA_MODULES:
             found = super().find_class(module, name)
-            if isinstance(found, type) and (
-                module != "toollint.engine" or name in ("FileResult", "RunResult")
-            ):
+            if isinstance(found, type) and name in self._ONLY.get(module, (name,)):
                 return found
         raise pickle.UnpicklingError(f"the cache may not rebuild {module}.{name}")
 
