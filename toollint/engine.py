@@ -467,6 +467,7 @@ class _Configurations:
         self.settings: list[Settings] = []
         self._selections: list[Selection | None] = []
         self._index: dict[int, int] = {}  # id(settings) -> position
+        self._by_folder: dict[str, int] = {}  # a folder of linted files -> its files' position
 
     def index_for(self, path: Path) -> int:
         settings = self.source.for_path(path) if isinstance(self.source, SettingsResolver) else self.source
@@ -475,6 +476,15 @@ class _Configurations:
             position = self._index[id(settings)] = len(self.settings)
             self.settings.append(settings)
             self._selections.append(None)
+        return position
+
+    def index_for_file(self, path: Path) -> int:
+        """`index_for` a file (no directory): files of one folder share its configuration, so it is asked
+        once per folder (per file it cost a stat and two path objects: 2.5% of a warm run on 261 files)."""
+        folder = os.path.dirname(path)
+        position = self._by_folder.get(folder)
+        if position is None:
+            position = self._by_folder[folder] = self.index_for(path)
         return position
 
     def entry(self, position: int) -> tuple[Settings, Selection]:
@@ -521,7 +531,7 @@ def lint_paths(
         dir_settings, dir_selection = configs.entry(configs.index_for(directory))
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
         result.unlisted.append(display_path(directory, cwd))
-    work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
+    work = [(p, display_path(p, cwd), configs.index_for_file(p)) for p in found.files]
     done: dict[int, FileResult] = {}  # by position in `work`: what the cache answered
     if cache is not None:
         # A file the cache does not answer is read again where it is linted (from the page cache): the
