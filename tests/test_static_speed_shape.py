@@ -174,3 +174,11 @@ def test_a_warm_run_imports_no_rule_and_no_analysis(tmp_path: Path, output_forma
     assert sorted(m for m in warm if m.startswith(NOT_FOR_A_WARM_RUN)) == []
     assert (tmp_path / "report.txt").read_text() == cold_report
     assert "TL901" in cold_report and "syntax-error" in cold_report  # a finding, named by the registry
+
+
+def test_version_imports_no_parser_step_or_settings_module(tmp_path: Path) -> None:
+    modules = imported_by(["--version"], tmp_path)
+    assert sorted(m for m in modules if m.startswith("toollint")) == [
+        "toollint", "toollint.cli", "toollint.console", "toollint.errors"
+    ]
+    assert "argparse" not in modules and "dataclasses" not in modules
