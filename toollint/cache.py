@@ -78,6 +78,8 @@ class Entry:
 
 @dataclass
 class CacheFile:
+    """What the cache file holds: the entries of one working directory and the rule table."""
+
     format: int
     toollint_key: str
     cwd: str

@@ -69,6 +69,8 @@ GC_EVERY = 256  # files between explicit collections while the cyclic GC is off
 
 @dataclass
 class FileResult:
+    """One file's findings and what the analysis found in it."""
+
     path: str  # as shown to the user
     findings: list[Finding] = field(default_factory=list)  # including suppressed ones
     module_name: str = ""
@@ -98,6 +100,8 @@ class FileResult:
 
 @dataclass
 class RunResult:
+    """Every file's result and what the walk of the targets could not lint."""
+
     files: list[FileResult] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files

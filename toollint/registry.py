@@ -46,6 +46,8 @@ def docs_uri(page: str, anchor: str = "") -> str:
 
 @dataclass(frozen=True)
 class Rule:
+    """A code toollint can report: its documentation, level, precision and (static rules) check."""
+
     code: str
     name: str  # kebab-case, usable wherever a code is
     short: str  # one line
