@@ -21,7 +21,6 @@ import gc
 import io
 import os
 import tokenize
-import traceback
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -315,6 +314,8 @@ def grader_facts(ctx: ModuleContext) -> list[GraderFact] | None:
 
 def internal_error(path: str, code: str, exc: BaseException) -> Finding:
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    import traceback  # only when something failed: 1% of a run the cache answers
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
     label = f"{code} ({registry.rule_name(code)})" if registry.get(code) is not None else code
