@@ -185,3 +185,67 @@ def test_jobs_share_the_cache_across_processes(tmp_path: Path) -> None:
     assert serial.stdout == cold.stdout == warm.stdout
     assert FINDING in warm.stdout
     assert "Checked 23 files" in warm.stderr
+
+
+def _digests_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the contents the cache hashes (each one it read)."""
+    from toollint import cache
+
+    count = [0]
+    real = cache.digest
+
+    def counting(data: bytes | str) -> str:
+        count[0] += 1
+        return real(data)
+
+    monkeypatch.setattr(cache, "digest", counting)
+    return count
+
+
+def test_a_file_written_just_now_is_read_again_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its timestamps cannot tell a second write within their resolution from none: no status is kept
+    root = _project(tmp_path, store=ONLY_PRINTS)
+    monkeypatch.chdir(root)
+    settings = Settings(project_root=root)
+    for _ in range(2):
+        run_cache = ResultCache(root / CACHE_DIR_NAME)
+        lint_paths(["."], settings, cache=run_cache)
+        run_cache.save()
+    saved = read_cache_file(_cache_files(root)[0])
+    assert saved is not None and len(saved.entries) == 3 and saved.statuses == {}
+    read = _digests_read(monkeypatch)
+    warm_cache = ResultCache(root / CACHE_DIR_NAME)
+    lint_paths(["."], settings, cache=warm_cache)
+    assert warm_cache.hits == 3 and read[0] == 3
+
+
+@pytest.mark.skipif(os.name != "posix", reason="statuses are trusted where every write moves st_ctime")
+def test_unchanged_statuses_answer_without_reading_and_a_write_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # as if every file had been written long ago
+    root = _project(tmp_path, store=ONLY_PRINTS)
+    monkeypatch.chdir(root)
+    settings = Settings(project_root=root)
+    cold_cache = ResultCache(root / CACHE_DIR_NAME)
+    cold = lint_paths(["."], settings, cache=cold_cache)
+    cold_cache.save()
+    assert any(f.reported for f in cold.files)
+
+    read = _digests_read(monkeypatch)
+    warm_cache = ResultCache(root / CACHE_DIR_NAME)
+    warm = lint_paths(["."], settings, cache=warm_cache)
+    assert warm_cache.hits == 3 and read[0] == 0  # nothing read, the helper tools.py rests on included
+    assert [f.findings for f in warm.files] == [f.findings for f in cold.files]
+
+    store = root / "pkg" / "store.py"
+    store.write_text(WRITES)
+    os.utime(store, ns=(store.stat().st_atime_ns, store.stat().st_mtime_ns - 10**9))  # mtime set back
+    edited_cache = ResultCache(root / CACHE_DIR_NAME)
+    edited = lint_paths(["."], settings, cache=edited_cache)
+    assert edited_cache.hits == 1  # the package's __init__.py; store.py and the tools resting on it linted
+    assert not any(f.reported for f in edited.files)

@@ -457,7 +457,7 @@ class ResultStore(Protocol):
 
     def holds(self, shown: str) -> bool: ...
 
-    def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None: ...
+    def lookup(self, shown: str, path: str, settings: Settings, module_name: str) -> FileResult | None: ...
 
     def store(self, result: FileResult, settings: Settings) -> None: ...
 
@@ -544,11 +544,8 @@ def lint_paths(
         for position, (path, shown, config) in enumerate(work):
             if not cache.holds(shown):  # a cold run reads nothing here: the workers start at once
                 continue
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue  # linted below, where it becomes a TL903
-            hit = cache.lookup(shown, data, configs.settings[config], guess_module_name(path))
+            # (read only if its status changed; a file the cache cannot read is linted below: a TL903)
+            hit = cache.lookup(shown, str(path), configs.settings[config], guess_module_name(path))
             if hit is not None:
                 done[position] = hit
     todo = [position for position in range(len(work)) if position not in done]
