@@ -112,6 +112,7 @@ class ResultCache:
         self._current: dict[str, str | None] = {}  # dependency path -> its digest now (None: absent)
         self.changed = False
         self.hits = 0
+        self._started = time.time_ns()  # before the run reads any file it lints
 
     @property
     def file(self) -> CacheFile:
@@ -180,6 +181,17 @@ class ResultCache:
         self._keep_status(path, status, found, now)
         return found
 
+    def _keep_linted_status(self, path: str, linted: str) -> None:
+        """A file last changed before this run started holds now what the run read and linted: its status
+        now goes with that digest (no read again)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        if stat.S_ISREG(st.st_mode):
+            status = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+            self._keep_status(path, status, linted, self._started)
+
     def _keep_status(self, path: str, status: Status, found: str, now: int) -> None:
         """Keep the status a file had before it was read as that of the content read (see RACY_NS)."""
         if TRUST_STATUS and max(status[1], status[2]) < now - RACY_NS:
@@ -193,8 +205,8 @@ class ResultCache:
         self.file.entries[result.path] = Entry(self.settings_key(settings), result.digest, result.module_name,
                                                result.reached, result)
         self.changed = True
-        if TRUST_STATUS and result.path not in self._current:  # read again: the status must precede a read
-            self._current[result.path] = self._digest_now(result.path)
+        if TRUST_STATUS and result.path not in self._current:
+            self._keep_linted_status(result.path, result.digest)
 
     def save(self) -> None:
         """Write the cache file whole (atomically) when anything changed; a cache that cannot be written
