@@ -11,6 +11,8 @@ on all three alike; a ratio is taken within each round and the median over the r
 for wall time and for CPU time (user + system of the process and its workers: steadier on a shared
 machine). Targets: cold / ruff at most 1.0 on tau2 src, 1.5 on each corpus code base, 0.5 on the
 standard library; warm / cold at most 0.2 on tau2 src. Peak RSS is the largest single process.
+"python/ruff wall" is the bare interpreter's start (`python -c pass`, site included) over ruff's whole
+run, measured in the same rounds: the floor under any toollint run's ratio on that tree.
 With `--before-python PY` each round also runs that interpreter's (older) toollint cold, and the
 table adds its ratio to ruff and the cold/before ratio.
 
@@ -313,6 +315,7 @@ class Round:
     ruff: tuple[float, float, float]
     warm: tuple[float, float, float]
     before: tuple[float, float, float] = (1.0, 0.0, 1.0)  # the --before-python toollint, cold
+    python: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the bare interpreter: `python -c pass`
 
 
 def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
@@ -338,8 +341,10 @@ def compare_with_ruff(
     def before() -> tuple[float, float, float]:
         return cold(before_cmd) if before_cmd else (1.0, 0.0, 1.0)
 
+    bare = [PY, "-c", "pass"]  # the floor under any toollint run: the interpreter starting, site included
     cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before()  # warm-up: file cache, .pyc files
-    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before()) for _ in range(runs)]
+    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before(), _once(bare))
+              for _ in range(runs)]
     med = {k: statistics.median(getattr(r, k)[0] for r in rounds) for k in ("cold", "ruff", "warm")}
     peak = {k: max(getattr(r, k)[1] for r in rounds) for k in ("cold", "ruff", "warm")}
     pairs = (("before", "ruff", 0), ("before", "ruff", 2), ("cold", "before", 0), ("cold", "before", 2))
@@ -348,7 +353,8 @@ def compare_with_ruff(
         name, str(len(files)), f"{med['cold']:.2f}", f"{med['warm']:.2f}", f"{med['ruff']:.2f}",
         f"{_median_ratio(rounds, 'cold', 'ruff', 0):.2f}", f"{_median_ratio(rounds, 'cold', 'ruff', 2):.2f}",
         f"{_median_ratio(rounds, 'warm', 'cold', 0):.2f}", f"{_median_ratio(rounds, 'warm', 'cold', 2):.2f}",
-        f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}", *then,
+        f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}",
+        f"{_median_ratio(rounds, 'python', 'ruff', 0):.2f}", *then,
     ]
 
 
@@ -372,7 +378,7 @@ def ruff_main(argv: list[str] | None = None) -> int:
           f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm"
           f"{', the before toollint cold' if BEFORE else ''}) after a warm-up")
     header = ["tree", "files", "cold s", "warm s", "ruff s", "cold/ruff wall", "cold/ruff cpu",
-              "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB"]
+              "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB", "python/ruff wall"]
     if BEFORE:
         header += ["before/ruff wall", "before/ruff cpu", "cold/before wall", "cold/before cpu"]
     rows: list[list[str]] = []

@@ -57,10 +57,10 @@ TOOL = """from typing import Annotated
 from agentdojo.functions_runtime import Depends
 
 
-def update_{i}(account: Annotated[dict, Depends("bank_account")], amount: float | None = None) -> str:
-    \"\"\"Update the amount.\"\"\"
-    if amount:
-        account["amount"] = amount
+def update_{i}(account: Annotated[dict, Depends("bank_account")], recurring: bool | None = None) -> str:
+    \"\"\"Update whether the payment recurs.\"\"\"
+    if recurring:
+        account["recurring"] = recurring
     return "done"
 """
 
@@ -102,6 +102,9 @@ def _one_trial(folder: Path) -> list[str]:
     # 10 s first deadline (and 0.5 s a file after), saves late, and the trial still counts.
     assert writer.wait(timeout=150) == 0
     assert "internal error" not in run.stderr, run.stderr
+    # Not vacuous: toollint did rewrite files (a file it never fixes leaves the writer waiting out every
+    # deadline, saving after toollint ended, and the trial passes without any race).
+    assert (folder / "tools_000.py").read_text(encoding="utf-8") == _fixed(_original(0)) != _original(0)
     lost = []
     for i in range(FIRST_SAVED, FILES):
         saved = _saved_text(i)
