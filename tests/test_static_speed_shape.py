@@ -182,3 +182,21 @@ def test_version_imports_no_parser_step_or_settings_module(tmp_path: Path) -> No
         "toollint", "toollint.cli", "toollint.console", "toollint.errors"
     ]
     assert "argparse" not in modules and "dataclasses" not in modules
+
+
+def test_a_warm_run_checks_the_configured_selectors_without_the_rules(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nselect = ["TL1", "syntax-error"]\n')
+    argv = ["check", "-o", "report.txt", "pkg"]
+    imported_by(argv, tmp_path)
+    cold_report = (tmp_path / "report.txt").read_text()
+    warm = imported_by(argv, tmp_path)
+    assert sorted(m for m in warm if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+    assert (tmp_path / "report.txt").read_text() == cold_report and "TL901" in cold_report
+    # a selector no rule answers to is still refused, as before, by the table the cache handed over
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nselect = ["TL1", "TLX"]\n')
+    proc = subprocess.run([sys.executable, "-m", "toollint", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("unknown rule selector 'TLX' in 'select' in "
+                                        f"{tmp_path / 'pyproject.toml'} [tool.toollint]")

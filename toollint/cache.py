@@ -116,6 +116,11 @@ class ResultCache:
 
     @property
     def file(self) -> CacheFile:
+        return self._file if self._file is not None else self.read()
+
+    def read(self) -> CacheFile:
+        """The cache file, read once (by the first look-up, unless asked before), its rule table handed to
+        the registry."""
         if self._file is None:
             self._file = self._read() or CacheFile(FORMAT, self._key, self.cwd)
             registry.remember_rules(self._file.rules)

@@ -182,8 +182,10 @@ def remember_rules(rules: dict[str, Rule]) -> None:
 
 
 def expand(selectors: Iterable[str]) -> Iterator[str]:
-    """Codes matched by selectors: full codes, prefixes (`TL1`, `TL`, `ALL`) or kebab-case names."""
-    rules = all_rules()
+    """Codes matched by selectors: full codes, prefixes (`TL1`, `TL`, `ALL`) or kebab-case names (from the
+    table a results cache handed over, when the rules are not loaded: checking a configuration's
+    `select` imports no rule)."""
+    rules = reported_rules()
     for sel in selectors:
         s = sel.strip()
         if not s:
