@@ -176,6 +176,30 @@ def test_a_warm_run_imports_no_rule_and_no_analysis(tmp_path: Path, output_forma
     assert "TL901" in cold_report and "syntax-error" in cold_report  # a finding, named by the registry
 
 
+NO_TOOL = '''\
+class Calendar:
+    def add_event(self, title: str) -> str:
+        """Add an event."""
+        return title
+
+    def list_events(self) -> list[str]:
+        """List the events."""
+        return []
+'''
+
+
+def test_a_warm_run_that_finds_no_tool_names_the_candidates_without_the_analysis(tmp_path: Path) -> None:
+    # the hint of a run that found no tool (pre-commit on files without tools) comes from the cache too
+    (tmp_path / "cal.py").write_text(NO_TOOL)
+    listing = tmp_path / "modules.txt"
+    runs = [subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, str(listing), "check", "cal.py"],
+                           cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+            for _ in range(2)]
+    assert "Calendar: 2 documented public methods" in runs[0].stderr
+    assert runs[1].stderr == runs[0].stderr
+    assert sorted(m for m in listing.read_text().split() if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+
+
 def test_version_imports_no_parser_step_or_settings_module(tmp_path: Path) -> None:
     modules = imported_by(["--version"], tmp_path)
     assert sorted(m for m in modules if m.startswith("toollint")) == [

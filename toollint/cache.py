@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from toollint.settings import Settings
 
 CACHE_DIR_NAME = ".toollint_cache"
-FORMAT = 3  # of the cache file; a change makes every older file unreadable on purpose
+FORMAT = 4  # of the cache file; a change makes every older file unreadable on purpose
 # A file whose status (size, times, inode) is what it was when its content was hashed holds that content
 # still, unless it was written again within the timestamps' resolution of that moment: as git does with
 # "racily clean" files, a status is kept only for a file last changed RACY_NS before it was looked at,

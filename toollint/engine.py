@@ -40,7 +40,7 @@ from toollint.sources import REACH, Dependency, cached_parse, digest, keep_modul
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
     from toollint.context import ModuleContext
-    from toollint.facts import GraderFact, Rejection, ToolFact
+    from toollint.facts import Candidate, GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -82,6 +82,9 @@ class FileResult:
     # The other files its facts rest on, each with the digest of what it held (None: looked for, absent):
     # the helpers and base classes its tools and graders reach (toollint.sources); the cache's key.
     reached: tuple[Dependency, ...] = ()
+    # What looks most like a tool in it, found for a run that found no tool (None: not looked for), and
+    # cached with the result: a warm run that finds no tool names them without parsing again.
+    candidates: list[Candidate] | None = None
 
     @property
     def reported(self) -> list[Finding]:
