@@ -125,11 +125,12 @@ def lint(options: CheckOptions, resolver: SettingsResolver, early: ResultCache |
         else RunResult(root=resolver.for_run(_config_targets(options)).project_root)
     )
     if cache is not None:
-        if result.checked_count and not result.tool_count and not result.grader_count \
-                and not options.output.quiet and not options.output.show_tools:
+        out = options.output
+        if result.checked_count and not result.tool_count and \
+                (out.show_tools or (not out.quiet and not result.grader_count)):  # the report names them
             from toollint.reporters.tools import find_candidates
 
-            find_candidates(result)  # for the report, found before the cache is saved: kept with the results
+            find_candidates(result)  # before the cache is saved: kept with the results
         cache.save()
     if reads_stdin(options):
         name = options.stdin_filename or STDIN
