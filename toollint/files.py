@@ -115,7 +115,11 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
     """How a path is shown: relative to the current directory when below it, else as it was typed
     (`../other/tools.py` stays so, as flake8 prints it; an absolute path stays absolute)."""
     cwd = cwd or Path.cwd()
-    absolute = Path(os.path.abspath(path))
+    absolute_text = os.path.abspath(path)
+    below = os.path.join(cwd, "")  # the common case by string: pathlib costs a run of many files 2%
+    if absolute_text.startswith(below) and len(absolute_text) > len(below):
+        return absolute_text[len(below):].replace(os.sep, "/")
+    absolute = Path(absolute_text)
     rel = relative_to(absolute, cwd)
     if rel is not None:
         return rel

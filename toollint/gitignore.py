@@ -30,6 +30,8 @@ from toollint.regular import read_regular
 
 @dataclass(frozen=True)
 class Pattern:
+    """One .gitignore line, as a regex over `/`-separated relative paths."""
+
     regex: re.Pattern[str]
     negated: bool
     directory_only: bool

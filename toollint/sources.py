@@ -45,6 +45,8 @@ def digest(data: bytes | str) -> str:
 
 @dataclass(frozen=True)
 class ParsedFile:
+    """A module's content and its syntax tree, kept for the next reader."""
+
     path: str
     digest: str
     tree: ast.Module | None  # None: too large, or not valid Python

@@ -56,7 +56,7 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
-from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
+from toollint.facts import Candidate, Rejection  # plain data, pickled and cached without this package
 from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
@@ -1266,18 +1266,6 @@ def docstring_schema_functions(tree: ast.Module, source: str | None = None) -> d
             if isinstance(seq, ast.Name) and seq.id in lists and _SCHEMA_BUILDER.fullmatch(builder):
                 out.update(dict.fromkeys(lists[seq.id], builder))
     return out
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A class or function that looks most like a tool in a tree where none was found: what it is,
-    why it looks like one, and the `[tool.toollint]` line that would take it."""
-
-    qualname: str
-    line: int
-    why: str
-    config: str
-    score: int
 
 
 def tool_candidates(tree: ast.Module, module_name: str) -> list[Candidate]:
