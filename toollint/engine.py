@@ -32,6 +32,7 @@ from toollint.config import SettingsResolver
 from toollint.errors import SelectionError
 from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
+from toollint.memos import forget_file_memos
 from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
 from toollint.regular import TooLargeError, read_regular
@@ -521,6 +522,7 @@ def lint_paths(
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
     CPU for a run with PARALLEL_FROM_BYTES of source or more, else serial). With a `cache`, files whose
     result it holds are not linted again, and new results go into it (the caller saves it)."""
+    forget_file_memos()  # a process that lints again (tests, editors) asks the file system afresh
     configs = _Configurations(settings)
     run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
     if cache is None:

@@ -20,10 +20,10 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from pathlib import Path
 
 from toollint.gitignore import GitIgnore
+from toollint.memos import file_memo
 from toollint.regular import describe_mode
 from toollint.settings import Settings
 
@@ -266,7 +266,7 @@ def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet)
         stack.extend(reversed(subdirs))
 
 
-@lru_cache(maxsize=4096)
+@file_memo(4096)
 def _is_package(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "__init__.py"))
 
@@ -276,7 +276,7 @@ def guess_module_name(path: str | Path) -> str:
     return _module_name(os.path.abspath(path))
 
 
-@lru_cache(maxsize=4096)
+@file_memo(4096)
 def _module_name(absolute: str) -> str:
     # os.path on strings, not pathlib: the engine, the cache and the resolver ask for every file
     directory, name = os.path.split(absolute)

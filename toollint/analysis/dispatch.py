@@ -31,12 +31,12 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.resolver import directory_of
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+from toollint.memos import file_memo
 from toollint.sources import read_module
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -494,7 +494,7 @@ def same_project(dotted: str, importer: str) -> bool:
     return bool(importer) and dotted.split(".", 1)[0] in _directories(directory_of(importer))
 
 
-@lru_cache(maxsize=256)
+@file_memo(256)
 def _directories(directory: str) -> frozenset[str]:
     return frozenset(Path(directory).resolve().parts)
 
@@ -533,7 +533,7 @@ class PackageFile:
         return self._text
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_texts(directory: str) -> tuple[PackageFile, ...]:
     """The modules and the JSON/YAML files of a directory, read once per directory and process for
     the package-wide questions below (large data files are skipped). A module's bytes are read once
@@ -571,7 +571,7 @@ def _module_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     """The name dispatches of every module of a directory (a class is dispatched to from a sibling
     module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`). Text only, no parse:
@@ -650,7 +650,7 @@ def data_declarations(data: object) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
     modules (dict literals) and in its JSON/YAML files (text tests first)."""

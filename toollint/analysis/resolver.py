@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.memos import file_memo
 from toollint.sources import parse_file, record_absent, record_read
 
 MAX_DEPTH = 3  # alias-of-alias hops for annotations
@@ -101,7 +102,7 @@ def module_file(importer: str | Path, module_name: str, level: int, modname: str
     )[0]
 
 
-@lru_cache(maxsize=4096)
+@file_memo(4096)
 def _module_search(
     directory: str, depth: int, level: int, modname: str
 ) -> tuple[Path | None, tuple[str, ...]]:
@@ -115,7 +116,7 @@ def _module_search(
     absent: list[str] = []
 
     def is_file(candidate: str) -> bool:
-        found = _is_file(candidate)
+        found = os.path.isfile(candidate)
         if not found:
             absent.append(candidate)
         return found
@@ -138,13 +139,6 @@ def _module_search(
             if is_file(candidate):
                 return Path(candidate), tuple(absent)
     return None, tuple(absent)
-
-
-@lru_cache(maxsize=16384)
-def _is_file(candidate: str) -> bool:
-    """`os.path.isfile`, once per candidate and process: the importers of a directory tree look for a
-    framework's module (`langchain_core/tools.py`) in the same directories above them."""
-    return os.path.isfile(candidate)
 
 
 @lru_cache(maxsize=4096)
