@@ -102,6 +102,10 @@ def guard_in(stmts: list[ast.stmt]) -> ast.stmt | None:
     return None
 
 
+# What a guard's text holds (`guard_in`: an assert, a raise, or an `if` that raises or returns).
+_GUARD_WORD = re.compile(r"\b(?:assert|raise|return)\b")
+
+
 def _parse(lines: list[str]) -> list[ast.stmt] | None:
     try:
         return ast.parse(textwrap.dedent("\n".join(lines))).body
@@ -112,10 +116,16 @@ def _parse(lines: list[str]) -> list[ast.stmt] | None:
 def find_guard(run: list[Comment], begin: int = 0) -> tuple[int, int, ast.stmt] | None:
     """(first, last) indexes into `run` of the first window from `begin` that parses as a guard."""
     texts = [_uncomment(c) for c in run]
+    # the last line of each that holds a guard's keyword: a window ending before it holds no guard, and
+    # is not parsed (most comments are prose: each window tried was a parse)
+    keyword = [i for i, t in enumerate(texts) if _GUARD_WORD.search(t)]
     for start in range(begin, len(texts)):
         if not texts[start].strip() or texts[start][:1] in " \t":
             continue  # a guard starts at the run's outermost indentation
-        for end in range(min(len(texts), start + MAX_GUARD_LINES), start, -1):
+        first_keyword = next((i for i in keyword if i >= start), None)
+        if first_keyword is None:
+            break
+        for end in range(min(len(texts), start + MAX_GUARD_LINES), first_keyword, -1):
             body = _parse(texts[start:end])
             if body:
                 guard = guard_in(body)

@@ -267,11 +267,15 @@ def truth_tests(
                 yield test, node, form
 
 
-def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -> ast.stmt | None:
-    """The innermost statement of `fn` that contains `target`."""
+def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST,
+                  summary: FunctionSummary | None = None) -> ast.stmt | None:
+    """The innermost statement of `fn` that contains `target` (the nodes around it read off the
+    summary's parent links when it is `fn`'s, rather than a walk of every statement)."""
+    around = summary.ancestors(target) if summary is not None and summary.node is fn else None
     best: ast.stmt | None = None
     for node in function_nodes(fn):
-        if not isinstance(node, ast.stmt) or not contains(node, target):
+        if not isinstance(node, ast.stmt) or not (
+                id(node) in around if around is not None else contains(node, target)):
             continue
         if best is None or (node.lineno, node.col_offset) >= (best.lineno, best.col_offset):
             best = node
@@ -316,17 +320,19 @@ def check(ctx: ModuleContext) -> Iterator[Finding]:
         for p in summary.params:
             testable = p.state_root is None and p.name in tested and p.name not in tool.framework_params
             values = falsy_values(p, resolver) if testable else []
+            if not values:
+                continue  # (before the docstring is read below: most parameters are never tested)
             containers_only = all(v in CONTAINER_FALSY for v in values)
             if containers_only and (
                 _documented_non_empty(tool, p.name) or "state" not in summary.sinks(p.name)
             ):
                 continue  # an empty string or list matters as a value stored, not as a selector
-            if values:
-                candidates[p.name] = values
+            candidates[p.name] = values
         if not candidates:
             continue
         for name, test_node, form in (t for t in tests if t[0].id in candidates):
-            stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(tool.node, test_node)
+            stmt = test_node if isinstance(test_node, ast.stmt) else _statement_of(
+                tool.node, test_node, summary)
             if not gates_write(tool.node, stmt, test_node, name, form, summary):
                 continue
             if rejects_falsy(stmt, test_node, form) or falsy_branch_writes(stmt, test_node, form, summary):

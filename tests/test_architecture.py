@@ -198,6 +198,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "toollint.fingerprint",
             "toollint.plugins",
             "toollint.regular",
+            "toollint.memos",
             "toollint.sources",
             "toollint.facts",
         ),

@@ -185,3 +185,66 @@ def test_jobs_share_the_cache_across_processes(tmp_path: Path) -> None:
     assert serial.stdout == cold.stdout == warm.stdout
     assert FINDING in warm.stdout
     assert "Checked 23 files" in warm.stderr
+
+
+def _cached_run(root: Path) -> tuple[ResultCache, engine.RunResult]:
+    """One run over the project with its cache, saved after it."""
+    run_cache = ResultCache(root / CACHE_DIR_NAME)
+    result = lint_paths(["."], Settings(project_root=root), cache=run_cache)
+    run_cache.save()
+    return run_cache, result
+
+
+def _digests_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the contents the cache hashes (each one it read)."""
+    from toollint import cache
+
+    count = [0]
+    real = cache.digest
+
+    def counting(data: bytes | str) -> str:
+        count[0] += 1
+        return real(data)
+
+    monkeypatch.setattr(cache, "digest", counting)
+    return count
+
+
+def test_a_file_written_just_now_is_read_again_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its timestamps cannot tell a second write within their resolution from none: no status is kept
+    root = _project(tmp_path, store=ONLY_PRINTS)
+    monkeypatch.chdir(root)
+    for _ in range(2):  # cold, then warm: neither keeps a status
+        _cached_run(root)
+    saved = read_cache_file(_cache_files(root)[0])
+    assert saved is not None and len(saved.entries) == 3 and saved.statuses == {}
+    read = _digests_read(monkeypatch)
+    warm_cache, _ = _cached_run(root)
+    assert warm_cache.hits == 3 and read[0] == 3
+
+
+@pytest.mark.skipif(os.name != "posix", reason="statuses are trusted where every write moves st_ctime")
+def test_unchanged_statuses_answer_without_reading_and_a_write_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # as if every file had been written long ago
+    root = _project(tmp_path, store=ONLY_PRINTS)
+    monkeypatch.chdir(root)
+    _, cold = _cached_run(root)
+    assert any(f.reported for f in cold.files)
+
+    read = _digests_read(monkeypatch)
+    warm_cache, warm = _cached_run(root)
+    assert warm_cache.hits == 3 and read[0] == 0  # nothing read, the helper tools.py rests on included
+    assert [f.findings for f in warm.files] == [f.findings for f in cold.files]
+
+    store = root / "pkg" / "store.py"
+    store.write_text(WRITES)
+    os.utime(store, ns=(store.stat().st_atime_ns, store.stat().st_mtime_ns - 10**9))  # mtime set back
+    edited_cache, edited = _cached_run(root)
+    assert edited_cache.hits == 1  # the package's __init__.py; store.py and the tools resting on it linted
+    assert not any(f.reported for f in edited.files)

@@ -156,3 +156,71 @@ def test_a_run_raises_the_gc_thresholds_and_gives_the_caller_its_own_back(
         assert during == [cli.RUN_GC_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+# What a rule needs, and a run the results cache answers whole does not: the rules, the analysis they
+# share, and the per-file context and noqa machinery (the cache hands over the rule table reports need).
+NOT_FOR_A_WARM_RUN = ("toollint.analysis", "toollint.rules", "toollint.context", "toollint.noqa")
+
+
+@pytest.mark.parametrize("output_format", ["concise", "json", "sarif", "github"])
+def test_a_warm_run_imports_no_rule_and_no_analysis(tmp_path: Path, output_format: str) -> None:
+    make_tree(tmp_path)
+    argv = ["check", "--output-format", output_format, "-o", "report.txt", "pkg"]
+    cold = imported_by(argv, tmp_path)
+    cold_report = (tmp_path / "report.txt").read_text()
+    assert {"toollint.analysis", "toollint.rules.tl101_literal_success"} <= cold  # it linted
+    warm = imported_by(argv, tmp_path)
+    assert sorted(m for m in warm if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+    assert (tmp_path / "report.txt").read_text() == cold_report
+    assert "TL901" in cold_report and "syntax-error" in cold_report  # a finding, named by the registry
+
+
+NO_TOOL = '''\
+class Calendar:
+    def add_event(self, title: str) -> str:
+        """Add an event."""
+        return title
+
+    def list_events(self) -> list[str]:
+        """List the events."""
+        return []
+'''
+
+
+def test_a_warm_run_that_finds_no_tool_names_the_candidates_without_the_analysis(tmp_path: Path) -> None:
+    # the hint of a run that found no tool (pre-commit on files without tools) comes from the cache too
+    (tmp_path / "cal.py").write_text(NO_TOOL)
+    listing = tmp_path / "modules.txt"
+    runs = [subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, str(listing), "check", "cal.py"],
+                           cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+            for _ in range(2)]
+    assert "Calendar: 2 documented public methods" in runs[0].stderr
+    assert runs[1].stderr == runs[0].stderr
+    assert sorted(m for m in listing.read_text().split() if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+
+
+def test_version_imports_no_parser_step_or_settings_module(tmp_path: Path) -> None:
+    modules = imported_by(["--version"], tmp_path)
+    assert sorted(m for m in modules if m.startswith("toollint")) == [
+        "toollint", "toollint.cli", "toollint.console", "toollint.errors"
+    ]
+    assert "argparse" not in modules and "dataclasses" not in modules
+
+
+def test_a_warm_run_checks_the_configured_selectors_without_the_rules(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nselect = ["TL1", "syntax-error"]\n')
+    argv = ["check", "-o", "report.txt", "pkg"]
+    imported_by(argv, tmp_path)
+    cold_report = (tmp_path / "report.txt").read_text()
+    warm = imported_by(argv, tmp_path)
+    assert sorted(m for m in warm if m.startswith(NOT_FOR_A_WARM_RUN)) == []
+    assert (tmp_path / "report.txt").read_text() == cold_report and "TL901" in cold_report
+    # a selector no rule answers to is still refused, as before, by the table the cache handed over
+    (tmp_path / "pyproject.toml").write_text('[tool.toollint]\nselect = ["TL1", "TLX"]\n')
+    proc = subprocess.run([sys.executable, "-m", "toollint", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("unknown rule selector 'TLX' in 'select' in "
+                                        f"{tmp_path / 'pyproject.toml'} [tool.toollint]")

@@ -43,6 +43,8 @@ NEVER_BASELINED = frozenset({"TL904"})  # an internal error is never silenced
 
 @dataclass(frozen=True)
 class BaselineEntry:
+    """One finding of a baseline file, by fingerprint."""
+
     fingerprint: str
     code: str
     path: str  # relative to the project root, POSIX
@@ -147,6 +149,8 @@ def load_baseline(path: str | Path) -> dict[str, BaselineEntry]:
 
 @dataclass
 class BaselineOutcome:
+    """What a baseline let through, how many findings it matched, and its entries nothing matched."""
+
     kept: list[Finding]  # not in the baseline (plus suppressed ones, untouched)
     matched: int
     stale: list[BaselineEntry]

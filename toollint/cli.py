@@ -12,8 +12,6 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import gc
 import importlib
 import importlib.util
@@ -23,9 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toollint import __version__, baseline, fixes, registry
+# Only what every command needs: `--version`, `rule` and the delegated subcommands import neither the
+# parser's modules nor the check steps'; building the parser of `check` imports those.
+from toollint import __version__
 from toollint.console import Console
-from toollint.dynamic import cli as confirm_cli
 from toollint.errors import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -35,19 +34,16 @@ from toollint.errors import (
     ToollintError,
     UsageError,
 )
-from toollint.pipeline import CheckStep
-from toollint.pipeline import audit as audit_step
-from toollint.pipeline.options import CheckOptions
-from toollint.reporters import FORMATS
-from toollint.trace import check as trace_step
 
 if TYPE_CHECKING:  # the engine is imported only by a run that lints
+    import argparse
+
     from toollint.engine import RunResult
-    from toollint.pipeline import StepContext
+    from toollint.pipeline import CheckStep, StepContext
+    from toollint.pipeline.options import CheckOptions
 
 __all__ = ["CHECK_STEPS", "EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "StopCheck", "UsageError", "main"]
 
-OUTPUT_FORMATS = tuple(FORMATS)
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
 # Subcommands implemented elsewhere: name -> (module, function taking argv, help). Each is offered only
@@ -83,14 +79,32 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
     return result
 
 
-CHECK_STEPS: tuple[CheckStep, ...] = (known_benchmark_step, baseline.check_step, fixes.check_step,
-                                      confirm_cli.check_step, audit_step.check_step, trace_step.check_step)
+class StepOf:
+    """The `check_step` of a module, imported when the step runs (a command that checks nothing imports
+    no step's module)."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __call__(self, ctx: StepContext, result: RunResult) -> RunResult:
+        step: CheckStep = importlib.import_module(self.module).check_step
+        return step(ctx, result)
+
+
+CHECK_STEPS: tuple[CheckStep, ...] = (
+    known_benchmark_step,
+    *(StepOf(module) for module in ("toollint.baseline", "toollint.fixes", "toollint.dynamic.cli",
+                                    "toollint.pipeline.audit", "toollint.trace.check")),
+)
 
 
 # --- parser ---------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `command`, only that subcommand's parser: a run parses one command,
+    and the others' options and the look-ups of which delegated subcommands exist cost it ~1 ms."""
+    import argparse  # here and below: `toollint --version` builds no parser
     parser = argparse.ArgumentParser(
         prog="toollint",
         description="Find where an AI-agent benchmark's tools do not do what they say.",
@@ -98,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"toollint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_check_command(subparsers)
-    add_rule_command(subparsers)
-    add_demo_command(subparsers)
-    add_delegated_commands(subparsers)
+    for name, add_command in (("check", add_check_command), ("rule", add_rule_command),
+                              ("demo", add_demo_command)):
+        if command in (None, name):
+            add_command(subparsers)
+    if command is None:
+        add_delegated_commands(subparsers)
     return parser
 
 
@@ -125,8 +141,14 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by `check` and `demo`."""
+    from toollint import baseline, fixes
+    from toollint.dynamic import cli as confirm_cli
+    from toollint.pipeline import audit as audit_step
+    from toollint.reporters import FORMATS
+    from toollint.trace import check as trace_step
+
     out = parser.add_argument_group("output")
-    out.add_argument("--output-format", choices=OUTPUT_FORMATS, default="concise",
+    out.add_argument("--output-format", choices=tuple(FORMATS), default="concise",
                      help="; ".join(f"{name}: {what}" for name, (_, _, what) in FORMATS.items()))
     out.add_argument("--show-source", action="store_true", help="same as --output-format full")
     out.add_argument("-o", "--output-file", metavar="FILE", help="write the report here instead of stdout")
@@ -198,6 +220,7 @@ def add_demo_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def add_delegated_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    import argparse
     for name, (module, _, help_text) in DELEGATED.items():
         if _importable(module):
             sub = subparsers.add_parser(name, help=help_text, add_help=False)
@@ -225,6 +248,8 @@ def _selector_list(text: str) -> list[str]:
 
 def _selection(text: str) -> list[str]:
     """--select: an empty one would run no rule and pass every file."""
+    import argparse
+
     selectors = _selector_list(text)
     if not selectors:
         raise argparse.ArgumentTypeError(
@@ -234,6 +259,8 @@ def _selection(text: str) -> list[str]:
 
 
 def _jobs(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -271,13 +298,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if args_list and args_list[0] in DELEGATED and _importable(DELEGATED[args_list[0]][0]):
         # The same error path as every other subcommand (broken pipe, interrupt, internal error).
         return _guarded(lambda: run_delegated(args_list[0], args_list[1:]), Console())
-    parser = build_parser()
     commands = {"check", "rule", "demo", *DELEGATED}
     if not args_list or (args_list[0] not in commands and args_list[0] not in ("-h", "--help", "--version")):
         if (hint := _misspelt_command(args_list[0] if args_list else "", commands)) is not None:
             Console().error(hint)
             return EXIT_ERROR
         args_list = ["check", *args_list]
+    parser = build_parser(args_list[0] if args_list[0] in ("check", "rule", "demo") else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse has printed usage and a one-line error
@@ -358,6 +385,10 @@ def run_delegated(name: str, argv: list[str]) -> int:
 
 def check_options(args: argparse.Namespace, command: str = "check") -> CheckOptions:
     """The options object of a run, built once; the only reader of the parsed namespace."""
+    import dataclasses
+
+    from toollint.pipeline.options import CheckOptions
+
     options = CheckOptions.from_namespace(args, command)
     if not options.paths:
         options = dataclasses.replace(options, paths=("-",) if options.stdin_filename else (".",))
@@ -372,7 +403,7 @@ def run_check_command(args: argparse.Namespace, console: Console) -> int:
 
         return run_show(check_options(args), console, settings=args.show_settings, files=args.show_files)
     if args.add_noqa:
-        from toollint import add_noqa
+        from toollint import add_noqa, baseline
 
         return run_check(check_options(args), (baseline.check_step, add_noqa.check_step), console)
     return run_check(check_options(args), CHECK_STEPS, console)
@@ -382,6 +413,8 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
     if not any(EXAMPLES_DIR.glob("**/*.py")):
         console.error(f"the bundled examples are missing from {EXAMPLES_DIR}")
         return EXIT_ERROR
+    import dataclasses
+
     options = check_options(args, "demo")
     # The demo shows the defaults, whatever the working directory's configuration; and toollint's own
     # files are no user's to ignore: Python 3.13's venv writes a `.gitignore` of `*` into the venv.
@@ -397,6 +430,7 @@ def run_demo(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_rule(args: argparse.Namespace, console: Console) -> int:
+    from toollint import registry
     from toollint.reporters.json_ import rule_to_dict
 
     as_json = args.output_format == "json"

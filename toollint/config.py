@@ -242,10 +242,20 @@ class SettingsResolver:
             return None
         if self._fixed is not None:
             return self._fixed
-        directory = _directory_of(path)
-        if directory not in self._by_directory:
-            self._by_directory[directory] = config_above(directory)
-        return self._by_directory[directory]
+        return self._config_in(_directory_of(path))
+
+    def _config_in(self, directory: Path) -> Path | None:
+        """`config_above(directory)`, each folder looked at once in a run: a walk asks for every folder of
+        a tree, and each one's answer is its own pyproject.toml's or its parent's."""
+        if directory in self._by_directory:
+            return self._by_directory[directory]
+        candidate = directory / "pyproject.toml"
+        if os.path.isfile(candidate) and _has_toollint_table(candidate):
+            found: Path | None = candidate
+        else:
+            found = None if directory.parent == directory else self._config_in(directory.parent)
+        self._by_directory[directory] = found
+        return found
 
     def settings(
         self, config: Path | None, fallback: Callable[[ConfigError], Settings] | None = None

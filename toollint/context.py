@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+_UNKNOWN = object()  # a question the syntax tree cannot answer alone
+
+
 @dataclass(frozen=True)
 class Comment:
     line: int
@@ -42,11 +45,12 @@ def _comments_in(source: str, line_offset: int = 0) -> list[Comment]:
     return out
 
 
-def _nodes_spanning(node: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+def _nodes_spanning(node: ast.AST, lines: list[int], strings_whole: bool = False) -> Iterator[ast.AST]:
     """`node` and the nodes below it whose lines take in one of `lines` (sorted): a string covering a
     line lies inside every node around it, so a node that spans none of them is not looked into (most
     of a function's statements). Nodes without a position (`arguments`) are looked into, decorators
-    count for the lines above their `def`, and an f-string is taken whole."""
+    count for the lines above their `def`, and an f-string is taken whole (with its parts, or alone
+    when `strings_whole`: the positions of its parts are not to be trusted before Python 3.12)."""
     stack = [node]
     while stack:
         current = stack.pop()
@@ -58,7 +62,7 @@ def _nodes_spanning(node: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
             if at == len(lines) or lines[at] > last:
                 continue
         if isinstance(current, ast.JoinedStr):
-            yield from ast.walk(current)
+            yield from (current,) if strings_whole else ast.walk(current)
             continue
         yield current
         stack.extend(ast.iter_child_nodes(current))
@@ -105,27 +109,57 @@ class ModuleContext:
         wanted = [n for n, text in enumerate(self.lines, 1) if "noqa" in text or "noqa" in text.lower()]
         if not wanted:
             return []
-        segments: list[tuple[int, int]] = []  # top-level statements (with their decorators), merged
+        segments: list[tuple[int, int, list[ast.stmt]]] = []  # top-level statements (with decorators), merged
         for node in self.tree.body:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             last = node.end_lineno or node.lineno
             if segments and first <= segments[-1][1]:
-                segments[-1] = (segments[-1][0], max(segments[-1][1], last))
+                segments[-1] = (segments[-1][0], max(segments[-1][1], last), [*segments[-1][2], node])
             else:
-                segments.append((first, last))
+                segments.append((first, last, [node]))
         out: list[Comment] = []
-        done: set[tuple[int, int]] = set()
+        by_segment: dict[int, list[int]] = {}
         for number in wanted:
-            segment = next(((a, b) for a, b in segments if a <= number <= b), None)
-            if segment is None:
+            at = next((i for i, (a, b, _) in enumerate(segments) if a <= number <= b), None)
+            if at is None:
                 text = self.lines[number - 1]
                 col = text.find("#")
                 if col >= 0:
                     out.append(Comment(number, col, text[col:].rstrip("\r\n"), not text[:col].strip()))
-            elif segment not in done:
-                done.add(segment)
-                out += _comments_in("\n".join(self.lines[segment[0] - 1:segment[1]]) + "\n", segment[0] - 1)
+            else:
+                by_segment.setdefault(at, []).append(number)
+        for at, numbers in by_segment.items():
+            first, last, nodes = segments[at]
+            found = [self._comment_beside_strings(number, nodes) for number in numbers]
+            if all(c is not _UNKNOWN for c in found):
+                out += [c for c in found if isinstance(c, Comment)]
+            else:  # a line a string spans more of than itself: the statements are tokenized
+                out += _comments_in("\n".join(self.lines[first - 1:last]) + "\n", first - 1)
         return sorted(out, key=lambda c: c.line)
+
+    def _comment_beside_strings(self, number: int, nodes: list[ast.stmt]) -> Comment | None | object:
+        """The comment on line `number` of these statements, found without tokenizing them: the first
+        `#` outside the strings written on that line (a `#` is a comment's or a string's); `_UNKNOWN`
+        when a string spans the line and another (a docstring, strings concatenated over lines, which
+        may hold a comment between them): tokenizing tells then."""
+        text = self.lines[number - 1]
+        if "#" not in text:
+            return None
+        spans: list[tuple[int, int]] = []
+        for node in nodes:
+            for sub in _nodes_spanning(node, [number], strings_whole=True):
+                if isinstance(sub, ast.JoinedStr) or (isinstance(sub, ast.Constant)
+                                                      and isinstance(sub.value, (str, bytes))):
+                    if sub.lineno != number or (sub.end_lineno or number) != number:
+                        return _UNKNOWN
+                    spans.append((self.char_col(number, sub.col_offset),
+                                  self.char_col(number, sub.end_col_offset or len(text))))
+        col = text.find("#")
+        while col >= 0 and any(start <= col < end for start, end in spans):
+            col = text.find("#", col + 1)
+        if col < 0:
+            return None
+        return Comment(number, col, text[col:], not text[:col].strip())
 
     def own_line_comments(self, node: ast.AST) -> list[Comment]:
         """Comments standing alone on their lines within `node`'s lines, found without tokenizing

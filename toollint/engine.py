@@ -22,19 +22,18 @@ import gc
 import io
 import os
 import tokenize
-import traceback
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from toollint import noqa, registry
+from toollint import registry
 from toollint.config import SettingsResolver
-from toollint.context import ModuleContext
 from toollint.errors import SelectionError
 from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
+from toollint.memos import forget_file_memos
 from toollint.model import Finding
 from toollint.processes import die_with_parent, memory_ceiling
 from toollint.regular import TooLargeError, read_regular
@@ -42,7 +41,8 @@ from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
 
 if TYPE_CHECKING:  # the analysis is imported when a file is linted, not by a run the cache answers
-    from toollint.facts import GraderFact, Rejection, ToolFact
+    from toollint.context import ModuleContext
+    from toollint.facts import Candidate, GraderFact, Rejection, ToolFact
 
 __all__ = ["FileResult", "RunResult", "Selection", "SelectionError", "lint_paths", "lint_source", "lint_tree"]
 
@@ -77,6 +77,8 @@ GC_YOUNG_BYTES = 128 << 10
 
 @dataclass
 class FileResult:
+    """One file's findings and what the analysis found in it."""
+
     path: str  # as shown to the user
     findings: list[Finding] = field(default_factory=list)  # including suppressed ones
     module_name: str = ""
@@ -89,6 +91,9 @@ class FileResult:
     # The other files its facts rest on, each with the digest of what it held (None: looked for, absent):
     # the helpers and base classes its tools and graders reach (toollint.sources); the cache's key.
     reached: tuple[Dependency, ...] = ()
+    # What looks most like a tool in it, found for a run that found no tool (None: not looked for), and
+    # cached with the result: a warm run that finds no tool names them without parsing again.
+    candidates: list[Candidate] | None = None
 
     @property
     def reported(self) -> list[Finding]:
@@ -106,6 +111,8 @@ class FileResult:
 
 @dataclass
 class RunResult:
+    """Every file's result and what the walk of the targets could not lint."""
+
     files: list[FileResult] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # targets that do not exist
     no_python: list[str] = field(default_factory=list)  # directory targets without Python files
@@ -237,6 +244,8 @@ def lint_tree(
     apply_noqa: bool = False,
 ) -> list[Finding]:
     """Run the enabled static rules on an already parsed tree (flake8 applies its own noqa)."""
+    from toollint.context import ModuleContext  # as in _lint_source
+
     selection = Selection.from_settings(settings)
     enabled = selection.for_file(path, settings.project_root)
     ctx = ModuleContext(path, source, tree, settings, module_name or guess_module_name(path))
@@ -317,6 +326,8 @@ def grader_facts(ctx: ModuleContext) -> list[GraderFact] | None:
 
 def internal_error(path: str, code: str, exc: BaseException) -> Finding:
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    import traceback  # only when something failed: 1% of a run the cache answers
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
     label = f"{code} ({registry.rule_name(code)})" if registry.get(code) is not None else code
@@ -332,6 +343,8 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 
 
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
+    from toollint import noqa  # with the first file linted: a run the cache answers needs none
+
     if not noqa.might_have_noqa(ctx.source):
         return []
     return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
@@ -349,6 +362,8 @@ def _lint_source(
     if problem is None:
         return result
     text, tree = problem
+    from toollint.context import ModuleContext  # a file to lint: not imported by a run the cache answers
+
     ctx = ModuleContext(path, text, tree, settings, result.module_name)
     findings = run_rules(ctx, enabled)
     findings.extend(_apply_noqa(ctx, findings, enabled))
@@ -454,7 +469,7 @@ class ResultStore(Protocol):
 
     def holds(self, shown: str) -> bool: ...
 
-    def lookup(self, shown: str, data: bytes, settings: Settings, module_name: str) -> FileResult | None: ...
+    def lookup(self, shown: str, path: str, settings: Settings, module_name: str) -> FileResult | None: ...
 
     def store(self, result: FileResult, settings: Settings) -> None: ...
 
@@ -469,6 +484,7 @@ class _Configurations:
         self.settings: list[Settings] = []
         self._selections: list[Selection | None] = []
         self._index: dict[int, int] = {}  # id(settings) -> position
+        self._by_folder: dict[str, int] = {}  # a folder of linted files -> its files' position
 
     def index_for(self, path: Path) -> int:
         settings = self.source.for_path(path) if isinstance(self.source, SettingsResolver) else self.source
@@ -477,6 +493,15 @@ class _Configurations:
             position = self._index[id(settings)] = len(self.settings)
             self.settings.append(settings)
             self._selections.append(None)
+        return position
+
+    def index_for_file(self, path: Path) -> int:
+        """`index_for` a file (no directory): files of one folder share its configuration, so it is asked
+        once per folder (per file it cost a stat and two path objects: 2.5% of a warm run on 261 files)."""
+        folder = os.path.dirname(path)
+        position = self._by_folder.get(folder)
+        if position is None:
+            position = self._by_folder[folder] = self.index_for(path)
         return position
 
     def entry(self, position: int) -> tuple[Settings, Selection]:
@@ -505,6 +530,7 @@ def lint_paths(
     gives each file the settings of its configuration. `jobs` > 1 uses that many processes (0: one per
     CPU for a run with PARALLEL_FROM_BYTES of source or more, else serial). With a `cache`, files whose
     result it holds are not linted again, and new results go into it (the caller saves it)."""
+    forget_file_memos()  # a process that lints again (tests, editors) asks the file system afresh
     configs = _Configurations(settings)
     run_settings = settings.for_run(paths) if isinstance(settings, SettingsResolver) else settings
     if cache is None:
@@ -523,7 +549,7 @@ def lint_paths(
         dir_settings, dir_selection = configs.entry(configs.index_for(directory))
         result.files.append(io_error(display_path(directory, cwd), reason, dir_settings, dir_selection))
         result.unlisted.append(display_path(directory, cwd))
-    work = [(p, display_path(p, cwd), configs.index_for(p)) for p in found.files]
+    work = [(p, display_path(p, cwd), configs.index_for_file(p)) for p in found.files]
     done: dict[int, FileResult] = {}  # by position in `work`: what the cache answered
     if cache is not None:
         # A file the cache does not answer is read again where it is linted (from the page cache): the
@@ -531,11 +557,8 @@ def lint_paths(
         for position, (path, shown, config) in enumerate(work):
             if not cache.holds(shown):  # a cold run reads nothing here: the workers start at once
                 continue
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue  # linted below, where it becomes a TL903
-            hit = cache.lookup(shown, data, configs.settings[config], guess_module_name(path))
+            # (read only if its status changed; a file the cache cannot read is linted below: a TL903)
+            hit = cache.lookup(shown, str(path), configs.settings[config], guess_module_name(path))
             if hit is not None:
                 done[position] = hit
     todo = [position for position in range(len(work)) if position not in done]

@@ -30,6 +30,18 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A class or function that looks most like a tool in a tree where none was found: what it is,
+    why it looks like one, and the `[tool.toollint]` line that would take it."""
+
+    qualname: str
+    line: int
+    why: str
+    config: str
+    score: int
+
+
+@dataclass(frozen=True)
 class GraderFact:
     """One grader as a run reports it (`--show-graders`, JSON): plain data, picklable."""
 

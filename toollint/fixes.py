@@ -178,6 +178,8 @@ def apply_edits(source: str, edits: Iterable[Edit]) -> str:
 
 @dataclass
 class FileFixes:
+    """The fixes of one file and the content they apply to."""
+
     path: str
     original: str
     fixed: str

@@ -22,14 +22,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from toollint.memos import file_memo
 from toollint.regular import read_regular
 
 
 @dataclass(frozen=True)
 class Pattern:
+    """One .gitignore line, as a regex over `/`-separated relative paths."""
+
     regex: re.Pattern[str]
     negated: bool
     directory_only: bool
@@ -180,7 +182,7 @@ def _read(file: Path, base: Path) -> IgnoreFile | None:
     return IgnoreFile(str(base), patterns) if patterns else None
 
 
-@lru_cache(maxsize=1024)
+@file_memo(1024)
 def repository_root(directory: str) -> str | None:
     """The nearest directory at or above `directory` holding `.git` (a directory, or a file for
     worktrees and submodules). Each directory is looked at once per process: its parent's answer is

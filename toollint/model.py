@@ -44,6 +44,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A change that removes a finding: its edits, and whether applying it is safe."""
+
     description: str
     edits: tuple[Edit, ...]
     safe: bool = True

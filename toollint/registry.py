@@ -7,11 +7,11 @@ registration); the dynamic, contract and engine codes are declared here without 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import importlib.util
 import inspect
-import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +45,8 @@ def docs_uri(page: str, anchor: str = "") -> str:
 
 @dataclass(frozen=True)
 class Rule:
+    """A code toollint can report: its documentation, level, precision and (static rules) check."""
+
     code: str
     name: str  # kebab-case, usable wherever a code is
     short: str  # one line
@@ -74,9 +76,10 @@ class Rule:
 
 _RULES: dict[str, Rule] = {}
 _loaded = False
-# code -> name, handed over by a source that has them without importing every rule module (the results
-# cache, written by the same toollint): a run the cache answers prints `TL101 [name]` without the rules.
-_KNOWN_NAMES: dict[str, str] = {}
+# code -> rule without its check, every code's, handed over by a source that has them without importing
+# every rule module (the results cache, written by the same toollint): a run the cache answers reports in
+# any format (names, levels, SARIF's rule table) and reads noqa codes without the rules and the analysis.
+_KNOWN: dict[str, Rule] = {}
 
 
 def rule(
@@ -117,6 +120,8 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
+    import pkgutil  # here: 2.5% of a run the cache answers, which loads no rule
+
     import toollint.rules as pkg
 
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
@@ -136,36 +141,51 @@ def static_rules() -> list[Rule]:
     return [r for r in all_rules() if r.check is not None]
 
 
-def get(code_or_name: str) -> Rule | None:
+def _table() -> dict[str, Rule]:
+    """Every code's rule, as a report reads it: the snapshot a results cache handed over when the rules are
+    not loaded (their checks left out), else the registry, loaded now if need be."""
+    if _KNOWN and not _loaded:
+        return _KNOWN
     _load()
+    return _RULES
+
+
+def get(code_or_name: str) -> Rule | None:
+    table = _table()
     key = code_or_name.strip()
-    if key.upper() in _RULES:
-        return _RULES[key.upper()]
-    for r in _RULES.values():
+    if key.upper() in table:
+        return table[key.upper()]
+    for r in table.values():
         if r.name == key.lower():
             return r
     return None
 
 
 def rule_name(code: str) -> str:
-    if not _loaded and code in _KNOWN_NAMES:
-        return _KNOWN_NAMES[code]
     r = get(code)
     return r.name if r else code.lower()
 
 
-def loaded_names() -> dict[str, str] | None:
-    """Every code's name, when the rules are loaded already (None: they are not; nothing is imported)."""
-    return {c: r.name for c, r in _RULES.items()} if _loaded else None
+def reported_rules() -> list[Rule]:
+    """Every rule as reports show it (SARIF's rule table); `all_rules` when their checks are needed."""
+    return sorted(_table().values(), key=lambda r: r.code)
 
 
-def remember_names(names: dict[str, str]) -> None:
-    _KNOWN_NAMES.update(names)
+def loaded_rules() -> dict[str, Rule] | None:
+    """Every code's rule without its check, when the rules are loaded already (None: they are not; nothing
+    is imported): what a results cache keeps for the next run."""
+    return {c: dataclasses.replace(r, check=None) for c, r in _RULES.items()} if _loaded else None
+
+
+def remember_rules(rules: dict[str, Rule]) -> None:
+    _KNOWN.update(rules)
 
 
 def expand(selectors: Iterable[str]) -> Iterator[str]:
-    """Codes matched by selectors: full codes, prefixes (`TL1`, `TL`, `ALL`) or kebab-case names."""
-    rules = all_rules()
+    """Codes matched by selectors: full codes, prefixes (`TL1`, `TL`, `ALL`) or kebab-case names (from the
+    table a results cache handed over, when the rules are not loaded: checking a configuration's
+    `select` imports no rule)."""
+    rules = reported_rules()
     for sel in selectors:
         s = sel.strip()
         if not s:

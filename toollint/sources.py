@@ -30,6 +30,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from toollint.memos import forget_with
 from toollint.regular import read_regular
 
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
@@ -50,6 +51,8 @@ def digest(data: bytes | str) -> str:
 
 @dataclass(frozen=True)
 class ParsedFile:
+    """A module's content and its syntax tree, kept for the next reader."""
+
     path: str
     digest: str
     tree: ast.Module | None  # None: too large, or not valid Python
@@ -203,7 +206,8 @@ class Reach:
         return tuple(sorted(out.items()))
 
 
-REACH = Reach()  # this process's
+REACH = Reach()  # this process's, for one run: an earlier run's edges (a relative path's among them) would
+forget_with(REACH.edges.clear)  # add files to a closure that this run's analysis never looked at
 
 
 def record_read(importer: str, path: str) -> None:

@@ -56,7 +56,7 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
-from toollint.facts import Rejection  # plain data the engine pickles and caches without this package
+from toollint.facts import Candidate, Rejection  # plain data, pickled and cached without this package
 from toollint.settings import Settings
 
 # A class named like this is a toolkit: its public methods are the tools (unless markers say otherwise).
@@ -333,6 +333,26 @@ class _Discoverer:
                 for m in _EQUALS_STRING.finditer(source)
             )
         )
+
+    @cached_property
+    def may_serve_dispatch(self) -> bool:
+        """Whether the module's text names a dispatcher decorator or keyword (`call_tool`), as an ASCII
+        text holds a decorator's name."""
+        source = self.source
+        if source is None or not source.isascii():
+            return True
+        return any(n in source for n in self.patterns.dispatchers) or any(
+            k in source for k in self.patterns.dispatcher_keywords)
+
+    @cached_property
+    def may_dispatch_requests(self) -> bool:
+        """Whether a function of the module can be a request-kind dispatcher: two HTTP verb literals in
+        it, or a name a profile's `RequestDispatcher` takes, which an ASCII text holds as written (asked
+        of every function otherwise: a fifth of discovery's cost on a tree with no tools)."""
+        source = self.source
+        if source is None or (self.verb_lines is not None and len(self.verb_lines) >= 2):
+            return True
+        return not source.isascii() or any(p.search(source) for p, _, _ in self.patterns.request_dispatchers)
 
     @cached_property
     def aliases(self) -> dict[str, ast.expr]:
@@ -702,6 +722,9 @@ def _by_decorator(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_dispatcher(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_serve_dispatch:
+        d.drop(_by_dispatcher)
+        return False
     dec = next((x for x in fn.decorator_list if decorator_name(x) in d.patterns.dispatchers), None) \
         if fn.decorator_list else None
     handler = d.handlers.get(fn.name) if dec is None else None
@@ -1017,6 +1040,9 @@ def _by_configuration(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
 
 
 def _by_request_kind(d: _Discoverer, fn: FunctionNode, scope: _Scope) -> bool:
+    if not d.may_dispatch_requests:
+        d.drop(_by_request_kind)
+        return False
     family = None
     if _named_request_dispatcher(d.patterns, fn.name):
         # the class's ancestors are worked out only for a function a dispatcher pattern names
@@ -1240,18 +1266,6 @@ def docstring_schema_functions(tree: ast.Module, source: str | None = None) -> d
             if isinstance(seq, ast.Name) and seq.id in lists and _SCHEMA_BUILDER.fullmatch(builder):
                 out.update(dict.fromkeys(lists[seq.id], builder))
     return out
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A class or function that looks most like a tool in a tree where none was found: what it is,
-    why it looks like one, and the `[tool.toollint]` line that would take it."""
-
-    qualname: str
-    line: int
-    why: str
-    config: str
-    score: int
 
 
 def tool_candidates(tree: ast.Module, module_name: str) -> list[Candidate]:

@@ -31,11 +31,12 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from toollint.analysis.patterns import CompiledPatterns
+from toollint.analysis.resolver import directory_of
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+from toollint.memos import file_memo
 from toollint.sources import read_module
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -490,10 +491,10 @@ def module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
 def same_project(dotted: str, importer: str) -> bool:
     """Whether the module `dotted` belongs to the project the file `importer` is in: its top package
     is the name of a directory the file lives in (`import pkg.backend.app as m` in `.../pkg/tools/x.py`)."""
-    return bool(importer) and dotted.split(".", 1)[0] in _directories(str(Path(importer).parent))
+    return bool(importer) and dotted.split(".", 1)[0] in _directories(directory_of(importer))
 
 
-@lru_cache(maxsize=256)
+@file_memo(256)
 def _directories(directory: str) -> frozenset[str]:
     return frozenset(Path(directory).resolve().parts)
 
@@ -541,7 +542,7 @@ class PackageFile:
             self.declarations = frozenset(_schema_names_in_text(module_text))
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_texts(directory: str) -> tuple[PackageFile, ...]:
     """The modules and the JSON/YAML files of a directory, read once per directory and process for
     the package-wide questions below (large data files are skipped). A module's bytes are read once
@@ -579,7 +580,7 @@ def _module_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_dispatches(directory: str) -> tuple[NameDispatch, ...]:
     """The name dispatches of every module of a directory (a class is dispatched to from a sibling
     module, `task.py` calling `getattr(api, name)` on `api.py`'s `API`)."""
@@ -659,7 +660,7 @@ def data_declarations(data: object) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=64)
+@file_memo(64)
 def package_declarations(directory: str) -> frozenset[str]:
     """The function names a directory declares to the model in a function-calling schema: in its
     modules (dict literals) and in its JSON/YAML files (text tests first)."""

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from toollint.analysis.dispatch import read_only_sql
-from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
+from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name, walk_nodes
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
+from toollint.sources import parse_file, record_absent, record_read
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
                "posts to a webhook", "runs a declared writing mode",
@@ -178,7 +179,7 @@ def _agent_map(summary: FunctionSummary, scopes: _Scopes) -> dict[int, set[str]]
 
 
 class _Scopes:
-    """Which of a tool's functions (itself, then its helpers) holds each node, and each one's calls and
+    """Which of a tool's functions (itself, then its helpers) holds each call, and each one's calls and
     assignments (in `ast.walk` order): walked once per tool, not again for every call it makes
     (quadratic on a long tool: a third of a cold run on an MCP server's 600-line tool)."""
 
@@ -195,9 +196,9 @@ class _Scopes:
             calls: list[ast.Call] = []
             assigns: list[ast.Assign] = []
             values: dict[str, list[ast.expr]] = {}
-            for n in ast.walk(fn):
-                self.owner.setdefault(id(n), fn)
-                if isinstance(n, ast.Call):
+            for n in walk_nodes(fn):
+                if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
+                    self.owner.setdefault(id(n), fn)
                     calls.append(n)
                     self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
                 elif isinstance(n, ast.Assign):
@@ -206,7 +207,7 @@ class _Scopes:
                         values.setdefault(name, []).append(n.value)
             self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
 
-    def enclosing(self, node: ast.AST) -> ast.AST:
+    def enclosing(self, node: ast.Call) -> ast.AST:
         return self.owner.get(id(node), self.tool)
 
     def local_value(self, name: str, fn: ast.AST) -> ast.expr | None:
@@ -279,7 +280,7 @@ def _runs_configured_action(call: ast.Call, summary: FunctionSummary, scopes: _S
     args += [v for a in args if isinstance(a, ast.Name) and (v := scopes.local_value(a.id, fn)) is not None]
     return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
                or isinstance(n, ast.Attribute) and n.attr == "id" and isinstance(n.value, ast.Attribute)
-               and n.value.attr == "action" for a in args for n in ast.walk(a))
+               and n.value.attr == "action" for a in args for n in walk_nodes(a))
 
 
 def dotted_root(node: ast.expr) -> str:
@@ -321,14 +322,18 @@ def mode_prompts(class_node: ast.ClassDef, path: str) -> tuple[str, ...]:
     if "mode" not in fields or not empty or not path:
         return ()
     for name in ("prompt.py", "prompts.py"):
-        prompts = Path(path).with_name(name)
-        if prompts.is_file():
-            try:
-                tree = ast.parse(prompts.read_text(encoding="utf-8", errors="replace"))
-            except SyntaxError:
-                return ()
-            return tuple(t.id for s in tree.body if isinstance(s, ast.Assign) for t in s.targets
-                         if isinstance(t, ast.Name) and t.id.endswith("PROMPT"))
+        # parsed once per process, the tree shared with the engine when it lints the module, and recorded
+        # as what the tool's facts rest on (the cache's key: an edit of the prompts is seen)
+        prompts = str(Path(path).with_name(name))
+        parsed = parse_file(prompts)
+        if parsed is None:
+            record_absent(path, (prompts,))
+            continue
+        record_read(path, prompts)
+        if parsed.tree is None:
+            return ()
+        return tuple(t.id for s in parsed.tree.body if isinstance(s, ast.Assign) for t in s.targets
+                     if isinstance(t, ast.Name) and t.id.endswith("PROMPT"))
     return ()
 
 

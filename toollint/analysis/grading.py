@@ -1387,9 +1387,13 @@ def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, ast.Lambda):
-                stack.append(child)
+        for name in node._fields:  # (`ast.iter_child_nodes`, without its generators)
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                if not isinstance(value, ast.Lambda):
+                    stack.append(value)
+            elif isinstance(value, list):
+                stack.extend([v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.Lambda)])
     return out
 
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-from functools import lru_cache
 from pathlib import Path
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.paths import function_nodes
 from toollint.analysis.summary import ParamInfo, call_name
 from toollint.evidence import EvidenceKind, Premise
+from toollint.memos import file_memo
 
 # A name or docstring that declares a format the empty value cannot have.
 FORMAT_NAME = re.compile(
@@ -249,7 +249,7 @@ def project_root(start: Path) -> Path:
     return top
 
 
-@lru_cache(maxsize=16)
+@file_memo(16)
 def data_index(root: Path) -> dict[str, dict[str, str]]:
     """field name -> {falsy literal -> the first data file (relative to root) holding it}."""
     index: dict[str, dict[str, str]] = {}

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toollint.memos import file_memo
 from toollint.sources import parse_file, record_absent, record_read
 
 MAX_DEPTH = 3  # alias-of-alias hops for annotations
@@ -91,11 +92,11 @@ def module_file(importer: str | Path, module_name: str, level: int, modname: str
     importer's directory, absolute ones from its package root (or, failing that, each directory
     above it)."""
     return _module_search(
-        str(Path(importer).parent), -1 if level else module_name.count("."), level, modname
+        directory_of(str(importer)), -1 if level else module_name.count("."), level, modname
     )[0]
 
 
-@lru_cache(maxsize=4096)
+@file_memo(4096)
 def _module_search(
     directory: str, depth: int, level: int, modname: str
 ) -> tuple[Path | None, tuple[str, ...]]:
@@ -132,6 +133,12 @@ def _module_search(
             if is_file(candidate):
                 return Path(candidate), tuple(absent)
     return None, tuple(absent)
+
+
+@lru_cache(maxsize=4096)
+def directory_of(path: str) -> str:
+    """`str(Path(path).parent)`, once per importer (asked for each name it imports that is followed)."""
+    return str(Path(path).parent)
 
 
 def _parent(path: str) -> str:
@@ -186,7 +193,7 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
     if not level:
         return modname
     parts = importer.module_name.split(".")
-    is_package = Path(importer.path).name == "__init__.py"
+    is_package = os.path.basename(importer.path) == "__init__.py"
     keep = len(parts) - level + (1 if is_package else 0)
     base = parts[:max(keep, 0)]
     return ".".join([*base, *([modname] if modname else [])])
@@ -194,7 +201,7 @@ def _imported_module_name(importer: ModuleSource, level: int, modname: str) -> s
 
 def imported_module(importer: ModuleSource, level: int, modname: str) -> ModuleSource | None:
     target, absent = _module_search(
-        str(Path(importer.path).parent), -1 if level else importer.module_name.count("."), level, modname
+        directory_of(importer.path), -1 if level else importer.module_name.count("."), level, modname
     )
     record_absent(importer.path, absent)  # what the importer's facts rest on (toollint.sources)
     if target is None:

@@ -214,10 +214,18 @@ class FunctionSummary:
         """Ids of `node` and every node of this function's body that contains it."""
         if self._parents is None:
             parents: dict[int, ast.AST] = {}
-            for outer in self.node.body:
-                for sub in ast.walk(outer):
-                    for child in ast.iter_child_nodes(sub):
-                        parents[id(child)] = sub
+            todo: list[ast.AST] = list(self.node.body)
+            for sub in todo:  # (the children read off the fields, as in `walk_nodes`)
+                for name in sub._fields:
+                    value = getattr(sub, name, None)
+                    if isinstance(value, ast.AST):
+                        parents[id(value)] = sub
+                        todo.append(value)
+                    elif isinstance(value, list):
+                        for child in value:
+                            if isinstance(child, ast.AST):
+                                parents[id(child)] = sub
+                                todo.append(child)
             self._parents = parents
         out = {id(node)}
         current: ast.AST | None = node
@@ -500,9 +508,27 @@ def chain_base(node: ast.expr) -> ast.expr:
 
 
 def names_in(node: ast.AST) -> Iterator[ast.Name]:
-    for sub in ast.walk(node):
+    for sub in walk_nodes(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             yield sub
+
+
+def walk_nodes(root: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(root))`, in its order, with the children read off each node's fields: the
+    generators of `ast.walk` and `ast.iter_child_nodes` were a third of the cost of the walks the
+    analysis makes of every tool, its helpers and their expressions."""
+    todo = [root]
+    append = todo.append
+    for node in todo:  # (the list grows as it is read: breadth first, as `ast.walk`)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                append(value)
+            elif isinstance(value, list):
+                for item in value:  # (a loop, not a comprehension's frame: most lists hold a node or two)
+                    if isinstance(item, ast.AST):
+                        append(item)
+    return todo
 
 
 def operands(node: ast.BinOp) -> list[ast.expr]:
@@ -1113,13 +1139,15 @@ class _Summariser:
             ctx = "cond"
         if isinstance(node, ast.Lambda):
             return
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.expr(child, ctx)
-            elif isinstance(child, ast.keyword):
-                self.expr(child.value, ctx)
-            elif isinstance(child, ast.comprehension):
-                self.expr(child.iter, ctx)
+        for name in node._fields:  # its children, in `ast.iter_child_nodes`' order, without its generators
+            value = getattr(node, name, None)
+            for child in value if isinstance(value, list) else (value,):
+                if isinstance(child, ast.expr):
+                    self.expr(child, ctx)
+                elif isinstance(child, ast.keyword):
+                    self.expr(child.value, ctx)
+                elif isinstance(child, ast.comprehension):
+                    self.expr(child.iter, ctx)
 
     def call(self, call: ast.Call, ctx: Sink) -> None:
         func = call.func

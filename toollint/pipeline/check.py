@@ -35,11 +35,12 @@ STDIN = "-"
 def run_check(options: CheckOptions, steps: Sequence[CheckStep], console: Console) -> int:
     """One `toollint check` run; the exit code (0 clean, 1 findings, 2 an error)."""
     try:
+        early = _early_cache(options)
         resolver = SettingsResolver(config_file=options.config, isolated=options.isolated,
                                     override=options.overrides)
         settings = resolver.for_run(_config_targets(options))
         outputs = check_outputs(options)
-        result = lint(options, resolver)
+        result = lint(options, resolver, early)
         refuse_overwriting_inputs(outputs, result)
         ctx = StepContext(options, settings, resolver, console)
         for step in steps:
@@ -113,17 +114,23 @@ def _config_targets(options: CheckOptions) -> list[str]:
     return [stdin_name if p == STDIN else p for p in options.paths]
 
 
-def lint(options: CheckOptions, resolver: SettingsResolver) -> RunResult:
+def lint(options: CheckOptions, resolver: SettingsResolver, early: ResultCache | None = None) -> RunResult:
     files = [p for p in options.paths if p != STDIN]
     if reads_stdin(options) and (options.fixes.fix or options.fixes.diff):
         raise UsageError("--fix and --diff rewrite files; they cannot be used with stdin (-)")
-    cache = _cache(options, resolver) if files else None
+    cache = _cache(options, resolver, early) if files else None
     result = (
         lint_paths(files, resolver, jobs=options.jobs, force_exclude=options.force_exclude, cache=cache)
         if files
         else RunResult(root=resolver.for_run(_config_targets(options)).project_root)
     )
     if cache is not None:
+        out = options.output
+        if result.checked_count and not result.tool_count and \
+                (out.show_tools or (not out.quiet and not result.grader_count)):  # the report names them
+            from toollint.reporters.tools import find_candidates
+
+            find_candidates(result)  # before the cache is saved: kept with the results
         cache.save()
     if reads_stdin(options):
         name = options.stdin_filename or STDIN
@@ -133,13 +140,34 @@ def lint(options: CheckOptions, resolver: SettingsResolver) -> RunResult:
     return result
 
 
-def _cache(options: CheckOptions, resolver: SettingsResolver) -> ResultCache | None:
+def _cache(
+    options: CheckOptions, resolver: SettingsResolver, early: ResultCache | None
+) -> ResultCache | None:
     """The run's results cache (`toollint.cache`), unless --no-cache or TOOLLINT_NO_CACHE."""
     from toollint.cache import ResultCache, cache_dir_for, disabled_by_environment
 
     if options.no_cache or disabled_by_environment():
         return None
-    return ResultCache(cache_dir_for(resolver.for_run(_config_targets(options))))
+    directory = cache_dir_for(resolver.for_run(_config_targets(options)))
+    return early if early is not None and early.directory == directory else ResultCache(directory)
+
+
+def _early_cache(options: CheckOptions) -> ResultCache | None:
+    """The results cache where it is unless `cache-dir` moves it, read before the configuration: the rule
+    table it holds lets a configuration's selectors (`select = [...]`) be checked without importing every
+    rule and the analysis (a third of a run the cache answers). Any cache file of this toollint holds the
+    same table, so a wrong guess costs only the look."""
+    from toollint.cache import CACHE_DIR_NAME, ResultCache, disabled_by_environment
+    from toollint.config import find_config
+
+    if options.no_cache or options.isolated or disabled_by_environment() or reads_stdin(options):
+        return None
+    config = Path(os.path.abspath(options.config)) if options.config else \
+        find_config(_config_targets(options))
+    root = config.parent if config is not None else Path.cwd()
+    early = ResultCache(root / (os.environ.get("TOOLLINT_CACHE_DIR") or CACHE_DIR_NAME))
+    early.read()  # now: it hands its rule table to the registry
+    return early
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from toollint.config import SettingsOverride
 
 @dataclass(frozen=True)
 class OutputOptions:
+    """How the report is written: its format and file, the SARIF outputs, and what goes to stderr."""
+
     format: str = "concise"  # a key of toollint.reporters.FORMATS
     file: str | None = None  # -o; None or "-" is stdout
     statistics: bool = False
@@ -32,6 +34,8 @@ class OutputOptions:
 
 @dataclass(frozen=True)
 class BaselineOptions:
+    """--baseline, --write-baseline and --diff-base."""
+
     write: str | None = None  # --write-baseline FILE
     read: str | None = None  # --baseline FILE
     diff_base: str | None = None  # --diff-base REF
@@ -39,6 +43,8 @@ class BaselineOptions:
 
 @dataclass(frozen=True)
 class FixOptions:
+    """--fix, --diff and --unsafe-fixes."""
+
     fix: bool = False
     unsafe: bool = False
     diff: bool = False
@@ -50,6 +56,8 @@ class FixOptions:
 
 @dataclass(frozen=True)
 class ConfirmOptions:
+    """--confirm (--confirm-all) and the interpreter, witness folder and contracts it uses."""
+
     confirm: bool = False
     confirm_all: bool = False
     python: str | None = None
@@ -63,17 +71,23 @@ class ConfirmOptions:
 
 @dataclass(frozen=True)
 class TraceOptions:
+    """--ledger and --report: the tasks a confirmed defect puts at risk."""
+
     ledger: Path | None = None
     report: Path | None = None
 
 
 @dataclass(frozen=True)
 class AuditOptions:
+    """--audit-graders."""
+
     graders: bool = False  # --audit-graders: the grader audit of the benchmark tree given as PATH
 
 
 @dataclass(frozen=True)
 class CheckOptions:
+    """Everything one `toollint check` (or `demo`) run was asked, read once from the command line."""
+
     command: str = "check"  # or "demo"
     paths: tuple[str, ...] = (".",)
     stdin_filename: str | None = None  # the name stdin (`-`) is linted under

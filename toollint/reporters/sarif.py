@@ -33,7 +33,7 @@ from toollint.console import printable
 from toollint.evidence import Confidence
 from toollint.fingerprint import FINGERPRINT_KEY, line_hashes, relative_path, toollint_fingerprints
 from toollint.model import Finding, Fix
-from toollint.registry import Rule, all_rules, docs_uri
+from toollint.registry import Rule, docs_uri, reported_rules
 from toollint.reporters import Report, untested_note
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -330,7 +330,7 @@ def build_sarif(
 ) -> dict[str, Any]:
     """One SARIF log, as JSON data, with exactly one run for `findings`."""
     opts = options or SarifOptions()
-    rules = list(rules) if rules is not None else all_rules()
+    rules = list(rules) if rules is not None else reported_rules()
     by_code = {r.code: r for r in rules}
     everything = sorted(findings, key=Finding.sort_key)
     # Fingerprints count over all findings, suppressed or not, so they do not shift when a noqa is added.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from toollint.engine import RunResult
+from toollint.engine import FileResult, RunResult
 
 NO_TOOLS_HINT = ("no tools found: name them with `tool-decorators`, `tools`, `tool-classes` or `state-roots` "
                  "in [tool.toollint] (see README, Configuration)")
@@ -99,28 +99,40 @@ MAX_CANDIDATE_FILES = 2000  # a run that found nothing in more files than this i
 MAX_CANDIDATE_BYTES = 4 * 1024 * 1024  # the candidates' second read: a file larger is left out
 
 
-def write_candidates(result: RunResult, stream: TextIO) -> None:
-    """When a run found no tool: the classes and functions that look most like tools, with why, and the
-    configuration line that would take each (the run's files are read again: this is the rare path)."""
+def _candidate_files(result: RunResult) -> list[FileResult]:
+    linted = [r for r in result.files
+              if r.tools is not None and not any(f.code.startswith("TL9") for f in r.findings)]
+    return sorted(linted, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]
+
+
+def find_candidates(result: RunResult) -> None:
+    """Each file's `candidates` that the results cache did not hold: the file read again and parsed (the
+    rare path: a run that found no tool)."""
+    missing = [r for r in _candidate_files(result) if r.candidates is None]
+    if not missing:
+        return
     import ast
     from pathlib import Path
 
-    from toollint.analysis.discovery import Candidate, tool_candidates
-
-    found: list[tuple[str, Candidate]] = []
+    from toollint.analysis.discovery import tool_candidates
     from toollint.regular import read_regular
 
-    linted = [
-        r
-        for r in result.files
-        if r.tools is not None and not any(f.code.startswith("TL9") for f in r.findings)
-    ]
-    for r in sorted(linted, key=lambda r: r.path)[:MAX_CANDIDATE_FILES]:
-        try:  # a file the engine could not parse (too deep, too large, unreadable) is not read again
+    for r in missing:
+        try:  # a file the engine could not parse (too deep, too large) is not read again
             tree = ast.parse(read_regular(Path(r.path), MAX_CANDIDATE_BYTES))
-        except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        except OSError:
+            continue  # looked for again next time
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            r.candidates = []
             continue
-        found += [(r.path, c) for c in tool_candidates(tree, r.module_name)]
+        r.candidates = tool_candidates(tree, r.module_name)
+
+
+def write_candidates(result: RunResult, stream: TextIO) -> None:
+    """When a run found no tool: the classes and functions that look most like tools, with why, and the
+    configuration line that would take each."""
+    find_candidates(result)
+    found = [(r.path, c) for r in _candidate_files(result) for c in r.candidates or []]
     if not found:
         return
     found.sort(key=lambda pc: -pc[1].score)
