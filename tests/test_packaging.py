@@ -24,7 +24,7 @@ NOT_OURS = "toollint"
 def test_the_distribution_name_is_ours_and_the_command_is_toollint() -> None:
     project = PYPROJECT["project"]
     assert project["name"] == "toollint-bench" != NOT_OURS
-    assert project["scripts"] == {"toollint": "toollint.cli:main"}
+    assert project["scripts"] == {"toollint": "toollint.cli:run"}
     assert project["entry-points"]["flake8.extension"] == {"TL": "toollint.flake8_plugin:ToollintChecker"}
 
 

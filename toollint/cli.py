@@ -289,6 +289,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.set_threshold(*thresholds)  # a caller that goes on (a test session) keeps its own
 
 
+def run() -> None:
+    """The `toollint` command (console script and `python -m toollint`): `main`, then out of the process
+    without tearing its heap down. Freeing every module, class and tree one by one is 20-40 ms after the
+    work is done (mypy leaves the same way); the exit handlers still run and the streams are flushed, and a
+    process with another thread still running, or whose output cannot be flushed, ends the usual way."""
+    code = main()
+    import atexit
+    import threading
+
+    if threading.active_count() == 1:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(code)  # Python's own ending reports (or silences) what the flush met
+        atexit._run_exitfuncs()  # what sys.exit would run first: the dynamic half's hosts are stopped here
+        os._exit(code)
+    sys.exit(code)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
