@@ -35,7 +35,7 @@ from toollint.regular import read_regular
 
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
 # Trees kept per process (an LRU), by the bytes of source they were parsed from: the few helpers a
-# package's tools share stay parsed (tau2's six: 165 kB; the stdlib's thirteen: 446 kB, 22 MB of trees).
+# package's tools share stay parsed (one benchmark's six: 165 kB; the stdlib's 13: 446 kB, 22 MB of trees).
 # The newest tree is kept whatever its size: the file that follows an import to it likely follows it again.
 MAX_PARSED_BYTES = 256_000
 
