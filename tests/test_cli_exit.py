@@ -1,6 +1,7 @@
 """How the `toollint` command ends (`toollint.cli.run`, the console script and `python -m toollint`):
 out of the process without freeing its heap object by object, yet with every line of output written,
-the exit code `main` gave, the exit handlers run, and a thread still running waited for."""
+the exit code `main` gave, the exit handlers run, a thread still running waited for, and a profiler's data
+written."""
 
 from __future__ import annotations
 
@@ -44,3 +45,11 @@ def test_a_thread_still_running_is_waited_for() -> None:
                    "from toollint.cli import run\nrun()", "--version")
     assert proc.returncode == 0, proc.stderr
     assert "thread done" in proc.stdout
+
+
+def test_a_profiler_writes_its_data(tmp_path: Path) -> None:
+    out = tmp_path / "run.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "toollint", "--version"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 0  # cProfile writes after the program returns: the process did not end first
