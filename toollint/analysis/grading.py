@@ -46,6 +46,7 @@ from toollint.analysis.summary import (
     FunctionNode,
     Helper,
     call_name,
+    child_nodes,
     elif_chain,
 )
 from toollint.analysis.vocabulary import (
@@ -1387,13 +1388,7 @@ def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        for name in node._fields:  # (`ast.iter_child_nodes`, without its generators)
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                if not isinstance(value, ast.Lambda):
-                    stack.append(value)
-            elif isinstance(value, list):
-                stack.extend([v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.Lambda)])
+        stack.extend([child for child in child_nodes(node) if not isinstance(child, ast.Lambda)])
     return out
 
 

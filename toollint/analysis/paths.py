@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
-from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
+from toollint.analysis.summary import FunctionNode, FunctionSummary, child_nodes, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
 
 
@@ -346,20 +346,12 @@ def contains(outer: ast.AST, target: ast.AST) -> bool:
 
 
 def function_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions, classes or lambdas. (The
-    children are read off each node's fields here, in `ast.iter_child_nodes`' order: its two layers of
-    generators were most of the cost of the walks TL101, TL104 and the analyses make of every tool.)"""
+    """Nodes of a function body, not descending into nested functions, classes or lambdas."""
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
         yield node
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                if not isinstance(value, _NOT_OWN):
-                    stack.append(value)
-            elif isinstance(value, list):
-                stack.extend([v for v in value if isinstance(v, ast.AST) and not isinstance(v, _NOT_OWN)])
+        stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
 
 
 _NOT_OWN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -215,17 +215,11 @@ class FunctionSummary:
         if self._parents is None:
             parents: dict[int, ast.AST] = {}
             todo: list[ast.AST] = list(self.node.body)
-            for sub in todo:  # (the children read off the fields, as in `walk_nodes`)
-                for name in sub._fields:
-                    value = getattr(sub, name, None)
-                    if isinstance(value, ast.AST):
-                        parents[id(value)] = sub
-                        todo.append(value)
-                    elif isinstance(value, list):
-                        for child in value:
-                            if isinstance(child, ast.AST):
-                                parents[id(child)] = sub
-                                todo.append(child)
+            for sub in todo:
+                children = child_nodes(sub)
+                for child in children:
+                    parents[id(child)] = sub
+                todo.extend(children)
             self._parents = parents
         out = {id(node)}
         current: ast.AST | None = node
@@ -513,21 +507,28 @@ def names_in(node: ast.AST) -> Iterator[ast.Name]:
             yield sub
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, in its order, read off the node's fields: the two layers of
+    generators of `ast.iter_child_nodes` (and `ast.walk` over it) were a third of the cost of the walks
+    the analysis makes of every tool, its helpers and their expressions."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            for item in value:  # (a loop, not a comprehension's frame: most lists hold a node or two)
+                if isinstance(item, ast.AST):
+                    out.append(item)
+    return out
+
+
 def walk_nodes(root: ast.AST) -> list[ast.AST]:
-    """`list(ast.walk(root))`, in its order, with the children read off each node's fields: the
-    generators of `ast.walk` and `ast.iter_child_nodes` were a third of the cost of the walks the
-    analysis makes of every tool, its helpers and their expressions."""
+    """`list(ast.walk(root))`, in its order (`child_nodes` of each node)."""
     todo = [root]
-    append = todo.append
+    extend = todo.extend
     for node in todo:  # (the list grows as it is read: breadth first, as `ast.walk`)
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                append(value)
-            elif isinstance(value, list):
-                for item in value:  # (a loop, not a comprehension's frame: most lists hold a node or two)
-                    if isinstance(item, ast.AST):
-                        append(item)
+        extend(child_nodes(node))
     return todo
 
 
@@ -1139,15 +1140,13 @@ class _Summariser:
             ctx = "cond"
         if isinstance(node, ast.Lambda):
             return
-        for name in node._fields:  # its children, in `ast.iter_child_nodes`' order, without its generators
-            value = getattr(node, name, None)
-            for child in value if isinstance(value, list) else (value,):
-                if isinstance(child, ast.expr):
-                    self.expr(child, ctx)
-                elif isinstance(child, ast.keyword):
-                    self.expr(child.value, ctx)
-                elif isinstance(child, ast.comprehension):
-                    self.expr(child.iter, ctx)
+        for child in child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child, ctx)
+            elif isinstance(child, ast.keyword):
+                self.expr(child.value, ctx)
+            elif isinstance(child, ast.comprehension):
+                self.expr(child.iter, ctx)
 
     def call(self, call: ast.Call, ctx: Sink) -> None:
         func = call.func
