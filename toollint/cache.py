@@ -71,9 +71,25 @@ def disabled_by_environment() -> bool:
 def cache_dir_for(settings: Settings) -> Path:
     """Where a run's cache lives: TOOLLINT_CACHE_DIR, else `cache-dir`, else `.toollint_cache` in the
     project root."""
-    configured = os.environ.get("TOOLLINT_CACHE_DIR") or settings.cache_dir
-    root = settings.project_root or Path.cwd()
+    return cache_dir_in(settings.project_root, settings.cache_dir)
+
+
+def cache_dir_in(root: Path | None, cache_dir: str | None = None) -> Path:
+    """`cache_dir_for` a project root (None: the working directory) and its `cache-dir` setting."""
+    configured = os.environ.get("TOOLLINT_CACHE_DIR") or cache_dir
+    root = root or Path.cwd()
     return root / configured if configured else root / CACHE_DIR_NAME
+
+
+def _status(path: str) -> Status | None:
+    """What tells a regular file's content has not changed since (None: no regular file there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
 
 
 @dataclass
@@ -170,15 +186,14 @@ class ResultCache:
         return self._current[path]
 
     def _digest_now(self, path: str) -> str | None:
+        now = time.time_ns()
+        status = _status(path)
+        if status is None:
+            return None
+        known = self.file.statuses.get(path)
+        if TRUST_STATUS and known is not None and known[0] == status:
+            return known[1]
         try:
-            now = time.time_ns()
-            st = os.stat(path)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            status = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-            known = self.file.statuses.get(path)
-            if TRUST_STATUS and known is not None and known[0] == status:
-                return known[1]
             with open(path, "rb") as fh:
                 found = digest(fh.read())
         except OSError:
@@ -189,12 +204,8 @@ class ResultCache:
     def _keep_linted_status(self, path: str, linted: str) -> None:
         """A file last changed before this run started holds now what the run read and linted: its status
         now goes with that digest (no read again)."""
-        try:
-            st = os.stat(path)
-        except OSError:
-            return
-        if stat.S_ISREG(st.st_mode):
-            status = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        status = _status(path)
+        if status is not None:
             self._keep_status(path, status, linted, self._started)
 
     def _keep_status(self, path: str, status: Status, found: str, now: int) -> None:

@@ -157,15 +157,14 @@ def _early_cache(options: CheckOptions) -> ResultCache | None:
     table it holds lets a configuration's selectors (`select = [...]`) be checked without importing every
     rule and the analysis (a third of a run the cache answers). Any cache file of this toollint holds the
     same table, so a wrong guess costs only the look."""
-    from toollint.cache import CACHE_DIR_NAME, ResultCache, disabled_by_environment
+    from toollint.cache import ResultCache, cache_dir_in, disabled_by_environment
     from toollint.config import find_config
 
     if options.no_cache or options.isolated or disabled_by_environment() or reads_stdin(options):
         return None
     config = Path(os.path.abspath(options.config)) if options.config else \
         find_config(_config_targets(options))
-    root = config.parent if config is not None else Path.cwd()
-    early = ResultCache(root / (os.environ.get("TOOLLINT_CACHE_DIR") or CACHE_DIR_NAME))
+    early = ResultCache(cache_dir_in(config.parent if config is not None else None))
     early.read()  # now: it hands its rule table to the registry
     return early
 
