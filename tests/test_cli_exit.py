@@ -53,3 +53,10 @@ def test_a_profiler_writes_its_data(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 0  # cProfile writes after the program returns: the process did not end first
+
+
+def test_a_command_started_without_its_output_stream_ends_cleanly() -> None:
+    # `toollint --version >&-`: Python starts with no sys.stdout (None), and the exit path flushes none
+    proc = subprocess.run(["sh", "-c", f'"{sys.executable}" -m toollint --version >&-'], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")

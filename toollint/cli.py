@@ -301,8 +301,9 @@ def run() -> None:
 
     if threading.active_count() == 1 and sys.getprofile() is None and sys.gettrace() is None:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:  # (None: started with the descriptor closed, `toollint >&-`)
+                    stream.flush()
         except (OSError, ValueError):
             sys.exit(code)  # Python's own ending reports (or silences) what the flush met
         atexit._run_exitfuncs()  # what sys.exit would run first: the dynamic half's hosts are stopped here
