@@ -362,6 +362,9 @@ def _lint_source(
     if problem is None:
         return result
     text, tree = problem
+    if tree is None:  # no function, class or lambda: what the analysis finds in such a module, and no finding
+        result.tools, result.graders = [], []
+        return result
     from toollint.context import ModuleContext  # a file to lint: not imported by a run the cache answers
 
     ctx = ModuleContext(path, text, tree, settings, result.module_name)
@@ -375,10 +378,26 @@ def _lint_source(
     return result
 
 
+def _holds_nothing_to_read(text: str, path: str, enabled: frozenset[str]) -> bool:
+    """Whether the rules may skip this text unparsed: a module of literals (no function, class or lambda)
+    gives toollint's own rules nothing to read, each reading the module's tools or graders (a rule
+    registered from elsewhere may read anything), and without a noqa comment TL900 has none to read."""
+    from toollint.noqa import might_have_noqa  # as in _apply_noqa
+    from toollint.sources import MAX_MODULE_BYTES, SKIM_FROM, may_hold_function, parses
+
+    # (a larger text's tree may meet the memory ceiling: TL906, found by parsing it)
+    return (SKIM_FROM <= len(text) <= MAX_MODULE_BYTES and not might_have_noqa(text)
+            and not may_hold_function(text)
+            and all(r.check.__module__.startswith("toollint.rules.") for r in registry.static_rules()
+                    if r.code in enabled and r.check is not None)
+            and parses(text, path))
+
+
 def _problem(
     source: bytes | str, path: str, enabled: frozenset[str]
-) -> Finding | tuple[str, ast.Module] | None:
-    """Decode and parse; a TL901/TL902 finding when that fails, None when there is nothing to lint."""
+) -> Finding | tuple[str, ast.Module | None] | None:
+    """Decode and parse; a TL901/TL902 finding when that fails, None when there is nothing to lint, and no
+    tree for a text the rules may skip (`_holds_nothing_to_read`)."""
     if isinstance(source, bytes):
         try:
             text = decode_source(source)
@@ -401,6 +420,8 @@ def _problem(
     known = cached_parse(path, source) if isinstance(source, bytes) else None
     if known is not None:  # the analysis parsed this very content already, following an import
         return text, known
+    if _holds_nothing_to_read(text, path, enabled):
+        return text, None
     try:
         with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
             warnings.simplefilter("ignore")
