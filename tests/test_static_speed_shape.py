@@ -96,6 +96,10 @@ NOT_FOR_A_STATIC_RUN = (
     "multiprocessing",
     "subprocess",
     "difflib",
+    "toollint.cache",  # --no-cache (here): neither the cache nor pickle
+    "pickle",
+    "hashlib",  # content digests are BLAKE2b's, from _blake2: hashlib loads OpenSSL first
+    "threading",  # the exit path asks whether other threads run only when something imported threading
 )
 
 

@@ -297,9 +297,10 @@ def run() -> None:
     program, `python -m cProfile -m toollint`), or whose output cannot be flushed, ends the usual way."""
     code = main()
     import atexit
-    import threading
 
-    if threading.active_count() == 1 and sys.getprofile() is None and sys.gettrace() is None:
+    threading = sys.modules.get("threading")  # not imported (most runs): no thread was started through it
+    if (threading is None or threading.active_count() == 1) and sys.getprofile() is None \
+            and sys.gettrace() is None:
         try:
             for stream in (sys.stdout, sys.stderr):
                 if stream is not None:  # (None: started with the descriptor closed, `toollint >&-`)

@@ -27,7 +27,6 @@ other's internals:
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import warnings
 from collections import OrderedDict
@@ -35,6 +34,11 @@ from dataclasses import dataclass, field
 
 from toollint.memos import forget_with
 from toollint.regular import read_regular
+
+try:  # from its own module: hashlib loads OpenSSL first (11 M instructions, 2% of a small run)
+    from _blake2 import blake2b
+except ImportError:  # (an interpreter built without it)
+    from hashlib import blake2b
 
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
 # Trees kept per process (an LRU), by the bytes of source they were parsed from: the few helpers a
@@ -56,9 +60,10 @@ Dependency = tuple[str, "str | None"]
 
 
 def digest(data: bytes | str) -> str:
-    """What a file's content is identified by (cache keys, `--fix`'s check that a file did not change)."""
+    """What a file's content is identified by (cache keys, `--fix`'s check that a file did not change): its
+    BLAKE2b digest, 32 bytes (as fast as OpenSSL's SHA-256 on a tree's source)."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()
+    return blake2b(raw, digest_size=32).hexdigest()
 
 
 @dataclass(frozen=True)
