@@ -107,6 +107,7 @@ NOT_FOR_A_STATIC_RUN = (
     "toollint.dynamic",
     "toollint.pipeline.audit",
     "toollint.trace",
+    "toollint.noqa",  # no file of the tree mentions noqa
 )
 
 

@@ -343,10 +343,12 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 
 
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
-    from toollint import noqa  # with the first file linted: a run the cache answers needs none
+    from toollint.context import might_have_noqa
 
-    if not noqa.might_have_noqa(ctx.source):
+    if not might_have_noqa(ctx.source):
         return []
+    from toollint import noqa  # with the first file that mentions noqa: a run without one needs none
+
     return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
 
 
@@ -382,7 +384,7 @@ def _holds_nothing_to_read(text: str, path: str, enabled: frozenset[str]) -> boo
     """Whether the rules may skip this text unparsed: a module of literals (no function, class or lambda)
     gives toollint's own rules nothing to read, each reading the module's tools or graders (a rule
     registered from elsewhere may read anything), and without a noqa comment TL900 has none to read."""
-    from toollint.noqa import might_have_noqa  # as in _apply_noqa
+    from toollint.context import might_have_noqa
     from toollint.sources import MAX_MODULE_BYTES, SKIM_FROM, may_hold_function, parses
 
     # (a larger text's tree may meet the memory ceiling: TL906, found by parsing it)
