@@ -35,7 +35,7 @@ from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.memos import forget_file_memos
 from toollint.model import Finding
-from toollint.processes import die_with_parent, memory_ceiling
+from toollint.processes import can_share_out, die_with_parent, memory_ceiling, share_out
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
@@ -59,11 +59,16 @@ TOO_LARGE = "TL906"
 STATIC_MEMORY_CEILING = 2 << 30
 BYTES_PER_SOURCE_BYTE = 100
 CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not worth two system calls
-# Below this many files per process a pool's start-up (~0.1 s) costs more than it saves.
+# Below this many files per process, sharing the work out costs more than it saves.
 MIN_FILES_PER_JOB = 8
-# With the default job count (0), a run with less source than this stays serial: each worker repeats
-# the cross-module parses another already made, and on a busy 2-core machine the pool cost 1.2-1.5x the
-# serial wall time on the corpus code bases (0.25-1.3 MB each); a 3 MB benchmark source keeps it.
+# With the default job count (0), how much source makes another process worth its start. Where this
+# process can fork copies of itself (`processes.share_out`, Linux), one more process per
+# FORKED_BYTES_PER_JOB: on a quiet 2-core machine two processes took 0.77 of one's wall time on
+# langchain-community (560 kB of source), 0.94 on 200 kB (64 of its files), 1.10 on 86 kB; with both
+# cores busy, 0.84, 1.18 and more. Elsewhere a pool's workers start from nothing and each repeats the
+# cross-module parses another already made: on a busy 2-core machine the pool cost 1.2-1.5x the serial
+# wall time on the corpus code bases (0.25-1.3 MB each), so only PARALLEL_FROM_BYTES of source keeps it.
+FORKED_BYTES_PER_JOB = 128 << 10
 PARALLEL_FROM_BYTES = 2 << 20
 # Explicit collections while the cyclic GC is off. An analysed module's tree is cyclic garbage (its
 # function index keys memos by itself), about 50 times its source: counted by files alone, up to 256
@@ -585,15 +590,13 @@ def lint_paths(
             if hit is not None:
                 done[position] = hit
     todo = [position for position in range(len(work)) if position not in done]
-    auto = jobs == 0
-    jobs = (os.cpu_count() or 1) if auto else max(jobs, 1)
+    processes = _processes(jobs, [work[p][0] for p in todo])
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
     gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
-        if (jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs
-                and not (auto and sum(_source_sizes(work[p][0] for p in todo)) < PARALLEL_FROM_BYTES)):
-            linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
+        if processes > 1:
+            linted = _lint_parallel([work[p] for p in todo], configs.entries, processes)
         else:
             linted = []
             garbage = _Garbage()
@@ -612,6 +615,20 @@ def lint_paths(
             cache.store(file_result, configs.settings[work[position][2]])
     result.files.extend(done[position] for position in range(len(work)))
     return result
+
+
+def _processes(jobs: int, paths: list[Path]) -> int:
+    """How many processes lint `paths`: `jobs` (0: as many as the source pays for, up to one per CPU),
+    and never fewer than MIN_FILES_PER_JOB files each."""
+    most = len(paths) // MIN_FILES_PER_JOB
+    if jobs:
+        return jobs if 1 < jobs <= most else 1
+    if most < 2:
+        return 1
+    size = sum(_source_sizes(paths))
+    if can_share_out():
+        return max(min(os.cpu_count() or 1, most, size // FORKED_BYTES_PER_JOB), 1)
+    return min(os.cpu_count() or 1, most) if size >= PARALLEL_FROM_BYTES else 1
 
 
 def _source_sizes(paths: Iterable[Path]) -> list[int]:
@@ -655,7 +672,13 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
 
 
 def _lint_in_worker(unit: list[tuple[Path, str, int]]) -> list[FileResult]:
-    out = [read_and_lint(path, shown, *_worker_state[config]) for path, shown, config in unit]
+    return _lint_unit(unit, _worker_state)
+
+
+def _lint_unit(
+    unit: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]]
+) -> list[FileResult]:
+    out = [read_and_lint(path, shown, *entries[config]) for path, shown, config in unit]
     for path, _, _ in unit:  # as the serial loop does
         _worker_garbage.collect(path)
     return out
@@ -684,15 +707,21 @@ def work_units(work: list[tuple[Path, str, int]], jobs: int) -> list[list[int]]:
 def _lint_parallel(
     work: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]], jobs: int
 ) -> list[FileResult]:
-    # Imported here: a process pool costs every single-file (pre-commit) run its import time otherwise.
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     units = work_units(work, jobs)
-    try:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
-            linted = list(pool.map(_lint_in_worker, [[work[p] for p in unit] for unit in units]))
-    except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
-        return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
+    items = [[work[p] for p in unit] for unit in units]
+    shared = share_out(items, lambda unit: _lint_unit(unit, entries), jobs)
+    if shared is not None:  # what a copy of this process did not answer for (it died) is linted here
+        linted = [answer if answer is not None else _lint_unit(unit, entries)
+                  for unit, answer in zip(items, shared)]
+    else:
+        # Imported here: a pool costs every single-file (pre-commit) run its import time otherwise.
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
+                linted = list(pool.map(_lint_in_worker, items))
+        except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
+            return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
     by_position = {p: r for unit, results in zip(units, linted) for p, r in zip(unit, results)}
     return [by_position[p] for p in range(len(work))]
