@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from toollint import registry
+from toollint import registry, sources
 from toollint.config import SettingsResolver
 from toollint.errors import SelectionError
 from toollint.evidence import Confidence
@@ -389,15 +389,15 @@ def _holds_nothing_to_read(text: str, path: str, enabled: frozenset[str]) -> boo
     """Whether the rules may skip this text unparsed: a module of literals (no function, class or lambda)
     gives toollint's own rules nothing to read, each reading the module's tools or graders (a rule
     registered from elsewhere may read anything), and without a noqa comment TL900 has none to read."""
-    from toollint.context import might_have_noqa
-    from toollint.sources import MAX_MODULE_BYTES, SKIM_FROM, may_hold_function, parses
-
     # (a larger text's tree may meet the memory ceiling: TL906, found by parsing it)
-    return (SKIM_FROM <= len(text) <= MAX_MODULE_BYTES and not might_have_noqa(text)
-            and not may_hold_function(text)
+    if not sources.SKIM_FROM <= len(text) <= sources.MAX_MODULE_BYTES or sources.may_hold_function(text):
+        return False
+    from toollint.context import might_have_noqa
+
+    return (not might_have_noqa(text)
             and all(r.check.__module__.startswith("toollint.rules.") for r in registry.static_rules()
                     if r.code in enabled and r.check is not None)
-            and parses(text, path))
+            and sources.parses(text, path))
 
 
 def _problem(
