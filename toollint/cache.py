@@ -7,8 +7,8 @@ configuration file, else the working directory; `cache-dir` in `[tool.toollint]`
 
 A file's cached result is used only when all of these are what they were:
 
-- the file's content (its SHA-256, taken again only when the file's status changed: `RACY_NS`), the
-  path it is shown under and its dotted module name;
+- the file's content (its BLAKE2b digest, taken again only when the file's status changed: `RACY_NS`),
+  the path it is shown under and its dotted module name;
 - its settings (every key of its configuration and the command line's overrides);
 - toollint itself: its version, the size and mtime of each of its own source files (an edited rule
   is a new toollint) and the installed profile plugins;
