@@ -370,7 +370,7 @@ def _lint_source(
         return result
     text, tree = problem
     if tree is None:  # no function, class or lambda: what the analysis finds in such a module, and no finding
-        result.tools, result.graders = [], []
+        result.tools, result.graders = [], []  # (resting on no other file: nothing `reached`)
         return result
     from toollint.context import ModuleContext  # a file to lint: not imported by a run the cache answers
 
