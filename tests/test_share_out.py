@@ -74,7 +74,9 @@ def test_a_failure_here_stops_the_copies_and_is_raised(tmp_path: Path) -> None:
             while not busy.exists():  # the copy is busy with its unit when this one fails
                 time.sleep(0.01)
             raise KeyError("this process failed")
-        busy.touch()
+        told = busy.with_suffix(".told")
+        told.write_text(str(os.getpid()))
+        told.rename(busy)  # whole, when the other process sees it
         time.sleep(60)
         return unit
 
@@ -83,7 +85,7 @@ def test_a_failure_here_stops_the_copies_and_is_raised(tmp_path: Path) -> None:
         processes.share_out([0, 1], lint, 2)
     assert time.monotonic() - before < 30  # the copy was killed, not waited for
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # and reaped: no child is left
+        os.waitpid(int(busy.read_text()), os.WNOHANG)  # and reaped: it is no child of this process now
 
 
 def test_output_buffered_before_the_fork_is_written_once(tmp_path: Path) -> None:
