@@ -20,8 +20,8 @@ def test_the_parse_floor_reads_every_file_and_survives_a_bad_one(tmp_path: Path)
         names[-1].write_text("def f(:\n" if i == 4 else f"X = {i}\n")
     listing = tmp_path / "files.txt"
     listing.write_text("".join(f"{n}\n" for n in names))
-    traced = speed.PARSE_FLOOR.replace("ast.parse(open(name, \"rb\").read())",
-                                       "ast.parse(open(name, \"rb\").read()); print(name, flush=True)")
+    parse = 'ast.parse(open(name, "rb").read())'
+    traced = speed.PARSE_FLOOR.replace(parse, parse + '; os.write(1, (name + "\\n").encode())')
     assert traced != speed.PARSE_FLOOR
     out = subprocess.run([sys.executable, "-c", traced, str(listing)], capture_output=True, text=True,
                          timeout=60, check=True)
