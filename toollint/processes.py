@@ -111,6 +111,8 @@ def share_out(
     for stream in (sys.stdout, sys.stderr):  # or each copy would write again what they hold
         if stream is not None:
             stream.flush()
+    import pickle  # noqa: F401 - read the answers with it; imported once here, not by each copy
+
     results: list[Result | None] = [None] * len(units)
     copies: list[tuple[int, int]] = []  # each copy's process id and the read end of its answers
     parent = os.getpid()
@@ -174,13 +176,17 @@ def _copy(
 ) -> NoReturn:
     """A forked copy's whole life: lint the units it takes, send the answers at the end (a pipe that
     filled up meanwhile would stop it taking units), and leave without the parent's exit handlers or
-    its buffered output."""
+    its buffered output. It stops at the next unit once the parent is gone (killed: nothing would read
+    its answers); not `die_with_parent`, whose ctypes import cost a copy 6 ms before its first unit."""
     status = 1
     try:
         import pickle
 
-        die_with_parent(parent)
-        answered = [(index, lint(units[index])) for index in _taken(read_numbers)]
+        answered = []
+        for index in _taken(read_numbers):
+            if os.getppid() != parent:
+                break
+            answered.append((index, lint(units[index])))
         with open(write_answers, "wb") as out:
             pickle.dump(answered, out, pickle.HIGHEST_PROTOCOL)
         status = 0
