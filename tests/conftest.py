@@ -37,6 +37,28 @@ def private_seal_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield cache
 
 
+def _rules_from_elsewhere() -> list[str]:
+    """Registered rules whose check is not toollint's own. A test's own rule is put in with monkeypatch
+    (undone after it); a rule module imported a second time under another name (`from rules import ...`:
+    the checkout's folder, not the installed `toollint.rules`) registers its code again with that copy's
+    check, which the engine takes for a plugin's rule (and so parses every module of literals for it)."""
+    from toollint import registry  # loads no rule
+
+    return sorted(f"{r.code} from {r.check.__module__}" for r in registry._RULES.values()
+                  if r.check is not None and not r.check.__module__.startswith("toollint.rules."))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if foreign := _rules_from_elsewhere():
+        raise pytest.UsageError(f"a test module's import registered rules from elsewhere: {foreign}")
+
+
+@pytest.fixture(autouse=True)
+def no_rule_from_elsewhere_left() -> Iterator[None]:
+    yield
+    assert not _rules_from_elsewhere(), "this test left rules from elsewhere in the registry"
+
+
 def _ensure_agentdojo_venv() -> Path:
     try:
         return ensure_agentdojo_venv()

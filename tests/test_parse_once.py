@@ -12,8 +12,8 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from toollint.rules import tl102_commented_guard
 
-from rules import tl102_commented_guard
 from toollint.engine import lint_paths
 from toollint.settings import Settings
 
