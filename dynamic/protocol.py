@@ -171,6 +171,9 @@ class Worker:
         except OSError as exc:
             raise WorkerError("startup", f"cannot run {self.spec.python}: {exc.strerror or exc}") from None
         _LIVE.add(self)
+        if _STOPPING.is_set():  # a Ctrl-C's stop_hosts() looked before this host was live: stop it here
+            self._kill()
+            raise WorkerError(STOPPED, "starting the host: the run was interrupted")
         self.starts += 1
         self._buf = bytearray()
         self._scanned = 0

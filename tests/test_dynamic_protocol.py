@@ -142,3 +142,32 @@ def test_the_host_runs_on_other_interpreters(version: str) -> None:
         assert w.hello["python"].startswith(version + ".")
         resp = w.request("probe", tool="set_balance", args={"account_id": "A1", "balance": 0.0})
         assert [op["path"] for op in resp["diff"]] == ["/accounts/{id=A1}/balance"]
+
+
+def test_a_ctrl_c_while_a_host_is_being_launched_stops_that_host_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop_hosts() (the first Ctrl-C of --confirm) kills the hosts it finds live; one whose process was
+    started but not yet counted live when it looked is stopped by its own start, not left to serve (the
+    run then waited on it: a hang probe holds its thread up to the request deadline)."""
+    from toollint.dynamic import protocol
+
+    real = protocol._launch
+    launched: list[int] = []
+
+    def launch_then_ctrl_c(*args: object, **kwargs: object) -> tuple[object, object]:
+        proc, launcher = real(*args, **kwargs)  # type: ignore[arg-type]
+        launched.append(proc.pid)
+        protocol.stop_hosts()  # the main thread's Ctrl-C, as this thread returns from Popen
+        return proc, launcher
+
+    monkeypatch.setattr(protocol, "_launch", launch_then_ctrl_c)
+    w = Worker(spec(), deadline=10)
+    try:
+        with pytest.raises(WorkerError) as info:
+            w.start()
+        assert info.value.kind == protocol.STOPPED
+        assert w._proc is None
+        with pytest.raises(ProcessLookupError):  # its process group is gone
+            os.killpg(launched[0], 0)
+    finally:
+        protocol.resume_hosts()
+        w.close()
