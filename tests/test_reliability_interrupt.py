@@ -53,17 +53,22 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
+def _serving_the_hang(root: Path) -> bool:
+    """Whether a host has begun the hang tool: it says so in its log before it sleeps."""
+    return any(b"hang: sleeping" in log.read_bytes() for log in (root / ".toollint" / "logs").glob("*.log"))
+
+
 def _start_confirm(root: Path, *extra: str) -> tuple[subprocess.Popen[str], list[int]]:
-    """`toollint check --confirm-all` in `root`, returned once a host of its serves the hang probe."""
+    """`toollint check --confirm-all` in `root`, returned once a host of its serves the hang probe (its
+    thread waits on the 60 s deadline). Not a fixed time after a host appeared: on a loaded machine the
+    run could still be starting that host or probing another tool then."""
     proc = subprocess.Popen([sys.executable, "-m", "toollint", "check", "--confirm-all", *extra, "bank.py"],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     end = time.monotonic() + 120
-    hosts: list[int] = []
-    while time.monotonic() < end and proc.poll() is None and not hosts:
-        hosts = _hosts_of(proc.pid)
-        time.sleep(0.1)
-    assert hosts, "no host started"
-    time.sleep(1.5)  # into the run: hosts serving probes (the hang tool's waits on its 60 s deadline)
+    while time.monotonic() < end and proc.poll() is None and not _serving_the_hang(root):
+        time.sleep(0.05)
+    hosts = _hosts_of(proc.pid)
+    assert hosts, "no host serves the hang probe"
     return proc, hosts
 
 
