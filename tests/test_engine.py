@@ -206,6 +206,7 @@ def test_default_jobs_stay_serial_below_the_size_that_pays_for_another_process(
 
     monkeypatch.setattr(engine, "_lint_parallel", counted)
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine, "idle_cpus", lambda: 4)
     monkeypatch.setattr(engine, "can_share_out", lambda: forks)
     settings = Settings(select=[FLAG])
     small = lint_paths([tmp_path], settings, jobs=0)  # 40 small files: serial
@@ -239,6 +240,39 @@ def test_no_process_lints_fewer_than_min_files_per_job(
     assert engine._processes(2, paths) == 2
     assert engine._processes(3, paths) == 1  # an explicit --jobs with too few files: serial
     assert engine._processes(0, paths[: 2 * engine.MIN_FILES_PER_JOB - 1]) == 1
+
+
+def test_forked_copies_go_only_to_idle_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint import engine
+
+    paths = []
+    for i in range(64):
+        paths.append(tmp_path / f"m{i:02}.py")
+        paths[-1].write_text(BAD)
+    monkeypatch.setattr(engine, "can_share_out", lambda: True)
+    monkeypatch.setattr(engine, "FORKED_BYTES_PER_JOB", 1)
+    for idle, processes in ((8, 8), (3, 3), (1, 1)):  # a busy machine stays serial
+        monkeypatch.setattr(engine, "idle_cpus", lambda idle=idle: idle)
+        assert engine._processes(0, paths) == processes
+        assert engine._processes(4, paths) == 4  # an explicit --jobs is what it says
+
+
+@pytest.mark.parametrize("loadavg, idle", [
+    ("0.10 0.20 0.30 1/95 4242\n", 4),  # only this process runs
+    ("0.10 0.20 0.30 2/95 4242\n", 4),  # and the one that started it
+    ("1.90 1.20 0.80 4/95 4242\n", 2),  # two others
+    ("3.90 3.20 2.80 9/95 4242\n", 1),  # more than there are CPUs: at least one
+    ("no numbers here\n", 4),  # unreadable: every CPU
+])
+def test_idle_cpus_are_those_no_other_runnable_process_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loadavg: str, idle: int
+) -> None:
+    from toollint import processes
+
+    monkeypatch.setattr(processes.os, "cpu_count", lambda: 4)
+    (tmp_path / "loadavg").write_text(loadavg)
+    assert processes.idle_cpus(str(tmp_path / "loadavg")) == idle
+    assert processes.idle_cpus(str(tmp_path / "absent")) == 4
 
 
 def test_engine_failure_on_one_file_is_a_tl904_and_the_run_goes_on(

@@ -193,7 +193,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
         help="the file name stdin (-) is linted under: its configuration and how findings name it",
     )
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
-                     help="processes to use (default 0: one per CPU, serial for small runs)")
+                     help="processes to use (default 0: one per idle CPU, serial for small runs)")
     cfg.add_argument(
         "--no-cache",
         action="store_true",

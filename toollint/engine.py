@@ -35,7 +35,7 @@ from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.memos import forget_file_memos
 from toollint.model import Finding
-from toollint.processes import can_share_out, die_with_parent, memory_ceiling, share_out
+from toollint.processes import can_share_out, die_with_parent, idle_cpus, memory_ceiling, share_out
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
@@ -63,12 +63,13 @@ CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not wort
 MIN_FILES_PER_JOB = 8
 # With the default job count (0), how much source makes another process worth its start. Where this
 # process can fork copies of itself (`processes.share_out`, Linux), one more process per
-# FORKED_BYTES_PER_JOB: on a quiet 2-core machine two processes took 0.77 of one's wall time on
-# langchain-community (560 kB of source), 0.94 on 200 kB (64 of its files), 1.10 on 86 kB; with both
-# cores busy, 0.84, 1.18 and more. Elsewhere a pool's workers start from nothing and each repeats the
+# FORKED_BYTES_PER_JOB, on CPUs that are idle as the run starts (`processes.idle_cpus`): on a quiet
+# 2-core machine two processes took 0.70 of one's wall time on langchain-community (560 kB of source),
+# 0.84 on 200 kB of it, 0.94 on 147 kB and on 86 kB; with both cores busy they took 1.06-1.57 of it, so
+# a busy machine stays serial. Elsewhere a pool's workers start from nothing and each repeats the
 # cross-module parses another already made: on a busy 2-core machine the pool cost 1.2-1.5x the serial
 # wall time on the corpus code bases (0.25-1.3 MB each), so only PARALLEL_FROM_BYTES of source keeps it.
-FORKED_BYTES_PER_JOB = 128 << 10
+FORKED_BYTES_PER_JOB = 64 << 10
 PARALLEL_FROM_BYTES = 2 << 20
 # Explicit collections while the cyclic GC is off. An analysed module's tree is cyclic garbage (its
 # function index keys memos by itself), about 50 times its source: counted by files alone, up to 256
@@ -618,8 +619,8 @@ def lint_paths(
 
 
 def _processes(jobs: int, paths: list[Path]) -> int:
-    """How many processes lint `paths`: `jobs` (0: as many as the source pays for, up to one per CPU),
-    and never fewer than MIN_FILES_PER_JOB files each."""
+    """How many processes lint `paths`: `jobs` (0: as many as the source pays for, up to one per CPU, or
+    per idle CPU where copies are forked), and never fewer than MIN_FILES_PER_JOB files each."""
     most = len(paths) // MIN_FILES_PER_JOB
     if jobs:
         return jobs if 1 < jobs <= most else 1
@@ -627,7 +628,7 @@ def _processes(jobs: int, paths: list[Path]) -> int:
         return 1
     size = sum(_source_sizes(paths))
     if can_share_out():
-        return max(min(os.cpu_count() or 1, most, size // FORKED_BYTES_PER_JOB), 1)
+        return max(min(idle_cpus(), most, size // FORKED_BYTES_PER_JOB), 1)
     return min(os.cpu_count() or 1, most) if size >= PARALLEL_FROM_BYTES else 1
 
 

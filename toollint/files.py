@@ -126,11 +126,11 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
     below = os.path.join(cwd, "")  # the common case by string: pathlib costs a run of many files 2%
     if absolute_text.startswith(below) and len(absolute_text) > len(below):
         return absolute_text[len(below):].replace(os.sep, "/")
-    absolute = Path(absolute_text)
-    rel = relative_to(absolute, cwd)
-    if rel is not None:
-        return rel
-    return str(absolute) if path.is_absolute() else os.path.normpath(path)
+    if os.name == "nt":  # where paths compare without case: `C:\Work` is below `c:\work`
+        rel = relative_to(Path(absolute_text), cwd)
+        if rel is not None:
+            return rel
+    return absolute_text if os.path.isabs(path) else os.path.normpath(path)
 
 
 def is_python_file(path: Path) -> bool:

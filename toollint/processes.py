@@ -85,6 +85,21 @@ def can_share_out() -> bool:
     return threading is None or threading.active_count() == 1
 
 
+def idle_cpus(loadavg_path: str = "/proc/loadavg") -> int:
+    """The CPUs no other process is running on right now (at least 1): the CPU count less the processes
+    the kernel counts as runnable (/proc/loadavg's fourth field, "running/total": an instant, where the
+    load averages trail the last minute, which a run just before this one fills) besides this one and
+    one more (the process that started this one is often still running as it starts: a shell, a hook
+    runner, a benchmark's harness; counting it made one quiet run in five serial)."""
+    cpus = os.cpu_count() or 1
+    try:
+        with open(loadavg_path, "rb") as loadavg:
+            running = int(loadavg.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return cpus
+    return max(cpus - max(running - 2, 0), 1)
+
+
 def share_out(
     units: Sequence[Unit], lint: Callable[[Unit], Result], processes: int
 ) -> list[Result | None] | None:
