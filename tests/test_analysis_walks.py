@@ -1,0 +1,69 @@
+"""The analysis's node walks (`toollint.analysis.summary.child_nodes` and the walks built on it) hand on
+the same nodes as `ast.iter_child_nodes`, in its order, less the context and operator leaves."""
+
+from __future__ import annotations
+
+import ast
+
+from toollint.analysis.summary import child_nodes, walk_nodes
+
+LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+
+SAMPLE = '''
+import os.path as p
+from x import (a as b, c)
+@deco(1, k=2)
+async def f(a, /, b: int = 1, *args, c, d=None, **kw) -> dict[str, int]:
+    global g
+    x = {**kw, "k": -a + b * 2, 3: not c}
+    y = [i for i in range(3) if i > 1 and i < 3]
+    z = {k: v for k, v in x.items()}
+    s = f"{a!r:>{b}} and {c}"
+    del x["k"]
+    async with lock() as held, other():
+        async for i in gen():
+            await i
+    try:
+        raise ValueError("no") from None
+    except (KeyError, ValueError) as e:
+        pass
+    else:
+        x[1:2:3] += 1
+    finally:
+        assert a is not b, "why"
+    match y:
+        case [1, *rest] if rest:
+            pass
+        case {"k": v, **others}:
+            pass
+        case Point(x=0, y=_) | None:
+            pass
+    return lambda q, *, r: (q, r) if q else ...
+class C(Base, metaclass=M):
+    attr: int
+    def m(self): yield from self.n()
+'''
+
+
+def test_child_nodes_are_iter_child_nodes_without_the_leaves() -> None:
+    tree = ast.parse(SAMPLE)
+    seen = 0
+    for node in ast.walk(tree):
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, LEAVES)]
+        assert child_nodes(node) == expected, ast.dump(node)[:80]
+        seen += 1
+    assert seen > 200
+
+
+def test_none_in_a_list_field_is_no_child() -> None:
+    call = ast.parse("{**d, 'k': 1}\ndef f(*, a, b=2): pass").body
+    assert [type(n).__name__ for n in child_nodes(call[0].value)] == ["Constant", "Name", "Constant"]
+    arguments = call[1].args
+    assert [type(n).__name__ for n in child_nodes(arguments)] == ["arg", "arg", "Constant"]
+
+
+def test_a_node_built_by_hand_with_fields_left_out() -> None:
+    """Stand-ins the analysis builds (`ast.Call(func, args, keywords)`) may lack optional fields."""
+    call = ast.Call(ast.Name("f", ast.Load()), [ast.Constant(1)], [])
+    assert [type(n).__name__ for n in child_nodes(call)] == ["Name", "Constant"]
+    assert [type(n).__name__ for n in walk_nodes(ast.Return())] == ["Return"]
