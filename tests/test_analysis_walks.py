@@ -67,3 +67,22 @@ def test_a_node_built_by_hand_with_fields_left_out() -> None:
     call = ast.Call(ast.Name("f", ast.Load()), [ast.Constant(1)], [])
     assert [type(n).__name__ for n in child_nodes(call)] == ["Name", "Constant"]
     assert [type(n).__name__ for n in walk_nodes(ast.Return())] == ["Return"]
+
+
+def test_function_nodes_are_kept_per_body() -> None:
+    """A function's own nodes are walked once and kept; a stand-in copied off it with a body of its own
+    (a dispatcher's branch) gets its own nodes, not the kept ones."""
+    import copy
+
+    from toollint.analysis.paths import function_nodes
+
+    fn = ast.parse("def f(a):\n    if a:\n        g(a)\n    def inner(): h()\n    return lambda: k()").body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    first = function_nodes(fn)
+    calls = [n.func.id for n in first if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    assert calls == ["h", "g"]  # not into the lambda (a statement of the body is walked, even a `def`)
+    assert function_nodes(fn) is first
+    stand_in = copy.copy(fn)
+    stand_in.body = [fn.body[-1]]
+    assert [type(n).__name__ for n in function_nodes(stand_in)] == ["Return"]
+    assert function_nodes(fn) is first

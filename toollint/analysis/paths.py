@@ -345,13 +345,24 @@ def contains(outer: ast.AST, target: ast.AST) -> bool:
     return any(n is target for n in ast.walk(outer))
 
 
-def function_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions, classes or lambdas."""
+def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
+    """Nodes of a function body, not descending into nested functions, classes or lambdas. Walked once
+    per function and kept on its node: TL101, TL104, the legality test and the grader finder each walk
+    the same tools and helpers (a stand-in copied off a function has a body of its own, so the list
+    kept is checked to be of this very body)."""
+    kept = fn.__dict__.get(_OWN_NODES)
+    if kept is not None and kept[0] is fn.body:
+        return kept[1]
+    out: list[ast.AST] = []
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
-        yield node
+        out.append(node)
         stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
+    nodes = tuple(out)
+    setattr(fn, _OWN_NODES, (fn.body, nodes))
+    return nodes
 
 
+_OWN_NODES = "_toollint_own_nodes"
 _NOT_OWN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
