@@ -193,18 +193,10 @@ class _Scopes:
         for fn in [summary.node, *summary.helpers]:
             if id(fn) in self.calls:
                 continue
-            calls: list[ast.Call] = []
-            assigns: list[ast.Assign] = []
-            values: dict[str, list[ast.expr]] = {}
-            for n in walk_nodes(fn):
-                if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
-                    self.owner.setdefault(id(n), fn)
-                    calls.append(n)
-                    self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
-                elif isinstance(n, ast.Assign):
-                    assigns.append(n)
-                    for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
-                        values.setdefault(name, []).append(n.value)
+            calls, callees, assigns, values = _scan(fn)
+            for n in calls:
+                self.owner.setdefault(id(n), fn)
+            self.callee.update(callees)
             self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
 
     def enclosing(self, node: ast.Call) -> ast.AST:
@@ -214,6 +206,33 @@ class _Scopes:
         """The one value `fn` assigns to `name`, if it assigns exactly one."""
         values = self.assigned[id(fn)].get(name, [])
         return values[0] if len(values) == 1 else None
+
+
+def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]]]:
+    """A function's calls (in `ast.walk` order) with each one's last name, its assignments, and the values
+    each local is assigned: read once per function and kept on its node, for every tool that reaches it
+    (a module's helper is reached by most of its tools)."""
+    kept = fn.__dict__.get(_SCAN)
+    if kept is not None and kept[0] is getattr(fn, "body", None):
+        return kept[1]
+    calls: list[ast.Call] = []
+    callees: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
+    assigns: list[ast.Assign] = []
+    values: dict[str, list[ast.expr]] = {}
+    for n in walk_nodes(fn):
+        if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
+            calls.append(n)
+            callees[id(n)] = call_name(n).rsplit(".", 1)[-1]
+        elif isinstance(n, ast.Assign):
+            assigns.append(n)
+            for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
+                values.setdefault(name, []).append(n.value)
+    found = (calls, callees, assigns, values)
+    setattr(fn, _SCAN, (getattr(fn, "body", None), found))
+    return found
+
+
+_SCAN = "_toollint_scan"
 
 
 def _select_guard(summary: FunctionSummary) -> bool:
