@@ -1121,6 +1121,14 @@ class _Summariser:
 
     def expr(self, node: ast.expr, ctx: Sink, top: bool = False) -> None:
         """Record reads and parameter sinks in an expression evaluated in context `ctx`."""
+        kind = type(node)
+        if (kind is ast.Constant or kind is ast.Name) and self.depth < MAX_EXPRESSION_DEPTH:
+            # the leaves, half the expressions there are, without the frames of the walk below (as
+            # `_expr` would: a constant records nothing, a name the sinks of the parameters it holds)
+            if kind is ast.Name and ctx != "local":
+                for param in self.taint.get(node.id, ()):  # type: ignore[attr-defined]
+                    self.summary.flows[param].append((ctx, node))
+            return
         self.depth += 1
         try:
             if self.depth > MAX_EXPRESSION_DEPTH:
