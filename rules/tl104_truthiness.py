@@ -242,6 +242,8 @@ def truth_tests(
 ) -> Iterator[tuple[ast.Name, ast.AST, str]]:
     """(name node, the node testing it, the form) for every truthiness test of `names`."""
     for node in function_nodes(fn):
+        if type(node) not in _TESTING:
+            continue  # (one look-up for the nine nodes in ten that test nothing)
         tests: list[tuple[ast.expr, str]] = []
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             tests.append((node.test, "if"))
@@ -265,6 +267,10 @@ def truth_tests(
                     yield test.operand, node, "if not"
             elif isinstance(test, ast.Name) and test.id in names:
                 yield test, node, form
+
+
+# The node classes a truth test is made with (the parser's own: none is subclassed)
+_TESTING = frozenset({ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Call})
 
 
 def _statement_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST,
