@@ -316,10 +316,11 @@ class _Discoverer:
         # The finders asked of each function, in order: a finder whose module-wide table turns out empty
         # (no registration call, no schema of the package, ...) drops itself (`drop`): asked of every
         # function, the calls that could only answer "no" add up.
-        unconfigured = () if self.configured else (_by_configuration,)
-        self.function_chain = tuple(f for f in FUNCTION_FINDERS if f not in unconfigured)
-        self.method_chain = tuple(f for f in METHOD_FINDERS if f not in unconfigured)
+        self.function_chain, self.method_chain = (FUNCTION_FINDERS, METHOD_FINDERS) if self.configured else (
+            _UNCONFIGURED_FUNCTION_FINDERS, _UNCONFIGURED_METHOD_FINDERS)
         self.class_chain = self.method_chain
+        # a class's chain, by which of the three class-wide finders can take its methods (`walk_class`)
+        self.class_chains: dict[tuple[Finder, ...], tuple[Finder, ...]] = {}
 
     @cached_property
     def may_name_chain(self) -> bool:
@@ -461,10 +462,12 @@ class _Discoverer:
                 return
 
     def drop(self, finder: Finder) -> None:
-        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more."""
-        self.function_chain = tuple(f for f in self.function_chain if f is not finder)
-        self.method_chain = tuple(f for f in self.method_chain if f is not finder)
-        self.class_chain = tuple(f for f in self.class_chain if f is not finder)
+        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more.
+        (New tuples: a `consider` under way goes on through the one it holds.)"""
+        self.function_chain = _without(self.function_chain, finder)
+        self.method_chain = _without(self.method_chain, finder)
+        self.class_chain = _without(self.class_chain, finder)
+        self.class_chains.clear()
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> Discovery:
@@ -509,11 +512,15 @@ class _Discoverer:
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
-        # the finders that can take a method of this very class (each left out answers "no" at once)
-        self.class_chain = tuple(f for f in self.method_chain if not (
-            (f is _by_toolkit_class and not self.class_toolkit)
-            or (f is _by_described_class and self.class_described is None)
-            or (f is _by_name_dispatch and self.class_dispatched is None)))
+        # the finders that can take a method of this very class (each left out answers "no" at once),
+        # worked out once a module for each set left out
+        out = (*(() if self.class_toolkit else (_by_toolkit_class,)),
+               *(() if self.class_described is not None else (_by_described_class,)),
+               *(() if self.class_dispatched is not None else (_by_name_dispatch,)))
+        chain = self.class_chains.get(out)
+        if chain is None:
+            chain = self.class_chains[out] = tuple(f for f in self.method_chain if f not in out)
+        self.class_chain = chain
         for m in methods:
             self.consider(m, scope)
         for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
@@ -1156,6 +1163,17 @@ METHOD_FINDERS = tuple(f for f in FINDERS if f not in (_by_registration, _by_reg
 FUNCTION_FINDERS = tuple(
     f for f in FINDERS if f not in (_by_base_class, _by_toolkit_class, _by_described_class, _by_name_dispatch)
 )
+# the same, for a module no `tools = [...]` entry names (most modules)
+_UNCONFIGURED_METHOD_FINDERS = tuple(f for f in METHOD_FINDERS if f is not _by_configuration)
+_UNCONFIGURED_FUNCTION_FINDERS = tuple(f for f in FUNCTION_FINDERS if f is not _by_configuration)
+
+
+def _without(chain: tuple[Finder, ...], finder: Finder) -> tuple[Finder, ...]:
+    """`chain` less `finder` (sliced: asked a few times a module, on every module)."""
+    if finder not in chain:
+        return chain
+    at = chain.index(finder)
+    return chain[:at] + chain[at + 1:]
 
 
 # -- dispatch ----------------------------------------------------------------------------------------
