@@ -86,3 +86,44 @@ def test_function_nodes_are_kept_per_body() -> None:
     stand_in.body = [fn.body[-1]]
     assert [type(n).__name__ for n in function_nodes(stand_in)] == ["Return"]
     assert function_nodes(fn) is first
+
+
+def test_ancestors_of_a_statement_are_those_of_the_whole_tree() -> None:
+    """`FunctionSummary.ancestors` of a statement reads statement links only; the answer is the one
+    the links of every node give (handlers and cases included), for statements at every depth."""
+    from toollint.analysis.summary import FunctionSummary
+
+    fn = ast.parse(
+        "def f(x):\n"
+        "    try:\n"
+        "        if x:\n"
+        "            return 1\n"
+        "    except ValueError:\n"
+        "        for i in x:\n"
+        "            return 2\n"
+        "    match x:\n"
+        "        case [a]:\n"
+        "            with open(a) as h:\n"
+        "                return h\n"
+        "    g = lambda: (yield 3)\n"
+        "    return 4\n"
+    ).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    parents = {id(c): p for s in fn.body for p in ast.walk(s) for c in ast.iter_child_nodes(p)}
+
+    def expected(node: ast.AST) -> set[int]:
+        out = {id(node)}
+        while id(node) in parents:
+            node = parents[id(node)]
+            out.add(id(node))
+        return out
+
+    summary = FunctionSummary("f", fn, [])
+    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn]
+    assert len(statements) == 10
+    for stmt in statements:
+        assert summary.ancestors(stmt) == expected(stmt), ast.dump(stmt)[:60]
+    call = next(n for n in ast.walk(fn) if isinstance(n, ast.Call))  # an expression: every link
+    assert summary.ancestors(call) == expected(call)
+    outside = ast.parse("x = 5").body[0]  # not of this function
+    assert summary.ancestors(outside) == {id(outside)}

@@ -192,6 +192,7 @@ class FunctionSummary:
     # memo for the path reasoning of `toollint.analysis.paths` (statement id -> definitely writes)
     definite: dict[int, bool] = field(default_factory=dict, repr=False)
     _parents: dict[int, ast.AST] | None = field(default=None, repr=False)
+    _stmt_parents: dict[int, ast.AST] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -212,6 +213,10 @@ class FunctionSummary:
 
     def ancestors(self, node: ast.AST) -> set[int]:
         """Ids of `node` and every node of this function's body that contains it."""
+        if isinstance(node, ast.stmt):
+            # what holds a statement is a statement, an `except` or a `case`: their links alone, not
+            # those of every expression (the reasoning about a path asks this of each return)
+            return self._chain(node, self._statement_parents())
         if self._parents is None:
             parents: dict[int, ast.AST] = {}
             todo: list[ast.AST] = list(self.node.body)
@@ -221,13 +226,33 @@ class FunctionSummary:
                     parents[id(child)] = sub
                 todo.extend(children)
             self._parents = parents
+        return self._chain(node, self._parents)
+
+    def _statement_parents(self) -> dict[int, ast.AST]:
+        if self._stmt_parents is None:
+            parents: dict[int, ast.AST] = {}
+            todo: list[ast.AST] = list(self.node.body)
+            for sub in todo:
+                children = [c for c in child_nodes(sub) if isinstance(c, _STATEMENT_HOLDERS)]
+                for child in children:
+                    parents[id(child)] = sub
+                todo.extend(children)
+            self._stmt_parents = parents
+        return self._stmt_parents
+
+    @staticmethod
+    def _chain(node: ast.AST, parents: dict[int, ast.AST]) -> set[int]:
         out = {id(node)}
         current: ast.AST | None = node
         while current is not None:
-            current = self._parents.get(id(current))
+            current = parents.get(id(current))
             if current is not None:
                 out.add(id(current))
         return out
+
+
+# The nodes a statement can sit in (the parser's: a statement is never inside an expression)
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _in_log(access: StateAccess) -> bool:
