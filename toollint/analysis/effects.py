@@ -190,10 +190,12 @@ class _Scopes:
         self.callee: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
         self.assigns: dict[int, list[ast.Assign]] = {}
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
+        # whether a function's nodes hold an attribute naming an action (`self.action_id`, `x.action.id`)
+        self.names_action: dict[int, bool] = {}
         for fn in [summary.node, *summary.helpers]:
             if id(fn) in self.calls:
                 continue
-            calls, callees, assigns, values = _scan(fn)
+            calls, callees, assigns, values, self.names_action[id(fn)] = _scan(fn)
             for n in calls:
                 self.owner.setdefault(id(n), fn)
             self.callee.update(callees)
@@ -208,10 +210,12 @@ class _Scopes:
         return values[0] if len(values) == 1 else None
 
 
-def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]]]:
-    """A function's calls (in `ast.walk` order) with each one's last name, its assignments, and the values
-    each local is assigned: read once per function and kept on its node, for every tool that reaches it
-    (a module's helper is reached by most of its tools)."""
+def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]],
+                               bool]:
+    """A function's calls (in `ast.walk` order) with each one's last name, its assignments, the values
+    each local is assigned, and whether an attribute of it names an action (`_runs_configured_action`):
+    read once per function and kept on its node, for every tool that reaches it (a module's helper is
+    reached by most of its tools)."""
     kept = fn.__dict__.get(_SCAN)
     if kept is not None and kept[0] is getattr(fn, "body", None):
         return kept[1]
@@ -219,15 +223,18 @@ def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign]
     callees: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
     assigns: list[ast.Assign] = []
     values: dict[str, list[ast.expr]] = {}
+    names_action = False
     for n in walk_nodes(fn):
         if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
             calls.append(n)
             callees[id(n)] = call_name(n).rsplit(".", 1)[-1]
+        elif isinstance(n, ast.Attribute):
+            names_action = names_action or n.attr in ACTION_FIELDS or n.attr == "action"
         elif isinstance(n, ast.Assign):
             assigns.append(n)
             for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
                 values.setdefault(name, []).append(n.value)
-    found = (calls, callees, assigns, values)
+    found = (calls, callees, assigns, values, names_action)
     setattr(fn, _SCAN, (getattr(fn, "body", None), found))
     return found
 
@@ -295,6 +302,8 @@ def _runs_configured_action(call: ast.Call, summary: FunctionSummary, scopes: _S
                               or any(w in RUN_WORDS for w in words)):
         return True
     fn = scopes.enclosing(call)
+    if id(call) in scopes.owner and not scopes.names_action[id(fn)]:
+        return False  # (the function holding the call, its arguments and their values names no action)
     args = [*call.args, *(kw.value for kw in call.keywords)]
     args += [v for a in args if isinstance(a, ast.Name) and (v := scopes.local_value(a.id, fn)) is not None]
     return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
