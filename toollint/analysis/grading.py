@@ -41,6 +41,7 @@ from typing import Any, Literal, cast
 
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import (
+    LEAF_NODES,
     MAX_HELPER_HOPS,
     FunctionIndex,
     FunctionNode,
@@ -1388,7 +1389,8 @@ def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        stack.extend([child for child in child_nodes(node) if not isinstance(child, ast.Lambda)])
+        if type(node) not in LEAF_NODES:
+            stack.extend([child for child in child_nodes(node) if not isinstance(child, ast.Lambda)])
     return out
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
-from toollint.analysis.summary import FunctionNode, FunctionSummary, child_nodes, elif_chain
+from toollint.analysis.summary import LEAF_NODES, FunctionNode, FunctionSummary, child_nodes, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
 
 
@@ -358,7 +358,8 @@ def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
     while stack:
         node = stack.pop()
         out.append(node)
-        stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
+        if type(node) not in LEAF_NODES:
+            stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
     nodes = tuple(out)
     setattr(fn, _OWN_NODES, (fn.body, nodes))
     return nodes
