@@ -100,6 +100,7 @@ from toollint.analysis.vocabulary import (
     NON_EMPTY,
     is_identifier_name,
 )
+from toollint.analysis.walk import walk_nodes
 from toollint.context import ModuleContext
 from toollint.evidence import Confidence, Evidence, EvidenceKind, Premise
 from toollint.model import Edit, Finding, Fix
@@ -454,5 +455,5 @@ def stored_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt | N
     return any(
         isinstance(earlier, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign))
         and id(earlier) in summary.writing_nodes
-        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(earlier))
+        and any(isinstance(n, ast.Name) and n.id == name for n in walk_nodes(earlier))
         for block, index in blocks_around(fn, stmt, summary) for earlier in block[:index])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from toollint.analysis.summary import child_nodes, walk_nodes
+from toollint.analysis.walk import child_nodes, walk_nodes
 
 LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 

@@ -56,6 +56,7 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
+from toollint.analysis.walk import walk_nodes
 from toollint.facts import Candidate, Rejection  # plain data, pickled and cached without this package
 from toollint.settings import Settings
 
@@ -214,7 +215,7 @@ def context_state_params(fn: FunctionNode) -> dict[str, str]:
     context is a state root, so what the call writes through it is that state."""
     params = {a.arg for a in all_args(fn)}
     out: dict[str, str] = {}
-    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+    for node in walk_nodes(ast.Module(body=fn.body, type_ignores=[])):
         if isinstance(node, ast.Attribute) and node.attr in CONTEXT_STATE_ATTRS:
             base = node.value
             while isinstance(base, ast.Attribute):
@@ -907,7 +908,7 @@ def described_class(
                 assigned.update(t.id for t in targets if isinstance(t, ast.Name))
     init = next((m for m in methods if m.name == "__init__"), None)
     if init is not None:
-        for node in ast.walk(init):
+        for node in walk_nodes(init):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
                     isinstance(node.value, ast.Name) and node.value.id == "self":
                 assigned.add(node.attr)

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from toollint.analysis.dispatch import read_only_sql
-from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name, walk_nodes
+from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
+from toollint.analysis.walk import walk_nodes
 from toollint.sources import parse_file, record_absent, record_read
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
@@ -245,12 +246,12 @@ _SCAN = "_toollint_scan"
 def _select_guard(summary: FunctionSummary) -> bool:
     """`if not query.strip().upper().startswith("SELECT"): raise ...`: only reads get through."""
     for fn in [summary.node, *summary.helpers]:
-        for n in ast.walk(fn):
+        for n in walk_nodes(fn):
             test = n.test if isinstance(n, ast.If) else None
             check = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
             if isinstance(check, ast.Call) and call_name(check).endswith("startswith") and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, str) and read_only_sql(c)
-                    for a in check.args for c in ast.walk(a)):
+                    for a in check.args for c in walk_nodes(a)):
                 return True
     return False
 
@@ -333,10 +334,10 @@ def _effect_named(callee: str) -> bool:
 
 def _validated(name_args: list[ast.expr], fn: ast.AST, agent: set[str]) -> bool:
     """The agent's SQL goes through a validator first (`valid, msg = self._validate_query(sql)`)."""
-    carried = {n.id for a in name_args for n in ast.walk(a) if isinstance(n, ast.Name) and n.id in agent}
+    carried = {n.id for a in name_args for n in walk_nodes(a) if isinstance(n, ast.Name) and n.id in agent}
     return any(isinstance(c, ast.Call) and VALIDATOR.search(call_name(c).rsplit(".", 1)[-1])
                and any(isinstance(a, ast.Name) and a.id in carried for a in c.args)
-               for c in ast.walk(fn))
+               for c in walk_nodes(fn))
 
 
 def mode_prompts(class_node: ast.ClassDef, path: str) -> tuple[str, ...]:
@@ -434,7 +435,7 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
     (`ret["action"] = "bash"` -> {"action": "bash"})."""
     names: set[str] = set()
     keys: dict[str, str] = {}
-    for node in (n for s in body for n in ast.walk(s)):
+    for node in (n for s in body for n in walk_nodes(s)):
         if not isinstance(node, ast.Assign):
             continue
         for t in node.targets:
@@ -448,10 +449,10 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
 
 def _steps(fn: ast.AST, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[ast.Call]:
     """The step calls in `fn` and in the methods of its class it calls (one hop)."""
-    calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
+    calls = [c for c in walk_nodes(fn) if isinstance(c, ast.Call)]
     hop = [c.func.attr for c in calls if isinstance(c.func, ast.Attribute)
            and c.func.attr in methods and call_name(c).startswith("self.")]
-    calls += [n for name in hop for n in ast.walk(methods[name]) if isinstance(n, ast.Call)]
+    calls += [n for name in hop for n in walk_nodes(methods[name]) if isinstance(n, ast.Call)]
     return [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in STEP_CALLS]
 
 
@@ -478,11 +479,11 @@ def deferred_action(tool_node: ast.AST, qualname: str, cls: str | None,
     if action is None:
         return None
     for caller in methods.values():
-        for node in ast.walk(caller):
+        for node in walk_nodes(caller):
             if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and any(
                     isinstance(c, ast.Constant) and c.value == action for c in node.test.comparators) \
                     and any(isinstance(c, ast.Call) and call_name(c).endswith(f"self.{match.group(1)}")
-                            for c in ast.walk(caller)):
+                            for c in walk_nodes(caller)):
                 for call in _steps(ast.Module(body=node.body, type_ignores=[]), methods):
                     return OutsideWrite("forwards an action to the environment", "medium", call_name(call),
                                         call.lineno)

@@ -41,13 +41,11 @@ from typing import Any, Literal, cast
 
 from toollint.analysis.resolver import ModuleSource
 from toollint.analysis.summary import (
-    LEAF_NODES,
     MAX_HELPER_HOPS,
     FunctionIndex,
     FunctionNode,
     Helper,
     call_name,
-    child_nodes,
     elif_chain,
 )
 from toollint.analysis.vocabulary import (
@@ -61,6 +59,7 @@ from toollint.analysis.vocabulary import (
     is_write_verb,
     undoes,
 )
+from toollint.analysis.walk import LEAF_NODES, child_nodes, walk_nodes
 
 Role = Literal["state", "before", "record"]
 BasisName = Literal["reads_state", "reads_record", "gated_on_state", "no_state", "undone_in_run"]
@@ -710,7 +709,7 @@ class _Walker:
         try:
             for gen in expr.generators:
                 taint = self.of(gen.iter)
-                for n in ast.walk(gen.target):
+                for n in walk_nodes(gen.target):
                     if isinstance(n, ast.Name):
                         self.taint[n.id] = taint
             tests = [cond for gen in expr.generators for cond in gen.ifs] + [expr.elt]
@@ -783,7 +782,7 @@ class _Walker:
         ):
             taint |= Taint.CLAIM
             origins |= self.region_claims()
-        for node in ast.walk(target):
+        for node in walk_nodes(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.taint[node.id] = taint
                 self.origin[node.id] = origins if taint & Taint.CLAIM else frozenset()

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
-from toollint.analysis.summary import LEAF_NODES, FunctionNode, FunctionSummary, child_nodes, elif_chain
+from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
+from toollint.analysis.walk import LEAF_NODES, child_nodes, walk_nodes
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
@@ -278,7 +279,7 @@ def no_change_requested(body: list[ast.stmt], target: ast.stmt, summary: Functio
     guarded = 0
     for s in body[:body.index(target)]:
         if isinstance(s, ast.If) and terminates(s.body) and any(
-                isinstance(n, ast.Name) and n.id in optional for n in ast.walk(s.test)):
+                isinstance(n, ast.Name) and n.id in optional for n in walk_nodes(s.test)):
             return False  # `if a is None: raise`: the call must ask for something, and may not get it
         if id(s) not in summary.writing_nodes:
             continue
@@ -299,7 +300,7 @@ def _applies_updates(s: ast.stmt, summary: FunctionSummary) -> bool:
         else s.iter
     if not (isinstance(source, ast.Name) and source.id in {p.name for p in summary.params}):
         return False
-    entries = frozenset(n.id for n in ast.walk(s.target) if isinstance(n, ast.Name))
+    entries = frozenset(n.id for n in walk_nodes(s.target) if isinstance(n, ast.Name))
     return (
         all(
             statement_definitely_writes(b, summary)
@@ -342,7 +343,7 @@ def blocks(s: ast.stmt) -> list[list[ast.stmt]]:
 
 def contains(outer: ast.AST, target: ast.AST) -> bool:
     """`target` is `outer` or a node inside it (by identity)."""
-    return any(n is target for n in ast.walk(outer))
+    return any(n is target for n in walk_nodes(outer))
 
 
 def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:

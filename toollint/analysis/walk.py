@@ -1,0 +1,79 @@
+"""The analysis's one walker of syntax trees: a node's children read off the fields its class's grammar
+says hold nodes, and the walks built on it. `ast.walk` and `ast.iter_child_nodes` take each node
+through two layers of generators and hand on the context and operator leaves (`Load`, `Add`); every
+walk of a tool, a helper or an expression the analysis makes goes through here instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of `node` that hold something, in `ast.iter_child_nodes` order, read off the
+    fields its class's grammar says hold nodes (`_node_fields`): the context and operator leaves
+    (`Load`, `Add`, `Eq`: the parser's shared singletons) are left out, and the names and constants are
+    not looked at. Every walk of the analysis (tools, helpers, expressions) goes through here: a Name or
+    a Constant has no field to read, and a third fewer nodes are handed on."""
+    fields = _NODE_FIELDS.get(type(node))
+    if fields is None:
+        fields = _node_fields(type(node))
+    out: list[ast.AST] = []
+    for name, how in fields:
+        value = getattr(node, name, None)
+        if value is None:
+            continue
+        if how is _ONE:
+            out.append(value)
+        elif how is _MANY:
+            out.extend(value)
+        elif isinstance(value, list):  # (a loop, not a comprehension's frame: most lists hold a node or two)
+            for item in value:
+                if isinstance(item, ast.AST):
+                    out.append(item)
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+# How many nodes a field holds: one (or None), a list of them, or either, tested (a list that may hold
+# None, a field of a class whose grammar is not known)
+_ONE, _MANY, _TESTED = "one", "many", "tested"
+# Types of the grammar that are not nodes, or are leaves no walk looks at (the context and operator classes)
+_LEAF_TYPES = frozenset({"identifier", "string", "constant", "int", "expr_context", "boolop", "operator",
+                         "unaryop", "cmpop"})
+_FIELD_DECL = re.compile(r"(\w+)([*?]?) (\w+)")
+_NODE_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _node_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """(field, how many nodes it holds) for the fields of `cls` that hold nodes, read off its grammar
+    line (`ast.Compare.__doc__` is `Compare(expr left, cmpop* ops, expr* comparators)`); each field
+    tested, for a class whose line does not name its fields."""
+    doc = cls.__doc__ or ""
+    decls = _FIELD_DECL.findall(doc[doc.find("(") + 1:doc.rfind(")")]) if doc.startswith(cls.__name__) else []
+    fields: tuple[str, ...] = getattr(cls, "_fields", ())
+    if [name for _, _, name in decls] != list(fields):
+        found = tuple((name, _TESTED) for name in fields)
+    else:
+        # `{**d}` has a None key, `def f(*, a)` a None keyword default: the lists that may hold None
+        holes = {(ast.Dict, "keys"), (ast.arguments, "kw_defaults")}
+        found = tuple((name, _TESTED if (cls, name) in holes else _MANY if mark == "*" else _ONE)
+                      for kind, mark, name in decls if kind not in _LEAF_TYPES)
+    _NODE_FIELDS[cls] = found
+    return found
+
+
+def walk_nodes(root: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(root))`, in its order (`child_nodes` of each node)."""
+    todo = [root]
+    extend = todo.extend
+    for node in todo:  # (the list grows as it is read: breadth first, as `ast.walk`)
+        if type(node) not in LEAF_NODES:
+            extend(child_nodes(node))
+    return todo
+
+
+# The nodes that hold no node (a third of a tool's): a walk does not ask for their children
+LEAF_NODES = frozenset({ast.Name, ast.Constant})
