@@ -296,6 +296,7 @@ class FunctionIndex:
         self.module_state: dict[str, str] = {}
         self.accessors = accessors  # called names that return state (`get_current_context`)
         self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
+        self._methods: dict[tuple[str, str], Helper | None] = {}  # (class, name) -> `method`'s answer
         # the nodes of each expression a grader walk looked at (`toollint.analysis.grading`), shared by
         # the module's graders: they walk the same helpers. Each list starts with its expression, which
         # it keeps alive, so an id is never reused while its entry is here.
@@ -355,11 +356,21 @@ class FunctionIndex:
         return chain
 
     def method(self, cls: str, name: str) -> Helper | None:
+        """The method `name` of class `cls`, found along its chain (kept: the chain is, and every
+        `self.m()` of every tool of the class asks)."""
+        key = (cls, name)
+        if key in self._methods:
+            return self._methods[key]
+        found = None
         for node, owner in self._class_chain(cls):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
-                    return Helper(item, owner, node.name)
-        return None
+                    found = Helper(item, owner, node.name)
+                    break
+            if found is not None:
+                break
+        self._methods[key] = found
+        return found
 
     def function(self, name: str) -> Helper | None:
         local = self.functions.get(name)
