@@ -194,6 +194,7 @@ class FunctionSummary:
     definite: dict[int, bool] = field(default_factory=dict, repr=False)
     _parents: dict[int, ast.AST] | None = field(default=None, repr=False)
     _stmt_parents: dict[int, ast.AST] | None = field(default=None, repr=False)
+    _referenced: dict[bool, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -209,8 +210,15 @@ class FunctionSummary:
     def sinks(self, param: str) -> set[Sink]:
         return {s for s, _ in self.flows.get(param, [])}
 
-    def referenced_paths(self, *, include_logs: bool = False) -> set[str]:
-        return {a.path for a in self.reads if include_logs or not _in_log(a)} | {a.path for a in self.writes}
+    def referenced_paths(self, *, include_logs: bool = False) -> frozenset[str]:
+        """The paths the function reads (outside log calls, unless `include_logs`) or writes. Kept once
+        asked: the rules ask it of every other tool of the module, for each tool (the summary is
+        complete by then, and no summariser runs while a module's rules do)."""
+        found = self._referenced.get(include_logs)
+        if found is None:
+            read = {a.path for a in self.reads if include_logs or not _in_log(a)}
+            found = self._referenced[include_logs] = frozenset(read | {a.path for a in self.writes})
+        return found
 
     def ancestors(self, node: ast.AST) -> set[int]:
         """Ids of `node` and every node of this function's body that contains it."""
