@@ -127,3 +127,10 @@ def test_ancestors_of_a_statement_are_those_of_the_whole_tree() -> None:
     assert summary.ancestors(call) == expected(call)
     outside = ast.parse("x = 5").body[0]  # not of this function
     assert summary.ancestors(outside) == {id(outside)}
+
+
+def test_walk_nodes_is_ast_walk_without_the_leaves() -> None:
+    tree = ast.parse(SAMPLE)
+    assert walk_nodes(tree) == [n for n in ast.walk(tree) if not isinstance(n, LEAVES)]
+    for node in ast.walk(tree):
+        assert walk_nodes(node) == [n for n in ast.walk(node) if not isinstance(n, LEAVES)]
