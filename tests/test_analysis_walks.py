@@ -135,3 +135,20 @@ def test_walk_nodes_is_ast_walk_without_the_leaves() -> None:
     for node in ast.walk(tree):
         if not isinstance(node, LEAVES):
             assert walk_nodes(node) == [n for n in ast.walk(node) if not isinstance(n, LEAVES)]
+
+
+def test_function_nodes_order_is_a_stacks() -> None:
+    """`function_nodes` hands out a function's nodes as a stack of `child_nodes` would: depth first,
+    the last child first, not into nested functions, classes or lambdas below the body's statements."""
+    from toollint.analysis.paths import function_nodes
+
+    not_own = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    for fn in ast.walk(ast.parse(SAMPLE)):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack: list[ast.AST] = list(fn.body)
+            expected = []
+            while stack:
+                node = stack.pop()
+                expected.append(node)
+                stack.extend(c for c in child_nodes(node) if not isinstance(c, not_own))
+            assert list(function_nodes(fn)) == expected

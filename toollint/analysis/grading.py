@@ -59,7 +59,7 @@ from toollint.analysis.vocabulary import (
     is_write_verb,
     undoes,
 )
-from toollint.analysis.walk import LEAF_NODES, child_nodes, walk_nodes
+from toollint.analysis.walk import depth_first, walk_nodes
 
 Role = Literal["state", "before", "record"]
 BasisName = Literal["reads_state", "reads_record", "gated_on_state", "no_state", "undone_in_run"]
@@ -1383,14 +1383,10 @@ def _outcome_field(test: ast.expr) -> str | None:
 
 def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     """Nodes of an expression, not descending into lambdas."""
-    out: list[ast.AST] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if type(node) not in LEAF_NODES:
-            stack.extend([child for child in child_nodes(node) if not isinstance(child, ast.Lambda)])
-    return out
+    return depth_first([expr], _LAMBDA)
+
+
+_LAMBDA = frozenset({ast.Lambda})
 
 
 def _chain_around(nodes: list[ast.AST], name: ast.Name) -> ast.AST:

@@ -15,7 +15,7 @@ from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
 from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
-from toollint.analysis.walk import LEAF_NODES, child_nodes, walk_nodes
+from toollint.analysis.walk import depth_first, walk_nodes
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
@@ -354,17 +354,10 @@ def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
     kept = fn.__dict__.get(_OWN_NODES)
     if kept is not None and kept[0] is fn.body:
         return kept[1]
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if type(node) not in LEAF_NODES:
-            stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
-    nodes = tuple(out)
+    nodes = tuple(depth_first(fn.body, _NOT_OWN))
     setattr(fn, _OWN_NODES, (fn.body, nodes))
     return nodes
 
 
 _OWN_NODES = "_toollint_own_nodes"
-_NOT_OWN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_NOT_OWN = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})

@@ -94,3 +94,36 @@ def walk_nodes(root: ast.AST) -> list[ast.AST]:
 
 # The nodes that hold no node (a third of a tool's): a walk does not ask for their children
 LEAF_NODES = frozenset({ast.Name, ast.Constant})
+
+
+def depth_first(start: list[ast.AST], skip: frozenset[type]) -> list[ast.AST]:
+    """The nodes from `start` down, depth first as a stack hands them out (the last child first), less
+    the leaves `child_nodes` leaves out, and not handing out a child whose class is in `skip` (nor what
+    is below it; a node of `start` is looked into whatever its class): a function's own nodes
+    (`toollint.analysis.paths.function_nodes`), an expression's without its lambdas."""
+    out: list[ast.AST] = []
+    stack = list(start)
+    append, push, extend = out.append, stack.append, stack.extend
+    while stack:
+        node = stack.pop()
+        append(node)
+        kind = type(node)
+        if kind in LEAF_NODES:
+            continue
+        fields = _NODE_FIELDS.get(kind)
+        if fields is None:
+            fields = _node_fields(kind)
+        for name, how in fields:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if how is _ONE:
+                if type(value) not in skip:
+                    push(value)
+            elif how is _MANY:
+                extend([item for item in value if type(item) not in skip])
+            elif isinstance(value, list):
+                extend([item for item in value if isinstance(item, ast.AST) and type(item) not in skip])
+            elif isinstance(value, ast.AST) and type(value) not in skip:
+                push(value)
+    return out
