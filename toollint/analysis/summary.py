@@ -1178,7 +1178,9 @@ class _Summariser:
 
     def call(self, call: ast.Call, ctx: Sink) -> None:
         func = call.func
-        args: list[ast.expr] = list(call.args) + [kw.value for kw in call.keywords]
+        args: list[ast.expr] = list(call.args)
+        if call.keywords:
+            args += [kw.value for kw in call.keywords]
         if is_log_call(call):
             for a in args:
                 self.expr(a, "log")
@@ -1188,7 +1190,8 @@ class _Summariser:
             for a in args:
                 self.expr(a, ctx)
             return
-        self.element_lambdas(args)
+        if ast.Lambda in map(type, args):  # (the type test in C: most calls pass no lambda)
+            self.element_lambdas(args)
         if isinstance(func, ast.Name) and self.callables.get(func.id):
             candidates = self.callables.pop(func.id)  # out while followed: a table of tables is not
             for candidate in candidates:
