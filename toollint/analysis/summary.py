@@ -599,6 +599,7 @@ class _Summariser:
         hops: int,
         via: tuple[str, ...],
         types: dict[str, str] | None = None,
+        params: list[ParamInfo] | None = None,
     ) -> None:
         self.fn = fn
         self.index = index
@@ -618,7 +619,7 @@ class _Summariser:
         self.tables: dict[str, ast.Dict] = {}
         self.callables: dict[str, list[ast.expr]] = {}
         self.aliases.update(roots)
-        self.params = _params(fn, roots)
+        self.params = _params(fn, roots) if params is None else params
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
         self.types = dict(types or {})
         self.types.update(
@@ -1439,10 +1440,11 @@ def summarize(
     if cached is not None:
         return cached
     # Guard against recursion: a provisional empty summary while this one is computed.
-    provisional = FunctionSummary(fn.name, fn, _params(fn, roots), complete=False)
+    params = _params(fn, roots)  # (the stand-in's and the summary's: the same parameters)
+    provisional = FunctionSummary(fn.name, fn, params, complete=False)
     index._cache[key] = provisional
     try:
-        result = _Summariser(fn, roots, index, cls, hops, via, types).run()
+        result = _Summariser(fn, roots, index, cls, hops, via, types, params).run()
     except BaseException:
         del index._cache[key]
         raise
