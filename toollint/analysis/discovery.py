@@ -35,7 +35,8 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
+from typing import Any, Generic, TypeVar, overload
 
 from toollint.analysis.dispatch import (
     KindBranch,
@@ -270,6 +271,31 @@ def _marker_text(dec: ast.expr) -> str:
     return text
 
 
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):  # (lower case: a decorator, as `cached_property`)
+    """`functools.cached_property` without its lock (3.11's takes one on each first read, and a module's
+    discovery reads a dozen such tables, on every module): the value is put in the instance's dict,
+    which answers every later read."""
+
+    def __init__(self, compute: Callable[[Any], _T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _once[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _once[_T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
+
 @dataclass
 class _Scope:
     """Where a function sits: its class, the functions around it, the state they bind."""
@@ -323,7 +349,7 @@ class _Discoverer:
         # a class's chain, by which of the three class-wide finders can take its methods (`walk_class`)
         self.class_chains: dict[tuple[Finder, ...], tuple[Finder, ...]] = {}
 
-    @cached_property
+    @_once
     def may_name_chain(self) -> bool:
         source = self.source  # a cheap text test first: most modules compare no name with `==`
         return (
@@ -336,7 +362,7 @@ class _Discoverer:
             )
         )
 
-    @cached_property
+    @_once
     def may_serve_dispatch(self) -> bool:
         """Whether the module's text names a dispatcher decorator or keyword (`call_tool`), as an ASCII
         text holds a decorator's name."""
@@ -346,7 +372,7 @@ class _Discoverer:
         return any(n in source for n in self.patterns.dispatchers) or any(
             k in source for k in self.patterns.dispatcher_keywords)
 
-    @cached_property
+    @_once
     def may_dispatch_requests(self) -> bool:
         """Whether a function of the module can be a request-kind dispatcher: two HTTP verb literals in
         it, or a name a profile's `RequestDispatcher` takes, which an ASCII text holds as written (asked
@@ -356,53 +382,53 @@ class _Discoverer:
             return True
         return not source.isascii() or any(p.search(source) for p, _, _ in self.patterns.request_dispatchers)
 
-    @cached_property
+    @_once
     def aliases(self) -> dict[str, ast.expr]:
         """The module's `Annotated` aliases (asked only where a parameter can be annotated with one)."""
         return type_aliases(self.tree)
 
-    @cached_property
+    @_once
     def may_annotate(self) -> bool:
         """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
         return self.source is None or "Annotated" in self.source
 
-    @cached_property
+    @_once
     def may_context_state(self) -> bool:
         return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
 
-    @cached_property
+    @_once
     def may_describe_api(self) -> bool:
         """Whether the module's text names an API description (a class's own shape is read first:
         most classes have no call method and no scenario loader, and this is asked once a module)."""
         return self.source is None or _API_TEXT in self.source
 
-    @cached_property
+    @_once
     def registered(self) -> dict[str, tuple[str, str]]:
         return self._registered_functions()
 
-    @cached_property
+    @_once
     def handlers(self) -> dict[str, tuple[str, str]]:
         return self._keyword_handlers()
 
-    @cached_property
+    @_once
     def dispatches(self) -> tuple[NameDispatch, ...]:
         return self._name_dispatches()
 
-    @cached_property
+    @_once
     def registry_members(self) -> dict[str, tuple[str, int]]:
         return self._registry_members()
 
-    @cached_property
+    @_once
     def docstring_declared(self) -> dict[str, str]:
         return docstring_schema_functions(self.tree, self.source)
 
-    @cached_property
+    @_once
     def package_declared(self) -> frozenset[str]:
         """Names a function-calling schema of this module's package shows the model (read once per
         directory)."""
         return package_declarations(self.directory) if self.directory else frozenset()
 
-    @cached_property
+    @_once
     def verb_lines(self) -> list[int] | None:
         """Lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
         of them fall inside it (most modules have none)."""
