@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -96,7 +97,7 @@ def walk_nodes(root: ast.AST) -> list[ast.AST]:
 LEAF_NODES = frozenset({ast.Name, ast.Constant})
 
 
-def depth_first(start: list[ast.AST], skip: frozenset[type]) -> list[ast.AST]:
+def depth_first(start: Sequence[ast.AST], skip: frozenset[type]) -> list[ast.AST]:
     """The nodes from `start` down, depth first as a stack hands them out (the last child first), less
     the leaves `child_nodes` leaves out, and not handing out a child whose class is in `skip` (nor what
     is below it; a node of `start` is looked into whatever its class): a function's own nodes
