@@ -12,7 +12,10 @@ for wall time and for CPU time (user + system of the process and its workers: st
 machine). Targets: cold / ruff at most 1.0 on tau2 src, 1.5 on each corpus code base, 0.5 on the
 standard library; warm / cold at most 0.2 on tau2 src. Peak RSS is the largest single process.
 "python/ruff wall" is the bare interpreter's start (`python -c pass`, site included) over ruff's whole
-run, measured in the same rounds: the floor under any toollint run's ratio on that tree.
+run, measured in the same rounds: the floor under any toollint run's ratio on that tree. "parse/ruff
+wall" is a bare interpreter that only reads and `ast.parse`s the files toollint checks, shared out over
+the CPUs by forked copies as toollint does (`PARSE_FLOOR`): the floor under any linter that builds
+CPython's syntax trees, before it imports or analyses anything.
 With `--before-python PY` each round also runs that interpreter's (older) toollint cold, and the
 table adds its ratio to ruff and the cold/before ratio.
 
@@ -309,6 +312,34 @@ def trees(which: list[str]) -> list[tuple[str, Path]]:
     return [(name, path) for name, path in out if path.is_dir()]
 
 
+# Read and parse every file named in argv[1] (one per line), over os.cpu_count() processes: this one and
+# forked copies, each taking every n-th file. Nothing else is imported.
+PARSE_FLOOR = """
+import ast, os, sys, warnings
+warnings.simplefilter("ignore")
+names = open(sys.argv[1], encoding="utf-8").read().splitlines()
+n = os.cpu_count() or 1
+share = 0
+for share in range(n - 1, 0, -1) if sys.platform.startswith("linux") else ():
+    if os.fork() == 0:
+        break
+else:
+    share = 0
+for name in names[share::n]:
+    try:
+        ast.parse(open(name, "rb").read())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+if share:
+    os._exit(0)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+
+
 @dataclass
 class Round:
     cold: tuple[float, float, float]  # wall s, peak MiB, cpu s
@@ -316,6 +347,7 @@ class Round:
     warm: tuple[float, float, float]
     before: tuple[float, float, float] = (1.0, 0.0, 1.0)  # the --before-python toollint, cold
     python: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the bare interpreter: `python -c pass`
+    parse: tuple[float, float, float] = (0.0, 0.0, 0.0)  # a bare interpreter parsing the files (PARSE_FLOOR)
 
 
 def _median_ratio(rounds: list[Round], a: str, b: str, index: int) -> float:
@@ -342,9 +374,12 @@ def compare_with_ruff(
         return cold(before_cmd) if before_cmd else (1.0, 0.0, 1.0)
 
     bare = [PY, "-c", "pass"]  # the floor under any toollint run: the interpreter starting, site included
+    listing = cache_dir.with_name("files.txt")
+    listing.write_text("".join(f"{path}\n" for path in files), encoding="utf-8")
+    parse = [PY, "-c", PARSE_FLOOR, str(listing)]
     cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before()  # warm-up: file cache, .pyc files
-    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before(), _once(bare))
-              for _ in range(runs)]
+    rounds = [Round(cold(), _once([*ruff, str(tree)]), _once(toollint_cmd), before(), _once(bare),
+                    _once(parse)) for _ in range(runs)]
     med = {k: statistics.median(getattr(r, k)[0] for r in rounds) for k in ("cold", "ruff", "warm")}
     peak = {k: max(getattr(r, k)[1] for r in rounds) for k in ("cold", "ruff", "warm")}
     pairs = (("before", "ruff", 0), ("before", "ruff", 2), ("cold", "before", 0), ("cold", "before", 2))
@@ -354,7 +389,8 @@ def compare_with_ruff(
         f"{_median_ratio(rounds, 'cold', 'ruff', 0):.2f}", f"{_median_ratio(rounds, 'cold', 'ruff', 2):.2f}",
         f"{_median_ratio(rounds, 'warm', 'cold', 0):.2f}", f"{_median_ratio(rounds, 'warm', 'cold', 2):.2f}",
         f"{peak['cold']:.0f}", f"{peak['warm']:.0f}", f"{peak['ruff']:.0f}",
-        f"{_median_ratio(rounds, 'python', 'ruff', 0):.2f}", *then,
+        f"{_median_ratio(rounds, 'python', 'ruff', 0):.2f}",
+        f"{_median_ratio(rounds, 'parse', 'ruff', 0):.2f}", *then,
     ]
 
 
@@ -378,7 +414,8 @@ def ruff_main(argv: list[str] | None = None) -> int:
           f"at the start; median of {args.runs} rounds (toollint cold, ruff, toollint warm"
           f"{', the before toollint cold' if BEFORE else ''}) after a warm-up")
     header = ["tree", "files", "cold s", "warm s", "ruff s", "cold/ruff wall", "cold/ruff cpu",
-              "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB", "python/ruff wall"]
+              "warm/cold wall", "warm/cold cpu", "cold MiB", "warm MiB", "ruff MiB", "python/ruff wall",
+              "parse/ruff wall"]
     if BEFORE:
         header += ["before/ruff wall", "before/ruff cpu", "cold/before wall", "cold/before cpu"]
     rows: list[list[str]] = []

@@ -3,9 +3,10 @@
 - `toollint replay WITNESS` (`replay_main`): exit 1 still violates, 0 fixed, 2 could not replay
   faithfully, 3 flaky; one compact sentence on stdout, the old-versus-new comparison with `-v`. A
   grader audit's witness (its own kind) is re-graded by `toollint.validate.audit.replay_main`.
-- `toollint check --confirm` (`add_arguments` + `check_step`, a `toollint.pipeline` step registered
-  in toollint/cli.py): verdicts attached to the static findings' properties (each reporter shows
-  them; messages and fingerprints stay as they were), TL2xx findings added, witnesses written.
+- `toollint check --confirm` (`check_step`, a `toollint.pipeline` step registered in toollint/cli.py,
+  its options declared in toollint/pipeline/options.py): verdicts attached to the static findings'
+  properties (each reporter shows them; messages and fingerprints stay as they were), TL2xx findings
+  added, witnesses written.
 """
 
 from __future__ import annotations
@@ -109,25 +110,6 @@ def replay_main(argv: Sequence[str] | None = None) -> int:
         for line in outcome.details:
             print(f"  {line}")
     return outcome.code
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("dynamic confirmation")
-    group.add_argument(
-        "--confirm",
-        action="store_true",
-        help="probe flagged tools that have a contract and attach verdicts (needs the benchmark)",
-    )
-    group.add_argument(
-        "--confirm-all", action="store_true", help="probe every contracted tool, flagged or not"
-    )
-    group.add_argument("--no-bundled-contracts", action="store_true",
-                       help="leave the benchmark profiles' bundled contracts out: configured contracts and "
-                            "oracles derived from the findings only")
-    group.add_argument("--python", metavar="PATH", help="the benchmark's interpreter for --confirm")
-    group.add_argument(
-        "--witness-dir", metavar="DIR", help="where witnesses go (default .toollint/witnesses)"
-    )
 
 
 def _check_python(ctx: StepContext) -> str | None:

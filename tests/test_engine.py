@@ -188,34 +188,91 @@ def test_jobs_gives_the_same_result_as_serial(tmp_path: Path) -> None:
     assert len(serial.findings) == 2 * 26 + 1
 
 
-def test_default_jobs_stay_serial_below_the_size_that_pays_for_a_pool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("forks", [True, False])
+def test_default_jobs_stay_serial_below_the_size_that_pays_for_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: bool
 ) -> None:
     from toollint import engine
 
     for i in range(40):
         (tmp_path / f"m{i:02}.py").write_text(BAD)
-    pools: list[int] = []
+    size = 40 * len(BAD)
+    shared: list[int] = []
     real = engine._lint_parallel
 
     def counted(work: list, entries: list, jobs: int) -> list:  # type: ignore[type-arg]
-        pools.append(jobs)
+        shared.append(jobs)
         return real(work, entries, jobs)
 
     monkeypatch.setattr(engine, "_lint_parallel", counted)
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(engine, "idle_cpus", lambda: 4)
+    monkeypatch.setattr(engine, "can_share_out", lambda: forks)
     settings = Settings(select=[FLAG])
     small = lint_paths([tmp_path], settings, jobs=0)  # 40 small files: serial
-    assert pools == []
-    asked = lint_paths([tmp_path], settings, jobs=2)  # an explicit --jobs keeps the pool
-    assert pools == [2]
-    monkeypatch.setattr(engine, "PARALLEL_FROM_BYTES", 1)
-    large = lint_paths([tmp_path], settings, jobs=0)  # enough source: one process per CPU
-    assert pools == [2, 2]
+    assert shared == []
+    asked = lint_paths([tmp_path], settings, jobs=2)  # an explicit --jobs is what it says
+    assert shared == [2]
+    if forks:  # one process per FORKED_BYTES_PER_JOB of source, up to one per CPU
+        monkeypatch.setattr(engine, "FORKED_BYTES_PER_JOB", size // 3)
+    else:  # the pool from PARALLEL_FROM_BYTES of source: one process per CPU
+        monkeypatch.setattr(engine, "PARALLEL_FROM_BYTES", size)
+    large = lint_paths([tmp_path], settings, jobs=0)
+    assert shared == [2, 3 if forks else 4]
     assert [(f.path, f.line) for f in small.findings] == [(f.path, f.line) for f in asked.findings] == [
         (f.path, f.line) for f in large.findings
     ]
     assert len(small.findings) == 80
+
+
+def test_no_process_lints_fewer_than_min_files_per_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollint import engine
+
+    paths = []
+    for i in range(20):
+        paths.append(tmp_path / f"m{i:02}.py")
+        paths[-1].write_text(BAD)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(engine, "FORKED_BYTES_PER_JOB", 1)
+    assert engine._processes(0, paths) == 20 // engine.MIN_FILES_PER_JOB  # 2, not 8
+    assert engine._processes(2, paths) == 2
+    assert engine._processes(3, paths) == 1  # an explicit --jobs with too few files: serial
+    assert engine._processes(0, paths[: 2 * engine.MIN_FILES_PER_JOB - 1]) == 1
+
+
+def test_forked_copies_go_only_to_idle_cpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollint import engine
+
+    paths = []
+    for i in range(64):
+        paths.append(tmp_path / f"m{i:02}.py")
+        paths[-1].write_text(BAD)
+    monkeypatch.setattr(engine, "can_share_out", lambda: True)
+    monkeypatch.setattr(engine, "FORKED_BYTES_PER_JOB", 1)
+    for idle, processes in ((8, 8), (3, 3), (1, 1)):  # a busy machine stays serial
+        monkeypatch.setattr(engine, "idle_cpus", lambda idle=idle: idle)
+        assert engine._processes(0, paths) == processes
+        assert engine._processes(4, paths) == 4  # an explicit --jobs is what it says
+
+
+@pytest.mark.parametrize("loadavg, idle", [
+    ("0.10 0.20 0.30 1/95 4242\n", 4),  # only this process runs
+    ("0.10 0.20 0.30 2/95 4242\n", 4),  # and the one that started it
+    ("1.90 1.20 0.80 4/95 4242\n", 2),  # two others
+    ("3.90 3.20 2.80 9/95 4242\n", 1),  # more than there are CPUs: at least one
+    ("no numbers here\n", 4),  # unreadable: every CPU
+])
+def test_idle_cpus_are_those_no_other_runnable_process_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loadavg: str, idle: int
+) -> None:
+    from toollint import processes
+
+    monkeypatch.setattr(processes.os, "cpu_count", lambda: 4)
+    (tmp_path / "loadavg").write_text(loadavg)
+    assert processes.idle_cpus(str(tmp_path / "loadavg")) == idle
+    assert processes.idle_cpus(str(tmp_path / "absent")) == 4
 
 
 def test_engine_failure_on_one_file_is_a_tl904_and_the_run_goes_on(

@@ -90,3 +90,23 @@ def test_fingerprints_of_such_names_are_stable() -> None:
     assert toollint_fingerprints([finding]) != toollint_fingerprints(
         [Finding("TL104", "m", "caf_tools.py", 1)]
     )
+
+
+@pytest.mark.parametrize("target, shown", [
+    ("../other/tools.py", "../other/tools.py"),  # outside the current folder: as typed, as flake8 prints it
+    ("../other/./tools.py", "../other/tools.py"),  # normalised
+    ("sub/../here.py", "here.py"),  # below it: relative to it
+    ("ABSOLUTE", "ABSOLUTE"),  # an absolute path stays absolute
+])
+def test_a_file_is_shown_relative_to_the_current_folder_or_as_typed(
+    tmp_path: Path, target: str, shown: str
+) -> None:
+    (tmp_path / "work" / "sub").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    for place in (tmp_path / "other" / "tools.py", tmp_path / "work" / "here.py"):
+        shutil.copy(FIXTURE, place)
+    absolute = str(tmp_path / "other" / "tools.py")
+    code, out, err = toollint(tmp_path / "work", "--isolated", "--output-format", "json",
+                              target.replace("ABSOLUTE", absolute))
+    assert code == 1, err
+    assert {f["filename"] for f in json.loads(out)} == {shown.replace("ABSOLUTE", absolute)}

@@ -159,34 +159,28 @@ def test_ctrl_c_during_fix_says_how_many_files_were_rewritten(tmp_path: Path) ->
     from fix_speed import many_guards
 
     source = many_guards(10).replace("account[\"records\"]", "(account or {})[\"records\"]")
-    for i in range(300):
-        (tmp_path / f"tools_{i:03d}.py").write_text(source)
-    time.sleep(0.1)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "toollint",
-            "check",
-            "--fix",
-            "--unsafe-fixes",
-            "-q",
-            "--isolated",
-            "-j",
-            "1",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    first = tmp_path / "tools_000.py"
-    deadline = time.monotonic() + 120
-    while first.read_text() == source and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    rewritten = sum((tmp_path / f"tools_{i:03d}.py").read_text() != source for i in range(300))
+    for attempt in range(3):  # on a busy machine this test may wake only after the last rewrite: again
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        for i in range(300):
+            (folder / f"tools_{i:03d}.py").write_text(source)
+        time.sleep(0.1)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "toollint", "check", "--fix", "--unsafe-fixes", "-q", "--isolated",
+             "-j", "1", str(folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        first = folder / "tools_000.py"
+        deadline = time.monotonic() + 120
+        while first.read_text() == source and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        rewritten = sum((folder / f"tools_{i:03d}.py").read_text() != source for i in range(300))
+        if rewritten < 300:
+            break
     assert 0 < rewritten < 300, err
     assert proc.returncode == 2
     said = [line for line in err.splitlines() if "--fix interrupted after rewriting" in line]

@@ -1,6 +1,7 @@
-"""The process pool (`--jobs`, issue 26): the work goes out in units of one directory's consecutive
+"""Parallel runs (`--jobs`, issue 26): the work goes out in units of one directory's consecutive
 files, largest first, and comes back in the walk's order with the same findings and facts a serial
-run gives, helpers followed across modules included."""
+run gives, helpers followed across modules included. Both ways: forked copies of this process
+(`processes.share_out`, Linux) and the process pool (elsewhere)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,21 @@ from pathlib import Path
 import pytest
 from test_cache import TOOLS, WRITES
 
-from toollint import engine
+from toollint import engine, processes
 from toollint.engine import FileResult, lint_paths, work_units
 from toollint.settings import Settings
 
 GRADER = "def evaluate(final_state, gold_state, trajectory):\n    return final_state == gold_state\n"
+
+
+@pytest.fixture(params=["forked", "pool"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test below runs with forked copies (where they work) and with the pool."""
+    if request.param == "forked" and not processes.can_share_out():
+        pytest.skip("forked copies only on Linux with one thread")
+    if request.param == "pool":
+        monkeypatch.setattr(processes, "can_share_out", lambda: False)
+    return str(request.param)
 
 
 def make_packages(root: Path, count: int = 5) -> None:
@@ -41,8 +52,8 @@ def facts(result: FileResult) -> tuple[object, ...]:
             result.tools, result.rejected, result.graders, result.reached, result.digest)
 
 
-def test_a_pool_gives_what_a_serial_run_gives_file_by_file_in_the_walks_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_parallel_run_gives_what_a_serial_run_gives_file_by_file_in_the_walks_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
     make_packages(tmp_path)
     units: list[list[list[int]]] = []
@@ -55,7 +66,7 @@ def test_a_pool_gives_what_a_serial_run_gives_file_by_file_in_the_walks_order(
     monkeypatch.setattr(engine, "work_units", recorded)
     serial = lint_paths([str(tmp_path)], Settings(), jobs=1)
     pooled = lint_paths([str(tmp_path)], Settings(), jobs=2)
-    assert len(units) == 1  # the pool ran (the serial run makes no units)
+    assert len(units) == 1  # the work was shared out (the serial run makes no units)
     assert [facts(r) for r in pooled.files] == [facts(r) for r in serial.files]
     tools = {Path(r.path).parent.name: r for r in pooled.files if r.path.endswith("tools.py")}
     assert len(tools) == 5
@@ -141,10 +152,15 @@ def _die(unit: list[tuple[Path, str, int]]) -> list[FileResult]:
 
 
 def test_a_worker_that_dies_leaves_the_run_to_a_serial_lint_with_the_same_findings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
     make_packages(tmp_path)
     serial = lint_paths([str(tmp_path)], Settings(), jobs=1)
-    monkeypatch.setattr(engine, "_lint_in_worker", _die)
+    if way == "pool":
+        monkeypatch.setattr(engine, "_lint_in_worker", _die)
+    else:  # a copy dies on its first unit; this process lints what it took
+        parent, real = os.getpid(), engine._lint_unit
+        monkeypatch.setattr(engine, "_lint_unit", lambda unit, entries: (
+            _die(unit) if os.getpid() != parent else real(unit, entries)))
     pooled = lint_paths([str(tmp_path)], Settings(), jobs=3)
     assert [facts(r) for r in pooled.files] == [facts(r) for r in serial.files]

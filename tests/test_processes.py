@@ -42,7 +42,7 @@ def test_pool_workers_die_when_toollint_is_killed(tmp_path: Path) -> None:
     for i in range(400):  # enough files that the run is still going when it is killed
         (tmp_path / f"m{i}.py").write_text("".join(f"def f{j}(x):\n    return x + {j}\n" for j in range(200)))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toollint", "check", "--isolated", "--jobs", "2", "-q", str(tmp_path)],
+        [sys.executable, "-m", "toollint", "check", "--isolated", "--jobs", "3", "-q", str(tmp_path)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -96,6 +96,18 @@ NOT_FOR_A_STATIC_RUN = (
     "multiprocessing",
     "subprocess",
     "difflib",
+    "toollint.cache",  # --no-cache (here): neither the cache nor pickle
+    "pickle",
+    "hashlib",  # content digests are BLAKE2b's, from _blake2: hashlib loads OpenSSL first
+    "threading",  # the exit path asks whether other threads run only when something imported threading
+    # the steps after linting: imported when an option of theirs is given (their options are declared in
+    # toollint.pipeline.options)
+    "toollint.baseline",
+    "toollint.fixes",
+    "toollint.dynamic",
+    "toollint.pipeline.audit",
+    "toollint.trace",
+    "toollint.noqa",  # no file of the tree mentions noqa
 )
 
 
@@ -132,7 +144,9 @@ def test_the_features_that_need_them_still_import_them(tmp_path: Path) -> None:
     modules = imported_by(["check", "--no-cache", "--output-format", "json", "pkg"], tmp_path)
     assert {"toollint.profiles", "toollint.reporters.json_", "tomllib", "json"} <= modules
     baseline = imported_by(["check", "--no-cache", "--write-baseline", "base.json", "pkg"], tmp_path)
-    assert {"toollint.fingerprint", "json"} <= baseline
+    assert {"toollint.baseline", "toollint.fingerprint", "json"} <= baseline
+    diff = imported_by(["check", "--no-cache", "--diff", "pkg"], tmp_path)
+    assert "toollint.fixes" in diff and "toollint.baseline" not in diff
 
 
 def test_a_run_raises_the_gc_thresholds_and_gives_the_caller_its_own_back(

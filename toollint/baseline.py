@@ -15,7 +15,6 @@ still new. (flake8 dropped its line-based `--diff` because it missed exactly tho
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -266,18 +265,6 @@ def new_since(
 
 # --------------------------------------------------------------------------------------------------
 # Command line
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("adopting toollint on existing code")
-    which = group.add_mutually_exclusive_group()
-    which.add_argument(
-        "--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0"
-    )
-    which.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
-    group.add_argument(
-        "--diff-base", metavar="REF", help="report only findings that are new since git revision REF"
-    )
 
 
 def _replace_findings(result: RunResult, keep: Iterable[Finding]) -> None:

@@ -7,8 +7,8 @@ configuration file, else the working directory; `cache-dir` in `[tool.toollint]`
 
 A file's cached result is used only when all of these are what they were:
 
-- the file's content (its SHA-256, taken again only when the file's status changed: `RACY_NS`), the
-  path it is shown under and its dotted module name;
+- the file's content (its BLAKE2b digest, taken again only when the file's status changed: `RACY_NS`),
+  the path it is shown under and its dotted module name;
 - its settings (every key of its configuration and the command line's overrides);
 - toollint itself: its version, the size and mtime of each of its own source files (an edited rule
   is a new toollint) and the installed profile plugins;
@@ -28,7 +28,6 @@ repository cannot run code.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import os
 import pickle
@@ -39,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from toollint import __version__, registry
+from toollint import __version__, registry, sources
 from toollint.plugins import declaring_distributions
 from toollint.registry import Rule
 from toollint.sources import Dependency, digest
@@ -121,7 +120,7 @@ class ResultCache:
     def __init__(self, directory: Path, cwd: str | None = None) -> None:
         self.directory = directory
         self.cwd = cwd or os.getcwd()
-        self.path = directory / f"results-{hashlib.sha256(self.cwd.encode()).hexdigest()[:16]}.pickle"
+        self.path = directory / f"results-{_key(self.cwd)[:16]}.pickle"
         self._key = toollint_key()
         self._file: CacheFile | None = None
         self._settings_keys: dict[int, tuple[Settings, str]] = {}
@@ -257,7 +256,13 @@ def _ensure_directory(directory: Path) -> None:
 
 def settings_key(settings: Settings) -> str:
     """Every setting a file's result may depend on (where the cache lives is not one of them)."""
-    return hashlib.sha256(repr(dataclasses.replace(settings, cache_dir=None)).encode()).hexdigest()
+    return _key(repr(dataclasses.replace(settings, cache_dir=None)))
+
+
+def _key(text: str) -> str:
+    """The digest of a key made of text (the cache file's name, the settings, this toollint), hashed as a
+    file's content is (`digest`: each call of which is a file read)."""
+    return sources.digest(text)
 
 
 _TOOLLINT_KEY: list[str] = []
@@ -267,7 +272,7 @@ def toollint_key() -> str:
     """This toollint: its version, each of its source files' size and mtime (so that an edited rule is
     a new toollint in a development checkout), and the profile plugins installed beside it."""
     if not _TOOLLINT_KEY:
-        h = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
+        parts = [f"{__version__}\0{sys.version}\0"]
         for root in _source_roots():
             for directory, dirs, files in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -275,10 +280,10 @@ def toollint_key() -> str:
                 for name in sorted(files):
                     if name.endswith((".py", ".json")):
                         st = os.stat(os.path.join(directory, name))
-                        h.update(f"{below}/{name}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
+                        parts.append(f"{below}/{name}\0{st.st_mtime_ns}\0{st.st_size}\0")
         for plugin in declaring_distributions():  # third-party profiles: their discovery patterns
-            h.update(f"plugin\0{plugin}\0".encode())
-        _TOOLLINT_KEY.append(h.hexdigest())
+            parts.append(f"plugin\0{plugin}\0")
+        _TOOLLINT_KEY.append(_key("".join(parts)))
     return _TOOLLINT_KEY[0]
 
 

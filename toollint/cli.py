@@ -2,10 +2,10 @@
 
 `toollint check PATH...` (or just `toollint PATH...`) parses its arguments into one `CheckOptions`
 and runs `toollint.pipeline.check.run_check` with the steps in `CHECK_STEPS`. Other parts of toollint
-extend it in three marked places: options of `check` go in `add_check_options` (each step module
-adds its own group), steps that rewrite the result (baseline, fix, confirm, trace) go in
-`CHECK_STEPS`, and subcommands that live in another package go in `DELEGATED` (registered only when
-their module can be imported). Nothing imports this module.
+extend it in three marked places: options of `check` go in `add_check_options` (the groups of the
+steps in `toollint.pipeline.options.add_step_arguments`), steps that rewrite the result (baseline, fix,
+confirm, trace) go in `CHECK_STEPS`, and subcommands that live in another package go in `DELEGATED`
+(registered only when their module can be imported). Nothing imports this module.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 """
@@ -80,21 +80,27 @@ def known_benchmark_step(ctx: StepContext, result: RunResult) -> RunResult:
 
 
 class StepOf:
-    """The `check_step` of a module, imported when the step runs (a command that checks nothing imports
-    no step's module)."""
+    """The `check_step` of a module, imported when the step has something to do: when an option of its
+    group of the run's options (`CheckOptions.<group>`) was given. Each step returns the result as it is
+    without one, and a run that asks for no baseline, fix, confirmation, audit or trace imports none."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, group: str) -> None:
         self.module = module
+        self.group = group
 
     def __call__(self, ctx: StepContext, result: RunResult) -> RunResult:
+        given = getattr(ctx.options, self.group)
+        if given == type(given)():
+            return result
         step: CheckStep = importlib.import_module(self.module).check_step
         return step(ctx, result)
 
 
 CHECK_STEPS: tuple[CheckStep, ...] = (
     known_benchmark_step,
-    *(StepOf(module) for module in ("toollint.baseline", "toollint.fixes", "toollint.dynamic.cli",
-                                    "toollint.pipeline.audit", "toollint.trace.check")),
+    *(StepOf(module, group) for module, group in (
+        ("toollint.baseline", "baseline"), ("toollint.fixes", "fixes"), ("toollint.dynamic.cli", "confirm"),
+        ("toollint.pipeline.audit", "audit"), ("toollint.trace.check", "trace"))),
 )
 
 
@@ -141,11 +147,8 @@ def add_check_command(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 
 def add_check_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by `check` and `demo`."""
-    from toollint import baseline, fixes
-    from toollint.dynamic import cli as confirm_cli
-    from toollint.pipeline import audit as audit_step
+    from toollint.pipeline.options import add_step_arguments
     from toollint.reporters import FORMATS
-    from toollint.trace import check as trace_step
 
     out = parser.add_argument_group("output")
     out.add_argument("--output-format", choices=tuple(FORMATS), default="concise",
@@ -167,11 +170,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--sarif-output", action="append", metavar="FILE", help="also write SARIF to FILE")
     out.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id (GitHub category)")
     out.add_argument("--sarif-include-suppressed", action="store_true", help="keep noqa'd findings in SARIF")
-    baseline.add_arguments(parser)
-    fixes.add_arguments(parser)
-    confirm_cli.add_arguments(parser)
-    trace_step.add_check_options(parser)
-    audit_step.add_check_options(parser)
+    add_step_arguments(parser)
     sel = parser.add_argument_group("rule selection (codes, prefixes such as TL1, or kebab-case names)")
     sel.add_argument("--select", type=_selection, metavar="CODES", help="replace the selected rules")
     sel.add_argument("--ignore", type=_selector_list, metavar="CODES", help="add to the ignored rules")
@@ -194,7 +193,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
         help="the file name stdin (-) is linted under: its configuration and how findings name it",
     )
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
-                     help="processes to use (default 0: one per CPU, serial for small runs)")
+                     help="processes to use (default 0: one per idle CPU, serial for small runs)")
     cfg.add_argument(
         "--no-cache",
         action="store_true",
@@ -297,9 +296,10 @@ def run() -> None:
     program, `python -m cProfile -m toollint`), or whose output cannot be flushed, ends the usual way."""
     code = main()
     import atexit
-    import threading
 
-    if threading.active_count() == 1 and sys.getprofile() is None and sys.gettrace() is None:
+    threading = sys.modules.get("threading")  # not imported (most runs): no thread was started through it
+    if (threading is None or threading.active_count() == 1) and sys.getprofile() is None \
+            and sys.gettrace() is None:
         try:
             for stream in (sys.stdout, sys.stderr):
                 if stream is not None:  # (None: started with the descriptor closed, `toollint >&-`)

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from toollint import registry
+from toollint import registry, sources
 from toollint.config import SettingsResolver
 from toollint.errors import SelectionError
 from toollint.evidence import Confidence
 from toollint.files import collect_files, display_path, guess_module_name, matching_globs
 from toollint.memos import forget_file_memos
 from toollint.model import Finding
-from toollint.processes import die_with_parent, memory_ceiling
+from toollint.processes import can_share_out, die_with_parent, idle_cpus, memory_ceiling, share_out
 from toollint.regular import TooLargeError, read_regular
 from toollint.settings import Settings
 from toollint.sources import REACH, Dependency, cached_parse, digest, keep_module, take_module
@@ -59,11 +59,17 @@ TOO_LARGE = "TL906"
 STATIC_MEMORY_CEILING = 2 << 30
 BYTES_PER_SOURCE_BYTE = 100
 CEILING_FROM = 256 << 10  # smaller files cannot come near the ceiling: not worth two system calls
-# Below this many files per process a pool's start-up (~0.1 s) costs more than it saves.
+# Below this many files per process, sharing the work out costs more than it saves.
 MIN_FILES_PER_JOB = 8
-# With the default job count (0), a run with less source than this stays serial: each worker repeats
-# the cross-module parses another already made, and on a busy 2-core machine the pool cost 1.2-1.5x the
-# serial wall time on the corpus code bases (0.25-1.3 MB each); a 3 MB benchmark source keeps it.
+# With the default job count (0), how much source makes another process worth its start. Where this
+# process can fork copies of itself (`processes.share_out`, Linux), one more process per
+# FORKED_BYTES_PER_JOB, on CPUs that are idle as the run starts (`processes.idle_cpus`): on a quiet
+# 2-core machine two processes took 0.70 of one's wall time on langchain-community (560 kB of source),
+# 0.84 on 200 kB of it, 0.94 on 147 kB and on 86 kB; with both cores busy they took 1.06-1.57 of it, so
+# a busy machine stays serial. Elsewhere a pool's workers start from nothing and each repeats the
+# cross-module parses another already made: on a busy 2-core machine the pool cost 1.2-1.5x the serial
+# wall time on the corpus code bases (0.25-1.3 MB each), so only PARALLEL_FROM_BYTES of source keeps it.
+FORKED_BYTES_PER_JOB = 64 << 10
 PARALLEL_FROM_BYTES = 2 << 20
 # Explicit collections while the cyclic GC is off. An analysed module's tree is cyclic garbage (its
 # function index keys memos by itself), about 50 times its source: counted by files alone, up to 256
@@ -343,10 +349,12 @@ def internal_error(path: str, code: str, exc: BaseException) -> Finding:
 
 
 def _apply_noqa(ctx: ModuleContext, findings: list[Finding], enabled: frozenset[str]) -> list[Finding]:
-    from toollint import noqa  # with the first file linted: a run the cache answers needs none
+    from toollint.context import might_have_noqa
 
-    if not noqa.might_have_noqa(ctx.source):
+    if not might_have_noqa(ctx.source):
         return []
+    from toollint import noqa  # with the first file that mentions noqa: a run without one needs none
+
     return noqa.apply(findings, ctx.noqa_comments, enabled, ctx.path)
 
 
@@ -362,6 +370,9 @@ def _lint_source(
     if problem is None:
         return result
     text, tree = problem
+    if tree is None:  # no function, class or lambda: what the analysis finds in such a module, and no finding
+        result.tools, result.graders = [], []  # (resting on no other file: nothing `reached`)
+        return result
     from toollint.context import ModuleContext  # a file to lint: not imported by a run the cache answers
 
     ctx = ModuleContext(path, text, tree, settings, result.module_name)
@@ -375,10 +386,26 @@ def _lint_source(
     return result
 
 
+def _holds_nothing_to_read(text: str, path: str, enabled: frozenset[str]) -> bool:
+    """Whether the rules may skip this text unparsed: a module of literals (no function, class or lambda)
+    gives toollint's own rules nothing to read, each reading the module's tools or graders (a rule
+    registered from elsewhere may read anything), and without a noqa comment TL900 has none to read."""
+    # (a larger text's tree may meet the memory ceiling: TL906, found by parsing it)
+    if not sources.SKIM_FROM <= len(text) <= sources.MAX_MODULE_BYTES or sources.may_hold_function(text):
+        return False
+    from toollint.context import might_have_noqa
+
+    return (not might_have_noqa(text)
+            and all(r.check.__module__.startswith("toollint.rules.") for r in registry.static_rules()
+                    if r.code in enabled and r.check is not None)
+            and sources.parses(text, path))
+
+
 def _problem(
     source: bytes | str, path: str, enabled: frozenset[str]
-) -> Finding | tuple[str, ast.Module] | None:
-    """Decode and parse; a TL901/TL902 finding when that fails, None when there is nothing to lint."""
+) -> Finding | tuple[str, ast.Module | None] | None:
+    """Decode and parse; a TL901/TL902 finding when that fails, None when there is nothing to lint, and no
+    tree for a text the rules may skip (`_holds_nothing_to_read`)."""
     if isinstance(source, bytes):
         try:
             text = decode_source(source)
@@ -401,6 +428,8 @@ def _problem(
     known = cached_parse(path, source) if isinstance(source, bytes) else None
     if known is not None:  # the analysis parsed this very content already, following an import
         return text, known
+    if _holds_nothing_to_read(text, path, enabled):
+        return text, None
     try:
         with warnings.catch_warnings():  # invalid escapes etc. are the audited project's business
             warnings.simplefilter("ignore")
@@ -562,15 +591,13 @@ def lint_paths(
             if hit is not None:
                 done[position] = hit
     todo = [position for position in range(len(work)) if position not in done]
-    auto = jobs == 0
-    jobs = (os.cpu_count() or 1) if auto else max(jobs, 1)
+    processes = _processes(jobs, [work[p][0] for p in todo])
     was_enabled = gc.isenabled()
     gc.disable()  # trees are dropped file by file; the cyclic GC only slows parsing down here
     gc.freeze()  # what start-up made lives as long as the run: the collections below never scan it
     try:
-        if (jobs > 1 and len(todo) >= MIN_FILES_PER_JOB * jobs
-                and not (auto and sum(_source_sizes(work[p][0] for p in todo)) < PARALLEL_FROM_BYTES)):
-            linted = _lint_parallel([work[p] for p in todo], configs.entries, jobs)
+        if processes > 1:
+            linted = _lint_parallel([work[p] for p in todo], configs.entries, processes)
         else:
             linted = []
             garbage = _Garbage()
@@ -589,6 +616,20 @@ def lint_paths(
             cache.store(file_result, configs.settings[work[position][2]])
     result.files.extend(done[position] for position in range(len(work)))
     return result
+
+
+def _processes(jobs: int, paths: list[Path]) -> int:
+    """How many processes lint `paths`: `jobs` (0: as many as the source pays for, up to one per CPU, or
+    per idle CPU where copies are forked), and never fewer than MIN_FILES_PER_JOB files each."""
+    most = len(paths) // MIN_FILES_PER_JOB
+    if jobs:
+        return jobs if 1 < jobs <= most else 1
+    if most < 2:
+        return 1
+    size = sum(_source_sizes(paths))
+    if can_share_out():
+        return max(min(idle_cpus(), most, size // FORKED_BYTES_PER_JOB), 1)
+    return min(os.cpu_count() or 1, most) if size >= PARALLEL_FROM_BYTES else 1
 
 
 def _source_sizes(paths: Iterable[Path]) -> list[int]:
@@ -632,7 +673,13 @@ def _init_worker(entries: list[tuple[Settings, Selection]], parent_pid: int) -> 
 
 
 def _lint_in_worker(unit: list[tuple[Path, str, int]]) -> list[FileResult]:
-    out = [read_and_lint(path, shown, *_worker_state[config]) for path, shown, config in unit]
+    return _lint_unit(unit, _worker_state)
+
+
+def _lint_unit(
+    unit: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]]
+) -> list[FileResult]:
+    out = [read_and_lint(path, shown, *entries[config]) for path, shown, config in unit]
     for path, _, _ in unit:  # as the serial loop does
         _worker_garbage.collect(path)
     return out
@@ -661,15 +708,21 @@ def work_units(work: list[tuple[Path, str, int]], jobs: int) -> list[list[int]]:
 def _lint_parallel(
     work: list[tuple[Path, str, int]], entries: list[tuple[Settings, Selection]], jobs: int
 ) -> list[FileResult]:
-    # Imported here: a process pool costs every single-file (pre-commit) run its import time otherwise.
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     units = work_units(work, jobs)
-    try:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
-            linted = list(pool.map(_lint_in_worker, [[work[p] for p in unit] for unit in units]))
-    except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
-        return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
+    items = [[work[p] for p in unit] for unit in units]
+    shared = share_out(items, lambda unit: _lint_unit(unit, entries), jobs)
+    if shared is not None:  # what a copy of this process did not answer for (it died) is linted here
+        linted = [answer if answer is not None else _lint_unit(unit, entries)
+                  for unit, answer in zip(items, shared)]
+    else:
+        # Imported here: a pool costs every single-file (pre-commit) run its import time otherwise.
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
+                linted = list(pool.map(_lint_in_worker, items))
+        except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
+            return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
     by_position = {p: r for unit, results in zip(units, linted) for p, r in zip(unit, results)}
     return [by_position[p] for p in range(len(work))]

@@ -96,6 +96,13 @@ class Excluder:
                 return any(fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") for p in self.path_patterns)
         return False
 
+    def excluded_entry(self, directory: str, name: str) -> bool:
+        """`excluded` for the entry `name` of the absolute `directory`, with no path object unless a
+        pattern names a path."""
+        if self._component is not None and self._component.match(name):
+            return True
+        return bool(self.path_patterns) and self.excluded(Path(directory, name))
+
     def excluded_anywhere(self, path: Path) -> bool:
         """For --force-exclude: the file or any directory above it (below the root) is excluded."""
         path = path.absolute()
@@ -119,11 +126,11 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
     below = os.path.join(cwd, "")  # the common case by string: pathlib costs a run of many files 2%
     if absolute_text.startswith(below) and len(absolute_text) > len(below):
         return absolute_text[len(below):].replace(os.sep, "/")
-    absolute = Path(absolute_text)
-    rel = relative_to(absolute, cwd)
-    if rel is not None:
-        return rel
-    return str(absolute) if path.is_absolute() else os.path.normpath(path)
+    if os.name == "nt":  # where paths compare without case: `C:\Work` is below `c:\work`
+        rel = relative_to(Path(absolute_text), cwd)
+        if rel is not None:
+            return rel
+    return absolute_text if os.path.isabs(path) else os.path.normpath(path)
 
 
 def is_python_file(path: Path) -> bool:
@@ -152,10 +159,11 @@ class _Walker:
             found = self._excluders[id(settings)] = Excluder(settings)
         return found
 
-    def skipped(self, path: Path, is_dir: bool, settings: Settings, stop: Path) -> bool:
-        if self.excluder(settings).excluded(path):
+    def skipped(self, directory: str, name: str, is_dir: bool, settings: Settings, stop: str) -> bool:
+        """Whether the entry `name` of `directory` (absolute, as `stop`, the walk's target) is left out."""
+        if self.excluder(settings).excluded_entry(directory, name):
             return True
-        return settings.respect_gitignore and self.gitignore.ignored(path, is_dir, stop)
+        return settings.respect_gitignore and self.gitignore.ignored_in(directory, name, is_dir, stop)
 
     def force_excluded(self, path: Path) -> bool:
         settings = self.settings_for(path)
@@ -221,7 +229,7 @@ def _first_visit(st: os.stat_result | tuple[int, int], seen: set[tuple[int, int]
 
 def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet) -> None:
     stack = [root]
-    stop = Path(os.path.abspath(root))
+    stop = os.path.abspath(root)
     while stack:
         directory = stack.pop()
         try:
@@ -234,17 +242,18 @@ def _walk(root: Path, walker: _Walker, seen: set[tuple[int, int]], out: FileSet)
             out.unreadable.append((directory, exc.strerror or type(exc).__name__))
             continue
         settings = walker.settings_for(directory)  # one configuration for everything directly in it
+        absolute = os.path.abspath(directory)
         subdirs: list[Path] = []
         for entry in entries:
-            path = Path(entry.path)
             try:
                 is_dir = entry.is_dir()  # follows symlinks; loops are cut by `seen`
             except OSError:
                 is_dir = False
             if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+                continue  # (before any path object: most entries of a data folder end here)
+            if walker.skipped(absolute, entry.name, is_dir, settings, stop):
                 continue
-            if walker.skipped(path, is_dir, settings, stop):
-                continue
+            path = Path(entry.path)
             if is_dir:
                 subdirs.append(path)
             else:

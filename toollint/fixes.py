@@ -28,7 +28,6 @@ says how many files were already rewritten (each whole).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import dataclasses
 import io
@@ -342,19 +341,6 @@ def _put_back(path: str, old: io.BufferedReader, ours: bytes) -> None:
 
 # --------------------------------------------------------------------------------------------------
 # Command line
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("fixes")
-    group.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    group.add_argument(
-        "--unsafe-fixes",
-        action="store_true",
-        help="also apply (with --fix/--diff) and show in SARIF fixes that change behaviour",
-    )
-    group.add_argument(
-        "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
-    )
 
 
 def attach_fixes(findings: Iterable[Finding], sources: dict[str, str]) -> None:

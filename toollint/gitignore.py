@@ -238,10 +238,16 @@ class GitIgnore:
         """Whether git ignores `path` itself (its directories are not looked at: the walk prunes
         those). `stop`: outside a repository, the highest directory whose .gitignore counts."""
         absolute = os.path.abspath(path)
-        directory = os.path.dirname(absolute)
-        if os.path.basename(absolute) == ".git":
+        stop = os.path.abspath(stop) if stop is not None else None
+        return self.ignored_in(os.path.dirname(absolute), os.path.basename(absolute), is_dir, stop)
+
+    def ignored_in(self, directory: str, name: str, is_dir: bool, stop: str | None) -> bool:
+        """`ignored` for the entry `name` of `directory`, both already absolute and normalised (a walk
+        asks for every entry of a directory in turn)."""
+        if name == ".git":
             return True
-        for ignore_file in self._chain(directory, os.path.abspath(stop) if stop is not None else None):
+        absolute = os.path.join(directory, name)
+        for ignore_file in self._chain(directory, stop):
             verdict = ignore_file.verdict(absolute, is_dir)
             if verdict is not None:
                 return verdict

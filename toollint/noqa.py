@@ -50,11 +50,6 @@ class Directive:
         return self.codes is None or code in self.codes
 
 
-def might_have_noqa(source: str) -> bool:
-    """A cheap test that spares tokenizing files without any suppression comment."""
-    return "noqa" in source or "noqa" in source.lower()  # 3x faster than a case-blind regex
-
-
 def parse_codes(text: str) -> tuple[str, ...] | None:
     """The codes at the start of `text`, names mapped to codes; None when there are none."""
     codes: list[str] = []

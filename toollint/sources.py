@@ -19,12 +19,14 @@ other's internals:
   transitively, so memos shared between files (a helper summarised for one file and reused for the
   next) are covered too. The cache (`toollint.cache`) keys a file's result by this closure, so a
   result is never reused after a helper it read changed, appeared or disappeared.
+- `may_hold_function` and `parses`: whether a module defines no function, class or lambda (a task-data
+  module of literals) and is valid Python, told without building its syntax tree: the rules read
+  functions, and the tree of a module of literals costs more than all else its lint does.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import warnings
 from collections import OrderedDict
@@ -33,20 +35,35 @@ from dataclasses import dataclass, field
 from toollint.memos import forget_with
 from toollint.regular import read_regular
 
+try:  # from its own module: hashlib loads OpenSSL first (11 M instructions, 2% of a small run)
+    from _blake2 import blake2b
+except ImportError:  # (an interpreter built without it)
+    from hashlib import blake2b
+
 MAX_MODULE_BYTES = 2_000_000  # larger files are generated data, not code worth following
 # Trees kept per process (an LRU), by the bytes of source they were parsed from: the few helpers a
 # package's tools share stay parsed (one benchmark's six: 165 kB; the stdlib's 13: 446 kB, 22 MB of trees).
 # The newest tree is kept whatever its size: the file that follows an import to it likely follows it again.
 MAX_PARSED_BYTES = 256_000
 
+# A module this small costs little to parse: `parses` instead is not worth it.
+SKIM_FROM = 4096
+# How much deeper ast.parse counts a syntax tree than the symbol table does, in levels of its nesting limit:
+# up to one more per bracket (a call's keyword, a comprehension), of the tokenizer's 200 at most, and a few
+# for the module and its statement. Each frame entered from C (a generator `next` resumes) takes 2 (3.13) to
+# 6 levels (3.11) off the symbol table's limit: 128 of them leave it below ast.parse's for any text.
+_DEPTH_MARGIN_CALLS = 128
+_FUNCTION_WORDS = ("def", "class", "lambda")
+
 # One dependency of a module: a path and the digest of its content when it was read (None: absent).
 Dependency = tuple[str, "str | None"]
 
 
 def digest(data: bytes | str) -> str:
-    """What a file's content is identified by (cache keys, `--fix`'s check that a file did not change)."""
+    """What a file's content is identified by (cache keys, `--fix`'s check that a file did not change): its
+    BLAKE2b digest, 32 bytes (as fast as OpenSSL's SHA-256 on a tree's source)."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()
+    return blake2b(raw, digest_size=32).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -220,3 +237,47 @@ def record_absent(importer: str, paths: tuple[str, ...]) -> None:
     """The analysis of `importer` looked for these files and found none (a new one would change it)."""
     for path in paths:
         REACH.record(importer, path, None)
+
+
+def may_hold_function(text: str) -> bool:
+    """Whether `text` may define a function, class or lambda: one of those words stands alone in it (in a
+    string or a comment too: over-counted, never missed), `def` and `class` first on their line (or after
+    `async`) as every compound statement is; a keyword is never next to a letter, a digit or `_`."""
+    return any(_stands_alone(text, word, word != "lambda") for word in _FUNCTION_WORDS)
+
+
+def parses(text: str, path: str) -> bool:
+    """Whether ast.parse would parse `text`, told without building its syntax tree (what costs most of a
+    module of literals' lint): the parser and the symbol table accept it. False for anything else, where
+    ast.parse is to say what is wrong: a text ast.parse would find nested too deeply is never passed (the
+    symbol table is built with its nesting limit lowered below ast.parse's, _DEPTH_MARGIN_CALLS)."""
+    try:
+        with warnings.catch_warnings():  # as the engine's ast.parse: the audited project's business
+            warnings.simplefilter("ignore")
+            _symbol_table(text, path, _DEPTH_MARGIN_CALLS)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _stands_alone(text: str, word: str, first_on_line: bool) -> bool:
+    at = text.find(word)
+    while at >= 0:
+        before, after = text[at - 1:at], text[at + len(word):at + len(word) + 1]
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            if not first_on_line:
+                return True
+            line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+            if text[line_start:at].strip(" \t\f") in ("", "async"):  # the tokenizer's white space
+                return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _symbol_table(text: str, path: str, calls: int) -> object:
+    """The symbol table of `text` built `calls` frames deep (each entered from C: see _DEPTH_MARGIN_CALLS)."""
+    if calls:
+        return next(_symbol_table(text, path, calls - 1) for _ in (None,))
+    import symtable  # with the first module of literals (a run with none never needs it)
+
+    return symtable.symtable(text, path, "exec")

@@ -10,7 +10,6 @@ too) and before the trace step.
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,14 +19,6 @@ from toollint.errors import UsageError
 if TYPE_CHECKING:
     from toollint.engine import RunResult
     from toollint.pipeline import StepContext
-
-
-def add_check_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("grader audit (findings TL408-TL411)")
-    group.add_argument("--audit-graders", action="store_true",
-                       help="also run each task's graders on wrong runs (nothing done, a gold call dropped, "
-                            "a gold argument changed) over the benchmark tree given as PATH, in the "
-                            "benchmark's interpreter (--python); `toollint audit-graders` picks suites")
 
 
 def check_step(ctx: StepContext, result: RunResult) -> RunResult:

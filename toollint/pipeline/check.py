@@ -144,9 +144,11 @@ def _cache(
     options: CheckOptions, resolver: SettingsResolver, early: ResultCache | None
 ) -> ResultCache | None:
     """The run's results cache (`toollint.cache`), unless --no-cache or TOOLLINT_NO_CACHE."""
+    if options.no_cache:  # (before the import: a run without the cache needs neither it nor pickle)
+        return None
     from toollint.cache import ResultCache, cache_dir_for, disabled_by_environment
 
-    if options.no_cache or disabled_by_environment():
+    if disabled_by_environment():
         return None
     directory = cache_dir_for(resolver.for_run(_config_targets(options)))
     return early if early is not None and early.directory == directory else ResultCache(directory)
@@ -157,10 +159,12 @@ def _early_cache(options: CheckOptions) -> ResultCache | None:
     table it holds lets a configuration's selectors (`select = [...]`) be checked without importing every
     rule and the analysis (a third of a run the cache answers). Any cache file of this toollint holds the
     same table, so a wrong guess costs only the look."""
+    if options.no_cache or options.isolated or reads_stdin(options):
+        return None
     from toollint.cache import ResultCache, cache_dir_in, disabled_by_environment
     from toollint.config import find_config
 
-    if options.no_cache or options.isolated or disabled_by_environment() or reads_stdin(options):
+    if disabled_by_environment():
         return None
     config = Path(os.path.abspath(options.config)) if options.config else \
         find_config(_config_targets(options))

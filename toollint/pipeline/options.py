@@ -2,7 +2,9 @@
 
 Each group belongs to one step (output, baselines, fixes, confirm, trace); a step reads its own
 group and nothing else of the command line. `CheckOptions.from_namespace` is the only place that
-knows argparse's attribute names.
+knows argparse's attribute names, and `add_step_arguments` declares the options of the steps after
+linting here beside them: building the parser imports no step's module, and a run imports a step's
+module only when an option of its group was given (`toollint.cli.StepOf`).
 """
 
 from __future__ import annotations
@@ -151,3 +153,59 @@ class CheckOptions:
             trace=TraceOptions(ledger=a["ledger"], report=a["report"]),
             audit=AuditOptions(graders=a.get("audit_graders", False)),
         )
+
+
+def add_step_arguments(parser: argparse.ArgumentParser) -> None:
+    """The option groups of the steps after linting: baselines (`toollint.baseline`), fixes
+    (`toollint.fixes`), confirmation (`toollint.dynamic.cli`), score at risk (`toollint.trace.check`) and
+    the grader audit (`toollint.pipeline.audit`)."""
+    group = parser.add_argument_group("adopting toollint on existing code")
+    which = group.add_mutually_exclusive_group()
+    which.add_argument(
+        "--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0"
+    )
+    which.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+    group.add_argument(
+        "--diff-base", metavar="REF", help="report only findings that are new since git revision REF"
+    )
+
+    group = parser.add_argument_group("fixes")
+    group.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    group.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply (with --fix/--diff) and show in SARIF fixes that change behaviour",
+    )
+    group.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
+    )
+
+    group = parser.add_argument_group("dynamic confirmation")
+    group.add_argument(
+        "--confirm",
+        action="store_true",
+        help="probe flagged tools that have a contract and attach verdicts (needs the benchmark)",
+    )
+    group.add_argument(
+        "--confirm-all", action="store_true", help="probe every contracted tool, flagged or not"
+    )
+    group.add_argument("--no-bundled-contracts", action="store_true",
+                       help="leave the benchmark profiles' bundled contracts out: configured contracts and "
+                            "oracles derived from the findings only")
+    group.add_argument("--python", metavar="PATH", help="the benchmark's interpreter for --confirm")
+    group.add_argument(
+        "--witness-dir", metavar="DIR", help="where witnesses go (default .toollint/witnesses)"
+    )
+
+    # --ledger / --report trace the TL2xx findings --confirm produces
+    group = parser.add_argument_group("score at risk (traces the TL2xx findings of --confirm)")
+    group.add_argument(
+        "--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json"
+    )
+    group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
+
+    group = parser.add_argument_group("grader audit (findings TL408-TL411)")
+    group.add_argument("--audit-graders", action="store_true",
+                       help="also run each task's graders on wrong runs (nothing done, a gold call dropped, "
+                            "a gold argument changed) over the benchmark tree given as PATH, in the "
+                            "benchmark's interpreter (--python); `toollint audit-graders` picks suites")

@@ -1,10 +1,9 @@
 """The `toollint check` step for score-at-risk: `--ledger FILE` and `--report FILE` trace the TL2xx
-findings that `--confirm` produced. Kept apart from `toollint.trace.cli` so that every check run,
-which only needs the two options, does not import the tracer."""
+findings that `--confirm` produced. Kept apart from `toollint.trace.cli` so that a check run given
+either option imports the tracer only when it traces (the options: `toollint.pipeline.options`)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,15 +13,6 @@ if TYPE_CHECKING:
     from toollint.pipeline import StepContext
     from toollint.trace.ledger import Ledger
     from toollint.trace.report_html import GraderAudit
-
-
-def add_check_options(parser: argparse.ArgumentParser) -> None:
-    """`--ledger` / `--report` on `toollint check` (they trace the TL2xx findings `--confirm` produces)."""
-    group = parser.add_argument_group("score at risk (traces the TL2xx findings of --confirm)")
-    group.add_argument(
-        "--ledger", type=Path, metavar="FILE", help="write the ledger as FILE.csv and FILE.json"
-    )
-    group.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
 
 
 def check_step(ctx: StepContext, result: RunResult) -> RunResult:
