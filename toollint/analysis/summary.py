@@ -305,6 +305,7 @@ class FunctionIndex:
         self.accessors = accessors  # called names that return state (`get_current_context`)
         self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
         self._methods: dict[tuple[str, str], Helper | None] = {}  # (class, name) -> `method`'s answer
+        self._unbound: set[str] = set()  # names `function` found bound nowhere in the module
         # the nodes of each expression a grader walk looked at (`toollint.analysis.grading`), shared by
         # the module's graders: they walk the same helpers. Each list starts with its expression, which
         # it keeps alive, so an id is never reused while its entry is here.
@@ -384,9 +385,15 @@ class FunctionIndex:
         local = self.functions.get(name)
         if local is not None:
             return Helper(local, self, None)
-        if self.module is None or name in self.classes:
+        if self.module is None or name in self.classes or name in self._unbound:
             return None
-        found = lookup(self.module, name)
+        module = self.module
+        if module.definition(name) is None and name not in module.imports() and not module.star_imports():
+            # bound nowhere in the module (a builtin, mostly): said once, then by one look-up (nothing of
+            # the file system was asked, so nothing is recorded for the cache)
+            self._unbound.add(name)
+            return None
+        found = lookup(module, name)
         if isinstance(found, Resolved) and isinstance(found.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return Helper(found.node, FunctionIndex.of(found.module, self.accessors), None)
         return None
