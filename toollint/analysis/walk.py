@@ -122,7 +122,9 @@ def depth_first(start: Sequence[ast.AST], skip: frozenset[type]) -> list[ast.AST
                 if type(value) not in skip:
                     push(value)
             elif how is _MANY:
-                extend([item for item in value if type(item) not in skip])
+                # (the test in C first: a list rarely holds what is skipped)
+                extend(value if skip.isdisjoint(map(type, value)) else
+                       [item for item in value if type(item) not in skip])
             elif isinstance(value, list):
                 extend([item for item in value if isinstance(item, ast.AST) and type(item) not in skip])
             elif isinstance(value, ast.AST) and type(value) not in skip:
