@@ -1,7 +1,8 @@
 """The analysis's one walker of syntax trees: a node's children read off the fields its class's grammar
 says hold nodes, and the walks built on it. `ast.walk` and `ast.iter_child_nodes` take each node
-through two layers of generators and hand on the context and operator leaves (`Load`, `Add`); every
-walk of a tool, a helper or an expression the analysis makes goes through here instead.
+through two layers of generators and hand on the context and operator leaves (`Load`, `Add`); the
+analysis's walks of a tool, a helper, a decorator or an expression go through here instead. (A walk
+of a whole module keeps `ast.walk`: these hand out a list, and a large module's would cost memory.)
 """
 
 from __future__ import annotations
