@@ -15,6 +15,7 @@ the modules of the linted tree.
 | `paths`       | path reasoning: is a write guaranteed before this return? is this tool a writer? |
 | `statepath`   | `StatePath`: the one parser of a state path's text (`db.lines[*].status`)         |
 | `module`      | `analyze_module`: a module's tools and their summaries, as the rules see them     |
+| `walk`        | the one walker of syntax trees: a node's children off its grammar, the walks on them |
 
 The rules (`rules/`), the mutation generator, the probe generator, the contract validator and the
 tracer import from here; none re-derives tools, writes or guards.

@@ -35,7 +35,8 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
+from typing import Any, Generic, TypeVar, overload
 
 from toollint.analysis.dispatch import (
     KindBranch,
@@ -56,6 +57,7 @@ from toollint.analysis.families import all_patterns
 from toollint.analysis.patterns import CompiledPatterns, declared_writer
 from toollint.analysis.resolver import ModuleSource, Resolved, base_name, class_ancestors
 from toollint.analysis.vocabulary import HTTP_VERBS, NOT_STATE_CALLS, STATE_CALLS
+from toollint.analysis.walk import walk_nodes
 from toollint.facts import Candidate, Rejection  # plain data, pickled and cached without this package
 from toollint.settings import Settings
 
@@ -214,7 +216,7 @@ def context_state_params(fn: FunctionNode) -> dict[str, str]:
     context is a state root, so what the call writes through it is that state."""
     params = {a.arg for a in all_args(fn)}
     out: dict[str, str] = {}
-    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+    for node in walk_nodes(ast.Module(body=fn.body, type_ignores=[])):
         if isinstance(node, ast.Attribute) and node.attr in CONTEXT_STATE_ATTRS:
             base = node.value
             while isinstance(base, ast.Attribute):
@@ -269,6 +271,31 @@ def _marker_text(dec: ast.expr) -> str:
     return text
 
 
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):  # (lower case: a decorator, as `cached_property`)
+    """`functools.cached_property` without its lock (3.11's takes one on each first read, and a module's
+    discovery reads a dozen such tables, on every module): the value is put in the instance's dict,
+    which answers every later read."""
+
+    def __init__(self, compute: Callable[[Any], _T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _once[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _once[_T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
+
 @dataclass
 class _Scope:
     """Where a function sits: its class, the functions around it, the state they bind."""
@@ -316,12 +343,13 @@ class _Discoverer:
         # The finders asked of each function, in order: a finder whose module-wide table turns out empty
         # (no registration call, no schema of the package, ...) drops itself (`drop`): asked of every
         # function, the calls that could only answer "no" add up.
-        unconfigured = () if self.configured else (_by_configuration,)
-        self.function_chain = tuple(f for f in FUNCTION_FINDERS if f not in unconfigured)
-        self.method_chain = tuple(f for f in METHOD_FINDERS if f not in unconfigured)
+        self.function_chain, self.method_chain = (FUNCTION_FINDERS, METHOD_FINDERS) if self.configured else (
+            _UNCONFIGURED_FUNCTION_FINDERS, _UNCONFIGURED_METHOD_FINDERS)
         self.class_chain = self.method_chain
+        # a class's chain, by which of the three class-wide finders can take its methods (`walk_class`)
+        self.class_chains: dict[tuple[Finder, ...], tuple[Finder, ...]] = {}
 
-    @cached_property
+    @_once
     def may_name_chain(self) -> bool:
         source = self.source  # a cheap text test first: most modules compare no name with `==`
         return (
@@ -334,7 +362,7 @@ class _Discoverer:
             )
         )
 
-    @cached_property
+    @_once
     def may_serve_dispatch(self) -> bool:
         """Whether the module's text names a dispatcher decorator or keyword (`call_tool`), as an ASCII
         text holds a decorator's name."""
@@ -344,7 +372,7 @@ class _Discoverer:
         return any(n in source for n in self.patterns.dispatchers) or any(
             k in source for k in self.patterns.dispatcher_keywords)
 
-    @cached_property
+    @_once
     def may_dispatch_requests(self) -> bool:
         """Whether a function of the module can be a request-kind dispatcher: two HTTP verb literals in
         it, or a name a profile's `RequestDispatcher` takes, which an ASCII text holds as written (asked
@@ -354,53 +382,53 @@ class _Discoverer:
             return True
         return not source.isascii() or any(p.search(source) for p, _, _ in self.patterns.request_dispatchers)
 
-    @cached_property
+    @_once
     def aliases(self) -> dict[str, ast.expr]:
         """The module's `Annotated` aliases (asked only where a parameter can be annotated with one)."""
         return type_aliases(self.tree)
 
-    @cached_property
+    @_once
     def may_annotate(self) -> bool:
         """Whether a parameter can be `Annotated[T, Depends(...)]` (an alias of one is in the module too)."""
         return self.source is None or "Annotated" in self.source
 
-    @cached_property
+    @_once
     def may_context_state(self) -> bool:
         return self.source is None or any(a in self.source for a in CONTEXT_STATE_ATTRS)
 
-    @cached_property
+    @_once
     def may_describe_api(self) -> bool:
         """Whether the module's text names an API description (a class's own shape is read first:
         most classes have no call method and no scenario loader, and this is asked once a module)."""
         return self.source is None or _API_TEXT in self.source
 
-    @cached_property
+    @_once
     def registered(self) -> dict[str, tuple[str, str]]:
         return self._registered_functions()
 
-    @cached_property
+    @_once
     def handlers(self) -> dict[str, tuple[str, str]]:
         return self._keyword_handlers()
 
-    @cached_property
+    @_once
     def dispatches(self) -> tuple[NameDispatch, ...]:
         return self._name_dispatches()
 
-    @cached_property
+    @_once
     def registry_members(self) -> dict[str, tuple[str, int]]:
         return self._registry_members()
 
-    @cached_property
+    @_once
     def docstring_declared(self) -> dict[str, str]:
         return docstring_schema_functions(self.tree, self.source)
 
-    @cached_property
+    @_once
     def package_declared(self) -> frozenset[str]:
         """Names a function-calling schema of this module's package shows the model (read once per
         directory)."""
         return package_declarations(self.directory) if self.directory else frozenset()
 
-    @cached_property
+    @_once
     def verb_lines(self) -> list[int] | None:
         """Lines holding an HTTP verb literal: a function is looked at as a verb dispatcher only when two
         of them fall inside it (most modules have none)."""
@@ -461,10 +489,12 @@ class _Discoverer:
                 return
 
     def drop(self, finder: Finder) -> None:
-        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more."""
-        self.function_chain = tuple(f for f in self.function_chain if f is not finder)
-        self.method_chain = tuple(f for f in self.method_chain if f is not finder)
-        self.class_chain = tuple(f for f in self.class_chain if f is not finder)
+        """`finder` takes no function of this module (its module-wide table is empty): it is asked no more.
+        (New tuples: a `consider` under way goes on through the one it holds.)"""
+        self.function_chain = _without(self.function_chain, finder)
+        self.method_chain = _without(self.method_chain, finder)
+        self.class_chain = _without(self.class_chain, finder)
+        self.class_chains.clear()
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> Discovery:
@@ -509,11 +539,15 @@ class _Discoverer:
             # the schemas count only when they name some of this class's methods
             self.declared_names = declared if declared & method_names else frozenset()
         self.class_bases = None
-        # the finders that can take a method of this very class (each left out answers "no" at once)
-        self.class_chain = tuple(f for f in self.method_chain if not (
-            (f is _by_toolkit_class and not self.class_toolkit)
-            or (f is _by_described_class and self.class_described is None)
-            or (f is _by_name_dispatch and self.class_dispatched is None)))
+        # the finders that can take a method of this very class (each left out answers "no" at once),
+        # worked out once a module for each set left out
+        out = (*(() if self.class_toolkit else (_by_toolkit_class,)),
+               *(() if self.class_described is not None else (_by_described_class,)),
+               *(() if self.class_dispatched is not None else (_by_name_dispatch,)))
+        chain = self.class_chains.get(out)
+        if chain is None:
+            chain = self.class_chains[out] = tuple(f for f in self.method_chain if f not in out)
+        self.class_chain = chain
         for m in methods:
             self.consider(m, scope)
         for m in methods:  # `def _register(self): @self.mcp.tool() def add(...)`
@@ -900,7 +934,7 @@ def described_class(
                 assigned.update(t.id for t in targets if isinstance(t, ast.Name))
     init = next((m for m in methods if m.name == "__init__"), None)
     if init is not None:
-        for node in ast.walk(init):
+        for node in walk_nodes(init):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
                     isinstance(node.value, ast.Name) and node.value.id == "self":
                 assigned.add(node.attr)
@@ -1156,6 +1190,17 @@ METHOD_FINDERS = tuple(f for f in FINDERS if f not in (_by_registration, _by_reg
 FUNCTION_FINDERS = tuple(
     f for f in FINDERS if f not in (_by_base_class, _by_toolkit_class, _by_described_class, _by_name_dispatch)
 )
+# the same, for a module no `tools = [...]` entry names (most modules)
+_UNCONFIGURED_METHOD_FINDERS = tuple(f for f in METHOD_FINDERS if f is not _by_configuration)
+_UNCONFIGURED_FUNCTION_FINDERS = tuple(f for f in FUNCTION_FINDERS if f is not _by_configuration)
+
+
+def _without(chain: tuple[Finder, ...], finder: Finder) -> tuple[Finder, ...]:
+    """`chain` less `finder` (sliced: asked a few times a module, on every module)."""
+    if finder not in chain:
+        return chain
+    at = chain.index(finder)
+    return chain[:at] + chain[at + 1:]
 
 
 # -- dispatch ----------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from pathlib import Path
 from toollint.analysis.patterns import CompiledPatterns
 from toollint.analysis.resolver import directory_of
 from toollint.analysis.vocabulary import HTTP_VERBS, REPLY_CALLS
+from toollint.analysis.walk import walk_nodes
 from toollint.memos import file_memo
 from toollint.sources import read_module
 
@@ -288,9 +289,9 @@ def unused_locals(fn: FunctionNode) -> list[ast.Name]:
     stored: dict[str, ast.Name] = {}
     loaded: set[str] = set()
     loops: set[int] = set()
-    for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
+    for node in walk_nodes(ast.Module(body=fn.body, type_ignores=[])):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            loops.update(id(n) for n in ast.walk(node.target))
+            loops.update(id(n) for n in walk_nodes(node.target))
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 loaded.add(node.id)
@@ -342,11 +343,11 @@ def held_stores(fn: FunctionNode, body: list[ast.stmt]) -> dict[str, str]:
     """The store handles a dispatcher opens outside one branch and the branch uses (`database =
     SQLiteDatabase(path)` before the loop that runs `database.execute(sql)` for `execute_sql`): the
     task's database, held across the model's calls, is state the branch's tool changes."""
-    nodes = [n for s in body for n in ast.walk(s)]
+    nodes = [n for s in body for n in walk_nodes(s)]
     inside = {id(n) for n in nodes}
     used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     out: dict[str, str] = {}
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.Assign) and id(node) not in inside and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and target.id in used and opens_store(target.id, node.value):

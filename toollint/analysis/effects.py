@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from toollint.analysis.dispatch import read_only_sql
-from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name, walk_nodes
+from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
+from toollint.analysis.walk import walk_nodes
 from toollint.sources import parse_file, record_absent, record_read
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
@@ -190,21 +191,15 @@ class _Scopes:
         self.callee: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
         self.assigns: dict[int, list[ast.Assign]] = {}
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
+        # whether a function's nodes hold an attribute naming an action (`self.action_id`, `x.action.id`)
+        self.names_action: dict[int, bool] = {}
         for fn in [summary.node, *summary.helpers]:
             if id(fn) in self.calls:
                 continue
-            calls: list[ast.Call] = []
-            assigns: list[ast.Assign] = []
-            values: dict[str, list[ast.expr]] = {}
-            for n in walk_nodes(fn):
-                if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
-                    self.owner.setdefault(id(n), fn)
-                    calls.append(n)
-                    self.callee[id(n)] = call_name(n).rsplit(".", 1)[-1]
-                elif isinstance(n, ast.Assign):
-                    assigns.append(n)
-                    for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
-                        values.setdefault(name, []).append(n.value)
+            calls, callees, assigns, values, self.names_action[id(fn)] = _scan(fn)
+            for n in calls:
+                self.owner.setdefault(id(n), fn)
+            self.callee.update(callees)
             self.calls[id(fn)], self.assigns[id(fn)], self.assigned[id(fn)] = calls, assigns, values
 
     def enclosing(self, node: ast.Call) -> ast.AST:
@@ -216,15 +211,47 @@ class _Scopes:
         return values[0] if len(values) == 1 else None
 
 
+def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]],
+                               bool]:
+    """A function's calls (in `ast.walk` order) with each one's last name, its assignments, the values
+    each local is assigned, and whether an attribute of it names an action (`_runs_configured_action`):
+    read once per function and kept on its node, for every tool that reaches it (a module's helper is
+    reached by most of its tools)."""
+    kept = fn.__dict__.get(_SCAN)
+    if kept is not None and kept[0] is getattr(fn, "body", None):
+        return kept[1]
+    calls: list[ast.Call] = []
+    callees: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
+    assigns: list[ast.Assign] = []
+    values: dict[str, list[ast.expr]] = {}
+    names_action = False
+    for n in walk_nodes(fn):
+        if isinstance(n, ast.Call):  # (only calls are asked for their function: `enclosing`)
+            calls.append(n)
+            callees[id(n)] = call_name(n).rsplit(".", 1)[-1]
+        elif isinstance(n, ast.Attribute):
+            names_action = names_action or n.attr in ACTION_FIELDS or n.attr == "action"
+        elif isinstance(n, ast.Assign):
+            assigns.append(n)
+            for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
+                values.setdefault(name, []).append(n.value)
+    found = (calls, callees, assigns, values, names_action)
+    setattr(fn, _SCAN, (getattr(fn, "body", None), found))
+    return found
+
+
+_SCAN = "_toollint_scan"
+
+
 def _select_guard(summary: FunctionSummary) -> bool:
     """`if not query.strip().upper().startswith("SELECT"): raise ...`: only reads get through."""
     for fn in [summary.node, *summary.helpers]:
-        for n in ast.walk(fn):
+        for n in walk_nodes(fn):
             test = n.test if isinstance(n, ast.If) else None
             check = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
             if isinstance(check, ast.Call) and call_name(check).endswith("startswith") and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, str) and read_only_sql(c)
-                    for a in check.args for c in ast.walk(a)):
+                    for a in check.args for c in walk_nodes(a)):
                 return True
     return False
 
@@ -276,6 +303,8 @@ def _runs_configured_action(call: ast.Call, summary: FunctionSummary, scopes: _S
                               or any(w in RUN_WORDS for w in words)):
         return True
     fn = scopes.enclosing(call)
+    if id(call) in scopes.owner and not scopes.names_action[id(fn)]:
+        return False  # (the function holding the call, its arguments and their values names no action)
     args = [*call.args, *(kw.value for kw in call.keywords)]
     args += [v for a in args if isinstance(a, ast.Name) and (v := scopes.local_value(a.id, fn)) is not None]
     return any(isinstance(n, ast.Attribute) and n.attr in ACTION_FIELDS and dotted_root(n) == "self"
@@ -305,10 +334,10 @@ def _effect_named(callee: str) -> bool:
 
 def _validated(name_args: list[ast.expr], fn: ast.AST, agent: set[str]) -> bool:
     """The agent's SQL goes through a validator first (`valid, msg = self._validate_query(sql)`)."""
-    carried = {n.id for a in name_args for n in ast.walk(a) if isinstance(n, ast.Name) and n.id in agent}
+    carried = {n.id for a in name_args for n in walk_nodes(a) if isinstance(n, ast.Name) and n.id in agent}
     return any(isinstance(c, ast.Call) and VALIDATOR.search(call_name(c).rsplit(".", 1)[-1])
                and any(isinstance(a, ast.Name) and a.id in carried for a in c.args)
-               for c in ast.walk(fn))
+               for c in walk_nodes(fn))
 
 
 def mode_prompts(class_node: ast.ClassDef, path: str) -> tuple[str, ...]:
@@ -406,7 +435,7 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
     (`ret["action"] = "bash"` -> {"action": "bash"})."""
     names: set[str] = set()
     keys: dict[str, str] = {}
-    for node in (n for s in body for n in ast.walk(s)):
+    for node in (n for s in body for n in walk_nodes(s)):
         if not isinstance(node, ast.Assign):
             continue
         for t in node.targets:
@@ -420,10 +449,10 @@ def _assigned(body: list[ast.stmt]) -> tuple[set[str], dict[str, str]]:
 
 def _steps(fn: ast.AST, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> list[ast.Call]:
     """The step calls in `fn` and in the methods of its class it calls (one hop)."""
-    calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call)]
+    calls = [c for c in walk_nodes(fn) if isinstance(c, ast.Call)]
     hop = [c.func.attr for c in calls if isinstance(c.func, ast.Attribute)
            and c.func.attr in methods and call_name(c).startswith("self.")]
-    calls += [n for name in hop for n in ast.walk(methods[name]) if isinstance(n, ast.Call)]
+    calls += [n for name in hop for n in walk_nodes(methods[name]) if isinstance(n, ast.Call)]
     return [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in STEP_CALLS]
 
 
@@ -450,11 +479,11 @@ def deferred_action(tool_node: ast.AST, qualname: str, cls: str | None,
     if action is None:
         return None
     for caller in methods.values():
-        for node in ast.walk(caller):
+        for node in walk_nodes(caller):
             if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and any(
                     isinstance(c, ast.Constant) and c.value == action for c in node.test.comparators) \
                     and any(isinstance(c, ast.Call) and call_name(c).endswith(f"self.{match.group(1)}")
-                            for c in ast.walk(caller)):
+                            for c in walk_nodes(caller)):
                 for call in _steps(ast.Module(body=node.body, type_ignores=[]), methods):
                     return OutsideWrite("forwards an action to the environment", "medium", call_name(call),
                                         call.lineno)

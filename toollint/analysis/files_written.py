@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
+from toollint.analysis.walk import walk_nodes
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 FILES = "<files>"
@@ -50,7 +52,7 @@ def _mode_values(mode: ast.expr, fn: FunctionNode) -> list[str] | None:
         body, orelse = _mode_values(mode.body, fn), _mode_values(mode.orelse, fn)
         return None if body is None or orelse is None else body + orelse
     if isinstance(mode, ast.Name):
-        bound = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
+        bound = [n.value for n in walk_nodes(fn) if isinstance(n, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == mode.id for t in n.targets)]
         values = [_mode_values(v, fn) for v in bound if not isinstance(v, ast.Name)]
         if not bound or len(values) != len(bound) or any(v is None for v in values):

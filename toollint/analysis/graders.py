@@ -34,6 +34,7 @@ from toollint.analysis.vocabulary import (
     GRADER_RECORD_WORDS,
     GRADER_STATE_PARAMS,
 )
+from toollint.analysis.walk import walk_nodes
 from toollint.facts import GraderFact  # plain data the engine pickles and caches without this package
 from toollint.settings import Settings
 
@@ -287,12 +288,12 @@ def _words(name: str) -> set[str]:
 
 def _gold(expr: ast.AST) -> bool:
     return any(_words(n.id if isinstance(n, ast.Name) else n.attr) & VERDICT_GOLD_WORDS
-               for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+               for n in walk_nodes(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _other(expr: ast.AST) -> bool:
     """An operand that is not a constant and not gold: the agent's record or the final state."""
-    names = [n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))]
+    names = [n for n in walk_nodes(expr) if isinstance(n, (ast.Name, ast.Attribute))]
     return bool(names) and not _gold(expr)
 
 

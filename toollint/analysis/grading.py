@@ -46,7 +46,6 @@ from toollint.analysis.summary import (
     FunctionNode,
     Helper,
     call_name,
-    child_nodes,
     elif_chain,
 )
 from toollint.analysis.vocabulary import (
@@ -60,6 +59,7 @@ from toollint.analysis.vocabulary import (
     is_write_verb,
     undoes,
 )
+from toollint.analysis.walk import depth_first, walk_nodes
 
 Role = Literal["state", "before", "record"]
 BasisName = Literal["reads_state", "reads_record", "gated_on_state", "no_state", "undone_in_run"]
@@ -709,7 +709,7 @@ class _Walker:
         try:
             for gen in expr.generators:
                 taint = self.of(gen.iter)
-                for n in ast.walk(gen.target):
+                for n in walk_nodes(gen.target):
                     if isinstance(n, ast.Name):
                         self.taint[n.id] = taint
             tests = [cond for gen in expr.generators for cond in gen.ifs] + [expr.elt]
@@ -782,7 +782,7 @@ class _Walker:
         ):
             taint |= Taint.CLAIM
             origins |= self.region_claims()
-        for node in ast.walk(target):
+        for node in walk_nodes(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.taint[node.id] = taint
                 self.origin[node.id] = origins if taint & Taint.CLAIM else frozenset()
@@ -1383,13 +1383,10 @@ def _outcome_field(test: ast.expr) -> str | None:
 
 def _walk_expr(expr: ast.AST) -> list[ast.AST]:
     """Nodes of an expression, not descending into lambdas."""
-    out: list[ast.AST] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        stack.extend([child for child in child_nodes(node) if not isinstance(child, ast.Lambda)])
-    return out
+    return depth_first([expr], _LAMBDA)
+
+
+_LAMBDA = frozenset({ast.Lambda})
 
 
 def _chain_around(nodes: list[ast.AST], name: ast.Name) -> ast.AST:

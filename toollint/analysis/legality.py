@@ -32,6 +32,7 @@ from pathlib import Path
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.paths import function_nodes
 from toollint.analysis.summary import ParamInfo, call_name
+from toollint.analysis.walk import walk_nodes
 from toollint.evidence import EvidenceKind, Premise
 from toollint.memos import file_memo
 
@@ -124,7 +125,7 @@ def _literal_allows(ann: ast.expr | None, value: str) -> bool:
     """`Literal["", "a"]` (or `Optional[Literal[...]]`) lists the value."""
     if ann is None:
         return False
-    for node in ast.walk(ann):
+    for node in walk_nodes(ann):
         if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
                 and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "Literal":
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -199,7 +200,7 @@ def written_elsewhere(tree: ast.Module, tool: ast.AST, name: str, value: str) ->
             return ("[]" if isinstance(node, ast.List) else "{}") in accepted
         return isinstance(node, ast.Constant) and node.value is not None and _text(node.value) in accepted
 
-    own = {id(n) for n in ast.walk(tool)}
+    own = {id(n) for n in walk_nodes(tool)}
     for node in ast.walk(tree):
         if id(node) in own:
             continue

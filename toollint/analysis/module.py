@@ -38,6 +38,7 @@ class ModuleAnalysis:
     source: str | None = None  # the module's text, for the cheap text tests discovery makes first
     _index: FunctionIndex | None = None
     _graders: tuple[list[GraderInfo], list[tuple[GraderInfo, str]]] | None = None
+    _told: dict[str, tuple[list[str], tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def index(self) -> FunctionIndex:
@@ -83,8 +84,13 @@ class ModuleAnalysis:
         cls = self.index.classes.get(tool.class_name) if tool.class_name else None
         if cls is None:
             return declaration(tool.node, None), (), ()
-        path = self.module.path if self.module is not None else ""
-        return declaration(tool.node, cls), (ast.get_docstring(cls) or "",), mode_prompts(cls, path)
+        # the class's alone: read once for all its tools (a toolkit of fifty methods was read fifty times)
+        told = self._told.get(cls.name)
+        if told is None:
+            path = self.module.path if self.module is not None else ""
+            told = self._told[cls.name] = (declaration(tool.node, cls), (ast.get_docstring(cls) or "",),
+                                           mode_prompts(cls, path))
+        return list(told[0]), told[1], told[2]
 
     def facts(self) -> list[ToolFact]:
         out = []

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 
 from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
-from toollint.analysis.summary import FunctionNode, FunctionSummary, child_nodes, elif_chain
+from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
+from toollint.analysis.walk import depth_first, walk_nodes
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
@@ -278,7 +279,7 @@ def no_change_requested(body: list[ast.stmt], target: ast.stmt, summary: Functio
     guarded = 0
     for s in body[:body.index(target)]:
         if isinstance(s, ast.If) and terminates(s.body) and any(
-                isinstance(n, ast.Name) and n.id in optional for n in ast.walk(s.test)):
+                isinstance(n, ast.Name) and n.id in optional for n in walk_nodes(s.test)):
             return False  # `if a is None: raise`: the call must ask for something, and may not get it
         if id(s) not in summary.writing_nodes:
             continue
@@ -299,7 +300,7 @@ def _applies_updates(s: ast.stmt, summary: FunctionSummary) -> bool:
         else s.iter
     if not (isinstance(source, ast.Name) and source.id in {p.name for p in summary.params}):
         return False
-    entries = frozenset(n.id for n in ast.walk(s.target) if isinstance(n, ast.Name))
+    entries = frozenset(n.id for n in walk_nodes(s.target) if isinstance(n, ast.Name))
     return (
         all(
             statement_definitely_writes(b, summary)
@@ -342,16 +343,21 @@ def blocks(s: ast.stmt) -> list[list[ast.stmt]]:
 
 def contains(outer: ast.AST, target: ast.AST) -> bool:
     """`target` is `outer` or a node inside it (by identity)."""
-    return any(n is target for n in ast.walk(outer))
+    return any(n is target for n in walk_nodes(outer))
 
 
-def function_nodes(fn: FunctionNode) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions, classes or lambdas."""
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend([child for child in child_nodes(node) if not isinstance(child, _NOT_OWN)])
+def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
+    """Nodes of a function body, not descending into nested functions, classes or lambdas. Walked once
+    per function and kept on its node: TL101, TL104, the legality test and the grader finder each walk
+    the same tools and helpers (a stand-in copied off a function has a body of its own, so the list
+    kept is checked to be of this very body)."""
+    kept = fn.__dict__.get(_OWN_NODES)
+    if kept is not None and kept[0] is fn.body:
+        return kept[1]
+    nodes = tuple(depth_first(fn.body, _NOT_OWN))
+    setattr(fn, _OWN_NODES, (fn.body, nodes))
+    return nodes
 
 
-_NOT_OWN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_OWN_NODES = "_toollint_own_nodes"
+_NOT_OWN = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})

@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from toollint.analysis.walk import walk_nodes
+
 
 class ToolDecorator(NamedTuple):
     """`@name`, `@name(...)`, `@owner.name(...)`: the function is a tool. `name` is matched against
@@ -248,7 +250,7 @@ def declared_writer(dec: ast.expr, patterns: CompiledPatterns) -> tuple[bool | N
     profile's task reader reads markers as discovery does."""
     if not isinstance(dec, ast.Call):
         return None, ""
-    for sub in ast.walk(dec):
+    for sub in walk_nodes(dec):
         if isinstance(sub, ast.Call):
             for kw in sub.keywords:
                 if kw.arg in patterns.writer_keywords and isinstance(kw.value, ast.Constant) and \

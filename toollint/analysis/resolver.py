@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,10 +38,10 @@ class ModuleSource:
     tree: ast.Module
     cache: dict[str, Any] = field(default_factory=dict)  # per-module memo (the analysis's function index)
 
-    def imports(self) -> dict[str, tuple[int, str, str]]:
+    def imports(self) -> Mapping[str, tuple[int, str, str]]:
         """Local name -> (level, module, imported name) for top-level `from X import a as b`; `import
-        a.b as c` is (0, "a.b", "") under "c"."""
-        cached = self.cache.get("imports")
+        a.b as c` is (0, "a.b", "") under "c". (The module's own table, read once: not to be changed.)"""
+        cached: dict[str, tuple[int, str, str]] | None = self.cache.get("imports")
         if cached is None:
             cached = {}
             for node in self.tree.body:
@@ -52,7 +53,16 @@ class ModuleSource:
                         if alias.asname:
                             cached[alias.asname] = (0, alias.name, "")
             self.cache["imports"] = cached
-        return dict(cached)
+        return cached
+
+    def star_imports(self) -> list[tuple[int, str]]:
+        """(level, module) of each top-level `from X import *`, in order (read once)."""
+        cached: list[tuple[int, str]] | None = self.cache.get("stars")
+        if cached is None:
+            cached = [(node.level, node.module or "") for node in self.tree.body
+                      if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)]
+            self.cache["stars"] = cached
+        return cached
 
     def definition(self, name: str) -> Definition | None:
         defs = self.cache.get("defs")
@@ -235,13 +245,12 @@ def lookup(module: ModuleSource, name: str, hops: int = MAX_IMPORT_HOPS) -> Reso
 def _star_lookup(module: ModuleSource, name: str, hops: int) -> Resolved | ModuleSource | None:
     if hops <= 0:
         return None
-    for node in module.tree.body:
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            source = imported_module(module, node.level, node.module or "")
-            if source is not None:
-                found = lookup(source, name, hops - 1)
-                if isinstance(found, Resolved):
-                    return found
+    for level, modname in module.star_imports():
+        source = imported_module(module, level, modname)
+        if source is not None:
+            found = lookup(source, name, hops - 1)
+            if isinstance(found, Resolved):
+                return found
     return None
 
 

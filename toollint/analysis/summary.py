@@ -71,6 +71,7 @@ from toollint.analysis.vocabulary import (
     is_write_verb,
     verb_words,
 )
+from toollint.analysis.walk import child_nodes, walk_nodes
 
 MAX_HELPER_HOPS = 3
 MAX_LITERAL_LOOP = 6  # a loop over a literal tuple of state runs its body once per element, up to this many
@@ -192,6 +193,8 @@ class FunctionSummary:
     # memo for the path reasoning of `toollint.analysis.paths` (statement id -> definitely writes)
     definite: dict[int, bool] = field(default_factory=dict, repr=False)
     _parents: dict[int, ast.AST] | None = field(default=None, repr=False)
+    _stmt_parents: dict[int, ast.AST] | None = field(default=None, repr=False)
+    _referenced: dict[bool, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -207,11 +210,22 @@ class FunctionSummary:
     def sinks(self, param: str) -> set[Sink]:
         return {s for s, _ in self.flows.get(param, [])}
 
-    def referenced_paths(self, *, include_logs: bool = False) -> set[str]:
-        return {a.path for a in self.reads if include_logs or not _in_log(a)} | {a.path for a in self.writes}
+    def referenced_paths(self, *, include_logs: bool = False) -> frozenset[str]:
+        """The paths the function reads (outside log calls, unless `include_logs`) or writes. Kept once
+        asked: the rules ask it of every other tool of the module, for each tool (the summary is
+        complete by then, and no summariser runs while a module's rules do)."""
+        found = self._referenced.get(include_logs)
+        if found is None:
+            read = {a.path for a in self.reads if include_logs or not _in_log(a)}
+            found = self._referenced[include_logs] = frozenset(read | {a.path for a in self.writes})
+        return found
 
     def ancestors(self, node: ast.AST) -> set[int]:
         """Ids of `node` and every node of this function's body that contains it."""
+        if isinstance(node, ast.stmt):
+            # what holds a statement is a statement, an `except` or a `case`: their links alone, not
+            # those of every expression (the reasoning about a path asks this of each return)
+            return self._chain(node, self._statement_parents())
         if self._parents is None:
             parents: dict[int, ast.AST] = {}
             todo: list[ast.AST] = list(self.node.body)
@@ -221,13 +235,33 @@ class FunctionSummary:
                     parents[id(child)] = sub
                 todo.extend(children)
             self._parents = parents
+        return self._chain(node, self._parents)
+
+    def _statement_parents(self) -> dict[int, ast.AST]:
+        if self._stmt_parents is None:
+            parents: dict[int, ast.AST] = {}
+            todo: list[ast.AST] = list(self.node.body)
+            for sub in todo:
+                children = [c for c in child_nodes(sub) if isinstance(c, _STATEMENT_HOLDERS)]
+                for child in children:
+                    parents[id(child)] = sub
+                todo.extend(children)
+            self._stmt_parents = parents
+        return self._stmt_parents
+
+    @staticmethod
+    def _chain(node: ast.AST, parents: dict[int, ast.AST]) -> set[int]:
         out = {id(node)}
         current: ast.AST | None = node
         while current is not None:
-            current = self._parents.get(id(current))
+            current = parents.get(id(current))
             if current is not None:
                 out.add(id(current))
         return out
+
+
+# The nodes a statement can sit in (the parser's: a statement is never inside an expression)
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _in_log(access: StateAccess) -> bool:
@@ -270,6 +304,8 @@ class FunctionIndex:
         self.module_state: dict[str, str] = {}
         self.accessors = accessors  # called names that return state (`get_current_context`)
         self._mro: dict[str, list[tuple[ast.ClassDef, FunctionIndex]]] = {}
+        self._methods: dict[tuple[str, str], Helper | None] = {}  # (class, name) -> `method`'s answer
+        self._unbound: set[str] = set()  # names `function` found bound nowhere in the module
         # the nodes of each expression a grader walk looked at (`toollint.analysis.grading`), shared by
         # the module's graders: they walk the same helpers. Each list starts with its expression, which
         # it keeps alive, so an id is never reused while its entry is here.
@@ -329,19 +365,35 @@ class FunctionIndex:
         return chain
 
     def method(self, cls: str, name: str) -> Helper | None:
+        """The method `name` of class `cls`, found along its chain (kept: the chain is, and every
+        `self.m()` of every tool of the class asks)."""
+        key = (cls, name)
+        if key in self._methods:
+            return self._methods[key]
+        found = None
         for node, owner in self._class_chain(cls):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
-                    return Helper(item, owner, node.name)
-        return None
+                    found = Helper(item, owner, node.name)
+                    break
+            if found is not None:
+                break
+        self._methods[key] = found
+        return found
 
     def function(self, name: str) -> Helper | None:
         local = self.functions.get(name)
         if local is not None:
             return Helper(local, self, None)
-        if self.module is None or name in self.classes:
+        if self.module is None or name in self.classes or name in self._unbound:
             return None
-        found = lookup(self.module, name)
+        module = self.module
+        if module.definition(name) is None and name not in module.imports() and not module.star_imports():
+            # bound nowhere in the module (a builtin, mostly): said once, then by one look-up (nothing of
+            # the file system was asked, so nothing is recorded for the cache)
+            self._unbound.add(name)
+            return None
+        found = lookup(module, name)
         if isinstance(found, Resolved) and isinstance(found.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return Helper(found.node, FunctionIndex.of(found.module, self.accessors), None)
         return None
@@ -507,31 +559,6 @@ def names_in(node: ast.AST) -> Iterator[ast.Name]:
             yield sub
 
 
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))`, in its order, read off the node's fields: the two layers of
-    generators of `ast.iter_child_nodes` (and `ast.walk` over it) were a third of the cost of the walks
-    the analysis makes of every tool, its helpers and their expressions."""
-    out: list[ast.AST] = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            for item in value:  # (a loop, not a comprehension's frame: most lists hold a node or two)
-                if isinstance(item, ast.AST):
-                    out.append(item)
-    return out
-
-
-def walk_nodes(root: ast.AST) -> list[ast.AST]:
-    """`list(ast.walk(root))`, in its order (`child_nodes` of each node)."""
-    todo = [root]
-    extend = todo.extend
-    for node in todo:  # (the list grows as it is read: breadth first, as `ast.walk`)
-        extend(child_nodes(node))
-    return todo
-
-
 def operands(node: ast.BinOp) -> list[ast.expr]:
     """The operands of a chain of binary operations, left to right, found in a loop: `a + b + c`
     (parsed `(a + b) + c`) is [a, b, c] however long the chain."""
@@ -579,6 +606,7 @@ class _Summariser:
         hops: int,
         via: tuple[str, ...],
         types: dict[str, str] | None = None,
+        params: list[ParamInfo] | None = None,
     ) -> None:
         self.fn = fn
         self.index = index
@@ -598,7 +626,7 @@ class _Summariser:
         self.tables: dict[str, ast.Dict] = {}
         self.callables: dict[str, list[ast.expr]] = {}
         self.aliases.update(roots)
-        self.params = _params(fn, roots)
+        self.params = _params(fn, roots) if params is None else params
         # Parameter types, so `inbox.send_email(...)` resolves to `Inbox.send_email` in the tree.
         self.types = dict(types or {})
         self.types.update(
@@ -1082,6 +1110,14 @@ class _Summariser:
 
     def expr(self, node: ast.expr, ctx: Sink, top: bool = False) -> None:
         """Record reads and parameter sinks in an expression evaluated in context `ctx`."""
+        kind = type(node)
+        if (kind is ast.Constant or kind is ast.Name) and self.depth < MAX_EXPRESSION_DEPTH:
+            # the leaves, half the expressions there are, without the frames of the walk below (as
+            # `_expr` would: a constant records nothing, a name the sinks of the parameters it holds)
+            if kind is ast.Name and ctx != "local":
+                for param in self.taint.get(node.id, ()):  # type: ignore[attr-defined]
+                    self.summary.flows[param].append((ctx, node))
+            return
         self.depth += 1
         try:
             if self.depth > MAX_EXPRESSION_DEPTH:
@@ -1150,7 +1186,9 @@ class _Summariser:
 
     def call(self, call: ast.Call, ctx: Sink) -> None:
         func = call.func
-        args: list[ast.expr] = list(call.args) + [kw.value for kw in call.keywords]
+        args: list[ast.expr] = list(call.args)
+        if call.keywords:
+            args += [kw.value for kw in call.keywords]
         if is_log_call(call):
             for a in args:
                 self.expr(a, "log")
@@ -1160,7 +1198,8 @@ class _Summariser:
             for a in args:
                 self.expr(a, ctx)
             return
-        self.element_lambdas(args)
+        if ast.Lambda in map(type, args):  # (the type test in C: most calls pass no lambda)
+            self.element_lambdas(args)
         if isinstance(func, ast.Name) and self.callables.get(func.id):
             candidates = self.callables.pop(func.id)  # out while followed: a table of tables is not
             for candidate in candidates:
@@ -1408,10 +1447,11 @@ def summarize(
     if cached is not None:
         return cached
     # Guard against recursion: a provisional empty summary while this one is computed.
-    provisional = FunctionSummary(fn.name, fn, _params(fn, roots), complete=False)
+    params = _params(fn, roots)  # (the stand-in's and the summary's: the same parameters)
+    provisional = FunctionSummary(fn.name, fn, params, complete=False)
     index._cache[key] = provisional
     try:
-        result = _Summariser(fn, roots, index, cls, hops, via, types).run()
+        result = _Summariser(fn, roots, index, cls, hops, via, types, params).run()
     except BaseException:
         del index._cache[key]
         raise
