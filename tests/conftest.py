@@ -53,6 +53,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         raise pytest.UsageError(f"a test module's import registered rules from elsewhere: {foreign}")
 
 
+@pytest.fixture
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """For a test that sends a child toollint SIGINT: this process holds Python's own handler meanwhile, so
+    a child starts with SIGINT at its default (an exec resets handled signals) and turns it into
+    KeyboardInterrupt. A suite started in the background (`pytest &` from a script) inherits SIGINT
+    ignored, which its children keep, and Python leaves an ignored SIGINT ignored: the Ctrl-C did nothing."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.fixture(autouse=True)
 def no_rule_from_elsewhere_left() -> Iterator[None]:
     yield

@@ -155,6 +155,7 @@ def test_a_half_saved_file_is_left_alone_and_not_reported_clean(
     assert target.read_text() == half  # not "fixed" over
 
 
+@pytest.mark.usefixtures("ctrl_c_reaches_children")
 def test_ctrl_c_during_fix_says_how_many_files_were_rewritten(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from fix_speed import many_guards

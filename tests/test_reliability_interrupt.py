@@ -26,7 +26,8 @@ sys_path = ["."]
 deadline = 60
 """
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+pytestmark = [pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc"),
+              pytest.mark.usefixtures("ctrl_c_reaches_children")]
 
 
 def _hosts_of(pid: int) -> list[int]:
