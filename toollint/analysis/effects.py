@@ -29,7 +29,7 @@ from typing import Literal
 from toollint.analysis.dispatch import read_only_sql
 from toollint.analysis.summary import EXTERNAL_EFFECT_CALLS, FunctionSummary, call_name
 from toollint.analysis.vocabulary import FRAMEWORK_PARAMS, WRITE_VERBS, first_word, verb_words
-from toollint.analysis.walk import walk_nodes
+from toollint.analysis.walk import kept_for_body, walk_nodes
 from toollint.sources import parse_file, record_absent, record_read
 
 Kind = Literal["runs the agent's code", "writing SQL", "declared action", "runs a configured action",
@@ -211,15 +211,18 @@ class _Scopes:
         return values[0] if len(values) == 1 else None
 
 
-def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]],
-                               bool]:
+_Scan = tuple[list[ast.Call], dict[int, str], list[ast.Assign], dict[str, list[ast.expr]], bool]
+
+
+def _scan(fn: ast.AST) -> _Scan:
     """A function's calls (in `ast.walk` order) with each one's last name, its assignments, the values
     each local is assigned, and whether an attribute of it names an action (`_runs_configured_action`):
     read once per function and kept on its node, for every tool that reaches it (a module's helper is
     reached by most of its tools)."""
-    kept = fn.__dict__.get(_SCAN)
-    if kept is not None and kept[0] is getattr(fn, "body", None):
-        return kept[1]
+    return kept_for_body(fn, _SCAN, _scanned)
+
+
+def _scanned(fn: ast.AST) -> _Scan:
     calls: list[ast.Call] = []
     callees: dict[int, str] = {}  # a call's last name: `helper` of `self.helper(...)`
     assigns: list[ast.Assign] = []
@@ -235,9 +238,7 @@ def _scan(fn: ast.AST) -> tuple[list[ast.Call], dict[int, str], list[ast.Assign]
             assigns.append(n)
             for name in dict.fromkeys(t.id for t in n.targets if isinstance(t, ast.Name)):
                 values.setdefault(name, []).append(n.value)
-    found = (calls, callees, assigns, values, names_action)
-    setattr(fn, _SCAN, (getattr(fn, "body", None), found))
-    return found
+    return calls, callees, assigns, values, names_action
 
 
 _SCAN = "_toollint_scan"

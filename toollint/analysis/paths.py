@@ -15,7 +15,7 @@ from toollint.analysis.discovery import ToolInfo
 from toollint.analysis.effects import outside_write
 from toollint.analysis.summary import FunctionNode, FunctionSummary, elif_chain
 from toollint.analysis.vocabulary import FAILURE_WORDS, is_write_verb
-from toollint.analysis.walk import depth_first, walk_nodes
+from toollint.analysis.walk import depth_first, kept_for_body, walk_nodes
 
 
 def is_writer(tool: ToolInfo, summary: FunctionSummary) -> bool:
@@ -351,12 +351,11 @@ def function_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
     per function and kept on its node: TL101, TL104, the legality test and the grader finder each walk
     the same tools and helpers (a stand-in copied off a function has a body of its own, so the list
     kept is checked to be of this very body)."""
-    kept = fn.__dict__.get(_OWN_NODES)
-    if kept is not None and kept[0] is fn.body:
-        return kept[1]
-    nodes = tuple(depth_first(fn.body, _NOT_OWN))
-    setattr(fn, _OWN_NODES, (fn.body, nodes))
-    return nodes
+    return kept_for_body(fn, _OWN_NODES, _own_nodes)
+
+
+def _own_nodes(fn: FunctionNode) -> tuple[ast.AST, ...]:
+    return tuple(depth_first(fn.body, _NOT_OWN))
 
 
 _OWN_NODES = "_toollint_own_nodes"

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+_T = TypeVar("_T")
+_Node = TypeVar("_Node", bound=ast.AST)
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -131,3 +135,16 @@ def depth_first(start: Sequence[ast.AST], skip: frozenset[type]) -> list[ast.AST
             elif isinstance(value, ast.AST) and type(value) not in skip:
                 push(value)
     return out
+
+
+def kept_for_body(node: _Node, key: str, compute: Callable[[_Node], _T]) -> _T:
+    """`compute(node)`, kept on `node` under `key` for every later ask while its body is the one it was
+    computed from: a function's walk made once for every tool that reaches it. (A stand-in copied off a
+    function shares the attributes of its node but has a body of its own: it is computed afresh.)"""
+    body = getattr(node, "body", None)
+    kept = node.__dict__.get(key)
+    if kept is not None and kept[0] is body:
+        return kept[1]
+    found = compute(node)
+    setattr(node, key, (body, found))
+    return found
