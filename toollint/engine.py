@@ -723,6 +723,6 @@ def _lint_parallel(
             with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(entries, os.getpid())) as pool:
                 linted = list(pool.map(_lint_in_worker, items))
         except (BrokenProcessPool, OSError):  # no usable pool (a worker died, no semaphores): go serial
-            return [read_and_lint(path, shown, *entries[config]) for path, shown, config in work]
+            return _lint_unit(work, entries)
     by_position = {p: r for unit, results in zip(units, linted) for p, r in zip(unit, results)}
     return [by_position[p] for p in range(len(work))]
